@@ -1,0 +1,116 @@
+//! Parsed MFT records as the reader hands them to the builder: one batch per chunk of consecutive records,
+//! columns in plain vectors, names and stream names decoded to UTF-8 in one text buffer per batch.
+
+use std::ops::Range;
+
+/// `$STANDARD_INFORMATION` times (FILETIME) and Windows attribute bits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StdInfo {
+    pub created: u64,
+    pub modified: u64,
+    pub mft_changed: u64,
+    pub accessed: u64,
+    pub attributes: u32,
+}
+
+/// Everything the index needs from one file record (base or extension).
+#[derive(Debug, Clone, Default)]
+pub struct RecordInfo {
+    pub number: u64,
+    pub sequence: u16,
+    /// The record header flags (in use, directory, …).
+    pub header_flags: u16,
+    /// For an extension record: the base record's reference (record number | sequence << 48); 0 for a base record.
+    pub base: u64,
+    /// `$STANDARD_INFORMATION`, when the record has one (base records do).
+    pub std_info: Option<StdInfo>,
+    /// The record has an `$ATTRIBUTE_LIST`: some of its attributes may live in extension records.
+    pub has_attribute_list: bool,
+    pub reparse_tag: u32,
+    /// Sizes of the unnamed `$DATA` stream when this record holds its first extent.
+    pub data: Option<StreamSizes>,
+    pub names: Range<u32>,
+    pub streams: Range<u32>,
+}
+
+impl RecordInfo {
+    pub fn in_use(&self) -> bool {
+        self.header_flags & 1 != 0
+    }
+    pub fn is_directory(&self) -> bool {
+        self.header_flags & 2 != 0
+    }
+}
+
+/// Logical and allocated size of a data stream, and its attribute header flags (compressed, encrypted, sparse).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamSizes {
+    pub size: u64,
+    pub allocated: u64,
+    pub attr_flags: u16,
+}
+
+/// One `$FILE_NAME` of a record.
+#[derive(Debug, Clone)]
+pub struct NameInfo {
+    /// Parent directory reference (record number | sequence << 48).
+    pub parent: u64,
+    pub namespace: u8,
+    /// Times of the `$FILE_NAME` attribute, used when a record has no `$STANDARD_INFORMATION`.
+    pub created: u64,
+    pub modified: u64,
+    pub text: Range<u32>,
+}
+
+/// One named `$DATA` stream (alternate data stream) of a record.
+#[derive(Debug, Clone)]
+pub struct StreamInfo {
+    pub sizes: StreamSizes,
+    pub text: Range<u32>,
+}
+
+/// Counts of records that were read but could not be used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordCounts {
+    /// Records parsed (used or not).
+    pub parsed: u64,
+    /// Slots with no `FILE` signature (never used, or zeroed).
+    pub empty: u64,
+    /// Records that failed the update-sequence check (torn writes) or whose header is unusable.
+    pub corrupt: u64,
+    /// Records whose attributes stopped parsing part-way; what parsed before the damage is kept.
+    pub damaged: u64,
+}
+
+impl std::ops::AddAssign for RecordCounts {
+    fn add_assign(&mut self, o: RecordCounts) {
+        self.parsed += o.parsed;
+        self.empty += o.empty;
+        self.corrupt += o.corrupt;
+        self.damaged += o.damaged;
+    }
+}
+
+/// A chunk of parsed records, in ascending record number order.
+#[derive(Debug, Clone, Default)]
+pub struct RecordBatch {
+    pub records: Vec<RecordInfo>,
+    pub names: Vec<NameInfo>,
+    pub streams: Vec<StreamInfo>,
+    pub text: Vec<u8>,
+    pub counts: RecordCounts,
+}
+
+impl RecordBatch {
+    pub fn clear(&mut self) {
+        self.records.clear();
+        self.names.clear();
+        self.streams.clear();
+        self.text.clear();
+        self.counts = RecordCounts::default();
+    }
+
+    pub fn text(&self, r: &Range<u32>) -> &[u8] {
+        &self.text[r.start as usize..r.end as usize]
+    }
+}

@@ -1,0 +1,249 @@
+//! The index of one volume: entries as parallel columns, names in one UTF-8 arena.
+
+/// A 32-bit entry id: the position of the entry in every column.
+pub type EntryId = u32;
+
+/// Entry flag bits. The low 16 bits are the Windows file attributes from `$STANDARD_INFORMATION` (with the
+/// directory bit set for directories); the high bits are uffs's own.
+pub mod flags {
+    pub const READONLY: u32 = 0x0001;
+    pub const HIDDEN: u32 = 0x0002;
+    pub const SYSTEM: u32 = 0x0004;
+    pub const DIRECTORY: u32 = 0x0010;
+    pub const ARCHIVE: u32 = 0x0020;
+    pub const TEMPORARY: u32 = 0x0100;
+    pub const SPARSE: u32 = 0x0200;
+    pub const REPARSE_POINT: u32 = 0x0400;
+    pub const COMPRESSED: u32 = 0x0800;
+    pub const OFFLINE: u32 = 0x1000;
+    pub const NOT_CONTENT_INDEXED: u32 = 0x2000;
+    pub const ENCRYPTED: u32 = 0x4000;
+    /// The Windows attribute bits kept from `$STANDARD_INFORMATION`.
+    pub const WINDOWS_MASK: u32 = 0xFFFF;
+    /// A named data stream (`file.txt:Zone.Identifier`).
+    pub const STREAM: u32 = 1 << 16;
+    /// The record is not in use: the file was deleted and its record not yet reused.
+    pub const DELETED: u32 = 1 << 17;
+    /// The parent could not be resolved (missing, reused or cyclic): the entry hangs under `$Orphan`.
+    pub const ORPHAN: u32 = 1 << 18;
+    /// Made by uffs, not read from the volume (`$Orphan`, or a root that the MFT did not have).
+    pub const SYNTHETIC: u32 = 1 << 19;
+
+    /// Attribute letters in the order `uffs export` prints them, with their bits.
+    pub const LETTERS: [(char, u32); 11] = [
+        ('r', READONLY),
+        ('h', HIDDEN),
+        ('s', SYSTEM),
+        ('a', ARCHIVE),
+        ('c', COMPRESSED),
+        ('e', ENCRYPTED),
+        ('p', SPARSE),
+        ('l', REPARSE_POINT),
+        ('o', OFFLINE),
+        ('i', NOT_CONTENT_INDEXED),
+        ('t', TEMPORARY),
+    ];
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Directory,
+    Stream,
+}
+
+impl EntryKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::File => "file",
+            EntryKind::Directory => "dir",
+            EntryKind::Stream => "stream",
+        }
+    }
+}
+
+/// What the index was built from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VolumeMeta {
+    /// The source as given (path, optionally with `@N`).
+    pub source: String,
+    /// Volume serial number from the boot sector (0 for a raw `$MFT` capture).
+    pub serial: u64,
+    pub record_size: u32,
+    /// MFT slots (records, used or not).
+    pub records_total: u64,
+    /// Deleted entries were read (the whole MFT, not only the records in use).
+    pub has_deleted: bool,
+}
+
+/// The entries of one volume. Every column has one element per entry; `name_start` has one more.
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    pub meta: VolumeMeta,
+    pub(crate) names: Vec<u8>,
+    pub(crate) name_start: Vec<u32>,
+    pub(crate) parent: Vec<EntryId>,
+    pub(crate) record: Vec<u32>,
+    pub(crate) sequence: Vec<u16>,
+    pub(crate) flags: Vec<u32>,
+    pub(crate) size: Vec<u64>,
+    pub(crate) allocated: Vec<u64>,
+    pub(crate) created: Vec<u64>,
+    pub(crate) modified: Vec<u64>,
+    pub(crate) mft_changed: Vec<u64>,
+    pub(crate) accessed: Vec<u64>,
+    pub(crate) reparse_tag: Vec<u32>,
+    /// For directories: total size of everything below (recursive); 0 for other entries.
+    pub(crate) tree_size: Vec<u64>,
+    /// For directories: number of entries below (recursive, streams not counted); 0 for other entries.
+    pub(crate) descendants: Vec<u32>,
+    pub(crate) root: EntryId,
+}
+
+impl Index {
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+    pub fn root(&self) -> EntryId {
+        self.root
+    }
+
+    /// The entry's name as bytes of UTF-8 (a stream's name is `file:stream`; the root's is empty).
+    pub fn name_bytes(&self, id: EntryId) -> &[u8] {
+        let i = id as usize;
+        &self.names[self.name_start[i] as usize..self.name_start[i + 1] as usize]
+    }
+
+    pub fn name(&self, id: EntryId) -> &str {
+        // Names are built from decoded UTF-16, so they are always valid UTF-8.
+        std::str::from_utf8(self.name_bytes(id)).unwrap_or("\u{FFFD}")
+    }
+
+    pub fn parent(&self, id: EntryId) -> EntryId {
+        self.parent[id as usize]
+    }
+    pub fn record(&self, id: EntryId) -> u32 {
+        self.record[id as usize]
+    }
+    pub fn sequence(&self, id: EntryId) -> u16 {
+        self.sequence[id as usize]
+    }
+    pub fn flags(&self, id: EntryId) -> u32 {
+        self.flags[id as usize]
+    }
+    pub fn size(&self, id: EntryId) -> u64 {
+        self.size[id as usize]
+    }
+    pub fn allocated(&self, id: EntryId) -> u64 {
+        self.allocated[id as usize]
+    }
+    pub fn created(&self, id: EntryId) -> u64 {
+        self.created[id as usize]
+    }
+    pub fn modified(&self, id: EntryId) -> u64 {
+        self.modified[id as usize]
+    }
+    pub fn mft_changed(&self, id: EntryId) -> u64 {
+        self.mft_changed[id as usize]
+    }
+    pub fn accessed(&self, id: EntryId) -> u64 {
+        self.accessed[id as usize]
+    }
+    pub fn reparse_tag(&self, id: EntryId) -> u32 {
+        self.reparse_tag[id as usize]
+    }
+    pub fn tree_size(&self, id: EntryId) -> u64 {
+        self.tree_size[id as usize]
+    }
+    pub fn descendants(&self, id: EntryId) -> u32 {
+        self.descendants[id as usize]
+    }
+
+    pub fn kind(&self, id: EntryId) -> EntryKind {
+        let f = self.flags(id);
+        if f & flags::STREAM != 0 {
+            EntryKind::Stream
+        } else if f & flags::DIRECTORY != 0 {
+            EntryKind::Directory
+        } else {
+            EntryKind::File
+        }
+    }
+    pub fn is_deleted(&self, id: EntryId) -> bool {
+        self.flags(id) & flags::DELETED != 0
+    }
+
+    /// Record number of the parent directory as the volume stores it (the synthetic `$Orphan` has none).
+    pub fn parent_record(&self, id: EntryId) -> Option<u32> {
+        let p = self.parent(id);
+        (self.flags(p) & flags::SYNTHETIC == 0).then(|| self.record(p))
+    }
+
+    /// Appends the full path of `id` to `out`: `/` separated from the root, which is `/` itself.
+    pub fn path_into(&self, id: EntryId, out: &mut String) {
+        let mut chain = [0 as EntryId; 64];
+        let mut overflow = Vec::new();
+        let mut n = 0;
+        let mut cur = id;
+        // Parents are acyclic after the build, and the root is its own parent.
+        while cur != self.root {
+            if n < chain.len() {
+                chain[n] = cur;
+            } else {
+                overflow.push(cur);
+            }
+            n += 1;
+            cur = self.parent(cur);
+        }
+        if n == 0 {
+            out.push('/');
+            return;
+        }
+        for &e in overflow
+            .iter()
+            .rev()
+            .chain(chain[..n.min(chain.len())].iter().rev())
+        {
+            out.push('/');
+            out.push_str(self.name(e));
+        }
+    }
+
+    pub fn path(&self, id: EntryId) -> String {
+        let mut s = String::new();
+        self.path_into(id, &mut s);
+        s
+    }
+
+    /// Depth below the root (the root is 0).
+    pub fn depth(&self, id: EntryId) -> usize {
+        let mut d = 0;
+        let mut cur = id;
+        while cur != self.root {
+            d += 1;
+            cur = self.parent(cur);
+        }
+        d
+    }
+
+    /// Bytes held by the columns and the name arena.
+    pub fn heap_bytes(&self) -> usize {
+        self.names.capacity()
+            + self.name_start.capacity() * 4
+            + self.parent.capacity() * 4
+            + self.record.capacity() * 4
+            + self.sequence.capacity() * 2
+            + self.flags.capacity() * 4
+            + (self.size.capacity() + self.allocated.capacity() + self.tree_size.capacity()) * 8
+            + (self.created.capacity()
+                + self.modified.capacity()
+                + self.mft_changed.capacity()
+                + self.accessed.capacity())
+                * 8
+            + self.reparse_tag.capacity() * 4
+            + self.descendants.capacity() * 4
+    }
+}

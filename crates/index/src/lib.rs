@@ -1,0 +1,18 @@
+//! The compact searchable index of one NTFS volume.
+//!
+//! * [`batch`]: the parsed-record batches the MFT reader produces, in record order.
+//! * [`build`]: turns batches into an [`Index`]: one entry per name (hard links are separate entries), named
+//!   streams and deleted files as flagged entries, extension records merged into their base record, parents
+//!   resolved (orphans under a synthetic `$Orphan` folder, cycles broken), recursive directory sizes.
+//! * [`Index`]: the entries as columns (struct of arrays), names in one arena, 32-bit entry ids.
+//! * [`file`]: the on-disk format.
+//! * [`time`]: FILETIME conversions.
+
+pub mod batch;
+pub mod build;
+pub mod file;
+mod index;
+pub mod time;
+
+pub use build::{BuildOptions, BuildStats, Builder};
+pub use index::{flags, EntryId, EntryKind, Index, VolumeMeta};

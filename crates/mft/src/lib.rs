@@ -1,0 +1,21 @@
+//! Opens NTFS sources and turns their MFT into an index.
+//!
+//! * [`device`]: positional reads from a file, image or block device, optionally windowed to a partition.
+//! * [`source`]: what a source is, detected from its content: a volume, a whole disk (MBR/GPT) or a raw `$MFT`.
+//! * [`volume`]: the MFT of one volume: where its extents are, which records are in use, label and version.
+//! * [`plan`]: which MFT byte ranges to read, in how many reads.
+//! * [`parse`]: one file record to the index builder's parsed form.
+//! * [`scan`]: the pipeline: a reader thread with large reads in flight, parser threads, the index builder.
+
+pub mod device;
+mod error;
+pub mod parse;
+pub mod plan;
+pub mod scan;
+pub mod source;
+pub mod volume;
+
+pub use error::{Error, Result};
+pub use scan::{build_index, read_only, PhaseTimes, ScanOptions, ScanReport};
+pub use source::{open, PartitionInfo, Source, SourceKind};
+pub use volume::Volume;

@@ -1,0 +1,145 @@
+//! One MFT file record to the index builder's parsed form ([`uffs_index::batch`]).
+
+use uffs_index::batch::{NameInfo, RecordBatch, RecordInfo, StdInfo, StreamInfo, StreamSizes};
+use uffs_ntfs::attr::{file_attr, kind, AttributeBody, FileName, StandardInformation};
+use uffs_ntfs::record::{apply_fixups, flags, has_file_signature, Record};
+use uffs_ntfs::utf16;
+
+/// What to keep from a chunk of records.
+#[derive(Debug, Clone, Copy)]
+pub struct ParseOptions<'a> {
+    pub record_size: usize,
+    /// `$MFT:$BITMAP`; records it marks unused are skipped unless `include_unused`.
+    pub bitmap: Option<&'a [u8]>,
+    pub include_unused: bool,
+}
+
+/// Parses the records in `buf` (record `first` onwards) into `out`. Damaged records are counted, never fatal.
+pub fn parse_chunk(buf: &mut [u8], first: u64, opts: &ParseOptions<'_>, out: &mut RecordBatch) {
+    for (i, rec) in buf.chunks_exact_mut(opts.record_size).enumerate() {
+        let number = first + i as u64;
+        if !opts.include_unused {
+            let used = opts.bitmap.is_none_or(|b| {
+                b.get((number / 8) as usize)
+                    .is_some_and(|x| x & (1 << (number % 8)) != 0)
+            });
+            // The flags live in the first 512 bytes, before any fixup position: safe to test before fixups.
+            if !used
+                || rec
+                    .get(0x16)
+                    .is_some_and(|f| u16::from(*f) & flags::IN_USE == 0)
+            {
+                continue;
+            }
+        }
+        parse_record(rec, number, out);
+    }
+}
+
+/// Parses one record into `out`; returns false if it was empty or unusable (and counted as such).
+pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool {
+    if !has_file_signature(rec) {
+        // "BAAD" marks a record that chkdsk found damaged; zeros or garbage mean the slot was never used.
+        if rec.starts_with(b"BAAD") {
+            out.counts.corrupt += 1;
+        } else {
+            out.counts.empty += 1;
+        }
+        return false;
+    }
+    out.counts.parsed += 1;
+    if apply_fixups(rec).is_err() {
+        out.counts.corrupt += 1;
+        return false;
+    }
+    let Ok(r) = Record::parse(rec) else {
+        out.counts.corrupt += 1;
+        return false;
+    };
+    let h = r.header;
+    let mut info = RecordInfo {
+        number,
+        sequence: h.sequence,
+        header_flags: h.flags,
+        base: h.base.0,
+        names: out.names.len() as u32..out.names.len() as u32,
+        streams: out.streams.len() as u32..out.streams.len() as u32,
+        ..RecordInfo::default()
+    };
+    let mut fn_reparse = 0;
+    for a in r.attributes() {
+        let Ok(a) = a else {
+            out.counts.damaged += 1;
+            break;
+        };
+        match (a.type_code, a.body) {
+            (kind::STANDARD_INFORMATION, AttributeBody::Resident(v)) => {
+                if let Ok(si) = StandardInformation::parse(v) {
+                    info.std_info = Some(StdInfo {
+                        created: si.created,
+                        modified: si.modified,
+                        mft_changed: si.mft_changed,
+                        accessed: si.accessed,
+                        attributes: si.file_attributes,
+                    });
+                }
+            }
+            (kind::ATTRIBUTE_LIST, _) => info.has_attribute_list = true,
+            (kind::FILE_NAME, AttributeBody::Resident(v)) => {
+                if let Ok(f) = FileName::parse(v) {
+                    let start = out.text.len() as u32;
+                    utf16::decode_into(f.name, &mut out.text);
+                    if f.flags & file_attr::REPARSE_POINT != 0 {
+                        fn_reparse = f.reparse_tag;
+                    }
+                    out.names.push(NameInfo {
+                        parent: f.parent.0,
+                        namespace: f.namespace,
+                        created: f.created,
+                        modified: f.modified,
+                        text: start..out.text.len() as u32,
+                    });
+                }
+            }
+            (kind::DATA, body) => {
+                let sizes = match body {
+                    AttributeBody::Resident(v) => StreamSizes {
+                        size: v.len() as u64,
+                        allocated: 0,
+                        attr_flags: a.flags,
+                    },
+                    // Only the first extent of a stream states its sizes. For compressed and sparse streams the
+                    // space really used is the compressed size.
+                    AttributeBody::NonResident(nr) if nr.start_vcn == 0 => StreamSizes {
+                        size: nr.data_size,
+                        allocated: nr.compressed_size.unwrap_or(nr.allocated_size),
+                        attr_flags: a.flags,
+                    },
+                    AttributeBody::NonResident(_) => continue,
+                };
+                if a.name.is_empty() {
+                    info.data = Some(sizes);
+                } else {
+                    let start = out.text.len() as u32;
+                    utf16::decode_into(a.name, &mut out.text);
+                    out.streams.push(StreamInfo {
+                        sizes,
+                        text: start..out.text.len() as u32,
+                    });
+                }
+            }
+            (kind::REPARSE_POINT, AttributeBody::Resident(v)) => {
+                info.reparse_tag = uffs_ntfs::attr::reparse_tag(v).unwrap_or(0);
+            }
+            _ => {}
+        }
+    }
+    if info.reparse_tag == 0 {
+        // A non-resident reparse point: `$FILE_NAME` keeps a copy of the tag.
+        info.reparse_tag = fn_reparse;
+    }
+    info.names.end = out.names.len() as u32;
+    info.streams.end = out.streams.len() as u32;
+    out.records.push(info);
+    true
+}

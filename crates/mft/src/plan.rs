@@ -1,0 +1,129 @@
+//! Read planning: which records to read, in as few large reads as the layout allows.
+//!
+//! With a bitmap, runs of records not in use are skipped, but a gap smaller than `merge_gap` records is read
+//! through: one larger read costs less than two reads and a seek. Reads are then cut to at most `chunk_records`
+//! records, the unit handed to a parser thread.
+
+/// A read of `records` consecutive records starting at `first`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunk {
+    pub first: u64,
+    pub records: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct PlanOptions {
+    pub chunk_records: u64,
+    pub merge_gap: u64,
+    /// Read every record, used or not (to find deleted files).
+    pub include_unused: bool,
+}
+
+/// Plans the reads of a `total`-record MFT. `in_use(r)` tells whether the bitmap marks record `r` in use
+/// (`None` means there is no bitmap and every record is read).
+pub fn plan(total: u64, bitmap: Option<&[u8]>, opts: &PlanOptions) -> Vec<Chunk> {
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    match bitmap {
+        Some(bits) if !opts.include_unused => {
+            let bit = |r: u64| {
+                bits.get((r / 8) as usize)
+                    .is_some_and(|b| b & (1 << (r % 8)) != 0)
+            };
+            let mut r = 0;
+            while r < total {
+                // Skip whole zero bytes quickly; most unused space is long runs.
+                if r % 8 == 0 && bits.get((r / 8) as usize).is_none_or(|&b| b == 0) {
+                    r += 8;
+                    continue;
+                }
+                if !bit(r) {
+                    r += 1;
+                    continue;
+                }
+                let start = r;
+                while r < total && bit(r) {
+                    r += 1;
+                }
+                match ranges.last_mut() {
+                    Some(last) if start - last.1 <= opts.merge_gap => last.1 = r,
+                    _ => ranges.push((start, r)),
+                }
+            }
+        }
+        _ => ranges.push((0, total)),
+    }
+    let step = opts.chunk_records.max(1);
+    let mut chunks = Vec::new();
+    for (mut s, e) in ranges {
+        let e = e.min(total);
+        while s < e {
+            let n = step.min(e - s);
+            chunks.push(Chunk {
+                first: s,
+                records: n,
+            });
+            s += n;
+        }
+    }
+    chunks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(gap: u64) -> PlanOptions {
+        PlanOptions {
+            chunk_records: 4,
+            merge_gap: gap,
+            include_unused: false,
+        }
+    }
+
+    #[test]
+    fn skips_unused_and_merges_small_gaps() {
+        // Records 0-2 used, 3 free, 4-5 used, 6-23 free, 24 used.
+        let bits = [0b0011_0111, 0, 0, 0b1];
+        let c = plan(32, Some(&bits), &opts(1));
+        assert_eq!(
+            c,
+            vec![
+                Chunk {
+                    first: 0,
+                    records: 4
+                },
+                Chunk {
+                    first: 4,
+                    records: 2
+                },
+                Chunk {
+                    first: 24,
+                    records: 1
+                }
+            ]
+        );
+        let c = plan(32, Some(&bits), &opts(0));
+        assert_eq!(
+            c[0],
+            Chunk {
+                first: 0,
+                records: 3
+            }
+        );
+    }
+
+    #[test]
+    fn without_bitmap_reads_everything() {
+        let c = plan(10, None, &opts(0));
+        assert_eq!(c.iter().map(|c| c.records).sum::<u64>(), 10);
+        let c = plan(
+            10,
+            Some(&[0]),
+            &PlanOptions {
+                include_unused: true,
+                ..opts(0)
+            },
+        );
+        assert_eq!(c.len(), 3);
+    }
+}

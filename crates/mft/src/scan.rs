@@ -1,0 +1,264 @@
+//! The read–parse–build pipeline.
+//!
+//! One reader thread issues large positional reads (planned by [`crate::plan`]) into a small pool of buffers, so
+//! a few reads are in flight while parser threads turn finished chunks into record batches; the calling thread
+//! feeds batches to the index builder in record order. Memory stays bounded by the buffer pool and the index
+//! itself: the MFT is never held whole.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{bounded, unbounded};
+use uffs_index::batch::RecordBatch;
+use uffs_index::{BuildOptions, BuildStats, Builder, Index, VolumeMeta};
+
+use crate::parse::{parse_chunk, ParseOptions};
+use crate::plan::{plan, Chunk, PlanOptions};
+use crate::volume::Volume;
+use crate::{Error, Result};
+
+#[derive(Debug, Clone, Copy)]
+pub struct ScanOptions {
+    /// Read every record, not only those in use, and index deleted files whose records still parse.
+    pub include_deleted: bool,
+    /// Parser threads (0: one per core).
+    pub threads: usize,
+    /// Size of one read in bytes.
+    pub chunk_bytes: usize,
+    /// Unused records read through rather than skipped, when fewer than this many bytes.
+    pub merge_gap_bytes: usize,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            include_deleted: false,
+            threads: 0,
+            chunk_bytes: 1 << 20,
+            merge_gap_bytes: 256 << 10,
+        }
+    }
+}
+
+/// Where the time went. `read`, `parse` and `build` overlap in the pipeline: each is the time that stage was
+/// busy (summed over threads for `parse`); `total` is wall-clock time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PhaseTimes {
+    pub plan: Duration,
+    pub read: Duration,
+    pub parse: Duration,
+    pub build: Duration,
+    pub merge: Duration,
+    pub totals: Duration,
+    pub total: Duration,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ScanReport {
+    pub times: PhaseTimes,
+    pub reads: u64,
+    pub bytes_read: u64,
+    pub records_read: u64,
+    /// Records that could not be read from the device (past the end of a truncated image, I/O errors).
+    pub records_unreadable: u64,
+    pub build: BuildStats,
+    pub threads: usize,
+}
+
+impl ScanOptions {
+    fn plan(&self, vol: &Volume) -> Vec<Chunk> {
+        let rs = vol.record_size as usize;
+        plan(
+            vol.records_total,
+            vol.bitmap.as_deref(),
+            &PlanOptions {
+                chunk_records: (self.chunk_bytes / rs).max(1) as u64,
+                merge_gap: (self.merge_gap_bytes / rs) as u64,
+                include_unused: self.include_deleted,
+            },
+        )
+    }
+
+    fn threads(&self) -> usize {
+        if self.threads > 0 {
+            self.threads
+        } else {
+            std::thread::available_parallelism().map_or(2, |n| n.get())
+        }
+    }
+}
+
+/// Reads one chunk. When the whole read fails (a truncated image, a bad sector), falls back to record-sized
+/// reads so only the unreadable records are lost; those are zero-filled and counted.
+fn read_chunk(vol: &Volume, c: Chunk, buf: &mut [u8]) -> u64 {
+    if vol.read_records(c.first, buf).is_ok() {
+        return 0;
+    }
+    let rs = vol.record_size as usize;
+    let mut lost = 0;
+    for (i, rec) in buf.chunks_exact_mut(rs).enumerate() {
+        if vol.read_records(c.first + i as u64, rec).is_err() {
+            rec.fill(0);
+            lost += 1;
+        }
+    }
+    lost
+}
+
+/// Builds the index of `vol`. `progress(records_done, records_planned)` is called as batches complete.
+pub fn build_index(
+    vol: &Volume,
+    opts: &ScanOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<(Index, ScanReport)> {
+    let t0 = Instant::now();
+    let chunks = opts.plan(vol);
+    let planned: u64 = chunks.iter().map(|c| c.records).sum();
+    let mut report = ScanReport {
+        threads: opts.threads(),
+        ..ScanReport::default()
+    };
+    report.times.plan = t0.elapsed();
+    let meta = VolumeMeta {
+        source: vol.name.clone(),
+        serial: vol.boot.map_or(0, |b| b.serial),
+        record_size: vol.record_size,
+        records_total: vol.records_total,
+        has_deleted: opts.include_deleted,
+    };
+    let expected = if opts.include_deleted {
+        planned
+    } else {
+        vol.records_in_use().unwrap_or(planned)
+    };
+    let mut builder = Builder::new(
+        meta,
+        BuildOptions {
+            include_deleted: opts.include_deleted,
+        },
+        expected as usize,
+    );
+
+    let rs = vol.record_size as usize;
+    let chunk_cap = chunks
+        .iter()
+        .map(|c| c.records as usize * rs)
+        .max()
+        .unwrap_or(rs);
+    let workers = report.threads;
+    let pool = workers + 2;
+    let (free_tx, free_rx) = bounded::<Vec<u8>>(pool);
+    for _ in 0..pool {
+        free_tx
+            .send(vec![0u8; chunk_cap])
+            .map_err(|_| Error::Source("internal: buffer pool closed".into()))?;
+    }
+    let (work_tx, work_rx) = bounded::<(usize, Chunk, Vec<u8>)>(pool);
+    let (done_tx, done_rx) = unbounded::<(usize, RecordBatch, Duration)>();
+    let parse_opts = ParseOptions {
+        record_size: rs,
+        bitmap: vol.bitmap.as_deref(),
+        include_unused: opts.include_deleted,
+    };
+
+    let (read_time, unreadable) = std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let mut busy = Duration::ZERO;
+            let mut lost = 0;
+            for (seq, &c) in chunks.iter().enumerate() {
+                let Ok(mut buf) = free_rx.recv() else { break };
+                let t = Instant::now();
+                let len = c.records as usize * rs;
+                lost += read_chunk(vol, c, &mut buf[..len]);
+                busy += t.elapsed();
+                if work_tx.send((seq, c, buf)).is_err() {
+                    break;
+                }
+            }
+            drop(work_tx);
+            (busy, lost)
+        });
+        for _ in 0..workers {
+            let (work_rx, done_tx, free_tx) = (work_rx.clone(), done_tx.clone(), free_tx.clone());
+            s.spawn(move || {
+                for (seq, c, mut buf) in work_rx {
+                    let t = Instant::now();
+                    let mut batch = RecordBatch::default();
+                    let len = c.records as usize * rs;
+                    parse_chunk(&mut buf[..len], c.first, &parse_opts, &mut batch);
+                    let _ = free_tx.send(buf);
+                    if done_tx.send((seq, batch, t.elapsed())).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        // Feed batches to the builder in record order as they complete.
+        let mut pending: BTreeMap<usize, RecordBatch> = BTreeMap::new();
+        let mut next = 0;
+        let mut done_records = 0;
+        for (seq, batch, parse_time) in done_rx.iter() {
+            report.times.parse += parse_time;
+            pending.insert(seq, batch);
+            while let Some(batch) = pending.remove(&next) {
+                let t = Instant::now();
+                builder.add_batch(&batch);
+                report.times.build += t.elapsed();
+                done_records += chunks[next].records;
+                next += 1;
+                progress(done_records, planned);
+            }
+        }
+        reader.join().unwrap_or_default()
+    });
+    report.times.read = read_time;
+    report.records_unreadable = unreadable;
+    report.reads = chunks.len() as u64;
+    report.records_read = planned;
+    report.bytes_read = planned * rs as u64;
+    let (index, stats) = builder.finish();
+    report.times.merge = stats.merge;
+    report.times.totals = stats.totals;
+    report.build = stats;
+    report.times.total = t0.elapsed();
+    Ok((index, report))
+}
+
+/// Reads every byte the index build would read, with the same plan and read size, and nothing else: the
+/// floor that `uffs bench --read-only` compares the build against.
+pub fn read_only(
+    vol: &Volume,
+    opts: &ScanOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<ScanReport> {
+    let t0 = Instant::now();
+    let chunks = opts.plan(vol);
+    let planned: u64 = chunks.iter().map(|c| c.records).sum();
+    let rs = vol.record_size as usize;
+    let mut buf = vec![
+        0u8;
+        chunks
+            .iter()
+            .map(|c| c.records as usize * rs)
+            .max()
+            .unwrap_or(rs)
+    ];
+    let mut report = ScanReport {
+        threads: 1,
+        ..ScanReport::default()
+    };
+    report.times.plan = t0.elapsed();
+    let mut done = 0;
+    for &c in &chunks {
+        report.records_unreadable += read_chunk(vol, c, &mut buf[..c.records as usize * rs]);
+        done += c.records;
+        progress(done, planned);
+    }
+    report.reads = chunks.len() as u64;
+    report.records_read = planned;
+    report.bytes_read = planned * rs as u64;
+    report.times.total = t0.elapsed();
+    report.times.read = report.times.total - report.times.plan;
+    Ok(report)
+}

@@ -1,0 +1,282 @@
+//! What a source is, decided from its content (never its name): an NTFS volume (boot sector with the NTFS OEM
+//! id), a whole disk with an MBR or GPT partition table (each NTFS partition a volume), or a raw `$MFT` capture
+//! (starts with a `FILE` record).
+
+use std::path::Path;
+
+use uffs_ntfs::boot;
+use uffs_ntfs::partition::{self, guid_to_string, MbrSlot, BASIC_DATA_GUID, GPT_PROTECTIVE};
+
+use crate::device::Device;
+use crate::volume::Volume;
+use crate::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    Volume,
+    Disk { table: &'static str },
+    RawMft,
+}
+
+impl SourceKind {
+    pub fn describe(&self) -> String {
+        match self {
+            SourceKind::Volume => "NTFS volume".into(),
+            SourceKind::Disk { table } => format!("whole disk ({table} partition table)"),
+            SourceKind::RawMft => "raw $MFT capture".into(),
+        }
+    }
+}
+
+/// A partition of a whole disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionInfo {
+    /// 1-based: MBR primaries 1–4 by slot, logical partitions from 5; GPT by entry position.
+    pub index: u32,
+    pub start: u64,
+    pub len: u64,
+    /// Partition type as the table states it (`0x07`, a GPT type GUID or its name).
+    pub kind: String,
+    /// Its first sector is an NTFS boot sector.
+    pub ntfs: bool,
+}
+
+/// An opened source and the volumes selected from it.
+#[derive(Debug)]
+pub struct Source {
+    pub spec: String,
+    pub kind: SourceKind,
+    /// Partitions found (whole disks only).
+    pub partitions: Vec<PartitionInfo>,
+    pub volumes: Vec<Volume>,
+}
+
+/// Opens `spec`: a path, optionally suffixed `@N` to pick partition N of a whole disk (`partition` does the same).
+pub fn open(spec: &str, partition: Option<u32>) -> Result<Source> {
+    let (path, at) = split_partition_suffix(spec);
+    let partition = partition.or(at);
+    let device =
+        Device::open(Path::new(path)).map_err(|e| Error::io(format!("cannot open {path}"), e))?;
+    let mut head = vec![0u8; 4096];
+    let n = device
+        .read_head(&mut head, 0)
+        .map_err(|e| Error::io(format!("cannot read {path}"), e))?;
+    let head = &head[..n];
+    let no_partitions = |kind: &str| {
+        partition.map_or(Ok(()), |p| {
+            Err(Error::Source(format!(
+                "{path} is {kind}, not a partitioned disk: it has no partition {p}"
+            )))
+        })
+    };
+    if head.starts_with(b"FILE") {
+        no_partitions("a raw $MFT capture")?;
+        let v = Volume::open_raw_mft(spec, device)?;
+        return Ok(Source {
+            spec: spec.into(),
+            kind: SourceKind::RawMft,
+            partitions: vec![],
+            volumes: vec![v],
+        });
+    }
+    if boot::is_ntfs(head) {
+        no_partitions("an NTFS volume")?;
+        let v = Volume::open_ntfs(spec, device, None)?;
+        return Ok(Source {
+            spec: spec.into(),
+            kind: SourceKind::Volume,
+            partitions: vec![],
+            volumes: vec![v],
+        });
+    }
+    let (table, partitions) = read_partition_table(path, &device, head)?.ok_or_else(|| {
+        Error::Source(format!(
+            "{path} is not an NTFS volume, a partitioned disk or a raw $MFT capture (no NTFS boot sector, \
+             partition table or FILE record at its start)"
+        ))
+    })?;
+    let list = || {
+        partitions
+            .iter()
+            .map(|p| {
+                format!(
+                    "@{} {}{}",
+                    p.index,
+                    p.kind,
+                    if p.ntfs { " NTFS" } else { "" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let chosen: Vec<&PartitionInfo> = match partition {
+        Some(n) => {
+            let p = partitions.iter().find(|p| p.index == n).ok_or_else(|| {
+                Error::Source(format!(
+                    "{path} has no partition {n} (partitions: {})",
+                    list()
+                ))
+            })?;
+            if !p.ntfs {
+                return Err(Error::Source(format!(
+                    "partition {n} of {path} is not NTFS (partitions: {})",
+                    list()
+                )));
+            }
+            vec![p]
+        }
+        None => partitions.iter().filter(|p| p.ntfs).collect(),
+    };
+    if chosen.is_empty() {
+        return Err(Error::Source(format!(
+            "{path} has no NTFS partition (partitions: {})",
+            list()
+        )));
+    }
+    let mut volumes = Vec::new();
+    for p in chosen {
+        let name = format!("{path}@{}", p.index);
+        volumes.push(Volume::open_ntfs(
+            &name,
+            device.window(p.start, p.len),
+            Some(p.clone()),
+        )?);
+    }
+    Ok(Source {
+        spec: spec.into(),
+        kind: SourceKind::Disk { table },
+        partitions,
+        volumes,
+    })
+}
+
+/// `disk.img@2` → (`disk.img`, Some(2)), unless a file with the whole name exists.
+fn split_partition_suffix(spec: &str) -> (&str, Option<u32>) {
+    if let Some((path, n)) = spec.rsplit_once('@') {
+        if let Ok(n) = n.parse::<u32>() {
+            if !Path::new(spec).exists() && Path::new(path).exists() {
+                return (path, Some(n));
+            }
+        }
+    }
+    (spec, None)
+}
+
+/// Most logical partitions followed in an EBR chain (a loop in a damaged chain must not hang us).
+const MAX_LOGICAL: u32 = 128;
+
+fn read_partition_table(
+    path: &str,
+    dev: &Device,
+    head: &[u8],
+) -> Result<Option<(&'static str, Vec<PartitionInfo>)>> {
+    let Ok(slots) = partition::parse_mbr(head) else {
+        return Ok(None);
+    };
+    if slots.iter().flatten().any(|s| s.kind == GPT_PROTECTIVE) {
+        for sector in [512u64, 4096] {
+            if let Some(parts) = read_gpt(path, dev, sector)? {
+                return Ok(Some(("GPT", parts)));
+            }
+        }
+        return Err(Error::Source(format!(
+            "{path} has a protective MBR but no readable GPT header"
+        )));
+    }
+    let sector = 512u64;
+    let mut parts = Vec::new();
+    for (i, slot) in slots.iter().enumerate() {
+        let Some(s) = slot else { continue };
+        if s.is_extended() {
+            read_ebr_chain(dev, s, sector, &mut parts)?;
+        } else {
+            parts.push(partition_info(
+                dev,
+                i as u32 + 1,
+                u64::from(s.start_lba) * sector,
+                u64::from(s.sectors) * sector,
+                format!("0x{:02X}", s.kind),
+            ));
+        }
+    }
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    parts.sort_by_key(|p| p.index);
+    Ok(Some(("MBR", parts)))
+}
+
+fn read_ebr_chain(
+    dev: &Device,
+    ext: &MbrSlot,
+    sector: u64,
+    parts: &mut Vec<PartitionInfo>,
+) -> Result<()> {
+    let ext_start = u64::from(ext.start_lba);
+    let mut ebr = ext_start;
+    let mut buf = vec![0u8; 512];
+    for n in 0..MAX_LOGICAL {
+        if dev.read_exact_at(&mut buf, ebr * sector).is_err() {
+            break;
+        }
+        let Ok((logical, next)) = partition::parse_ebr(&buf) else {
+            break;
+        };
+        if let Some(l) = logical {
+            let start = (ebr + u64::from(l.start_lba)) * sector;
+            parts.push(partition_info(
+                dev,
+                5 + n,
+                start,
+                u64::from(l.sectors) * sector,
+                format!("0x{:02X}", l.kind),
+            ));
+        }
+        match next {
+            Some(nx) if nx.start_lba != 0 => ebr = ext_start + u64::from(nx.start_lba),
+            _ => break,
+        }
+    }
+    Ok(())
+}
+
+fn read_gpt(path: &str, dev: &Device, sector: u64) -> Result<Option<Vec<PartitionInfo>>> {
+    let mut hdr = vec![0u8; sector as usize];
+    if dev.read_exact_at(&mut hdr, sector).is_err() {
+        return Ok(None);
+    }
+    let Ok(h) = partition::parse_gpt_header(&hdr) else {
+        return Ok(None);
+    };
+    let bytes = u64::from(h.entry_count) * u64::from(h.entry_size);
+    let mut table = vec![0u8; bytes as usize];
+    dev.read_exact_at(&mut table, h.entries_lba.saturating_mul(sector))
+        .map_err(|e| Error::io(format!("{path}: GPT partition entries"), e))?;
+    let mut parts = Vec::new();
+    for (i, e) in table.chunks_exact(h.entry_size as usize).enumerate() {
+        let entry = partition::parse_gpt_entry(e)
+            .map_err(|e| Error::format(format!("{path}: GPT entry {}", i + 1), e))?;
+        let Some(entry) = entry else { continue };
+        let kind = if entry.type_guid == BASIC_DATA_GUID {
+            "basic-data".to_string()
+        } else {
+            guid_to_string(&entry.type_guid)
+        };
+        let start = entry.first_lba.saturating_mul(sector);
+        let len = (entry.last_lba - entry.first_lba + 1).saturating_mul(sector);
+        parts.push(partition_info(dev, i as u32 + 1, start, len, kind));
+    }
+    Ok(Some(parts))
+}
+
+fn partition_info(dev: &Device, index: u32, start: u64, len: u64, kind: String) -> PartitionInfo {
+    let mut b = vec![0u8; 512];
+    let ntfs = dev.window(start, len).read_exact_at(&mut b, 0).is_ok() && boot::is_ntfs(&b);
+    PartitionInfo {
+        index,
+        start,
+        len,
+        kind,
+        ntfs,
+    }
+}

@@ -1,0 +1,381 @@
+//! The MFT of one volume (or of a raw `$MFT` capture): record size, where each part of the `$MFT` stream lives,
+//! which records are in use, and the volume's label and NTFS version.
+//!
+//! The `$MFT` describes itself: record 0's `$DATA` runlist maps it, and when it is fragmented enough that the
+//! runlist no longer fits, record 0 has an `$ATTRIBUTE_LIST` that points at extension records holding later
+//! extents. Those extension records are themselves in the MFT, always in an extent that is already known.
+
+use uffs_ntfs::attr::{kind, AttributeBody, AttributeList, NonResident, VolumeInformation};
+use uffs_ntfs::boot::BootSector;
+use uffs_ntfs::record::{apply_fixups, Record};
+use uffs_ntfs::runlist::Run;
+use uffs_ntfs::utf16;
+
+use crate::device::Device;
+use crate::source::PartitionInfo;
+use crate::{Error, Result};
+
+/// A contiguous piece of the `$MFT` stream: `len` bytes from `mft_offset` in the stream are at `device_offset`
+/// on the device (`None` for a sparse hole, which reads as zeros).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MftRun {
+    pub mft_offset: u64,
+    pub len: u64,
+    pub device_offset: Option<u64>,
+}
+
+/// Hostile images can declare absurd sizes; these caps keep allocations bounded.
+const MAX_ATTRIBUTE_LIST: u64 = 16 << 20;
+const MAX_EXTENSION_RECORDS: usize = 1 << 16;
+
+#[derive(Debug, Clone)]
+pub struct Volume {
+    /// How the user named it (`disk.img@2`, `/dev/sdb1`, `C:` …).
+    pub name: String,
+    pub device: Device,
+    /// `None` for a raw `$MFT` capture.
+    pub boot: Option<BootSector>,
+    pub partition: Option<PartitionInfo>,
+    pub record_size: u32,
+    /// Logical size of the `$MFT` stream.
+    pub mft_size: u64,
+    pub records_total: u64,
+    pub runs: Vec<MftRun>,
+    /// Record 0 needed an `$ATTRIBUTE_LIST` to describe the `$MFT` (it is heavily fragmented).
+    pub mft_attribute_list: bool,
+    /// `$MFT:$BITMAP`, one bit per record; `None` for a raw capture.
+    pub bitmap: Option<Vec<u8>>,
+    pub label: Option<String>,
+    pub version: Option<(u8, u8)>,
+    /// The first four bytes of record 0 as read: `FILE` proves the MFT was found.
+    pub first_record_signature: [u8; 4],
+}
+
+impl Volume {
+    /// Opens the NTFS volume on `device` (its boot sector is at offset 0).
+    pub fn open_ntfs(
+        name: &str,
+        device: Device,
+        partition: Option<PartitionInfo>,
+    ) -> Result<Volume> {
+        let mut head = vec![0u8; 512];
+        let n = device
+            .read_head(&mut head, 0)
+            .map_err(|e| Error::io(format!("{name}: boot sector"), e))?;
+        let boot = BootSector::parse(&head[..n]).map_err(|e| Error::format(name, e))?;
+        let rs = boot.record_size as usize;
+        let cs = boot.cluster_size;
+        let mut rec0 = vec![0u8; rs];
+        device
+            .read_exact_at(&mut rec0, boot.mft_offset())
+            .map_err(|e| {
+                Error::io(
+                    format!("{name}: $MFT record 0 at byte {}", boot.mft_offset()),
+                    e,
+                )
+            })?;
+        let signature = [rec0[0], rec0[1], rec0[2], rec0[3]];
+        apply_fixups(&mut rec0).map_err(|e| Error::format(format!("{name}: $MFT record 0"), e))?;
+        let rec =
+            Record::parse(&rec0).map_err(|e| Error::format(format!("{name}: $MFT record 0"), e))?;
+
+        let mut data_extents: Vec<Vec<Run>> = Vec::new();
+        let mut mft_size = None;
+        let mut bitmap_value: Option<Vec<u8>> = None;
+        let mut bitmap_runs: Vec<Run> = Vec::new();
+        let mut bitmap_size = 0;
+        let mut attr_list: Option<Vec<u8>> = None;
+        for a in rec.attributes() {
+            let a = a.map_err(|e| Error::format(format!("{name}: $MFT record 0"), e))?;
+            if !a.name.is_empty() {
+                continue;
+            }
+            match (a.type_code, a.body) {
+                (kind::DATA, AttributeBody::NonResident(nr)) => {
+                    if nr.start_vcn == 0 {
+                        mft_size = Some(nr.data_size);
+                    }
+                    data_extents.push(decode_runs(name, &nr)?);
+                }
+                (kind::BITMAP, AttributeBody::Resident(v)) => bitmap_value = Some(v.to_vec()),
+                (kind::BITMAP, AttributeBody::NonResident(nr)) => {
+                    if nr.start_vcn == 0 {
+                        bitmap_size = nr.data_size;
+                    }
+                    bitmap_runs.extend(decode_runs(name, &nr)?);
+                }
+                (kind::ATTRIBUTE_LIST, AttributeBody::Resident(v)) => attr_list = Some(v.to_vec()),
+                (kind::ATTRIBUTE_LIST, AttributeBody::NonResident(nr)) => {
+                    let runs = decode_runs(name, &nr)?;
+                    if nr.data_size > MAX_ATTRIBUTE_LIST {
+                        return Err(Error::Source(format!(
+                            "{name}: $MFT attribute list is implausibly large"
+                        )));
+                    }
+                    attr_list = Some(read_clusters(name, &device, cs, &runs, nr.data_size)?);
+                }
+                _ => {}
+            }
+        }
+        let mft_size = mft_size.ok_or_else(|| {
+            Error::Source(format!("{name}: $MFT record 0 has no first $DATA extent"))
+        })?;
+        if mft_size > device.len() {
+            return Err(Error::Source(format!(
+                "{name}: $MFT claims {mft_size} bytes, more than the whole volume ({} bytes)",
+                device.len()
+            )));
+        }
+        let mut runs = to_mft_runs(&data_extents, cs);
+
+        // Later extents of $DATA (and $BITMAP) live in extension records named by the attribute list.
+        let mft_attribute_list = attr_list.is_some();
+        if let Some(list) = attr_list {
+            let mut wanted: Vec<(u32, u64, u64)> = Vec::new();
+            for e in AttributeList::new(&list) {
+                let e = e.map_err(|e| Error::format(format!("{name}: $MFT attribute list"), e))?;
+                if e.name.is_empty()
+                    && (e.type_code == kind::DATA || e.type_code == kind::BITMAP)
+                    && e.record.record() != 0
+                {
+                    wanted.push((e.type_code, e.start_vcn, e.record.record()));
+                }
+            }
+            wanted.sort_by_key(|w| (w.0, w.1));
+            wanted.dedup();
+            if wanted.len() > MAX_EXTENSION_RECORDS {
+                return Err(Error::Source(format!(
+                    "{name}: $MFT attribute list names too many extension records"
+                )));
+            }
+            let mut buf = vec![0u8; rs];
+            for (type_code, start_vcn, number) in wanted {
+                let what = format!("{name}: $MFT extension record {number}");
+                read_mft_bytes(&device, &runs, number * rs as u64, &mut buf)
+                    .map_err(|e| Error::io(&what, e))?;
+                apply_fixups(&mut buf).map_err(|e| Error::format(&what, e))?;
+                let ext = Record::parse(&buf).map_err(|e| Error::format(&what, e))?;
+                for a in ext.attributes() {
+                    let a = a.map_err(|e| Error::format(&what, e))?;
+                    if let (true, AttributeBody::NonResident(nr)) = (a.name.is_empty(), a.body) {
+                        if a.type_code == type_code && nr.start_vcn == start_vcn {
+                            let r = decode_runs(name, &nr)?;
+                            if type_code == kind::DATA {
+                                data_extents.push(r);
+                                runs = to_mft_runs(&data_extents, cs);
+                            } else {
+                                bitmap_runs.extend(r);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        clip_runs(&mut runs, mft_size);
+        let records_total = mft_size / rs as u64;
+        let bitmap = match bitmap_value {
+            Some(v) => Some(v),
+            None if !bitmap_runs.is_empty() => {
+                bitmap_runs.sort_by_key(|r| r.vcn);
+                let size = bitmap_size.min(records_total.div_ceil(8) + 8);
+                Some(read_clusters(name, &device, cs, &bitmap_runs, size)?)
+            }
+            None => None,
+        };
+        let mut v = Volume {
+            name: name.to_string(),
+            device,
+            boot: Some(boot),
+            partition,
+            record_size: boot.record_size,
+            mft_size,
+            records_total,
+            runs,
+            mft_attribute_list,
+            bitmap,
+            label: None,
+            version: None,
+            first_record_signature: signature,
+        };
+        v.read_volume_record();
+        Ok(v)
+    }
+
+    /// Opens a raw `$MFT` capture: the file is the MFT stream; there is no bitmap, so every record is parsed
+    /// and its own in-use flag decides.
+    pub fn open_raw_mft(name: &str, device: Device) -> Result<Volume> {
+        let mut head = [0u8; 0x20];
+        device
+            .read_exact_at(&mut head, 0)
+            .map_err(|e| Error::io(format!("{name}: record 0"), e))?;
+        // The record header's allocated size is the record size.
+        let alloc = u32::from_le_bytes([head[0x1C], head[0x1D], head[0x1E], head[0x1F]]);
+        let record_size = if alloc.is_power_of_two() && (512..=65536).contains(&alloc) {
+            alloc
+        } else {
+            1024
+        };
+        let len = device.len();
+        let mut v = Volume {
+            name: name.to_string(),
+            device,
+            boot: None,
+            partition: None,
+            record_size,
+            mft_size: len,
+            records_total: len / u64::from(record_size),
+            runs: vec![MftRun {
+                mft_offset: 0,
+                len,
+                device_offset: Some(0),
+            }],
+            mft_attribute_list: false,
+            bitmap: None,
+            label: None,
+            version: None,
+            first_record_signature: [head[0], head[1], head[2], head[3]],
+        };
+        v.read_volume_record();
+        Ok(v)
+    }
+
+    /// Label and version from `$Volume` (record 3); missing or damaged, they stay unknown.
+    fn read_volume_record(&mut self) {
+        let mut buf = vec![0u8; self.record_size as usize];
+        if self.read_records(3, &mut buf).is_err() || apply_fixups(&mut buf).is_err() {
+            return;
+        }
+        let Ok(rec) = Record::parse(&buf) else { return };
+        for a in rec.attributes().map_while(|a| a.ok()) {
+            match (a.type_code, a.body) {
+                (kind::VOLUME_NAME, AttributeBody::Resident(v)) => {
+                    self.label = Some(utf16::decode(v))
+                }
+                (kind::VOLUME_INFORMATION, AttributeBody::Resident(v)) => {
+                    self.version = VolumeInformation::parse(v).ok().map(|i| (i.major, i.minor));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Reads whole records starting at record `first` into `buf` (a multiple of the record size).
+    pub fn read_records(&self, first: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        read_mft_bytes(
+            &self.device,
+            &self.runs,
+            first * u64::from(self.record_size),
+            buf,
+        )
+    }
+
+    /// Whether `$MFT:$BITMAP` marks the record in use (`None` without a bitmap).
+    pub fn bitmap_bit(&self, record: u64) -> Option<bool> {
+        let b = self.bitmap.as_ref()?;
+        let byte = b
+            .get(usize::try_from(record / 8).ok()?)
+            .copied()
+            .unwrap_or(0);
+        Some(byte & (1 << (record % 8)) != 0)
+    }
+
+    /// Records the bitmap marks in use (within the MFT's size).
+    pub fn records_in_use(&self) -> Option<u64> {
+        let b = self.bitmap.as_ref()?;
+        let full = (self.records_total / 8) as usize;
+        let mut n: u64 = b.iter().take(full).map(|x| u64::from(x.count_ones())).sum();
+        for r in (full as u64 * 8)..self.records_total {
+            n += u64::from(self.bitmap_bit(r) == Some(true));
+        }
+        Some(n)
+    }
+
+    /// Number of extents (contiguous allocated runs) of the `$MFT` stream.
+    pub fn extent_count(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.device_offset.is_some())
+            .count()
+    }
+}
+
+fn decode_runs(name: &str, nr: &NonResident<'_>) -> Result<Vec<Run>> {
+    nr.runs()
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::format(format!("{name}: $MFT runlist"), e))
+}
+
+/// Turns cluster runs into byte runs of the MFT stream, sorted, with overlapping runs dropped.
+fn to_mft_runs(extents: &[Vec<Run>], cs: u64) -> Vec<MftRun> {
+    let mut runs: Vec<MftRun> = extents
+        .iter()
+        .flatten()
+        .filter_map(|r| {
+            Some(MftRun {
+                mft_offset: r.vcn.checked_mul(cs)?,
+                len: r.length.checked_mul(cs)?,
+                device_offset: match r.lcn {
+                    Some(l) => Some(l.checked_mul(cs)?),
+                    None => None,
+                },
+            })
+        })
+        .collect();
+    runs.sort_by_key(|r| r.mft_offset);
+    let mut end = 0;
+    runs.retain(|r| {
+        let keep = r.mft_offset >= end;
+        if keep {
+            end = r.mft_offset + r.len;
+        }
+        keep
+    });
+    runs
+}
+
+fn clip_runs(runs: &mut Vec<MftRun>, size: u64) {
+    runs.retain(|r| r.mft_offset < size);
+    if let Some(last) = runs.last_mut() {
+        last.len = last.len.min(size - last.mft_offset);
+    }
+}
+
+/// Reads `buf.len()` bytes of the MFT stream from `offset`, following the runs (sparse parts read as zeros).
+pub(crate) fn read_mft_bytes(
+    dev: &Device,
+    runs: &[MftRun],
+    offset: u64,
+    buf: &mut [u8],
+) -> std::io::Result<()> {
+    let mut pos = offset;
+    let mut done = 0;
+    let mut i = runs.partition_point(|r| r.mft_offset + r.len <= pos);
+    while done < buf.len() {
+        let Some(run) = runs.get(i).filter(|r| r.mft_offset <= pos) else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("MFT byte {pos} is not mapped by the $MFT runlist"),
+            ));
+        };
+        let within = pos - run.mft_offset;
+        let n = ((run.len - within) as usize).min(buf.len() - done);
+        let dst = &mut buf[done..done + n];
+        match run.device_offset {
+            Some(d) => dev.read_exact_at(dst, d + within)?,
+            None => dst.fill(0),
+        }
+        done += n;
+        pos += n as u64;
+        i += 1;
+    }
+    Ok(())
+}
+
+/// Reads the value of a small non-resident attribute (`size` bytes) through its cluster runs.
+fn read_clusters(name: &str, dev: &Device, cs: u64, runs: &[Run], size: u64) -> Result<Vec<u8>> {
+    let mruns = to_mft_runs(&[runs.to_vec()], cs);
+    let mut buf = vec![0u8; size as usize];
+    read_mft_bytes(dev, &mruns, 0, &mut buf)
+        .map_err(|e| Error::io(format!("{name}: attribute of $MFT"), e))?;
+    Ok(buf)
+}

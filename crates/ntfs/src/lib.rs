@@ -1,0 +1,18 @@
+//! Pure parsing of NTFS on-disk structures: boot sector, MBR/GPT partition tables, MFT file records with their
+//! update-sequence fixups, attributes and their values, and data runlists.
+//!
+//! Everything here works on byte slices handed in by the caller and performs no I/O. Every offset and length read
+//! from disk is checked before use; malformed input yields a typed [`Error`], never a panic, so the crate is safe
+//! to feed with corrupt or hostile images (the fuzz targets in `fuzz/` hold it to that).
+
+pub mod attr;
+pub mod boot;
+mod error;
+mod le;
+pub mod partition;
+pub mod record;
+pub mod runlist;
+pub mod utf16;
+
+pub use error::{Error, Result};
+pub use record::FileRef;

@@ -1,0 +1,167 @@
+//! `uffs bench`: per-phase timings of an index build (or of the raw MFT read alone), records/s, MB/s and peak
+//! memory, as text or JSON. Timings on shared machines are noisy: compare ratios measured in one run.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use serde_json::json;
+use uffs_mft::{ScanOptions, ScanReport};
+
+use crate::common::{per_second, progress_bar, thousands};
+
+pub fn run(
+    spec: &str,
+    partition: Option<u32>,
+    runs: usize,
+    as_json: bool,
+    read_only: bool,
+    deleted: bool,
+    threads: usize,
+) -> Result<()> {
+    let opts = ScanOptions {
+        include_deleted: deleted,
+        threads,
+        ..ScanOptions::default()
+    };
+    let rss_before = peak_rss_bytes();
+    let mut results = Vec::new();
+    for run in 0..runs.max(1) {
+        let t = Instant::now();
+        let src = uffs_mft::open(spec, partition)?;
+        let open = t.elapsed();
+        for vol in &src.volumes {
+            let pb = progress_bar(&format!("run {}", run + 1));
+            let progress = |done, total| {
+                pb.set_length(total);
+                pb.set_position(done);
+            };
+            let (report, entries) = if read_only {
+                (uffs_mft::read_only(vol, &opts, &progress)?, 0)
+            } else {
+                let (idx, report) = uffs_mft::build_index(vol, &opts, &progress)?;
+                (report, idx.len() as u64)
+            };
+            pb.finish_and_clear();
+            results.push(Run {
+                volume: vol.name.clone(),
+                open,
+                report,
+                entries,
+            });
+        }
+    }
+    let peak = peak_rss_bytes();
+    if as_json {
+        let runs: Vec<_> = results.iter().map(Run::to_json).collect();
+        let out = json!({"source": spec, "read_only": read_only, "peak_rss_bytes": peak,
+            "peak_rss_before_bytes": rss_before, "runs": runs, "median": median(&results).map(Run::to_json)});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    for (i, r) in results.iter().enumerate() {
+        println!("run {}: {}", i + 1, r.text(read_only));
+    }
+    if let Some(m) = median(&results) {
+        println!("median: {}", m.text(read_only));
+        println!(
+            "phases (median run; read, parse and build overlap, parse is summed over {} threads):",
+            m.report.threads
+        );
+        let t = &m.report.times;
+        for (name, d) in [
+            ("open", m.open),
+            ("plan", t.plan),
+            ("read", t.read),
+            ("parse", t.parse),
+            ("build", t.build),
+            ("merge", t.merge),
+            ("totals", t.totals),
+            ("total", t.total),
+        ] {
+            println!("  {name:<8} {:>10.3} ms", d.as_secs_f64() * 1e3);
+        }
+        if !read_only && m.entries > 0 {
+            println!(
+                "peak RSS {:.1} MiB ({:.0} bytes/entry over {} entries)",
+                peak as f64 / 1048576.0,
+                peak as f64 / m.entries as f64,
+                thousands(m.entries)
+            );
+        } else {
+            println!("peak RSS {:.1} MiB", peak as f64 / 1048576.0);
+        }
+    }
+    Ok(())
+}
+
+struct Run {
+    volume: String,
+    open: Duration,
+    report: ScanReport,
+    entries: u64,
+}
+
+impl Run {
+    fn total(&self) -> Duration {
+        self.open + self.report.times.total
+    }
+
+    fn text(&self, read_only: bool) -> String {
+        let t = self.total();
+        let r = &self.report;
+        if read_only {
+            return format!(
+                "{}: read {} bytes in {} reads, {:.3} s, {:.0} MB/s",
+                self.volume,
+                thousands(r.bytes_read),
+                r.reads,
+                t.as_secs_f64(),
+                per_second(r.bytes_read, t) / 1e6
+            );
+        }
+        format!(
+            "{}: {} entries from {} records in {:.3} s: {:.2} M entries/s, {:.2} M records/s, {:.0} MB/s",
+            self.volume,
+            thousands(self.entries),
+            thousands(r.records_read),
+            t.as_secs_f64(),
+            per_second(self.entries, t) / 1e6,
+            per_second(r.records_read, t) / 1e6,
+            per_second(r.bytes_read, t) / 1e6
+        )
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        let t = &self.report.times;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let total = self.total();
+        json!({
+            "volume": self.volume, "entries": self.entries, "records_read": self.report.records_read,
+            "bytes_read": self.report.bytes_read, "reads": self.report.reads, "threads": self.report.threads,
+            "ms": {"open": ms(self.open), "plan": ms(t.plan), "read": ms(t.read), "parse": ms(t.parse),
+                   "build": ms(t.build), "merge": ms(t.merge), "totals": ms(t.totals), "total": ms(total)},
+            "entries_per_s": per_second(self.entries, total),
+            "records_per_s": per_second(self.report.records_read, total),
+            "mb_per_s": per_second(self.report.bytes_read, total) / 1e6,
+        })
+    }
+}
+
+fn median(runs: &[Run]) -> Option<&Run> {
+    let mut v: Vec<&Run> = runs.iter().collect();
+    v.sort_by_key(|r| r.total());
+    v.get(v.len() / 2).copied()
+}
+
+/// Peak resident set size of this process so far.
+fn peak_rss_bytes() -> u64 {
+    #[cfg(unix)]
+    {
+        // SAFETY: getrusage only writes into the struct we pass, which is zero-initialised plain data.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } == 0 {
+            return ru.ru_maxrss as u64 * 1024;
+        }
+    }
+    0
+}

@@ -1,0 +1,161 @@
+//! Pieces shared by the subcommands: progress bars, loading a source or an index file, the summary line.
+
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use uffs_index::Index;
+use uffs_mft::{ScanOptions, ScanReport, Volume};
+
+/// Prints an error as one line (with its causes) to stderr.
+pub fn report_error(e: &anyhow::Error) {
+    eprintln!("uffs: error: {e:#}");
+}
+
+/// A progress bar over records on stderr, shown only when stderr is a terminal.
+pub fn progress_bar(label: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(0);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {human_pos}/{human_len} records {per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    pb.set_prefix(label.to_string());
+    pb
+}
+
+/// Builds the index of one volume with a progress bar.
+pub fn build(vol: &Volume, opts: &ScanOptions) -> Result<(Index, ScanReport)> {
+    let pb = progress_bar(&vol.name);
+    let (idx, report) = uffs_mft::build_index(vol, opts, &|done, total| {
+        pb.set_length(total);
+        pb.set_position(done);
+    })
+    .with_context(|| format!("indexing {}", vol.name))?;
+    pb.finish_and_clear();
+    Ok((idx, report))
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn per_second(n: u64, d: Duration) -> f64 {
+    n as f64 / d.as_secs_f64().max(1e-9)
+}
+
+/// The one-line summary of an index build.
+pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
+    let t = r.times.total;
+    let c = &r.build.counts;
+    let mut s = format!(
+        "{}: {} entries from {} records in {:.3} s ({:.2} M records/s, {:.0} MB/s)",
+        vol.name,
+        thousands(idx.len() as u64),
+        thousands(r.records_read),
+        t.as_secs_f64(),
+        per_second(r.records_read, t) / 1e6,
+        per_second(r.bytes_read, t) / 1e6,
+    );
+    let bad = c.corrupt + c.damaged + r.records_unreadable;
+    if bad > 0 {
+        s += &format!(
+            "; skipped {} corrupt, {} damaged, {} unreadable records",
+            c.corrupt, c.damaged, r.records_unreadable
+        );
+    }
+    if r.build.orphans > 0 {
+        s += &format!("; {} orphans under /$Orphan", thousands(r.build.orphans));
+    }
+    s
+}
+
+pub fn index_command(
+    source: &str,
+    partition: Option<u32>,
+    output: &Path,
+    deleted: bool,
+    threads: usize,
+) -> Result<()> {
+    let src = uffs_mft::open(source, partition)?;
+    if src.volumes.len() > 1 {
+        let names: Vec<String> = src.volumes.iter().map(|v| v.name.clone()).collect();
+        bail!(
+            "{source} holds {} NTFS volumes ({}); an index file holds one: index them one at a time, e.g. uffs index {} -o FILE",
+            src.volumes.len(),
+            names.join(", "),
+            names[0]
+        );
+    }
+    let vol = &src.volumes[0];
+    let opts = ScanOptions {
+        include_deleted: deleted,
+        threads,
+        ..ScanOptions::default()
+    };
+    let (idx, report) = build(vol, &opts)?;
+    uffs_index::file::write(&idx, output)
+        .with_context(|| format!("writing {}", output.display()))?;
+    eprintln!("{} -> {}", summary(vol, &idx, &report), output.display());
+    Ok(())
+}
+
+/// The indexes of a source (every selected volume), or of an index file. Each comes with the prefix its paths
+/// get: empty for a single volume, `@N:` for partition N of a disk with several.
+pub fn load_indexes(
+    spec: &str,
+    partition: Option<u32>,
+    deleted: bool,
+) -> Result<Vec<(String, Index)>> {
+    if is_index_file(spec) {
+        let idx = uffs_index::file::read(Path::new(spec))
+            .with_context(|| format!("reading index {spec}"))?;
+        if deleted && !idx.meta.has_deleted {
+            bail!(
+                "{spec} was built without deleted entries; rebuild it with `uffs index --deleted`"
+            );
+        }
+        return Ok(vec![(String::new(), idx)]);
+    }
+    let src = uffs_mft::open(spec, partition)?;
+    let opts = ScanOptions {
+        include_deleted: deleted,
+        ..ScanOptions::default()
+    };
+    let several = src.volumes.len() > 1;
+    let mut out = Vec::new();
+    for vol in &src.volumes {
+        let (idx, report) = build(vol, &opts)?;
+        eprintln!("{}", summary(vol, &idx, &report));
+        let prefix = match (&vol.partition, several) {
+            (Some(p), true) => format!("@{}:", p.index),
+            _ => String::new(),
+        };
+        out.push((prefix, idx));
+    }
+    Ok(out)
+}
+
+fn is_index_file(spec: &str) -> bool {
+    let mut head = [0u8; 8];
+    std::fs::File::open(spec)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && uffs_index::file::is_index_file(&head)
+}
