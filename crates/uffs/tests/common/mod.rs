@@ -1,0 +1,91 @@
+//! Helpers shared by the integration tests: paths, running `uffs` and peer tools, reading CSV.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+pub fn data(rel: &str) -> PathBuf {
+    repo().join("tests/data").join(rel)
+}
+
+/// A scratch directory under the build's target directory, unique per test.
+pub fn scratch(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+pub fn uffs() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_uffs"))
+}
+
+/// Runs a command and returns its output; panics with its stderr when it fails.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A peer tool the tests compare against. Missing tools fail the test: `scripts/setup.sh` installs them.
+pub fn tool(name: &str) -> Command {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+        .unwrap_or(false);
+    let cargo_bin = dirs_home().join(".cargo/bin").join(name);
+    if !found && cargo_bin.is_file() {
+        return Command::new(cargo_bin);
+    }
+    assert!(found, "`{name}` is not installed; run `sudo scripts/setup.sh` (it installs every tool the tests use)");
+    Command::new(name)
+}
+
+fn dirs_home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/root"))
+}
+
+/// CSV rows as maps from column name to value.
+pub fn csv_rows(bytes: &[u8]) -> Vec<HashMap<String, String>> {
+    let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
+    let headers = r.headers().expect("csv header").clone();
+    r.records()
+        .map(|rec| {
+            let rec = rec.expect("csv row");
+            headers
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+/// `uffs export SOURCE --format csv` with extra arguments, parsed.
+pub fn export(source: &Path, extra: &[&str]) -> Vec<HashMap<String, String>> {
+    let out = run_ok(
+        uffs()
+            .arg("export")
+            .arg(source)
+            .args(["--format", "csv"])
+            .args(extra),
+    );
+    csv_rows(&out.stdout)
+}
