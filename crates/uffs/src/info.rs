@@ -58,7 +58,13 @@ fn volume_text(v: &Volume) -> String {
     let mut s = format!("\nvolume        {}\n", v.name);
     if let Some(b) = v.boot {
         s += &format!("  serial      {}\n", serial_text(b.serial));
-        s += &format!("  label       {}\n", v.label.as_deref().unwrap_or("(none)"));
+        s += &format!(
+            "  label       {}\n",
+            v.label
+                .as_deref()
+                .filter(|l| !l.is_empty())
+                .unwrap_or("(none)")
+        );
         if let Some((maj, min)) = v.version {
             s += &format!("  version     NTFS {maj}.{min}\n");
         }
