@@ -19,43 +19,27 @@ pub struct PlanOptions {
     pub include_unused: bool,
 }
 
-/// Plans the reads of a `total`-record MFT. `in_use(r)` tells whether the bitmap marks record `r` in use
-/// (`None` means there is no bitmap and every record is read).
-pub fn plan(total: u64, bitmap: Option<&[u8]>, opts: &PlanOptions) -> Vec<Chunk> {
+/// Plans the reads of the records in `mapped` (ranges of record numbers that can be read). With a bitmap,
+/// records it marks unused are left out unless `include_unused`.
+pub fn plan(mapped: &[(u64, u64)], bitmap: Option<&[u8]>, opts: &PlanOptions) -> Vec<Chunk> {
     let mut ranges: Vec<(u64, u64)> = Vec::new();
     match bitmap {
         Some(bits) if !opts.include_unused => {
-            let bit = |r: u64| {
-                bits.get((r / 8) as usize)
-                    .is_some_and(|b| b & (1 << (r % 8)) != 0)
-            };
-            let mut r = 0;
-            while r < total {
-                // Skip whole zero bytes quickly; most unused space is long runs.
-                if r % 8 == 0 && bits.get((r / 8) as usize).is_none_or(|&b| b == 0) {
-                    r += 8;
-                    continue;
-                }
-                if !bit(r) {
-                    r += 1;
-                    continue;
-                }
-                let start = r;
-                while r < total && bit(r) {
-                    r += 1;
-                }
-                match ranges.last_mut() {
-                    Some(last) if start - last.1 <= opts.merge_gap => last.1 = r,
-                    _ => ranges.push((start, r)),
-                }
+            for &(lo, hi) in mapped {
+                used_ranges(
+                    bits,
+                    lo,
+                    hi.min(bits.len() as u64 * 8),
+                    opts.merge_gap,
+                    &mut ranges,
+                );
             }
         }
-        _ => ranges.push((0, total)),
+        _ => ranges.extend_from_slice(mapped),
     }
     let step = opts.chunk_records.max(1);
     let mut chunks = Vec::new();
     for (mut s, e) in ranges {
-        let e = e.min(total);
         while s < e {
             let n = step.min(e - s);
             chunks.push(Chunk {
@@ -66,6 +50,36 @@ pub fn plan(total: u64, bitmap: Option<&[u8]>, opts: &PlanOptions) -> Vec<Chunk>
         }
     }
     chunks
+}
+
+/// Appends the runs of set bits in `lo..hi` to `out`, joining runs separated by at most `gap` clear bits.
+fn used_ranges(bits: &[u8], lo: u64, hi: u64, gap: u64, out: &mut Vec<(u64, u64)>) {
+    let bit = |r: u64| {
+        bits.get((r / 8) as usize)
+            .is_some_and(|b| b & (1 << (r % 8)) != 0)
+    };
+    let join_from = out.len();
+    let mut r = lo;
+    while r < hi {
+        // Skip whole zero bytes quickly; most unused space is long runs.
+        if r % 8 == 0 && bits.get((r / 8) as usize).is_none_or(|&b| b == 0) {
+            r += 8;
+            continue;
+        }
+        if !bit(r) {
+            r += 1;
+            continue;
+        }
+        let start = r;
+        while r < hi && bit(r) {
+            r += 1;
+        }
+        let joinable = out.len() > join_from;
+        match out.last_mut() {
+            Some(last) if joinable && start - last.1 <= gap => last.1 = r,
+            _ => out.push((start, r)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -84,7 +98,7 @@ mod tests {
     fn skips_unused_and_merges_small_gaps() {
         // Records 0-2 used, 3 free, 4-5 used, 6-23 free, 24 used.
         let bits = [0b0011_0111, 0, 0, 0b1];
-        let c = plan(32, Some(&bits), &opts(1));
+        let c = plan(&[(0, 32)], Some(&bits), &opts(1));
         assert_eq!(
             c,
             vec![
@@ -102,7 +116,7 @@ mod tests {
                 }
             ]
         );
-        let c = plan(32, Some(&bits), &opts(0));
+        let c = plan(&[(0, 32)], Some(&bits), &opts(0));
         assert_eq!(
             c[0],
             Chunk {
@@ -114,10 +128,10 @@ mod tests {
 
     #[test]
     fn without_bitmap_reads_everything() {
-        let c = plan(10, None, &opts(0));
+        let c = plan(&[(0, 10)], None, &opts(0));
         assert_eq!(c.iter().map(|c| c.records).sum::<u64>(), 10);
         let c = plan(
-            10,
+            &[(0, 10)],
             Some(&[0]),
             &PlanOptions {
                 include_unused: true,

@@ -59,7 +59,8 @@ pub struct ScanReport {
     pub reads: u64,
     pub bytes_read: u64,
     pub records_read: u64,
-    /// Records that could not be read from the device (past the end of a truncated image, I/O errors).
+    /// Records that could not be read from the device (past the end of a truncated image, I/O errors) or that
+    /// the `$MFT` runlist does not map.
     pub records_unreadable: u64,
     pub build: BuildStats,
     pub threads: usize,
@@ -69,7 +70,7 @@ impl ScanOptions {
     fn plan(&self, vol: &Volume) -> Vec<Chunk> {
         let rs = vol.record_size as usize;
         plan(
-            vol.records_total,
+            &vol.mapped_records(),
             vol.bitmap.as_deref(),
             &PlanOptions {
                 chunk_records: (self.chunk_bytes / rs).max(1) as u64,
@@ -86,6 +87,27 @@ impl ScanOptions {
             std::thread::available_parallelism().map_or(2, |n| n.get())
         }
     }
+}
+
+/// Records of the MFT that no run maps onto the device (and that the bitmap, if any, says are in use).
+fn unmapped(vol: &Volume) -> u64 {
+    let mut missing = Vec::new();
+    let mut at = 0;
+    for (s, e) in vol.mapped_records() {
+        missing.push((at, s));
+        at = e;
+    }
+    missing.push((at, vol.records_total));
+    missing
+        .into_iter()
+        .map(|(s, e)| match &vol.bitmap {
+            None => e.saturating_sub(s),
+            // Bits past the end of the bitmap are not in use; stop there.
+            Some(b) => (s..e.min(b.len() as u64 * 8))
+                .filter(|&r| vol.bitmap_bit(r) == Some(true))
+                .count() as u64,
+        })
+        .sum()
 }
 
 /// Reads one chunk. When the whole read fails (a truncated image, a bad sector), falls back to record-sized
@@ -213,7 +235,7 @@ pub fn build_index(
         reader.join().unwrap_or_default()
     });
     report.times.read = read_time;
-    report.records_unreadable = unreadable;
+    report.records_unreadable = unreadable + unmapped(vol);
     report.reads = chunks.len() as u64;
     report.records_read = planned;
     report.bytes_read = planned * rs as u64;

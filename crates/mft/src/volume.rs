@@ -120,10 +120,10 @@ impl Volume {
         let mft_size = mft_size.ok_or_else(|| {
             Error::Source(format!("{name}: $MFT record 0 has no first $DATA extent"))
         })?;
-        if mft_size > device.len() {
+        if mft_size > boot.volume_size() {
             return Err(Error::Source(format!(
                 "{name}: $MFT claims {mft_size} bytes, more than the whole volume ({} bytes)",
-                device.len()
+                boot.volume_size()
             )));
         }
         let mut runs = to_mft_runs(&data_extents, cs);
@@ -171,7 +171,7 @@ impl Volume {
                 }
             }
         }
-        clip_runs(&mut runs, mft_size);
+        clip_runs(&mut runs, mft_size, device.len());
         let records_total = mft_size / rs as u64;
         let bitmap = match bitmap_value {
             Some(v) => Some(v),
@@ -259,6 +259,24 @@ impl Volume {
         }
     }
 
+    /// The ranges of record numbers whose bytes the runs map onto the device, merged and in order.
+    pub fn mapped_records(&self) -> Vec<(u64, u64)> {
+        let rs = u64::from(self.record_size);
+        let mut spans: Vec<(u64, u64)> = Vec::new();
+        for r in &self.runs {
+            let (s, e) = (r.mft_offset, r.mft_offset + r.len);
+            match spans.last_mut() {
+                Some(last) if last.1 == s => last.1 = e,
+                _ => spans.push((s, e)),
+            }
+        }
+        spans
+            .into_iter()
+            .map(|(s, e)| (s.div_ceil(rs), (e / rs).min(self.records_total)))
+            .filter(|(s, e)| s < e)
+            .collect()
+    }
+
     /// Reads whole records starting at record `first` into `buf` (a multiple of the record size).
     pub fn read_records(&self, first: u64, buf: &mut [u8]) -> std::io::Result<()> {
         read_mft_bytes(
@@ -333,10 +351,15 @@ fn to_mft_runs(extents: &[Vec<Run>], cs: u64) -> Vec<MftRun> {
     runs
 }
 
-fn clip_runs(runs: &mut Vec<MftRun>, size: u64) {
-    runs.retain(|r| r.mft_offset < size);
-    if let Some(last) = runs.last_mut() {
-        last.len = last.len.min(size - last.mft_offset);
+/// Cuts the runs to the MFT's size, and to the device: on a truncated image the parts past its end are not
+/// mapped, so the records there are counted as unreadable instead of read one failed read at a time.
+fn clip_runs(runs: &mut Vec<MftRun>, size: u64, device_len: u64) {
+    runs.retain(|r| r.mft_offset < size && r.device_offset.is_none_or(|d| d < device_len));
+    for r in runs.iter_mut() {
+        r.len = r.len.min(size - r.mft_offset);
+        if let Some(d) = r.device_offset {
+            r.len = r.len.min(device_len - d);
+        }
     }
 }
 
@@ -373,6 +396,11 @@ pub(crate) fn read_mft_bytes(
 
 /// Reads the value of a small non-resident attribute (`size` bytes) through its cluster runs.
 fn read_clusters(name: &str, dev: &Device, cs: u64, runs: &[Run], size: u64) -> Result<Vec<u8>> {
+    if size > dev.len() {
+        return Err(Error::Source(format!(
+            "{name}: an attribute of $MFT claims more bytes than the volume has"
+        )));
+    }
     let mruns = to_mft_runs(&[runs.to_vec()], cs);
     let mut buf = vec![0u8; size as usize];
     read_mft_bytes(dev, &mruns, 0, &mut buf)
