@@ -62,7 +62,7 @@ fn used_ranges(bits: &[u8], lo: u64, hi: u64, gap: u64, out: &mut Vec<(u64, u64)
     let mut r = lo;
     while r < hi {
         // Skip whole zero bytes quickly; most unused space is long runs.
-        if r % 8 == 0 && bits.get((r / 8) as usize).is_none_or(|&b| b == 0) {
+        if r.is_multiple_of(8) && bits.get((r / 8) as usize).is_none_or(|&b| b == 0) {
             r += 8;
             continue;
         }
