@@ -1,0 +1,122 @@
+//! Every kind of source, detected from content: a real block device (a loop device over an image), a volume
+//! image, a raw `$MFT` capture, and clear errors for what is none of these.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+/// A read-only loop device over an image, detached when dropped.
+struct Loop(PathBuf);
+
+impl Loop {
+    fn attach(image: &Path) -> Loop {
+        let out = run_ok(
+            Command::new("losetup")
+                .args(["--find", "--show", "--read-only"])
+                .arg(image),
+        );
+        Loop(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_loop_device_reads_like_its_image() {
+    let img = data("linux-made/testfs1");
+    let dev = Loop::attach(&img);
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(&dev.0)).stdout).expect("utf-8");
+    assert!(info.contains("(NTFS volume)"), "{info}");
+    assert!(info.contains("FILE (the MFT was found)"), "{info}");
+    assert!(info.contains("mylabel"), "{info}");
+    let from_dev = export(&dev.0, &["--streams"]);
+    let from_img = export(&img, &["--streams"]);
+    assert!(from_img.len() > 500);
+    assert_eq!(
+        from_dev, from_img,
+        "the block device and the image disagree"
+    );
+}
+
+#[test]
+fn raw_mft_capture_is_detected() {
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(data("windows-xp-mft/MFT"))).stdout)
+        .unwrap();
+    assert!(info.contains("raw $MFT capture"), "{info}");
+    assert!(info.contains("13,088 total"), "{info}");
+}
+
+#[test]
+fn not_ntfs_is_a_clear_error() {
+    let dir = scratch("not-ntfs");
+    let f = dir.join("zeros.img");
+    std::fs::write(&f, vec![0u8; 1 << 16]).unwrap();
+    let out = uffs().arg("info").arg(&f).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not an NTFS volume, a partitioned disk or a raw $MFT capture"),
+        "{err}"
+    );
+    let out = uffs()
+        .arg("info")
+        .arg(dir.join("missing.img"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot open"));
+}
+
+#[test]
+fn a_partition_suffix_on_a_volume_is_refused() {
+    let img = data("linux-made/testfs1");
+    let out = uffs()
+        .arg("info")
+        .arg(format!("{}@2", img.display()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a partitioned disk"));
+}
+
+#[test]
+fn index_file_round_trips() {
+    let dir = scratch("index-file");
+    let idx = dir.join("testfs1.uffs");
+    let img = data("linux-made/testfs1");
+    let out = run_ok(uffs().arg("index").arg(&img).arg("-o").arg(&idx));
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        summary.contains("entries from") && summary.contains("records/s"),
+        "{summary}"
+    );
+    assert_eq!(export(&idx, &["--streams"]), export(&img, &["--streams"]));
+    // Deleted entries are only in an index built with them.
+    let out = uffs()
+        .arg("export")
+        .arg(&idx)
+        .arg("--deleted")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rebuild it with `uffs index --deleted`"));
+    // A damaged index file is refused, never half-loaded.
+    let mut bytes = std::fs::read(&idx).unwrap();
+    let n = bytes.len();
+    bytes[n - 10] ^= 0x55;
+    std::fs::write(&idx, &bytes).unwrap();
+    let out = uffs().arg("export").arg(&idx).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("checksum"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for SECONDS each (default 300) with its seeded corpus; stops at the first crash.
+# Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
+set -euo pipefail
+cd "$(dirname "$0")"
+secs=${1:-300}
+[ -d corpus ] || ./seed-corpus.sh
+for t in record runlist boot_sector partition_table mft_index; do
+  echo "== $t for ${secs}s"
+  cargo +nightly fuzz run -O "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 2>&1 |
+    grep -E "^(#[0-9]+ +DONE|INFO: Running|==[0-9]+==|SUMMARY|Done)|panicked|Test unit written" || true
+done

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Seeds each fuzz target's corpus from the real samples in tests/data (records, boot sectors, partition tables).
+set -euo pipefail
+cd "$(dirname "$0")"
+data=../tests/data
+python3 - "$data" <<'PY'
+import os, sys, struct
+data = sys.argv[1]
+def put(target, name, b):
+    d = os.path.join('corpus', target); os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, name), 'wb').write(b)
+mft = open(os.path.join(data, 'windows-xp-mft/MFT'), 'rb').read()
+# A spread of whole records (files, folders, deleted, extension records) and small runs of consecutive records.
+for n in list(range(0, 40)) + list(range(100, 13088, 97)):
+    rec = mft[n * 1024:(n + 1) * 1024]
+    put('record', f'xp-{n}', rec)
+    # The bytes after each non-resident attribute's runlist offset, as runlist seeds.
+    off = struct.unpack_from('<H', rec, 0x14)[0] if rec[:4] == b'FILE' else 0
+    while 0 < off < 1000:
+        t, l = struct.unpack_from('<II', rec, off)
+        if t == 0xFFFFFFFF or l < 24 or off + l > 1024: break
+        if rec[off + 8]:
+            ro = struct.unpack_from('<H', rec, off + 0x20)[0]
+            put('runlist', f'xp-{n}-{off}', b'\0' + rec[off + ro:off + l])
+        off += l
+for n in range(0, 13088, 600):
+    put('mft_index', f'xp-{n}', mft[n * 1024:(n + 24) * 1024])
+put('mft_index', 'xp-head', mft[:64 * 1024])
+for f in sorted(os.listdir(os.path.join(data, 'windows-xp-mft'))):
+    if f.startswith('entry_'):
+        put('record', f, open(os.path.join(data, 'windows-xp-mft', f), 'rb').read())
+vol = open(os.path.join(data, 'linux-made/testfs1'), 'rb').read()
+put('boot_sector', 'testfs1', vol[:512])
+# A minimal MBR with one NTFS partition, and a protective MBR + GPT header + entry.
+mbr = bytearray(512); mbr[0x1BE + 4] = 7; mbr[0x1BE + 8:0x1BE + 12] = struct.pack('<I', 2048)
+mbr[0x1BE + 12:0x1BE + 16] = struct.pack('<I', 4096); mbr[510:512] = b'\x55\xaa'
+put('partition_table', 'mbr', bytes(mbr))
+gpt = bytearray(b'EFI PART' + bytes(504)); struct.pack_into('<QII', gpt, 0x48, 2, 128, 128)
+entry = bytearray(128); entry[:16] = bytes.fromhex('a2a0d0ebe5b9334487c068b6b72699c7')
+struct.pack_into('<QQ', entry, 0x20, 2048, 6143)
+put('partition_table', 'gpt', bytes(gpt) + bytes(entry))
+PY
+echo "corpus seeded: $(find corpus -type f | wc -l) files"
