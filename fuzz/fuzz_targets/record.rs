@@ -11,7 +11,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(r) = Record::parse(&rec) else { return };
     for a in r.attributes() {
         let Ok(a) = a else { break };
-        match a.body {
+        let _ = a.name();
+        let Ok(body) = a.body() else { continue };
+        match body {
             AttributeBody::Resident(v) => match a.type_code {
                 kind::STANDARD_INFORMATION => drop(StandardInformation::parse(v)),
                 kind::FILE_NAME => {

@@ -102,6 +102,17 @@ pub struct RecordBatch {
 }
 
 impl RecordBatch {
+    /// An empty batch sized for `records` records with typical names, so filling it does not reallocate.
+    pub fn with_capacity(records: usize) -> RecordBatch {
+        RecordBatch {
+            records: Vec::with_capacity(records),
+            names: Vec::with_capacity(records + records / 4),
+            streams: Vec::new(),
+            text: Vec::with_capacity(records * 24),
+            counts: RecordCounts::default(),
+        }
+    }
+
     pub fn clear(&mut self) {
         self.records.clear();
         self.names.clear();

@@ -67,12 +67,26 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
         ..RecordInfo::default()
     };
     let mut fn_reparse = 0;
+    let mut damaged = false;
     for a in r.attributes() {
         let Ok(a) = a else {
-            out.counts.damaged += 1;
+            damaged = true;
             break;
         };
-        match (a.type_code, a.body) {
+        // Decode only the attributes the index uses; the rest are skipped by their header alone.
+        match a.type_code {
+            kind::STANDARD_INFORMATION
+            | kind::ATTRIBUTE_LIST
+            | kind::FILE_NAME
+            | kind::DATA
+            | kind::REPARSE_POINT => {}
+            _ => continue,
+        }
+        let Ok(body) = a.body() else {
+            damaged = true;
+            continue;
+        };
+        match (a.type_code, body) {
             (kind::STANDARD_INFORMATION, AttributeBody::Resident(v)) => {
                 if let Ok(si) = StandardInformation::parse(v) {
                     info.std_info = Some(StdInfo {
@@ -85,8 +99,8 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
                 }
             }
             (kind::ATTRIBUTE_LIST, _) => info.has_attribute_list = true,
-            (kind::FILE_NAME, AttributeBody::Resident(v)) => {
-                if let Ok(f) = FileName::parse(v) {
+            (kind::FILE_NAME, AttributeBody::Resident(v)) => match FileName::parse(v) {
+                Ok(f) => {
                     let start = out.text.len() as u32;
                     utf16::decode_into(f.name, &mut out.text);
                     if f.flags & file_attr::REPARSE_POINT != 0 {
@@ -100,32 +114,35 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
                         text: start..out.text.len() as u32,
                     });
                 }
-            }
+                Err(_) => damaged = true,
+            },
             (kind::DATA, body) => {
                 let sizes = match body {
                     AttributeBody::Resident(v) => StreamSizes {
                         size: v.len() as u64,
                         allocated: 0,
-                        attr_flags: a.flags,
+                        attr_flags: a.flags(),
                     },
                     // Only the first extent of a stream states its sizes. For compressed and sparse streams the
                     // space really used is the compressed size.
                     AttributeBody::NonResident(nr) if nr.start_vcn == 0 => StreamSizes {
                         size: nr.data_size,
                         allocated: nr.compressed_size.unwrap_or(nr.allocated_size),
-                        attr_flags: a.flags,
+                        attr_flags: a.flags(),
                     },
                     AttributeBody::NonResident(_) => continue,
                 };
-                if a.name.is_empty() {
+                if a.is_unnamed() {
                     info.data = Some(sizes);
-                } else {
+                } else if let Ok(name) = a.name() {
                     let start = out.text.len() as u32;
-                    utf16::decode_into(a.name, &mut out.text);
+                    utf16::decode_into(name, &mut out.text);
                     out.streams.push(StreamInfo {
                         sizes,
                         text: start..out.text.len() as u32,
                     });
+                } else {
+                    damaged = true;
                 }
             }
             (kind::REPARSE_POINT, AttributeBody::Resident(v)) => {
@@ -133,6 +150,9 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
             }
             _ => {}
         }
+    }
+    if damaged {
+        out.counts.damaged += 1;
     }
     if info.reparse_tag == 0 {
         // A non-resident reparse point: `$FILE_NAME` keeps a copy of the tag.

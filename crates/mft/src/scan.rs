@@ -205,7 +205,7 @@ pub fn build_index(
             s.spawn(move || {
                 for (seq, c, mut buf) in work_rx {
                     let t = Instant::now();
-                    let mut batch = RecordBatch::default();
+                    let mut batch = RecordBatch::with_capacity(c.records as usize);
                     let len = c.records as usize * rs;
                     parse_chunk(&mut buf[..len], c.first, &parse_opts, &mut batch);
                     let _ = free_tx.send(buf);

@@ -87,10 +87,13 @@ impl Volume {
         let mut attr_list: Option<Vec<u8>> = None;
         for a in rec.attributes() {
             let a = a.map_err(|e| Error::format(format!("{name}: $MFT record 0"), e))?;
-            if !a.name.is_empty() {
+            if !a.is_unnamed() {
                 continue;
             }
-            match (a.type_code, a.body) {
+            let body = a
+                .body()
+                .map_err(|e| Error::format(format!("{name}: $MFT record 0"), e))?;
+            match (a.type_code, body) {
                 (kind::DATA, AttributeBody::NonResident(nr)) => {
                     if nr.start_vcn == 0 {
                         mft_size = Some(nr.data_size);
@@ -157,7 +160,7 @@ impl Volume {
                 let ext = Record::parse(&buf).map_err(|e| Error::format(&what, e))?;
                 for a in ext.attributes() {
                     let a = a.map_err(|e| Error::format(&what, e))?;
-                    if let (true, AttributeBody::NonResident(nr)) = (a.name.is_empty(), a.body) {
+                    if let (true, Ok(AttributeBody::NonResident(nr))) = (a.is_unnamed(), a.body()) {
                         if a.type_code == type_code && nr.start_vcn == start_vcn {
                             let r = decode_runs(name, &nr)?;
                             if type_code == kind::DATA {
@@ -247,7 +250,8 @@ impl Volume {
         }
         let Ok(rec) = Record::parse(&buf) else { return };
         for a in rec.attributes().map_while(|a| a.ok()) {
-            match (a.type_code, a.body) {
+            let Ok(body) = a.body() else { continue };
+            match (a.type_code, body) {
                 (kind::VOLUME_NAME, AttributeBody::Resident(v)) => {
                     self.label = Some(utf16::decode(v))
                 }

@@ -49,15 +49,12 @@ pub mod file_attr {
     pub const FN_DIRECTORY: u32 = 0x1000_0000;
 }
 
-/// One attribute of a record.
+/// One attribute of a record. The header fields are decoded; the name and body are decoded on request.
 #[derive(Debug, Clone, Copy)]
 pub struct Attribute<'a> {
     pub type_code: u32,
-    pub flags: u16,
-    pub id: u16,
-    /// The attribute's name in raw UTF-16LE (empty for the unnamed `$DATA` stream).
-    pub name: &'a [u8],
-    pub body: AttributeBody<'a>,
+    /// The whole attribute, header included.
+    bytes: &'a [u8],
 }
 
 /// Where an attribute's value lives.
@@ -88,15 +85,54 @@ impl<'a> NonResident<'a> {
 }
 
 impl<'a> Attribute<'a> {
+    /// `bytes` is the whole attribute, at least 24 bytes (the record walk guarantees it).
+    pub(crate) fn from_bytes(type_code: u32, bytes: &'a [u8]) -> Attribute<'a> {
+        Attribute { type_code, bytes }
+    }
+
+    pub fn is_resident(&self) -> bool {
+        self.bytes[8] == 0
+    }
+
+    /// Attribute header flags (compressed, encrypted, sparse).
+    pub fn flags(&self) -> u16 {
+        u16::from_le_bytes([self.bytes[0x0C], self.bytes[0x0D]])
+    }
+
+    pub fn id(&self) -> u16 {
+        u16::from_le_bytes([self.bytes[0x0E], self.bytes[0x0F]])
+    }
+
+    /// True for an unnamed attribute (the default `$DATA` stream, `$I30`-less attributes …), without decoding.
+    pub fn is_unnamed(&self) -> bool {
+        self.bytes[9] == 0
+    }
+
+    /// The attribute's name in raw UTF-16LE (empty for the unnamed `$DATA` stream).
+    pub fn name(&self) -> Result<&'a [u8]> {
+        let name_len = usize::from(self.bytes[9]) * 2;
+        let name_off = usize::from(u16::from_le_bytes([self.bytes[0x0A], self.bytes[0x0B]]));
+        bytes(self.bytes, name_off, name_len, "attribute name")
+    }
+
+    pub fn body(&self) -> Result<AttributeBody<'a>> {
+        if self.is_resident() {
+            crate::record::parse_resident(self.bytes).map(AttributeBody::Resident)
+        } else {
+            crate::record::parse_non_resident(self.bytes, self.flags())
+                .map(AttributeBody::NonResident)
+        }
+    }
+
     /// The resident value, or an error for a non-resident attribute.
     pub fn resident_value(&self, what: &'static str) -> Result<&'a [u8]> {
-        match self.body {
-            AttributeBody::Resident(v) => Ok(v),
-            AttributeBody::NonResident(_) => Err(Error::Invalid {
+        if !self.is_resident() {
+            return Err(Error::Invalid {
                 what,
                 why: "attribute must be resident",
-            }),
+            });
         }
+        crate::record::parse_resident(self.bytes)
     }
 }
 

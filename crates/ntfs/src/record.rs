@@ -1,6 +1,6 @@
 //! MFT file records: the `FILE` header, update-sequence fixups and the walk over a record's attributes.
 
-use crate::attr::{Attribute, AttributeBody, NonResident};
+use crate::attr::{Attribute, NonResident};
 use crate::le::{bytes, u16_at, u32_at, u64_at, u8_at};
 use crate::{Error, Result};
 
@@ -204,7 +204,9 @@ impl<'a> Iterator for Attributes<'a> {
     }
 }
 
-/// Parses the attribute at `pos`; `None` at the end marker. Returns the attribute and its length.
+/// Parses the attribute header at `pos`; `None` at the end marker. Returns the attribute and its length.
+/// Only the common header is decoded here; the body is decoded when asked for, so attributes a caller skips
+/// cost a few bounds checks.
 fn parse_attribute(rec: &[u8], pos: usize) -> Result<Option<(Attribute<'_>, usize)>> {
     const WHAT: &str = "attribute header";
     let type_code = u32_at(rec, pos, WHAT)?;
@@ -218,55 +220,43 @@ fn parse_attribute(rec: &[u8], pos: usize) -> Result<Option<(Attribute<'_>, usiz
             why: "attribute length is not a multiple of 8 of at least 24",
         });
     }
-    let a = bytes(rec, pos, len, WHAT)?;
-    let non_resident = a[8] != 0;
-    let name_len = usize::from(a[9]) * 2;
-    let name_off = usize::from(u16_at(a, 0x0A, WHAT)?);
-    let name = bytes(a, name_off, name_len, "attribute name")?;
-    let flags = u16_at(a, 0x0C, WHAT)?;
-    let id = u16_at(a, 0x0E, WHAT)?;
-    let body = if non_resident {
-        const NR: &str = "non-resident attribute header";
-        let runlist_off = usize::from(u16_at(a, 0x20, NR)?);
-        let compression_unit = u8_at(a, 0x22, NR)?;
-        let compressed = flags & (crate::attr::flags::COMPRESSED | crate::attr::flags::SPARSE) != 0;
-        let nr = NonResident {
-            start_vcn: u64_at(a, 0x10, NR)?,
-            last_vcn: u64_at(a, 0x18, NR)?,
-            runlist: a.get(runlist_off..).ok_or(Error::Truncated {
-                what: "runlist",
-                offset: runlist_off,
-                need: 1,
-                have: a.len(),
-            })?,
-            compression_unit,
-            allocated_size: u64_at(a, 0x28, NR)?,
-            data_size: u64_at(a, 0x30, NR)?,
-            initialized_size: u64_at(a, 0x38, NR)?,
-            // Only the first extent of a compressed or sparse attribute carries the compressed size.
-            compressed_size: if compressed && len >= 0x48 {
-                Some(u64_at(a, 0x40, NR)?)
-            } else {
-                None
-            },
-        };
-        AttributeBody::NonResident(nr)
-    } else {
-        const R: &str = "resident attribute header";
-        let value_len = u32_at(a, 0x10, R)? as usize;
-        let value_off = usize::from(u16_at(a, 0x14, R)?);
-        AttributeBody::Resident(bytes(a, value_off, value_len, "resident attribute value")?)
-    };
-    Ok(Some((
-        Attribute {
-            type_code,
-            flags,
-            id,
-            name,
-            body,
+    let bytes = crate::le::bytes(rec, pos, len, WHAT)?;
+    Ok(Some((Attribute::from_bytes(type_code, bytes), len)))
+}
+
+/// Decodes the body of a non-resident attribute (`a` is the whole attribute).
+pub(crate) fn parse_non_resident(a: &[u8], flags: u16) -> Result<NonResident<'_>> {
+    const NR: &str = "non-resident attribute header";
+    let runlist_off = usize::from(u16_at(a, 0x20, NR)?);
+    let compressed = flags & (crate::attr::flags::COMPRESSED | crate::attr::flags::SPARSE) != 0;
+    Ok(NonResident {
+        start_vcn: u64_at(a, 0x10, NR)?,
+        last_vcn: u64_at(a, 0x18, NR)?,
+        runlist: a.get(runlist_off..).ok_or(Error::Truncated {
+            what: "runlist",
+            offset: runlist_off,
+            need: 1,
+            have: a.len(),
+        })?,
+        compression_unit: u8_at(a, 0x22, NR)?,
+        allocated_size: u64_at(a, 0x28, NR)?,
+        data_size: u64_at(a, 0x30, NR)?,
+        initialized_size: u64_at(a, 0x38, NR)?,
+        // Only the first extent of a compressed or sparse attribute carries the compressed size.
+        compressed_size: if compressed && a.len() >= 0x48 {
+            Some(u64_at(a, 0x40, NR)?)
+        } else {
+            None
         },
-        len,
-    )))
+    })
+}
+
+/// Decodes the value of a resident attribute (`a` is the whole attribute).
+pub(crate) fn parse_resident(a: &[u8]) -> Result<&[u8]> {
+    const R: &str = "resident attribute header";
+    let value_len = u32_at(a, 0x10, R)? as usize;
+    let value_off = usize::from(u16_at(a, 0x14, R)?);
+    bytes(a, value_off, value_len, "resident attribute value")
 }
 
 #[cfg(test)]

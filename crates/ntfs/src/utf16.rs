@@ -3,11 +3,34 @@
 
 /// Appends the UTF-16LE bytes `raw` (an odd trailing byte is ignored) to `out` as UTF-8.
 pub fn decode_into(raw: &[u8], out: &mut Vec<u8>) {
-    // Fast path: most names are ASCII, which is a byte copy of every other byte.
-    if raw.chunks_exact(2).all(|c| c[1] == 0 && c[0] < 0x80) {
-        out.extend(raw.chunks_exact(2).map(|c| c[0]));
+    // Fast path: most names are ASCII, a copy of every other byte. Test and narrow four units at a time; fall
+    // back to full decoding at the first unit that is not ASCII.
+    const NOT_ASCII: u64 = 0xFF80_FF80_FF80_FF80;
+    let start = out.len();
+    out.reserve(raw.len() / 2);
+    let mut quads = raw.chunks_exact(8);
+    let mut ascii = true;
+    for q in quads.by_ref() {
+        let w = u64::from_le_bytes([q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]]);
+        if w & NOT_ASCII != 0 {
+            ascii = false;
+            break;
+        }
+        out.extend_from_slice(&[w as u8, (w >> 16) as u8, (w >> 32) as u8, (w >> 48) as u8]);
+    }
+    if ascii {
+        for c in quads.remainder().chunks_exact(2) {
+            if c[1] != 0 || c[0] >= 0x80 {
+                ascii = false;
+                break;
+            }
+            out.push(c[0]);
+        }
+    }
+    if ascii {
         return;
     }
+    out.truncate(start);
     let units = raw
         .chunks_exact(2)
         .map(|c| u16::from_le_bytes([c[0], c[1]]));

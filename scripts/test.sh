@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what the tests need (idempotent; needs root), then runs every test.
+# Integration tests build their fixture volumes with mkntfs + ntfs-3g on first use (scripts/make-fixtures.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" = 0 ]; then
+  scripts/setup.sh
+else
+  sudo scripts/setup.sh
+fi
+export PATH="$HOME/.cargo/bin:$PATH"
+cargo test --release --workspace "$@"
