@@ -1,0 +1,363 @@
+//! The builder on hand-made records: one entry per hard link, DOS aliases dropped, streams beside their file,
+//! extension records merged whatever their order, orphans and parent cycles under `$Orphan`, deleted folders
+//! resolved one sequence number back, and recursive directory totals.
+
+use uffs_index::batch::{NameInfo, RecordBatch, RecordInfo, StdInfo, StreamInfo, StreamSizes};
+use uffs_index::{flags, BuildOptions, Builder, EntryId, Index, VolumeMeta};
+
+const DOS: u8 = 2;
+const WIN32: u8 = 1;
+
+fn fref(record: u64, seq: u16) -> u64 {
+    record | (u64::from(seq) << 48)
+}
+
+/// Builds batches of records by hand.
+#[derive(Default)]
+struct Recs(RecordBatch);
+
+impl Recs {
+    fn text(&mut self, s: &str) -> std::ops::Range<u32> {
+        let start = self.0.text.len() as u32;
+        self.0.text.extend_from_slice(s.as_bytes());
+        start..self.0.text.len() as u32
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        number: u64,
+        seq: u16,
+        dir: bool,
+        in_use: bool,
+        base: u64,
+        names: &[(&str, u64, u8)],
+        size: Option<u64>,
+        streams: &[(&str, u64)],
+    ) -> &mut Self {
+        let n0 = self.0.names.len() as u32;
+        for (name, parent, ns) in names {
+            let text = self.text(name);
+            self.0.names.push(NameInfo {
+                parent: *parent,
+                namespace: *ns,
+                created: 0,
+                modified: 0,
+                text,
+            });
+        }
+        let s0 = self.0.streams.len() as u32;
+        for (name, sz) in streams {
+            let text = self.text(name);
+            self.0.streams.push(StreamInfo {
+                sizes: StreamSizes {
+                    size: *sz,
+                    allocated: 0,
+                    attr_flags: 0,
+                },
+                text,
+            });
+        }
+        self.0.records.push(RecordInfo {
+            number,
+            sequence: seq,
+            header_flags: u16::from(in_use) | if dir { 2 } else { 0 },
+            base,
+            std_info: (base == 0).then_some(StdInfo {
+                created: 1,
+                modified: 2,
+                mft_changed: 3,
+                accessed: 4,
+                attributes: 0x20,
+            }),
+            has_attribute_list: false,
+            reparse_tag: 0,
+            data: size.map(|s| StreamSizes {
+                size: s,
+                allocated: s,
+                attr_flags: 0,
+            }),
+            names: n0..self.0.names.len() as u32,
+            streams: s0..self.0.streams.len() as u32,
+        });
+        self
+    }
+
+    fn attr_list(&mut self) -> &mut Self {
+        self.0.records.last_mut().unwrap().has_attribute_list = true;
+        self
+    }
+
+    fn build(&self, deleted: bool) -> Index {
+        let meta = VolumeMeta {
+            records_total: 64,
+            has_deleted: deleted,
+            ..VolumeMeta::default()
+        };
+        let mut b = Builder::new(
+            meta,
+            BuildOptions {
+                include_deleted: deleted,
+            },
+            16,
+        );
+        b.add_batch(&self.0);
+        b.finish().0
+    }
+}
+
+fn root(r: &mut Recs) -> &mut Recs {
+    r.add(5, 5, true, true, 0, &[(".", fref(5, 5), 3)], None, &[])
+}
+
+fn paths(idx: &Index) -> Vec<String> {
+    let mut v: Vec<String> = (0..idx.len() as EntryId).map(|i| idx.path(i)).collect();
+    v.sort();
+    v
+}
+
+fn find(idx: &Index, path: &str) -> EntryId {
+    (0..idx.len() as EntryId)
+        .find(|&i| idx.path(i) == path)
+        .unwrap_or_else(|| panic!("{path} not in {:?}", paths(idx)))
+}
+
+#[test]
+fn hard_links_streams_and_dos_names() {
+    let mut r = Recs::default();
+    root(&mut r)
+        .add(
+            30,
+            1,
+            true,
+            true,
+            0,
+            &[("docs", fref(5, 5), WIN32), ("DOCS~1", fref(5, 5), DOS)],
+            None,
+            &[],
+        )
+        .add(
+            40,
+            2,
+            false,
+            true,
+            0,
+            &[
+                ("report.txt", fref(30, 1), WIN32),
+                ("REPORT~1.TXT", fref(30, 1), DOS),
+                ("link.txt", fref(5, 5), 0),
+            ],
+            Some(100),
+            &[("Zone.Identifier", 26)],
+        );
+    let idx = r.build(false);
+    assert_eq!(
+        paths(&idx),
+        [
+            "/",
+            "/docs",
+            "/docs/report.txt",
+            "/docs/report.txt:Zone.Identifier",
+            "/link.txt"
+        ]
+    );
+    let s = find(&idx, "/docs/report.txt:Zone.Identifier");
+    assert_eq!(idx.size(s), 26);
+    assert!(idx.flags(s) & flags::STREAM != 0);
+    assert_eq!(idx.record(find(&idx, "/link.txt")), 40);
+    // The folder holds one file of 100 bytes and its 26-byte stream; the root counts the hard link again.
+    let docs = find(&idx, "/docs");
+    assert_eq!((idx.tree_size(docs), idx.descendants(docs)), (126, 1));
+    assert_eq!(
+        (idx.tree_size(idx.root()), idx.descendants(idx.root())),
+        (226, 3)
+    );
+}
+
+#[test]
+fn extension_records_merge_in_any_order() {
+    for ext_first in [true, false] {
+        let mut r = Recs::default();
+        root(&mut r);
+        let ext = |r: &mut Recs| {
+            r.add(
+                20,
+                1,
+                false,
+                true,
+                fref(50, 3),
+                &[("second-name.txt", fref(5, 5), WIN32)],
+                Some(7000),
+                &[],
+            );
+        };
+        if ext_first {
+            ext(&mut r);
+        }
+        r.add(
+            50,
+            3,
+            false,
+            true,
+            0,
+            &[("first-name.txt", fref(5, 5), WIN32)],
+            None,
+            &[],
+        )
+        .attr_list();
+        if !ext_first {
+            ext(&mut r);
+        }
+        // An extension record whose base reference has another sequence number is stale: not merged.
+        r.add(
+            21,
+            1,
+            false,
+            true,
+            fref(50, 2),
+            &[("stale.txt", fref(5, 5), WIN32)],
+            None,
+            &[],
+        );
+        let idx = r.build(false);
+        assert_eq!(
+            paths(&idx),
+            ["/", "/first-name.txt", "/second-name.txt"],
+            "ext_first={ext_first}"
+        );
+        for p in ["/first-name.txt", "/second-name.txt"] {
+            let e = find(&idx, p);
+            assert_eq!((idx.record(e), idx.size(e), idx.modified(e)), (50, 7000, 2));
+        }
+    }
+}
+
+#[test]
+fn orphans_and_cycles_go_under_orphan_folder() {
+    let mut r = Recs::default();
+    root(&mut r)
+        // Parent record 60 does not exist.
+        .add(
+            31,
+            1,
+            false,
+            true,
+            0,
+            &[("lost.txt", fref(60, 1), WIN32)],
+            Some(1),
+            &[],
+        )
+        // Parent 32 exists but its sequence number moved on: the folder was deleted and the record reused.
+        .add(
+            32,
+            9,
+            true,
+            true,
+            0,
+            &[("new-folder", fref(5, 5), WIN32)],
+            None,
+            &[],
+        )
+        .add(
+            33,
+            1,
+            false,
+            true,
+            0,
+            &[("stale-child.txt", fref(32, 4), WIN32)],
+            Some(2),
+            &[],
+        )
+        // Two folders that are each other's parent.
+        .add(
+            34,
+            1,
+            true,
+            true,
+            0,
+            &[("a", fref(35, 1), WIN32)],
+            None,
+            &[],
+        )
+        .add(
+            35,
+            1,
+            true,
+            true,
+            0,
+            &[("b", fref(34, 1), WIN32)],
+            None,
+            &[],
+        )
+        .add(
+            36,
+            1,
+            false,
+            true,
+            0,
+            &[("in-cycle.txt", fref(35, 1), WIN32)],
+            Some(3),
+            &[],
+        );
+    let idx = r.build(false);
+    let p = paths(&idx);
+    assert!(p.contains(&"/$Orphan/lost.txt".to_string()), "{p:?}");
+    assert!(p.contains(&"/$Orphan/stale-child.txt".to_string()), "{p:?}");
+    // The cycle is cut at one folder; everything below it still resolves.
+    let cyc = p
+        .iter()
+        .find(|x| x.ends_with("/in-cycle.txt"))
+        .expect("in-cycle.txt");
+    assert!(cyc.starts_with("/$Orphan/"), "{cyc}");
+    for id in 0..idx.len() as EntryId {
+        assert!(idx.depth(id) < 10);
+    }
+    let orphan = find(&idx, "/$Orphan");
+    assert!(idx.flags(orphan) & flags::SYNTHETIC != 0);
+    assert_eq!(idx.tree_size(orphan), 1 + 2 + 3);
+}
+
+#[test]
+fn deleted_folder_keeps_its_deleted_files() {
+    let mut r = Recs::default();
+    root(&mut r)
+        // NTFS bumps the sequence number when it frees a record: the folder is at 4, its children point at 3.
+        .add(
+            40,
+            4,
+            true,
+            false,
+            0,
+            &[("gone", fref(5, 5), WIN32)],
+            None,
+            &[],
+        )
+        .add(
+            41,
+            2,
+            false,
+            false,
+            0,
+            &[("old.txt", fref(40, 3), WIN32)],
+            Some(10),
+            &[],
+        )
+        .add(
+            42,
+            1,
+            false,
+            true,
+            0,
+            &[("live.txt", fref(5, 5), WIN32)],
+            Some(5),
+            &[],
+        );
+    let idx = r.build(true);
+    assert_eq!(paths(&idx), ["/", "/gone", "/gone/old.txt", "/live.txt"]);
+    assert!(idx.is_deleted(find(&idx, "/gone/old.txt")));
+    // Deleted entries count towards deleted folders only: the root's totals are the live ones.
+    assert_eq!(idx.tree_size(idx.root()), 5);
+    assert_eq!(idx.tree_size(find(&idx, "/gone")), 10);
+    // Without deleted entries, nothing of them is kept.
+    assert_eq!(paths(&r.build(false)), ["/", "/live.txt"]);
+}
