@@ -40,82 +40,58 @@ pub struct BuildStats {
     pub totals: Duration,
 }
 
-/// Accumulates batches into an index.
-pub struct Builder {
-    opts: BuildOptions,
-    idx: Index,
-    /// Parent reference (record | sequence << 48) of each entry, until parents are resolved.
+/// Entry columns under construction: the index's columns, with parents still as file references.
+#[derive(Debug, Clone)]
+pub struct Columns {
+    names: Vec<u8>,
+    name_start: Vec<u32>,
     parent_ref: Vec<u64>,
-    /// First entry of each record number (`NONE` if the record made no entry).
-    record_entry: Vec<u32>,
-    /// Records merged at the end: base records with an attribute list and all extension records.
-    deferred: RecordBatch,
-    /// The synthetic `$Orphan` folder, once made.
-    orphan: EntryId,
-    stats: BuildStats,
+    record: Vec<u32>,
+    sequence: Vec<u16>,
+    flags: Vec<u32>,
+    size: Vec<u64>,
+    allocated: Vec<u64>,
+    created: Vec<u64>,
+    modified: Vec<u64>,
+    mft_changed: Vec<u64>,
+    accessed: Vec<u64>,
+    reparse_tag: Vec<u32>,
 }
 
-impl Builder {
-    /// `expected_entries` sizes the columns up front so they never grow by doubling (which would double the
-    /// peak memory); a good guess is the number of records in use.
-    pub fn new(meta: VolumeMeta, opts: BuildOptions, expected_entries: usize) -> Builder {
-        let cap = expected_entries + expected_entries / 16 + 16;
-        let idx = Index {
-            meta,
-            names: Vec::with_capacity(cap * 20),
-            name_start: {
-                let mut v = Vec::with_capacity(cap + 1);
-                v.push(0);
-                v
-            },
-            parent: Vec::new(),
-            record: Vec::with_capacity(cap),
-            sequence: Vec::with_capacity(cap),
-            flags: Vec::with_capacity(cap),
-            size: Vec::with_capacity(cap),
-            allocated: Vec::with_capacity(cap),
-            created: Vec::with_capacity(cap),
-            modified: Vec::with_capacity(cap),
-            mft_changed: Vec::with_capacity(cap),
-            accessed: Vec::with_capacity(cap),
-            reparse_tag: Vec::with_capacity(cap),
-            tree_size: Vec::new(),
-            descendants: Vec::new(),
-            root: 0,
-        };
-        let slots = usize::try_from(idx.meta.records_total)
-            .unwrap_or(0)
-            .min(1 << 32);
-        Builder {
-            opts,
-            idx,
-            parent_ref: Vec::with_capacity(cap),
-            record_entry: vec![NONE; slots],
-            deferred: RecordBatch::default(),
-            orphan: NONE,
-            stats: BuildStats::default(),
+impl Columns {
+    fn with_capacity(entries: usize, name_bytes: usize) -> Columns {
+        let mut name_start = Vec::with_capacity(entries + 1);
+        name_start.push(0);
+        Columns {
+            names: Vec::with_capacity(name_bytes),
+            name_start,
+            parent_ref: Vec::with_capacity(entries),
+            record: Vec::with_capacity(entries),
+            sequence: Vec::with_capacity(entries),
+            flags: Vec::with_capacity(entries),
+            size: Vec::with_capacity(entries),
+            allocated: Vec::with_capacity(entries),
+            created: Vec::with_capacity(entries),
+            modified: Vec::with_capacity(entries),
+            mft_changed: Vec::with_capacity(entries),
+            accessed: Vec::with_capacity(entries),
+            reparse_tag: Vec::with_capacity(entries),
         }
     }
 
-    /// Adds a batch of parsed records. Batches must come in ascending record order.
-    pub fn add_batch(&mut self, batch: &RecordBatch) {
-        self.stats.counts += batch.counts;
-        for rec in &batch.records {
-            if !rec.in_use() && !self.opts.include_deleted {
-                continue;
-            }
-            if rec.base != 0 || rec.has_attribute_list {
-                copy_record(batch, rec, &mut self.deferred);
-                continue;
-            }
-            let names = &batch.names[rec.names.start as usize..rec.names.end as usize];
-            let streams = &batch.streams[rec.streams.start as usize..rec.streams.end as usize];
-            self.emit(rec, names, streams, &batch.text);
-        }
+    fn len(&self) -> usize {
+        self.record.len()
     }
 
     /// Makes the entries of one complete record: one per name (DOS aliases skipped), then its named streams.
-    fn emit(&mut self, rec: &RecordInfo, names: &[NameInfo], streams: &[StreamInfo], text: &[u8]) {
+    /// Returns the first entry, or `None` when the record has no name.
+    fn emit(
+        &mut self,
+        rec: &RecordInfo,
+        names: &[NameInfo],
+        streams: &[StreamInfo],
+        text: &[u8],
+    ) -> Option<u32> {
         let deleted = if rec.in_use() { 0 } else { flags::DELETED };
         let dir = if rec.is_directory() {
             flags::DIRECTORY
@@ -136,47 +112,39 @@ impl Builder {
             rec.data.unwrap_or_default()
         };
         let has_long_name = names.iter().any(|n| n.namespace != DOS_NAMESPACE);
-        let mut first = NONE;
+        let mut first = None;
         for n in names {
             if has_long_name && n.namespace == DOS_NAMESPACE {
                 continue;
             }
             let id = self.push(text_of(text, &n.text), &[], n.parent, rec, attrs, data, &si);
-            if first == NONE {
-                first = id;
+            first.get_or_insert(id);
+        }
+        let first = first?;
+        if !streams.is_empty() {
+            // Streams hang beside the file's first name: `dir/file.txt:stream`.
+            let (start, end) = (
+                self.name_start[first as usize] as usize,
+                self.name_start[first as usize + 1] as usize,
+            );
+            let mut primary = Vec::with_capacity(end - start + 1);
+            primary.extend_from_slice(&self.names[start..end]);
+            primary.push(b':');
+            let parent = self.parent_ref[first as usize];
+            let stream_attrs = (attrs & !flags::DIRECTORY) | flags::STREAM;
+            for s in streams {
+                self.push(
+                    &primary,
+                    text_of(text, &s.text),
+                    parent,
+                    rec,
+                    stream_attrs,
+                    s.sizes,
+                    &si,
+                );
             }
         }
-        if first == NONE {
-            self.stats.nameless += 1;
-            return;
-        }
-        if let Some(slot) = self.slot(rec.number) {
-            *slot = first;
-        }
-        if streams.is_empty() {
-            return;
-        }
-        // Streams hang beside the file's first name: `dir/file.txt:stream`.
-        let (start, end) = (
-            self.idx.name_start[first as usize] as usize,
-            self.idx.name_start[first as usize + 1] as usize,
-        );
-        let mut primary = Vec::with_capacity(end - start + 1);
-        primary.extend_from_slice(&self.idx.names[start..end]);
-        primary.push(b':');
-        let parent = self.parent_ref[first as usize];
-        let stream_attrs = (attrs & !flags::DIRECTORY) | flags::STREAM;
-        for s in streams {
-            self.push(
-                &primary,
-                text_of(text, &s.text),
-                parent,
-                rec,
-                stream_attrs,
-                s.sizes,
-                &si,
-            );
-        }
+        Some(first)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -189,24 +157,150 @@ impl Builder {
         attrs: u32,
         data: StreamSizes,
         si: &StdInfo,
-    ) -> EntryId {
-        let x = &mut self.idx;
-        let id = x.record.len() as EntryId;
-        x.names.extend_from_slice(name);
-        x.names.extend_from_slice(name_suffix);
-        x.name_start.push(x.names.len() as u32);
+    ) -> u32 {
+        let id = self.record.len() as u32;
+        self.names.extend_from_slice(name);
+        self.names.extend_from_slice(name_suffix);
+        self.name_start.push(self.names.len() as u32);
         self.parent_ref.push(parent);
-        x.record.push(rec.number as u32);
-        x.sequence.push(rec.sequence);
-        x.flags.push(attrs | stream_attr_bits(data.attr_flags));
-        x.size.push(data.size);
-        x.allocated.push(data.allocated);
-        x.created.push(si.created);
-        x.modified.push(si.modified);
-        x.mft_changed.push(si.mft_changed);
-        x.accessed.push(si.accessed);
-        x.reparse_tag.push(rec.reparse_tag);
+        self.record.push(rec.number as u32);
+        self.sequence.push(rec.sequence);
+        self.flags.push(attrs | stream_attr_bits(data.attr_flags));
+        self.size.push(data.size);
+        self.allocated.push(data.allocated);
+        self.created.push(si.created);
+        self.modified.push(si.modified);
+        self.mft_changed.push(si.mft_changed);
+        self.accessed.push(si.accessed);
+        self.reparse_tag.push(rec.reparse_tag);
         id
+    }
+
+    /// Appends `other`'s entries after this one's; returns the id the first of them got.
+    fn append(&mut self, other: &Columns) -> u32 {
+        let base = self.len() as u32;
+        let name_base = self.names.len() as u32;
+        self.names.extend_from_slice(&other.names);
+        self.name_start
+            .extend(other.name_start[1..].iter().map(|e| e + name_base));
+        self.parent_ref.extend_from_slice(&other.parent_ref);
+        self.record.extend_from_slice(&other.record);
+        self.sequence.extend_from_slice(&other.sequence);
+        self.flags.extend_from_slice(&other.flags);
+        self.size.extend_from_slice(&other.size);
+        self.allocated.extend_from_slice(&other.allocated);
+        self.created.extend_from_slice(&other.created);
+        self.modified.extend_from_slice(&other.modified);
+        self.mft_changed.extend_from_slice(&other.mft_changed);
+        self.accessed.extend_from_slice(&other.accessed);
+        self.reparse_tag.extend_from_slice(&other.reparse_tag);
+        base
+    }
+}
+
+/// A batch turned into entries, ready to append: made on a parser thread so the builder's own (serial) work
+/// is a few slice copies per batch.
+#[derive(Debug)]
+pub struct Prepared {
+    cols: Columns,
+    /// (record number, its first entry in `cols`) for every record that made entries.
+    firsts: Vec<(u64, u32)>,
+    /// Records merged at the end (with an attribute list, or extension records).
+    deferred: RecordBatch,
+    counts: RecordCounts,
+    nameless: u64,
+}
+
+impl Prepared {
+    /// Makes the entries of every complete record of `batch`; sets aside those that need merging.
+    pub fn new(batch: &RecordBatch, opts: BuildOptions) -> Prepared {
+        let mut p = Prepared {
+            cols: Columns::with_capacity(
+                batch.records.len() + batch.streams.len() + 8,
+                batch.text.len() + 64,
+            ),
+            firsts: Vec::with_capacity(batch.records.len()),
+            deferred: RecordBatch::default(),
+            counts: batch.counts,
+            nameless: 0,
+        };
+        for rec in &batch.records {
+            if !rec.in_use() && !opts.include_deleted {
+                continue;
+            }
+            if rec.base != 0 || rec.has_attribute_list {
+                copy_record(batch, rec, &mut p.deferred);
+                continue;
+            }
+            let names = &batch.names[rec.names.start as usize..rec.names.end as usize];
+            let streams = &batch.streams[rec.streams.start as usize..rec.streams.end as usize];
+            match p.cols.emit(rec, names, streams, &batch.text) {
+                Some(first) => p.firsts.push((rec.number, first)),
+                None => p.nameless += 1,
+            }
+        }
+        p
+    }
+}
+
+/// Accumulates batches into an index.
+pub struct Builder {
+    opts: BuildOptions,
+    meta: VolumeMeta,
+    cols: Columns,
+    /// Filled from `cols` when parents are resolved.
+    idx: Index,
+    /// First entry of each record number (`NONE` if the record made no entry).
+    record_entry: Vec<u32>,
+    /// Records merged at the end: base records with an attribute list and all extension records.
+    deferred: RecordBatch,
+    /// The synthetic `$Orphan` folder, once made.
+    orphan: EntryId,
+    stats: BuildStats,
+}
+
+impl Builder {
+    /// `expected_entries` sizes the columns up front so they never grow by doubling (which would double the
+    /// peak memory); a good guess is the number of records in use.
+    pub fn new(meta: VolumeMeta, opts: BuildOptions, expected_entries: usize) -> Builder {
+        let cap = expected_entries + expected_entries / 16 + 16;
+        // Slots for every record number; more are added on demand, so a hostile record count cannot make this
+        // allocate more than the records really read.
+        let slots = usize::try_from(meta.records_total)
+            .unwrap_or(0)
+            .min(cap * 2);
+        Builder {
+            opts,
+            meta,
+            cols: Columns::with_capacity(cap, cap * 20),
+            idx: Index::default(),
+            record_entry: vec![NONE; slots],
+            deferred: RecordBatch::default(),
+            orphan: NONE,
+            stats: BuildStats::default(),
+        }
+    }
+
+    /// Adds a batch of parsed records. Batches must come in ascending record order.
+    pub fn add_batch(&mut self, batch: &RecordBatch) {
+        self.append(Prepared::new(batch, self.opts));
+    }
+
+    /// Adds a batch prepared with [`Prepared::new`] (on any thread). Batches must come in record order.
+    pub fn append(&mut self, p: Prepared) {
+        self.stats.counts += p.counts;
+        self.stats.nameless += p.nameless;
+        let base = self.cols.append(&p.cols);
+        for (record, first) in p.firsts {
+            if let Some(slot) = self.slot(record) {
+                *slot = base + first;
+            }
+        }
+        if !p.deferred.records.is_empty() {
+            for rec in &p.deferred.records {
+                copy_record(&p.deferred, rec, &mut self.deferred);
+            }
+        }
     }
 
     fn slot(&mut self, record: u64) -> Option<&mut u32> {
@@ -217,10 +311,23 @@ impl Builder {
         Some(&mut self.record_entry[r])
     }
 
+    /// Emits a merged record into the main columns and records its first entry.
+    fn emit(&mut self, rec: &RecordInfo, names: &[NameInfo], streams: &[StreamInfo], text: &[u8]) {
+        match self.cols.emit(rec, names, streams, text) {
+            Some(first) => {
+                if let Some(slot) = self.slot(rec.number) {
+                    *slot = first;
+                }
+            }
+            None => self.stats.nameless += 1,
+        }
+    }
+
     /// Merges the set-aside records, resolves parents and computes directory totals.
     pub fn finish(mut self) -> (Index, BuildStats) {
         let t = Instant::now();
         self.merge_deferred();
+        self.move_columns();
         self.link_parents();
         self.stats.merge = t.elapsed();
         let t = Instant::now();
@@ -276,6 +383,30 @@ impl Builder {
         self.stats.extensions_stray += used.iter().filter(|u| !**u).count() as u64;
     }
 
+    /// Moves the finished columns into the index (parents stay in `parent_ref` until linked).
+    fn move_columns(&mut self) {
+        let c = &mut self.cols;
+        self.idx = Index {
+            meta: std::mem::take(&mut self.meta),
+            names: std::mem::take(&mut c.names),
+            name_start: std::mem::take(&mut c.name_start),
+            parent: Vec::new(),
+            record: std::mem::take(&mut c.record),
+            sequence: std::mem::take(&mut c.sequence),
+            flags: std::mem::take(&mut c.flags),
+            size: std::mem::take(&mut c.size),
+            allocated: std::mem::take(&mut c.allocated),
+            created: std::mem::take(&mut c.created),
+            modified: std::mem::take(&mut c.modified),
+            mft_changed: std::mem::take(&mut c.mft_changed),
+            accessed: std::mem::take(&mut c.accessed),
+            reparse_tag: std::mem::take(&mut c.reparse_tag),
+            tree_size: Vec::new(),
+            descendants: Vec::new(),
+            root: 0,
+        };
+    }
+
     /// Turns parent references into entry ids. A parent that is missing, not a directory, or whose sequence
     /// number does not match (the folder was deleted and its record reused) makes the entry an orphan.
     fn link_parents(&mut self) {
@@ -287,7 +418,7 @@ impl Builder {
         self.idx.root = root;
         let mut parent = Vec::with_capacity(self.idx.record.capacity());
         for i in 0..n {
-            let pref = self.parent_ref[i];
+            let pref = self.cols.parent_ref[i];
             let p = if i as u32 == root {
                 Some(root)
             } else {
@@ -306,7 +437,7 @@ impl Builder {
         // Synthetic entries made above hang under the root.
         parent.resize(self.idx.record.len(), root);
         self.idx.parent = parent;
-        self.parent_ref = Vec::new();
+        self.cols.parent_ref = Vec::new();
         self.record_entry = Vec::new();
     }
 
@@ -330,22 +461,28 @@ impl Builder {
         ok.then_some(p)
     }
 
+    /// Adds a folder made by uffs (the root when the MFT has none, `$Orphan`) to the linked columns.
     fn push_synthetic(&mut self, name: &[u8], record: u64) -> EntryId {
-        let rec = RecordInfo {
-            number: record,
-            header_flags: 3,
-            ..RecordInfo::default()
-        };
-        let attrs = flags::DIRECTORY | flags::SYNTHETIC | flags::HIDDEN | flags::SYSTEM;
-        self.push(
-            name,
-            &[],
-            ROOT_RECORD,
-            &rec,
-            attrs,
-            StreamSizes::default(),
-            &StdInfo::default(),
-        )
+        let x = &mut self.idx;
+        let id = x.record.len() as EntryId;
+        x.names.extend_from_slice(name);
+        x.name_start.push(x.names.len() as u32);
+        x.record.push(record as u32);
+        x.sequence.push(0);
+        x.flags
+            .push(flags::DIRECTORY | flags::SYNTHETIC | flags::HIDDEN | flags::SYSTEM);
+        for col in [
+            &mut x.size,
+            &mut x.allocated,
+            &mut x.created,
+            &mut x.modified,
+            &mut x.mft_changed,
+            &mut x.accessed,
+        ] {
+            col.push(0);
+        }
+        x.reparse_tag.push(0);
+        id
     }
 
     /// Orders entries by depth (breaking any parent cycle by moving the entry that closes it under `$Orphan`),

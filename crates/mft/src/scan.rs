@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded};
 use uffs_index::batch::RecordBatch;
+use uffs_index::build::Prepared;
 use uffs_index::{BuildOptions, BuildStats, Builder, Index, VolumeMeta};
 
 use crate::parse::{parse_chunk, ParseOptions};
@@ -153,13 +154,10 @@ pub fn build_index(
     } else {
         vol.records_in_use().unwrap_or(planned)
     };
-    let mut builder = Builder::new(
-        meta,
-        BuildOptions {
-            include_deleted: opts.include_deleted,
-        },
-        expected as usize,
-    );
+    let build_opts = BuildOptions {
+        include_deleted: opts.include_deleted,
+    };
+    let mut builder = Builder::new(meta, build_opts, expected as usize);
 
     let rs = vol.record_size as usize;
     let chunk_cap = chunks
@@ -176,7 +174,7 @@ pub fn build_index(
             .map_err(|_| Error::Source("internal: buffer pool closed".into()))?;
     }
     let (work_tx, work_rx) = bounded::<(usize, Chunk, Vec<u8>)>(pool);
-    let (done_tx, done_rx) = unbounded::<(usize, RecordBatch, Duration)>();
+    let (done_tx, done_rx) = unbounded::<(usize, Prepared, Duration)>();
     let parse_opts = ParseOptions {
         record_size: rs,
         bitmap: vol.bitmap.as_deref(),
@@ -209,7 +207,8 @@ pub fn build_index(
                     let len = c.records as usize * rs;
                     parse_chunk(&mut buf[..len], c.first, &parse_opts, &mut batch);
                     let _ = free_tx.send(buf);
-                    if done_tx.send((seq, batch, t.elapsed())).is_err() {
+                    let prepared = Prepared::new(&batch, build_opts);
+                    if done_tx.send((seq, prepared, t.elapsed())).is_err() {
                         break;
                     }
                 }
@@ -217,7 +216,7 @@ pub fn build_index(
         }
         drop(done_tx);
         // Feed batches to the builder in record order as they complete.
-        let mut pending: BTreeMap<usize, RecordBatch> = BTreeMap::new();
+        let mut pending: BTreeMap<usize, Prepared> = BTreeMap::new();
         let mut next = 0;
         let mut done_records = 0;
         for (seq, batch, parse_time) in done_rx.iter() {
@@ -225,7 +224,7 @@ pub fn build_index(
             pending.insert(seq, batch);
             while let Some(batch) = pending.remove(&next) {
                 let t = Instant::now();
-                builder.add_batch(&batch);
+                builder.append(batch);
                 report.times.build += t.elapsed();
                 done_records += chunks[next].records;
                 next += 1;
