@@ -121,27 +121,31 @@ impl Columns {
             first.get_or_insert(id);
         }
         let first = first?;
+        // Streams hang beside each name of the file (every hard link is a path to them): `dir/file.txt:stream`.
+        let names_end = self.len() as u32;
         if !streams.is_empty() {
-            // Streams hang beside the file's first name: `dir/file.txt:stream`.
-            let (start, end) = (
-                self.name_start[first as usize] as usize,
-                self.name_start[first as usize + 1] as usize,
-            );
-            let mut primary = Vec::with_capacity(end - start + 1);
-            primary.extend_from_slice(&self.names[start..end]);
-            primary.push(b':');
-            let parent = self.parent_ref[first as usize];
             let stream_attrs = (attrs & !flags::DIRECTORY) | flags::STREAM;
-            for s in streams {
-                self.push(
-                    &primary,
-                    text_of(text, &s.text),
-                    parent,
-                    rec,
-                    stream_attrs,
-                    s.sizes,
-                    &si,
+            let mut prefix = Vec::new();
+            for id in first..names_end {
+                let (start, end) = (
+                    self.name_start[id as usize] as usize,
+                    self.name_start[id as usize + 1] as usize,
                 );
+                prefix.clear();
+                prefix.extend_from_slice(&self.names[start..end]);
+                prefix.push(b':');
+                let parent = self.parent_ref[id as usize];
+                for s in streams {
+                    self.push(
+                        &prefix,
+                        text_of(text, &s.text),
+                        parent,
+                        rec,
+                        stream_attrs,
+                        s.sizes,
+                        &si,
+                    );
+                }
             }
         }
         Some(first)

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# setup.sh -- idempotent system setup for uffs development / CI (Debian 12, root).
+#
+# Installs the NTFS tooling that scripts/make-fixtures.sh and the tests use:
+#   ntfs-3g (mkntfs, ntfs-3g FUSE driver, ntfsinfo, ntfslabel), sleuthkit (fls,
+#   istat, icat, fsstat, mmls), fdisk (sfdisk), gdisk (sgdisk), attr
+#   (getfattr/setfattr), dosfstools (FAT partition in disk-mbr.img), libfaketime
+#   (frozen clock => byte-reproducible images), fuse3, plus
+#   forensics-samples-ntfs, plocate, libfsntfs-utils, hyperfine.
+# Then `cargo install mft --locked` (mft_dump) unless mft_dump is on PATH
+# (set UFFS_SETUP_SKIP_CARGO=1 to skip that step).
+# apt is skipped entirely when every package is already installed.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+step() { echo "setup: $*"; }
+
+[[ $(id -u) -eq 0 ]] || { echo "setup: must run as root" >&2; exit 1; }
+
+PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
+      fuse3 fdisk gdisk attr dosfstools libfaketime util-linux coreutils)
+command -v python3 >/dev/null || PKGS+=(python3)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+    step "apt: all ${#PKGS[@]} packages already installed, skipping apt-get"
+else
+    step "apt-get update"
+    apt-get update -qq
+    step "apt-get install ${missing[*]}"
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ -c /dev/fuse ]]; then
+    step "/dev/fuse present"
+else
+    step "WARNING: /dev/fuse missing; trying modprobe fuse"
+    modprobe fuse 2>/dev/null || step "WARNING: modprobe fuse failed; ntfs-3g mounts will not work"
+fi
+
+if command -v mft_dump >/dev/null; then
+    step "mft_dump already on PATH ($(command -v mft_dump)), skipping cargo install"
+elif [[ ${UFFS_SETUP_SKIP_CARGO:-0} == 1 ]]; then
+    step "UFFS_SETUP_SKIP_CARGO=1: skipping cargo install mft"
+else
+    command -v cargo >/dev/null || { echo "setup: cargo not found on PATH" >&2; exit 1; }
+    step "cargo install mft --locked (provides mft_dump)"
+    cargo install mft --locked
+fi
+
+step "done"
