@@ -166,7 +166,8 @@ pub fn build_index(
         .max()
         .unwrap_or(rs);
     let workers = report.threads;
-    let pool = workers + 2;
+    // Enough buffers that every parser has one in hand and one waiting while the builder catches up.
+    let pool = 2 * workers + 2;
     let (free_tx, free_rx) = bounded::<Vec<u8>>(pool);
     for _ in 0..pool {
         free_tx
@@ -174,7 +175,7 @@ pub fn build_index(
             .map_err(|_| Error::Source("internal: buffer pool closed".into()))?;
     }
     let (work_tx, work_rx) = bounded::<(usize, Chunk, Vec<u8>)>(pool);
-    let (done_tx, done_rx) = unbounded::<(usize, Prepared, Duration)>();
+    let (done_tx, done_rx) = unbounded::<(usize, Prepared, Vec<u8>, Duration)>();
     let parse_opts = ParseOptions {
         record_size: rs,
         bitmap: vol.bitmap.as_deref(),
@@ -199,16 +200,17 @@ pub fn build_index(
             (busy, lost)
         });
         for _ in 0..workers {
-            let (work_rx, done_tx, free_tx) = (work_rx.clone(), done_tx.clone(), free_tx.clone());
+            let (work_rx, done_tx) = (work_rx.clone(), done_tx.clone());
             s.spawn(move || {
                 for (seq, c, mut buf) in work_rx {
                     let t = Instant::now();
                     let mut batch = RecordBatch::with_capacity(c.records as usize);
                     let len = c.records as usize * rs;
                     parse_chunk(&mut buf[..len], c.first, &parse_opts, &mut batch);
-                    let _ = free_tx.send(buf);
                     let prepared = Prepared::new(&batch, build_opts);
-                    if done_tx.send((seq, prepared, t.elapsed())).is_err() {
+                    // The buffer goes back to the pool only once the batch is appended (below), so the reader is
+                    // never more than the pool's size ahead of the builder: memory stays bounded.
+                    if done_tx.send((seq, prepared, buf, t.elapsed())).is_err() {
                         break;
                     }
                 }
@@ -216,15 +218,16 @@ pub fn build_index(
         }
         drop(done_tx);
         // Feed batches to the builder in record order as they complete.
-        let mut pending: BTreeMap<usize, Prepared> = BTreeMap::new();
+        let mut pending: BTreeMap<usize, (Prepared, Vec<u8>)> = BTreeMap::new();
         let mut next = 0;
         let mut done_records = 0;
-        for (seq, batch, parse_time) in done_rx.iter() {
+        for (seq, batch, buf, parse_time) in done_rx.iter() {
             report.times.parse += parse_time;
-            pending.insert(seq, batch);
-            while let Some(batch) = pending.remove(&next) {
+            pending.insert(seq, (batch, buf));
+            while let Some((batch, buf)) = pending.remove(&next) {
                 let t = Instant::now();
                 builder.append(batch);
+                let _ = free_tx.send(buf);
                 report.times.build += t.elapsed();
                 done_records += chunks[next].records;
                 next += 1;

@@ -97,28 +97,39 @@ fn write_rows(
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(blocks.max(1));
+    // Written buffers come back for reuse, so formatting does not keep faulting in fresh memory.
+    let (back_tx, back_rx) = mpsc::channel::<Vec<u8>>();
+    let back_rx = std::sync::Mutex::new(back_rx);
     std::thread::scope(|s| -> Result<()> {
         let (tx, rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(threads * 2);
         for _ in 0..threads {
-            let (tx, next, paths) = (tx.clone(), &next, &paths);
-            s.spawn(move || loop {
-                let b = next.fetch_add(1, Ordering::Relaxed);
-                if b >= blocks {
-                    break;
-                }
-                let mut buf = Vec::with_capacity(BLOCK * 200);
-                let lo = b * BLOCK;
-                let hi = (lo + BLOCK).min(idx.len());
-                for id in lo as EntryId..hi as EntryId {
-                    if filter.keep(idx, id) {
-                        match format {
-                            Format::Csv => csv_row(idx, paths, id, &mut buf),
-                            Format::Jsonl => json_row(idx, paths, id, &mut buf),
+            let (tx, next, paths, back_rx) = (tx.clone(), &next, &paths, &back_rx);
+            s.spawn(move || {
+                let mut row = Row::new(idx, paths);
+                loop {
+                    let b = next.fetch_add(1, Ordering::Relaxed);
+                    if b >= blocks {
+                        break;
+                    }
+                    let mut buf = back_rx
+                        .lock()
+                        .ok()
+                        .and_then(|r| r.try_recv().ok())
+                        .unwrap_or_default();
+                    buf.clear();
+                    let lo = b * BLOCK;
+                    let hi = (lo + BLOCK).min(idx.len());
+                    for id in lo as EntryId..hi as EntryId {
+                        if filter.keep(idx, id) {
+                            match format {
+                                Format::Csv => row.csv(id, &mut buf),
+                                Format::Jsonl => row.json(id, &mut buf),
+                            }
                         }
                     }
-                }
-                if tx.send((b, buf)).is_err() {
-                    break;
+                    if tx.send((b, buf)).is_err() {
+                        break;
+                    }
                 }
             });
         }
@@ -132,6 +143,7 @@ fn write_rows(
                     Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
                     r => r?,
                 }
+                let _ = back_tx.send(buf);
                 want += 1;
             }
         }
@@ -207,105 +219,180 @@ fn attributes(f: u32, out: &mut Vec<u8>) {
     }
 }
 
-fn csv_row(idx: &Index, paths: &DirPaths<'_>, id: EntryId, b: &mut Vec<u8>) {
-    let mut path = Vec::with_capacity(128);
-    paths.path_into(id, &mut path);
-    csv_field(&path, b);
-    b.push(b',');
-    csv_field(idx.name_bytes(id), b);
-    b.push(b',');
-    b.extend_from_slice(idx.kind(id).as_str().as_bytes());
-    b.push(b',');
-    common_numbers(idx, id, b, false);
-    b.push(b'\n');
+/// Formats rows; one per thread, holding its scratch path and the last date it formatted.
+struct Row<'a> {
+    idx: &'a Index,
+    paths: &'a DirPaths<'a>,
+    path: Vec<u8>,
+    /// `YYYY-MM-DD` of recently formatted days (days since 1601), direct-mapped: a volume's times cluster in a
+    /// few years, so nearly every lookup hits.
+    dates: Vec<(u64, [u8; 10])>,
 }
 
-fn json_row(idx: &Index, paths: &DirPaths<'_>, id: EntryId, b: &mut Vec<u8>) {
-    let mut path = Vec::with_capacity(128);
-    paths.path_into(id, &mut path);
-    b.extend_from_slice(b"{\"path\":");
-    json_str(&path, b);
-    b.extend_from_slice(b",\"name\":");
-    json_str(idx.name_bytes(id), b);
-    b.extend_from_slice(b",\"kind\":\"");
-    b.extend_from_slice(idx.kind(id).as_str().as_bytes());
-    b.extend_from_slice(b"\",");
-    common_numbers(idx, id, b, true);
-    b.extend_from_slice(b"}\n");
+const DATE_SLOTS: usize = 4096;
+
+impl<'a> Row<'a> {
+    fn new(idx: &'a Index, paths: &'a DirPaths<'a>) -> Row<'a> {
+        Row {
+            idx,
+            paths,
+            path: Vec::with_capacity(256),
+            dates: vec![(u64::MAX, [0; 10]); DATE_SLOTS],
+        }
+    }
+
+    fn csv(&mut self, id: EntryId, b: &mut Vec<u8>) {
+        self.path.clear();
+        self.paths.path_into(id, &mut self.path);
+        csv_field(&self.path, b);
+        b.push(b',');
+        csv_field(self.idx.name_bytes(id), b);
+        b.push(b',');
+        b.extend_from_slice(self.idx.kind(id).as_str().as_bytes());
+        b.push(b',');
+        self.numbers::<false>(id, b);
+        b.push(b'\n');
+    }
+
+    fn json(&mut self, id: EntryId, b: &mut Vec<u8>) {
+        self.path.clear();
+        self.paths.path_into(id, &mut self.path);
+        b.extend_from_slice(b"{\"path\":");
+        json_str(&self.path, b);
+        b.extend_from_slice(b",\"name\":");
+        json_str(self.idx.name_bytes(id), b);
+        b.extend_from_slice(b",\"kind\":\"");
+        b.extend_from_slice(self.idx.kind(id).as_str().as_bytes());
+        b.extend_from_slice(b"\",");
+        self.numbers::<true>(id, b);
+        b.extend_from_slice(b"}\n");
+    }
+
+    /// The columns after `kind`, as CSV fields or (`JSON`) JSON members. A constant, so each format's loop has
+    /// no branches for the other.
+    fn numbers<const JSON: bool>(&mut self, id: EntryId, b: &mut Vec<u8>) {
+        let idx = self.idx;
+        let json = JSON;
+        let key = |b: &mut Vec<u8>, k: &str| {
+            if json {
+                b.push(b'"');
+                b.extend_from_slice(k.as_bytes());
+                b.extend_from_slice(b"\":");
+            }
+        };
+        let quote = |b: &mut Vec<u8>| {
+            if json {
+                b.push(b'"');
+            }
+        };
+        key(b, "size");
+        itoa(idx.size(id), b);
+        b.push(b',');
+        key(b, "allocated");
+        itoa(idx.allocated(id), b);
+        for (name, t) in [
+            ("created", idx.created(id)),
+            ("modified", idx.modified(id)),
+            ("mft_changed", idx.mft_changed(id)),
+            ("accessed", idx.accessed(id)),
+        ] {
+            b.push(b',');
+            key(b, name);
+            quote(b);
+            self.iso_time(t, b);
+            quote(b);
+        }
+        b.push(b',');
+        key(b, "attributes");
+        quote(b);
+        attributes(idx.flags(id), b);
+        quote(b);
+        b.push(b',');
+        key(b, "record");
+        itoa(u64::from(idx.record(id)), b);
+        b.push(b',');
+        key(b, "sequence");
+        itoa(u64::from(idx.sequence(id)), b);
+        b.push(b',');
+        key(b, "parent_record");
+        match idx.parent_record(id) {
+            Some(p) => itoa(u64::from(p), b),
+            None if json => b.extend_from_slice(b"null"),
+            None => {}
+        }
+        b.push(b',');
+        key(b, "deleted");
+        b.extend_from_slice(if idx.is_deleted(id) {
+            b"true"
+        } else {
+            b"false"
+        });
+        b.push(b',');
+        key(b, "reparse_tag");
+        let tag = idx.reparse_tag(id);
+        if json {
+            itoa(u64::from(tag), b);
+        } else if tag != 0 {
+            b.extend_from_slice(format!("0x{tag:08X}").as_bytes());
+        }
+    }
+
+    /// ISO 8601 UTC with 100 ns precision. This runs four times per row, so the date is cached per day and the
+    /// digits come from a table of pairs.
+    fn iso_time(&mut self, ft: u64, b: &mut Vec<u8>) {
+        const TICKS_PER_DAY: u64 = 86_400 * uffs_index::time::TICKS_PER_SECOND;
+        let day = ft / TICKS_PER_DAY;
+        let slot = &mut self.dates[day as usize % DATE_SLOTS];
+        if slot.0 != day {
+            let c = uffs_index::time::to_civil(day * TICKS_PER_DAY);
+            if !(0..=9999).contains(&c.year) {
+                // Past year 9999 (only corrupt times get there): not cached, printed in full.
+                b.extend_from_slice(format!("{}-{:02}-{:02}", c.year, c.month, c.day).as_bytes());
+                return self.time_of_day(ft % TICKS_PER_DAY, b);
+            }
+            let mut d = Vec::with_capacity(10);
+            pair((c.year / 100) as u32, &mut d);
+            pair((c.year % 100) as u32, &mut d);
+            d.push(b'-');
+            pair(c.month, &mut d);
+            d.push(b'-');
+            pair(c.day, &mut d);
+            slot.0 = day;
+            slot.1.copy_from_slice(&d);
+        }
+        b.extend_from_slice(&slot.1);
+        self.time_of_day(ft % TICKS_PER_DAY, b);
+    }
+
+    /// `THH:MM:SS.fffffffZ` of the ticks since midnight.
+    fn time_of_day(&self, in_day: u64, b: &mut Vec<u8>) {
+        let secs = (in_day / uffs_index::time::TICKS_PER_SECOND) as u32;
+        let ticks = (in_day % uffs_index::time::TICKS_PER_SECOND) as u32;
+        b.push(b'T');
+        pair(secs / 3600, b);
+        b.push(b':');
+        pair(secs / 60 % 60, b);
+        b.push(b':');
+        pair(secs % 60, b);
+        b.push(b'.');
+        b.push(b'0' + (ticks / 1_000_000) as u8);
+        pair(ticks / 10_000 % 100, b);
+        pair(ticks / 100 % 100, b);
+        pair(ticks % 100, b);
+        b.push(b'Z');
+    }
 }
 
-/// The columns after `kind`, as CSV fields or JSON members.
-fn common_numbers(idx: &Index, id: EntryId, b: &mut Vec<u8>, json: bool) {
-    let key = |b: &mut Vec<u8>, k: &str| {
-        if json {
-            b.push(b'"');
-            b.extend_from_slice(k.as_bytes());
-            b.extend_from_slice(b"\":");
-        }
-    };
-    let sep = |b: &mut Vec<u8>| b.push(b',');
-    key(b, "size");
-    itoa(idx.size(id), b);
-    sep(b);
-    key(b, "allocated");
-    itoa(idx.allocated(id), b);
-    for (name, t) in [
-        ("created", idx.created(id)),
-        ("modified", idx.modified(id)),
-        ("mft_changed", idx.mft_changed(id)),
-        ("accessed", idx.accessed(id)),
-    ] {
-        sep(b);
-        key(b, name);
-        if json {
-            b.push(b'"');
-        }
-        iso_time(t, b);
-        if json {
-            b.push(b'"');
-        }
-    }
-    sep(b);
-    key(b, "attributes");
-    if json {
-        b.push(b'"');
-    }
-    attributes(idx.flags(id), b);
-    if json {
-        b.push(b'"');
-    }
-    sep(b);
-    key(b, "record");
-    itoa(u64::from(idx.record(id)), b);
-    sep(b);
-    key(b, "sequence");
-    itoa(u64::from(idx.sequence(id)), b);
-    sep(b);
-    key(b, "parent_record");
-    match idx.parent_record(id) {
-        Some(p) => itoa(u64::from(p), b),
-        None if json => b.extend_from_slice(b"null"),
-        None => {}
-    }
-    sep(b);
-    key(b, "deleted");
-    b.extend_from_slice(if idx.is_deleted(id) {
-        b"true"
-    } else {
-        b"false"
-    });
-    sep(b);
-    key(b, "reparse_tag");
-    let tag = idx.reparse_tag(id);
-    if json {
-        itoa(u64::from(tag), b);
-    } else if tag != 0 {
-        b.extend_from_slice(format!("0x{tag:08X}").as_bytes());
-    }
+/// "00" to "99".
+const PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+fn pair(n: u32, b: &mut Vec<u8>) {
+    let i = (n as usize % 100) * 2;
+    b.extend_from_slice(&PAIRS[i..i + 2]);
 }
 
 fn csv_field(s: &[u8], b: &mut Vec<u8>) {
-    if !s.iter().any(|&c| matches!(c, b',' | b'"' | b'\n' | b'\r')) {
+    if memchr::memchr3(b',', b'"', b'\n', s).is_none() && memchr::memchr(b'\r', s).is_none() {
         b.extend_from_slice(s);
         return;
     }
@@ -335,45 +422,19 @@ fn json_str(s: &[u8], b: &mut Vec<u8>) {
 fn itoa(mut n: u64, b: &mut Vec<u8>) {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
-    loop {
+    while n >= 100 {
+        let p = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&PAIRS[p..p + 2]);
+    }
+    if n >= 10 {
+        let p = n as usize * 2;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&PAIRS[p..p + 2]);
+    } else {
         i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        tmp[i] = b'0' + n as u8;
     }
     b.extend_from_slice(&tmp[i..]);
-}
-
-/// ISO 8601 UTC with 100 ns precision, formatted by hand (this runs for every time of every row).
-fn iso_time(ft: u64, b: &mut Vec<u8>) {
-    let c = uffs_index::time::to_civil(ft);
-    let digits = |v: u64, n: usize, b: &mut Vec<u8>| {
-        let mut tmp = [b'0'; 8];
-        let mut v = v;
-        for i in (0..n).rev() {
-            tmp[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-        }
-        b.extend_from_slice(&tmp[..n]);
-    };
-    if (0..=9999).contains(&c.year) {
-        digits(c.year as u64, 4, b);
-    } else {
-        b.extend_from_slice(c.year.to_string().as_bytes());
-    }
-    b.push(b'-');
-    digits(u64::from(c.month), 2, b);
-    b.push(b'-');
-    digits(u64::from(c.day), 2, b);
-    b.push(b'T');
-    digits(u64::from(c.hour), 2, b);
-    b.push(b':');
-    digits(u64::from(c.minute), 2, b);
-    b.push(b':');
-    digits(u64::from(c.second), 2, b);
-    b.push(b'.');
-    digits(u64::from(c.ticks), 7, b);
-    b.push(b'Z');
 }
