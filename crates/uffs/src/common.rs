@@ -22,7 +22,7 @@ pub fn progress_bar(label: &str) -> ProgressBar {
     let pb = ProgressBar::new(0);
     pb.set_style(
         ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {human_pos}/{human_len} records {per_sec} eta {eta}",
+            "{prefix} [{bar:30}] {human_pos}/{human_len} records ({percent}%), eta {eta}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
