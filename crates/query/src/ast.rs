@@ -1,0 +1,97 @@
+//! The parsed form of a query.
+
+use std::ops::Range;
+
+/// A boolean combination of terms. `All` is the empty query (everything matches).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    All,
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    Not(Box<Expr>),
+    Term(Term),
+}
+
+/// One term and where it stands in the query text (for error messages and plans).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    pub span: Range<usize>,
+    pub kind: TermKind,
+    /// `file:` / `folder:` in front of the term: it only matches entries of that kind.
+    pub only: Option<KindFilter>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KindFilter {
+    File,
+    Folder,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TermKind {
+    /// Matches entries of the `only` kind (a bare `file:` or `folder:`).
+    Any,
+    Text(TextMatch),
+    /// Extensions, lower-case, without the dot.
+    Ext(Vec<String>),
+    Size(Cmp),
+    Date {
+        field: DateField,
+        from: u64,
+        to: u64,
+    },
+    /// Every bit must be set.
+    Attrib(u32),
+    /// The entry's folder, as a full path (`/`-separated, no trailing slash, lower-case unless case-sensitive).
+    Parent {
+        path: String,
+        case_sensitive: bool,
+    },
+    Depth(Cmp),
+    Len(Cmp),
+    /// Another entry has the same name (case-insensitive).
+    Dupe,
+    Deleted,
+    Stream,
+}
+
+/// How a text term matches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextMatch {
+    pub pattern: Pattern,
+    /// Match the full path instead of the name.
+    pub path: bool,
+    pub case_sensitive: bool,
+    /// The match must not touch a letter or digit on either side.
+    pub whole_word: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Pattern {
+    /// A substring; lower-case unless the match is case-sensitive.
+    Substring(String),
+    /// `*` and `?` over the whole name (or path); lower-case unless case-sensitive.
+    Wildcard(String),
+    Regex(String),
+}
+
+/// A numeric condition: inclusive bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cmp {
+    pub min: u64,
+    pub max: u64,
+}
+
+impl Cmp {
+    pub fn holds(&self, v: u64) -> bool {
+        self.min <= v && v <= self.max
+    }
+}
+
+/// Which `$STANDARD_INFORMATION` time a date term looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateField {
+    Modified,
+    Created,
+    Accessed,
+}

@@ -1,0 +1,652 @@
+//! Query text to [`Expr`]: tokens, then a recursive-descent parser (`|` binds looser than the implicit AND of
+//! spaces; `!` binds tightest), then each term's own syntax (modifiers, functions, sizes, dates).
+
+use std::ops::Range;
+
+use uffs_index::flags;
+
+use crate::ast::*;
+use crate::dates;
+use crate::error::QueryError;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Text(String),
+    Or,
+    Not,
+    Open(char),
+    Close(char),
+}
+
+/// Splits the query into tokens with their byte spans. Spaces separate terms except inside quotes; `(` and `<`
+/// open a group at the start of a term; `)` and `>` close an open group at the end of a term (so `size:>1mb`
+/// and `file (1).txt` stay text).
+fn tokenize(q: &str) -> Result<Vec<(Tok, Range<usize>)>, QueryError> {
+    let mut toks = Vec::new();
+    let mut open: Vec<char> = Vec::new();
+    let b = q.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'|' {
+            toks.push((Tok::Or, i..i + 1));
+            i += 1;
+            continue;
+        }
+        if c == b'!' && i + 1 < b.len() && !b[i + 1].is_ascii_whitespace() {
+            toks.push((Tok::Not, i..i + 1));
+            i += 1;
+            continue;
+        }
+        if (c == b'(' || c == b'<') && closes_later(b, i) {
+            toks.push((Tok::Open(c as char), i..i + 1));
+            open.push(if c == b'(' { ')' } else { '>' });
+            i += 1;
+            continue;
+        }
+        if (c == b')' || c == b'>') && open.last() == Some(&(c as char)) {
+            open.pop();
+            toks.push((Tok::Close(c as char), i..i + 1));
+            i += 1;
+            continue;
+        }
+        // A term: up to whitespace, `|`, or a closing bracket of the innermost group, with quotes grouping.
+        let start = i;
+        let mut text = String::new();
+        let mut in_quote = false;
+        let mut quote_start = i;
+        while i < b.len() {
+            let c = b[i];
+            if c == b'"' {
+                in_quote = !in_quote;
+                quote_start = i;
+                i += 1;
+                continue;
+            }
+            if !in_quote {
+                if c.is_ascii_whitespace() || c == b'|' {
+                    break;
+                }
+                if open.last() == Some(&(c as char)) && is_term_end(b, i + 1) {
+                    break;
+                }
+            }
+            let ch = q[i..].chars().next().unwrap_or(' ');
+            text.push(ch);
+            i += ch.len_utf8();
+        }
+        if in_quote {
+            return Err(QueryError::new("unterminated quote", quote_start..q.len()));
+        }
+        toks.push((Tok::Text(text), start..i));
+    }
+    Ok(toks)
+}
+
+/// Whether the bracket at `at` has a partner that ends a later term; if not, it is text (`file (1).txt`).
+fn closes_later(b: &[u8], at: usize) -> bool {
+    let (open, close) = (b[at], if b[at] == b'(' { b')' } else { b'>' });
+    let mut depth = 0;
+    let mut in_quote = false;
+    for i in at..b.len() {
+        match b[i] {
+            b'"' => in_quote = !in_quote,
+            c if !in_quote
+                && c == open
+                && (i == at || b[i - 1].is_ascii_whitespace() || b[i - 1] == open) =>
+            {
+                depth += 1
+            }
+            c if !in_quote && c == close && is_term_end(b, i + 1) => {
+                depth -= 1;
+                if depth == 0 {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// After a closing bracket: the end, a space, `|` or another bracket.
+fn is_term_end(b: &[u8], at: usize) -> bool {
+    b.get(at)
+        .is_none_or(|&c| c.is_ascii_whitespace() || matches!(c, b'|' | b')' | b'>'))
+}
+
+/// What the parser needs from its caller.
+#[derive(Debug, Clone, Copy)]
+pub struct ParseOptions {
+    /// FILETIME of "now", for `today`, `thisweek` and the like (UTC days).
+    pub now: u64,
+    /// Force case sensitivity on (`Some(true)`, fd's `-s`) or off (`Some(false)`, `-i`); `None` is smart case.
+    pub case: Option<bool>,
+}
+
+/// Parses a query. An empty query is [`Expr::All`].
+pub fn parse(q: &str, opts: &ParseOptions) -> Result<Expr, QueryError> {
+    let toks = tokenize(q)?;
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        q,
+        opts,
+    };
+    let e = p.or()?;
+    if let Some((_, span)) = p.toks.get(p.pos) {
+        return Err(QueryError::new("unexpected closing bracket", span.clone()));
+    }
+    Ok(e)
+}
+
+struct Parser<'a> {
+    toks: Vec<(Tok, Range<usize>)>,
+    pos: usize,
+    q: &'a str,
+    opts: &'a ParseOptions,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|t| &t.0)
+    }
+
+    fn or(&mut self) -> Result<Expr, QueryError> {
+        let mut alts = vec![self.and()?];
+        while self.peek() == Some(&Tok::Or) {
+            let span = self.toks[self.pos].1.clone();
+            self.pos += 1;
+            let next = self.and()?;
+            if next == Expr::All || alts.last() == Some(&Expr::All) {
+                return Err(QueryError::new("`|` needs a term on each side", span));
+            }
+            alts.push(next);
+        }
+        Ok(if alts.len() == 1 {
+            alts.pop().unwrap_or(Expr::All)
+        } else {
+            Expr::Or(alts)
+        })
+    }
+
+    fn and(&mut self) -> Result<Expr, QueryError> {
+        let mut parts = Vec::new();
+        while let Some(t) = self.peek() {
+            if matches!(t, Tok::Or | Tok::Close(_)) {
+                break;
+            }
+            parts.push(self.unary()?);
+        }
+        Ok(match parts.len() {
+            0 => Expr::All,
+            1 => parts.pop().unwrap_or(Expr::All),
+            _ => Expr::And(parts),
+        })
+    }
+
+    fn unary(&mut self) -> Result<Expr, QueryError> {
+        let (tok, span) = self.toks[self.pos].clone();
+        self.pos += 1;
+        match tok {
+            Tok::Not => {
+                if self
+                    .peek()
+                    .is_none_or(|t| matches!(t, Tok::Or | Tok::Close(_)))
+                {
+                    return Err(QueryError::new("`!` needs a term after it", span));
+                }
+                Ok(Expr::Not(Box::new(self.unary()?)))
+            }
+            Tok::Open(c) => {
+                let inner = self.or()?;
+                match self.peek() {
+                    Some(Tok::Close(_)) => self.pos += 1,
+                    _ => {
+                        let close = if c == '(' { ')' } else { '>' };
+                        return Err(QueryError::new(
+                            format!("`{c}` is never closed with `{close}`"),
+                            span,
+                        ));
+                    }
+                }
+                Ok(inner)
+            }
+            Tok::Text(text) => Ok(Expr::Term(term(&text, span, self.opts, self.q)?)),
+            Tok::Or | Tok::Close(_) => Err(QueryError::new("unexpected operator", span)),
+        }
+    }
+}
+
+/// Modifier state collected from the prefixes of one term.
+#[derive(Default)]
+struct Mods {
+    case: Option<bool>,
+    path: bool,
+    whole_word: bool,
+    only: Option<KindFilter>,
+}
+
+/// Parses one term: modifiers (`case:`, `nocase:`, `path:`, `file:`, `folder:`, `wholeword:`), then a function
+/// (`ext:`, `size:`, …) or text.
+fn term(text: &str, span: Range<usize>, opts: &ParseOptions, _q: &str) -> Result<Term, QueryError> {
+    let mut m = Mods {
+        case: opts.case,
+        ..Mods::default()
+    };
+    let mut rest = text;
+    while let Some((head, tail)) = rest.split_once(':') {
+        let head_l = head.to_ascii_lowercase();
+        let func = |kind: TermKind| {
+            Ok(Term {
+                span: span.clone(),
+                kind,
+                only: None,
+            })
+        };
+        let err = |msg: String| Err(QueryError::new(msg, span.clone()));
+        match head_l.as_str() {
+            "case" => m.case = Some(true),
+            "nocase" => m.case = Some(false),
+            "path" => m.path = true,
+            "wholeword" | "ww" => m.whole_word = true,
+            "file" | "files" => m.only = Some(KindFilter::File),
+            "folder" | "folders" => m.only = Some(KindFilter::Folder),
+            "regex" => {
+                if tail.is_empty() {
+                    return err("`regex:` needs a regular expression".into());
+                }
+                let case_sensitive = m.case.unwrap_or(false);
+                if let Err(e) = regex::RegexBuilder::new(tail)
+                    .case_insensitive(!case_sensitive)
+                    .build()
+                {
+                    let first = e
+                        .to_string()
+                        .lines()
+                        .last()
+                        .unwrap_or("")
+                        .trim()
+                        .to_string();
+                    return err(format!("bad regular expression: {first}"));
+                }
+                let t = TextMatch {
+                    pattern: Pattern::Regex(tail.to_string()),
+                    path: m.path || tail.contains('/'),
+                    case_sensitive,
+                    whole_word: m.whole_word,
+                };
+                return Ok(Term {
+                    span,
+                    kind: TermKind::Text(t),
+                    only: m.only,
+                });
+            }
+            "ext" => {
+                let exts: Vec<String> = tail
+                    .split([';', ','])
+                    .map(|e| e.trim_start_matches('.').to_lowercase())
+                    .filter(|e| !e.is_empty())
+                    .collect();
+                if exts.is_empty() {
+                    return err("`ext:` needs one or more extensions, like ext:jpg;png".into());
+                }
+                return with_only(func(TermKind::Ext(exts)), m.only);
+            }
+            "size" => {
+                return with_only(
+                    func(TermKind::Size(
+                        cmp(tail, parse_size).map_err(|e| QueryError::new(e, span.clone()))?,
+                    )),
+                    m.only,
+                )
+            }
+            "dm" | "datemodified" | "dc" | "datecreated" | "da" | "dateaccessed" => {
+                let field = match head_l.as_str() {
+                    "dm" | "datemodified" => DateField::Modified,
+                    "dc" | "datecreated" => DateField::Created,
+                    _ => DateField::Accessed,
+                };
+                let (from, to) =
+                    dates::parse(tail, opts.now).map_err(|e| QueryError::new(e, span.clone()))?;
+                return with_only(func(TermKind::Date { field, from, to }), m.only);
+            }
+            "attrib" | "attributes" => {
+                let mut bits = 0;
+                for c in tail.chars() {
+                    let Some((_, bit)) = flags::LETTERS
+                        .iter()
+                        .find(|(l, _)| *l == c.to_ascii_lowercase())
+                    else {
+                        return err(format!(
+                            "unknown attribute letter `{c}` (use r h s a c e p l o i t: read-only, hidden, system, \
+                             archive, compressed, encrypted, sparse, reparse point, offline, not indexed, temporary)"
+                        ));
+                    };
+                    bits |= bit;
+                }
+                if bits == 0 {
+                    return err("`attrib:` needs attribute letters, like attrib:h".into());
+                }
+                return with_only(func(TermKind::Attrib(bits)), m.only);
+            }
+            "parent" | "infolder" => {
+                if tail.is_empty() {
+                    return err("`parent:` needs a folder path, like parent:/Windows".into());
+                }
+                let case_sensitive = m.case.unwrap_or(false);
+                let mut p = tail.replace('\\', "/").trim_end_matches('/').to_string();
+                if !p.starts_with('/') {
+                    p.insert(0, '/');
+                }
+                let path = if case_sensitive { p } else { p.to_lowercase() };
+                return with_only(
+                    func(TermKind::Parent {
+                        path,
+                        case_sensitive,
+                    }),
+                    m.only,
+                );
+            }
+            "depth" => {
+                return with_only(
+                    func(TermKind::Depth(
+                        cmp(tail, parse_count).map_err(|e| QueryError::new(e, span.clone()))?,
+                    )),
+                    m.only,
+                )
+            }
+            "len" => {
+                return with_only(
+                    func(TermKind::Len(
+                        cmp(tail, parse_count).map_err(|e| QueryError::new(e, span.clone()))?,
+                    )),
+                    m.only,
+                )
+            }
+            "dupe" | "deleted" | "stream" => {
+                if !tail.is_empty() {
+                    return err(format!("`{head_l}:` takes no value"));
+                }
+                let kind = match head_l.as_str() {
+                    "dupe" => TermKind::Dupe,
+                    "deleted" => TermKind::Deleted,
+                    _ => TermKind::Stream,
+                };
+                return with_only(func(kind), m.only);
+            }
+            // Anything else (`C:`, `file.txt:stream`) is text.
+            _ => break,
+        }
+        rest = tail;
+    }
+    if rest.is_empty() {
+        return match m.only {
+            Some(_) => Ok(Term {
+                span,
+                kind: TermKind::Any,
+                only: m.only,
+            }),
+            None => Err(QueryError::new(
+                "a modifier needs a term after it, like case:Readme",
+                span,
+            )),
+        };
+    }
+    let case_sensitive = m
+        .case
+        .unwrap_or_else(|| rest.chars().any(char::is_uppercase));
+    let mut text = rest.replace('\\', "/");
+    if !case_sensitive {
+        text = text.to_lowercase();
+    }
+    let path = m.path || text.contains('/');
+    let pattern = if text.contains(['*', '?']) {
+        Pattern::Wildcard(text)
+    } else {
+        Pattern::Substring(text)
+    };
+    Ok(Term {
+        span,
+        kind: TermKind::Text(TextMatch {
+            pattern,
+            path,
+            case_sensitive,
+            whole_word: m.whole_word,
+        }),
+        only: m.only,
+    })
+}
+
+fn with_only(t: Result<Term, QueryError>, only: Option<KindFilter>) -> Result<Term, QueryError> {
+    t.map(|t| Term { only, ..t })
+}
+
+/// `N`, `>N`, `>=N`, `<N`, `<=N`, `a..b` with `value` parsing each number.
+fn cmp(s: &str, value: fn(&str) -> Result<(u64, u64), String>) -> Result<Cmp, String> {
+    let s = s.trim();
+    if let Some((a, b)) = s.split_once("..") {
+        let (lo, _) = value(a)?;
+        let (_, hi) = value(b)?;
+        if lo > hi {
+            return Err(format!("range `{s}` is empty: its start is after its end"));
+        }
+        return Ok(Cmp { min: lo, max: hi });
+    }
+    let (op, v) = if let Some(v) = s.strip_prefix(">=") {
+        (">=", v)
+    } else if let Some(v) = s.strip_prefix("<=") {
+        ("<=", v)
+    } else if let Some(v) = s.strip_prefix('>') {
+        (">", v)
+    } else if let Some(v) = s.strip_prefix('<') {
+        ("<", v)
+    } else if let Some(v) = s.strip_prefix('=') {
+        ("=", v)
+    } else {
+        ("=", s)
+    };
+    let (lo, hi) = value(v)?;
+    Ok(match op {
+        ">=" => Cmp {
+            min: lo,
+            max: u64::MAX,
+        },
+        "<=" => Cmp { min: 0, max: hi },
+        ">" => Cmp {
+            min: hi.saturating_add(1),
+            max: u64::MAX,
+        },
+        "<" => {
+            if lo == 0 {
+                return Err(format!("`<{v}` matches nothing"));
+            }
+            Cmp {
+                min: 0,
+                max: lo - 1,
+            }
+        }
+        _ => Cmp { min: lo, max: hi },
+    })
+}
+
+fn parse_count(s: &str) -> Result<(u64, u64), String> {
+    s.trim()
+        .parse::<u64>()
+        .map(|n| (n, n))
+        .map_err(|_| format!("expected a whole number, found `{s}`"))
+}
+
+/// A size with an optional unit (b, kb, mb, gb, tb; powers of 1024). Returns the value twice (sizes are points).
+pub(crate) fn parse_size(s: &str) -> Result<(u64, u64), String> {
+    let s = s.trim().to_ascii_lowercase();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    if num.is_empty() {
+        return Err(format!("expected a size like 10mb, found `{s}`"));
+    }
+    let mult: u64 = match unit {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "unknown size unit `{unit}` (use b, kb, mb, gb or tb)"
+            ))
+        }
+    };
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("expected a number, found `{num}`"))?;
+    let v = n * mult as f64;
+    if !v.is_finite() || v > u64::MAX as f64 {
+        return Err(format!("size `{s}` is too large"));
+    }
+    Ok((v as u64, v as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(q: &str) -> Expr {
+        parse(q, &ParseOptions { now: 0, case: None }).unwrap_or_else(|e| panic!("{}", e.render(q)))
+    }
+
+    fn text(s: &str, path: bool, cs: bool) -> TermKind {
+        let pattern = if s.contains(['*', '?']) {
+            Pattern::Wildcard(s.into())
+        } else {
+            Pattern::Substring(s.into())
+        };
+        TermKind::Text(TextMatch {
+            pattern,
+            path,
+            case_sensitive: cs,
+            whole_word: false,
+        })
+    }
+
+    fn kinds(e: &Expr) -> Vec<TermKind> {
+        match e {
+            Expr::Term(t) => vec![t.kind.clone()],
+            Expr::And(v) | Expr::Or(v) => v.iter().flat_map(kinds).collect(),
+            Expr::Not(x) => kinds(x),
+            Expr::All => vec![],
+        }
+    }
+
+    #[test]
+    fn structure() {
+        assert_eq!(p(""), Expr::All);
+        assert!(matches!(p("a b"), Expr::And(v) if v.len() == 2));
+        assert!(
+            matches!(p("a | b c"), Expr::Or(v) if v.len() == 2 && matches!(v[1], Expr::And(_)))
+        );
+        assert!(matches!(p("!a"), Expr::Not(_)));
+        assert!(matches!(p("<a | b> c"), Expr::And(v) if matches!(v[0], Expr::Or(_))));
+        assert!(matches!(p("(a | b) !(c)"), Expr::And(v) if matches!(v[1], Expr::Not(_))));
+        assert_eq!(
+            kinds(&p("\"foo bar\"")),
+            vec![text("foo bar", false, false)]
+        );
+        assert_eq!(
+            kinds(&p("file (1).txt")),
+            vec![text("file", false, false), text("(1).txt", false, false)]
+        );
+    }
+
+    #[test]
+    fn text_terms() {
+        assert_eq!(kinds(&p("Foo")), vec![text("Foo", false, true)]);
+        assert_eq!(kinds(&p("nocase:Foo")), vec![text("foo", false, false)]);
+        assert_eq!(kinds(&p("case:foo")), vec![text("foo", false, true)]);
+        assert_eq!(
+            kinds(&p("windows\\system32")),
+            vec![text("windows/system32", true, false)]
+        );
+        assert_eq!(kinds(&p("*.jpg")), vec![text("*.jpg", false, false)]);
+        assert_eq!(kinds(&p("path:foo")), vec![text("foo", true, false)]);
+    }
+
+    #[test]
+    fn functions() {
+        assert_eq!(
+            kinds(&p("size:>1kb")),
+            vec![TermKind::Size(Cmp {
+                min: 1025,
+                max: u64::MAX
+            })]
+        );
+        assert_eq!(
+            kinds(&p("size:1kb..2mb")),
+            vec![TermKind::Size(Cmp {
+                min: 1024,
+                max: 2 << 20
+            })]
+        );
+        assert_eq!(
+            kinds(&p("size:<=10")),
+            vec![TermKind::Size(Cmp { min: 0, max: 10 })]
+        );
+        assert_eq!(
+            kinds(&p("ext:JPG;.png")),
+            vec![TermKind::Ext(vec!["jpg".into(), "png".into()])]
+        );
+        assert_eq!(
+            kinds(&p("attrib:hs")),
+            vec![TermKind::Attrib(flags::HIDDEN | flags::SYSTEM)]
+        );
+        assert_eq!(
+            kinds(&p("depth:2..3")),
+            vec![TermKind::Depth(Cmp { min: 2, max: 3 })]
+        );
+        assert_eq!(
+            kinds(&p("dupe: deleted: stream:")),
+            vec![TermKind::Dupe, TermKind::Deleted, TermKind::Stream]
+        );
+        let only = |q: &str| match p(q) {
+            Expr::Term(t) => t.only,
+            _ => None,
+        };
+        assert_eq!(only("file:"), Some(KindFilter::File));
+        assert_eq!(only("folder:win"), Some(KindFilter::Folder));
+    }
+
+    #[test]
+    fn errors_point_at_the_term() {
+        let bad = |q: &str| parse(q, &ParseOptions { now: 0, case: None }).unwrap_err();
+        let e = bad("foo size:>10xb");
+        assert_eq!(e.span, 4..14);
+        assert!(
+            e.message.contains("unknown size unit `xb`"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            e.render("foo size:>10xb"),
+            format!("{}\n  foo size:>10xb\n      ^^^^^^^^^^", e.message)
+        );
+        // A bracket nothing closes is text, as in a file name: `(a` here.
+        assert_eq!(
+            kinds(&p("(a b")),
+            vec![text("(a", false, false), text("b", false, false)]
+        );
+        assert!(bad("a | ").message.contains("needs a term on each side"));
+        assert!(bad("\"abc").message.contains("unterminated quote"));
+        assert!(bad("regex:(").message.contains("bad regular expression"));
+        assert!(bad("attrib:q")
+            .message
+            .contains("unknown attribute letter `q`"));
+        assert!(bad("case:").message.contains("needs a term after it"));
+        assert!(bad("depth:x").message.contains("whole number"));
+    }
+}
