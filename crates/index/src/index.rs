@@ -111,6 +111,32 @@ impl Index {
         self.root
     }
 
+    /// Columns as slices, one element per entry (`name_starts` has one more), for scans over every entry.
+    pub fn name_arena(&self) -> &[u8] {
+        &self.names
+    }
+    pub fn name_starts(&self) -> &[u32] {
+        &self.name_start
+    }
+    pub fn parents(&self) -> &[EntryId] {
+        &self.parent
+    }
+    pub fn flags_column(&self) -> &[u32] {
+        &self.flags
+    }
+    pub fn sizes(&self) -> &[u64] {
+        &self.size
+    }
+    pub fn created_column(&self) -> &[u64] {
+        &self.created
+    }
+    pub fn modified_column(&self) -> &[u64] {
+        &self.modified
+    }
+    pub fn accessed_column(&self) -> &[u64] {
+        &self.accessed
+    }
+
     /// The entry's name as bytes of UTF-8 (a stream's name is `file:stream`; the root's is empty).
     pub fn name_bytes(&self, id: EntryId) -> &[u8] {
         let i = id as usize;

@@ -2,10 +2,16 @@
 //! uses the cheapest matcher, executed over an [`uffs_index::Index`] on all cores.
 
 pub mod ast;
+pub mod bitset;
 mod dates;
 mod error;
+mod glob;
 pub mod parse;
+pub mod reference;
+pub mod search;
 
 pub use ast::Expr;
+pub use bitset::Bitset;
 pub use error::QueryError;
 pub use parse::{parse, ParseOptions};
+pub use search::{SearchOptions, Searcher, SortKey};

@@ -1,0 +1,93 @@
+//! A fixed-size set of entry ids, one bit each, with whole-word boolean operations.
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bitset {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Bitset {
+    pub fn empty(len: usize) -> Bitset {
+        Bitset {
+            words: vec![0; len.div_ceil(64)],
+            len,
+        }
+    }
+
+    pub fn full(len: usize) -> Bitset {
+        let mut b = Bitset {
+            words: vec![!0; len.div_ceil(64)],
+            len,
+        };
+        b.trim();
+        b
+    }
+
+    /// Clears the bits past `len` in the last word.
+    fn trim(&mut self) {
+        if let Some(last) = self.words.last_mut() {
+            let used = self.len % 64;
+            if used != 0 {
+                *last &= (1u64 << used) - 1;
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+
+    pub fn set(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+
+    pub fn get(&self, i: usize) -> bool {
+        self.words[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    pub fn count(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub fn and(&mut self, o: &Bitset) {
+        self.words
+            .iter_mut()
+            .zip(&o.words)
+            .for_each(|(a, b)| *a &= b);
+    }
+
+    pub fn or(&mut self, o: &Bitset) {
+        self.words
+            .iter_mut()
+            .zip(&o.words)
+            .for_each(|(a, b)| *a |= b);
+    }
+
+    pub fn not(&mut self) {
+        self.words.iter_mut().for_each(|w| *w = !*w);
+        self.trim();
+    }
+
+    /// The set bits in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words.iter().enumerate().flat_map(|(wi, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros();
+                w &= w - 1;
+                Some((wi * 64) as u32 + b)
+            })
+        })
+    }
+}

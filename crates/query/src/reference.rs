@@ -1,0 +1,146 @@
+//! The reference matcher: evaluates a query on every entry the obvious way (building each path as a string).
+//! Slow and simple on purpose; the property tests hold the engine's results to it.
+
+use std::collections::HashMap;
+
+use uffs_index::{flags, EntryId, Index};
+
+use crate::ast::*;
+use crate::search::SearchOptions;
+
+/// The entries matching `expr`, in id order, under the same visibility rules as the engine.
+pub fn matches(idx: &Index, expr: &Expr, opts: &SearchOptions) -> Vec<EntryId> {
+    let deleted = opts.include_deleted || mentions(expr, &|k| matches!(k, TermKind::Deleted));
+    let streams = opts.include_streams || mentions(expr, &|k| matches!(k, TermKind::Stream));
+    // How many entries (streams and synthetic folders aside) have each lower-case name, for `dupe:`.
+    let mut names: HashMap<String, usize> = HashMap::new();
+    if mentions(expr, &|k| matches!(k, TermKind::Dupe)) {
+        for id in 0..idx.len() as EntryId {
+            if idx.flags(id) & (flags::STREAM | flags::SYNTHETIC) == 0 {
+                *names.entry(idx.name(id).to_lowercase()).or_default() += 1;
+            }
+        }
+    }
+    (0..idx.len() as EntryId)
+        .filter(|&id| {
+            let f = idx.flags(id);
+            id != idx.root()
+                && f & flags::SYNTHETIC == 0
+                && (deleted || f & flags::DELETED == 0)
+                && (streams || f & flags::STREAM == 0)
+        })
+        .filter(|&id| eval(idx, expr, id, &names))
+        .collect()
+}
+
+fn mentions(e: &Expr, k: &dyn Fn(&TermKind) -> bool) -> bool {
+    match e {
+        Expr::All => false,
+        Expr::Term(t) => k(&t.kind),
+        Expr::Not(x) => mentions(x, k),
+        Expr::And(xs) | Expr::Or(xs) => xs.iter().any(|x| mentions(x, k)),
+    }
+}
+
+fn eval(idx: &Index, e: &Expr, id: EntryId, names: &HashMap<String, usize>) -> bool {
+    match e {
+        Expr::All => true,
+        Expr::And(xs) => xs.iter().all(|x| eval(idx, x, id, names)),
+        Expr::Or(xs) => xs.iter().any(|x| eval(idx, x, id, names)),
+        Expr::Not(x) => !eval(idx, x, id, names),
+        Expr::Term(t) => term(idx, t, id, names),
+    }
+}
+
+fn term(idx: &Index, t: &Term, id: EntryId, names: &HashMap<String, usize>) -> bool {
+    let f = idx.flags(id);
+    let is_dir = f & flags::DIRECTORY != 0;
+    let is_stream = f & flags::STREAM != 0;
+    match t.only {
+        Some(KindFilter::File) if is_dir || is_stream => return false,
+        Some(KindFilter::Folder) if !is_dir || is_stream => return false,
+        _ => {}
+    }
+    let name = idx.name(id).to_string();
+    match &t.kind {
+        TermKind::Any => true,
+        TermKind::Text(m) => {
+            let hay = if m.path { idx.path(id) } else { name };
+            match &m.pattern {
+                Pattern::Regex(r) => regex::RegexBuilder::new(r)
+                    .case_insensitive(!m.case_sensitive)
+                    .build()
+                    .map(|re| re.is_match(&hay))
+                    .unwrap_or(false),
+                Pattern::Substring(s) => {
+                    let hay = if m.case_sensitive {
+                        hay
+                    } else {
+                        hay.to_lowercase()
+                    };
+                    hay.match_indices(s.as_str())
+                        .any(|(at, _)| !m.whole_word || bounded(&hay, at, s.len()))
+                }
+                Pattern::Wildcard(w) => {
+                    let hay = if m.case_sensitive {
+                        hay
+                    } else {
+                        hay.to_lowercase()
+                    };
+                    wildcard(w, &hay)
+                }
+            }
+        }
+        TermKind::Ext(exts) => {
+            !is_dir && !is_stream && {
+                let lower = name.to_lowercase();
+                lower
+                    .rfind('.')
+                    .is_some_and(|d| exts.iter().any(|e| *e == lower[d + 1..]))
+            }
+        }
+        TermKind::Size(c) => !is_dir && c.holds(idx.size(id)),
+        TermKind::Date { field, from, to } => {
+            let v = match field {
+                DateField::Modified => idx.modified(id),
+                DateField::Created => idx.created(id),
+                DateField::Accessed => idx.accessed(id),
+            };
+            *from <= v && v < *to
+        }
+        TermKind::Attrib(bits) => f & bits == *bits,
+        TermKind::Parent {
+            path,
+            case_sensitive,
+        } => {
+            let p = idx.path(idx.parent(id));
+            let p = if *case_sensitive { p } else { p.to_lowercase() };
+            p == *path
+        }
+        TermKind::Depth(c) => c.holds(idx.depth(id) as u64),
+        TermKind::Len(c) => c.holds(name.chars().count() as u64),
+        TermKind::Dupe => !is_stream && names.get(&name.to_lowercase()).is_some_and(|&n| n > 1),
+        TermKind::Deleted => f & flags::DELETED != 0,
+        TermKind::Stream => is_stream,
+    }
+}
+
+fn bounded(hay: &str, at: usize, len: usize) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || !c.is_ascii();
+    hay[..at].chars().next_back().is_none_or(|c| !word(c))
+        && hay[at + len..].chars().next().is_none_or(|c| !word(c))
+}
+
+/// `*` any run of characters, `?` one character, over the whole string; by recursion on characters.
+fn wildcard(p: &str, s: &str) -> bool {
+    let (pc, sc): (Vec<char>, Vec<char>) = (p.chars().collect(), s.chars().collect());
+    fn go(p: &[char], s: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some('*') => (0..=s.len()).any(|k| go(&p[1..], &s[k..])),
+            Some('?') => !s.is_empty() && go(&p[1..], &s[1..]),
+            Some(c) => s.first() == Some(c) && go(&p[1..], &s[1..]),
+        }
+    }
+    go(&pc, &sc)
+}

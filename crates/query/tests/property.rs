@@ -1,0 +1,243 @@
+//! Random queries from the grammar against real indexes (Windows `$MFT` captures, a Linux-made volume): the
+//! engine's result set must equal the reference matcher's for every query. Queries are built from name
+//! fragments of the index itself, so most terms hit something.
+
+use std::path::Path;
+
+use uffs_index::{EntryId, Index};
+use uffs_query::{parse, reference, ParseOptions, SearchOptions, Searcher, SortKey};
+
+fn index(rel: &str, deleted: bool) -> Index {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data")
+        .join(rel);
+    let src = uffs_mft::open(path.to_str().expect("utf-8"), None).expect("open sample");
+    let opts = uffs_mft::ScanOptions {
+        include_deleted: deleted,
+        ..Default::default()
+    };
+    uffs_mft::build_index(&src.volumes[0], &opts, &|_, _| {})
+        .expect("build")
+        .0
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
+        v[self.below(v.len())]
+    }
+}
+
+/// A random term: text (substring, wildcard, path, regex, with modifiers) or a function.
+fn term(r: &mut Rng, idx: &Index) -> String {
+    let id = r.below(idx.len()) as EntryId;
+    let name: Vec<char> = idx
+        .name(id)
+        .chars()
+        .filter(|c| {
+            !matches!(
+                c,
+                '"' | '|' | '!' | '<' | '>' | '(' | ')' | ' ' | ':' | '*' | '?' | '\\' | '/'
+            )
+        })
+        .collect();
+    let frag = |r: &mut Rng| -> String {
+        if name.is_empty() {
+            return "a".into();
+        }
+        let s = r.below(name.len());
+        let l = 1 + r.below(4.min(name.len() - s));
+        name[s..s + l].iter().collect()
+    };
+    match r.below(22) {
+        0..=4 => frag(r),
+        5 => frag(r).to_uppercase(),
+        6 => format!("*{}", frag(r)),
+        7 => format!("{}*", frag(r)),
+        8 => format!("*{}?*", frag(r)),
+        9 => {
+            let p = idx.path(idx.parent(id));
+            let parts: Vec<&str> = p
+                .split('/')
+                .filter(|s| !s.is_empty() && !s.contains([' ', '"', '|', '(', ')', '<', '>', ':']))
+                .collect();
+            match parts.last() {
+                Some(last) => format!("{}/{}", last.to_lowercase(), frag(r)),
+                None => format!("path:{}", frag(r)),
+            }
+        }
+        10 => format!("regex:{}", regex::escape(&frag(r))),
+        11 => format!("regex:^{}", regex::escape(&frag(r))),
+        12 => format!(
+            "{}:{}",
+            r.pick(&["case", "nocase", "wholeword", "file", "folder", "path"]),
+            frag(r)
+        ),
+        13 => format!(
+            "ext:{}",
+            r.pick(&["txt", "dll;exe", "jpg;png;gif", "log", "htm", "xml", "ini"])
+        ),
+        14 => format!(
+            "size:{}",
+            r.pick(&[">1kb", "<100", "0", ">=1mb", "1kb..64kb", "<=4096"])
+        ),
+        15 => format!(
+            "{}:{}",
+            r.pick(&["dm", "dc", "da"]),
+            r.pick(&[
+                "2007",
+                "2008",
+                ">2007-07-01",
+                "<2006",
+                "2007-06..2007-08",
+                "2023"
+            ])
+        ),
+        16 => format!("attrib:{}", r.pick(&["h", "s", "a", "r", "hs", "c", "i"])),
+        17 => format!("depth:{}", r.pick(&["1", "2", ">3", "<=2", "2..4"])),
+        18 => format!("len:{}", r.pick(&[">20", "<5", "8..12"])),
+        19 => r
+            .pick(&["dupe:", "deleted:", "stream:", "file:", "folder:"])
+            .to_string(),
+        20 => {
+            let p = idx.path(idx.parent(id));
+            if p.contains([' ', '"', '|']) {
+                frag(r)
+            } else {
+                format!("parent:{p}")
+            }
+        }
+        _ => format!("\"{}\"", frag(r)),
+    }
+}
+
+/// A random expression: AND of 1–3 parts, each possibly negated, an OR, or a group.
+fn query(r: &mut Rng, idx: &Index, depth: usize) -> String {
+    let parts = 1 + r.below(3);
+    let mut out = Vec::new();
+    for _ in 0..parts {
+        let mut p = match r.below(if depth > 1 { 6 } else { 8 }) {
+            0..=4 => term(r, idx),
+            5 => format!("{} | {}", term(r, idx), term(r, idx)),
+            _ => format!("<{}>", query(r, idx, depth + 1)),
+        };
+        if r.below(5) == 0 {
+            p = format!("!{p}");
+        }
+        out.push(p);
+    }
+    out.join(" ")
+}
+
+fn check(rel: &str, deleted: bool, seed: u64, count: usize) {
+    let idx = index(rel, deleted);
+    let s = Searcher::new(&idx);
+    let mut r = Rng(seed);
+    let now = uffs_index::time::from_civil_date(2024, 5, 15);
+    let mut checked = 0;
+    let mut nonempty = 0;
+    for _ in 0..count {
+        let q = query(&mut r, &idx, 0);
+        let opts = ParseOptions { now, case: None };
+        let Ok(expr) = parse(&q, &opts) else { continue };
+        let so = SearchOptions {
+            include_deleted: r.below(4) == 0,
+            include_streams: r.below(4) == 0,
+        };
+        let got: Vec<EntryId> = s.search(&expr, &so).iter().collect();
+        let want = reference::matches(&idx, &expr, &so);
+        assert_eq!(
+            got, want,
+            "{rel}: query {q:?} ({so:?}) differs from the reference"
+        );
+        checked += 1;
+        nonempty += usize::from(!want.is_empty());
+    }
+    assert!(
+        checked > count * 9 / 10,
+        "{rel}: only {checked} of {count} queries parsed"
+    );
+    assert!(
+        nonempty > checked / 4,
+        "{rel}: only {nonempty} of {checked} queries matched anything"
+    );
+}
+
+#[test]
+fn engine_equals_reference_on_windows_xp_mft() {
+    check("windows-xp-mft/MFT", true, 0x5EED_0001, 300);
+}
+
+#[test]
+fn engine_equals_reference_on_linux_made_volume() {
+    check("linux-made/testfs1", false, 0x5EED_0002, 300);
+}
+
+#[test]
+fn engine_equals_reference_on_unicode_names() {
+    check(
+        "windows10-scenarios/stress_filename.bin",
+        true,
+        0x5EED_0003,
+        200,
+    );
+}
+
+#[test]
+fn sorted_top_n_equals_full_sort() {
+    let idx = index("windows-xp-mft/MFT", false);
+    let s = Searcher::new(&idx);
+    let all = s.search(&uffs_query::Expr::All, &SearchOptions::default());
+    for key in [
+        SortKey::Name,
+        SortKey::Path,
+        SortKey::Size,
+        SortKey::Extension,
+        SortKey::Created,
+        SortKey::Modified,
+        SortKey::Accessed,
+    ] {
+        for desc in [false, true] {
+            let full = s.sorted(&all, Some(key), desc, None);
+            let top = s.sorted(&all, Some(key), desc, Some(100));
+            assert_eq!(top, full[..100], "{key:?} desc={desc}");
+            // The order really is sorted by the key's value.
+            for w in full.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                let ok = match key {
+                    SortKey::Size => {
+                        (idx.size(a) <= idx.size(b)) != desc || idx.size(a) == idx.size(b)
+                    }
+                    SortKey::Modified => {
+                        (idx.modified(a) <= idx.modified(b)) != desc
+                            || idx.modified(a) == idx.modified(b)
+                    }
+                    SortKey::Name => {
+                        let (x, y) = (idx.name(a).to_lowercase(), idx.name(b).to_lowercase());
+                        (x <= y) != desc || x == y
+                    }
+                    SortKey::Path => {
+                        let (x, y) = (idx.path(a).to_lowercase(), idx.path(b).to_lowercase());
+                        (x <= y) != desc || x == y
+                    }
+                    _ => true,
+                };
+                assert!(
+                    ok,
+                    "{key:?} desc={desc}: {} before {}",
+                    idx.path(a),
+                    idx.path(b)
+                );
+            }
+        }
+    }
+}
