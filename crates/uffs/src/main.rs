@@ -5,6 +5,8 @@ mod bench;
 mod common;
 mod export;
 mod info;
+mod output;
+mod query_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,13 +18,27 @@ use clap::{Parser, Subcommand};
     name = "uffs",
     version,
     about = "Ultra Fast File Search: index and search NTFS volumes by reading the MFT directly",
+    override_usage = "uffs [OPTIONS] QUERY... --index FILE | --source SOURCE\n       uffs <COMMAND>",
+    args_conflicts_with_subcommands = true,
+    arg_required_else_help = true,
     after_help = "\
+QUERY SYNTAX (Everything's, with fd's flags as shortcuts):
+  report draft          both words in the name (space is AND; smart case: lower case ignores case)
+  jpg | png             either;  !tmp  not;  <a | b> c  or  (a | b) c  groups;  \"two words\"  a phrase
+  windows/system32      a term with / or \\ matches the full path
+  *.jpg  img_????.png   wildcards match the whole name;  regex:^IMG_\\d+   a regular expression
+  case:Readme nocase:X  path:  file:  folder:  wholeword:   modifiers, combinable (file:case:Make)
+  ext:jpg;png  size:>10mb  size:1kb..2mb  dm:today  dm:2024  dc:>2024-05-01  da:lastweek
+  attrib:h  parent:/Windows  depth:2  len:>100  dupe:  deleted:  stream:
 SOURCES (detected from content, not from the name):
   an NTFS volume image or partition device     uffs info /dev/sdb1
   a whole disk with MBR or GPT (all NTFS parts) uffs info disk.img   (disk.img@2 picks partition 2)
   a raw $MFT capture (e.g. from `icat VOL 0`)   uffs export MFT --format csv -o mft.csv
 
 EXAMPLES:
+  uffs --source /dev/sdb1 ext:pdf report            PDFs with \"report\" in the name
+  uffs --index sdb1.uffs -e jpg -S +5M --sort size   fd-style flags work too
+  uffs --index sdb1.uffs 'dm:thisweek !ext:tmp' --format table --limit 20
   uffs info tests/data/linux-made/testfs1
   uffs index /dev/sdb1 -o sdb1.uffs
   uffs export sdb1.uffs --format jsonl -o files.jsonl
@@ -31,7 +47,9 @@ EXAMPLES:
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    search: query_cmd::SearchArgs,
 }
 
 #[derive(Subcommand)]
@@ -110,7 +128,17 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
+    let Some(command) = cli.command else {
+        return match query_cmd::run(&cli.search) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                common::report_error(&e);
+                ExitCode::from(2)
+            }
+        };
+    };
+    let result = match command {
         Command::Info {
             source,
             partition,

@@ -1,0 +1,398 @@
+//! Printing search results: paths (coloured and escaped on a terminal, or NUL-separated), or rows of chosen
+//! columns as CSV, TSV, JSON lines or an aligned table; to stdout or a file.
+
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
+use uffs_index::{flags, EntryId, EntryKind, Index};
+
+#[derive(clap::Args, Debug, Default)]
+pub struct OutputArgs {
+    /// When to colour paths: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Separate paths with NUL instead of newlines (for xargs -0).
+    #[arg(short = '0', long = "print0")]
+    pub print0: bool,
+    /// Output format (default: paths).
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Columns for csv, tsv, jsonl and table, comma-separated, from: path name kind ext size allocated created
+    /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag tree_size
+    /// descendants.
+    #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
+    pub columns: Vec<String>,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Paths,
+    Csv,
+    Tsv,
+    Jsonl,
+    Table,
+}
+
+const ALL_COLUMNS: [&str; 18] = [
+    "path",
+    "name",
+    "kind",
+    "ext",
+    "size",
+    "allocated",
+    "created",
+    "modified",
+    "mft_changed",
+    "accessed",
+    "attributes",
+    "record",
+    "sequence",
+    "parent_record",
+    "deleted",
+    "reparse_tag",
+    "tree_size",
+    "descendants",
+];
+const NUMERIC: [&str; 8] = [
+    "size",
+    "allocated",
+    "record",
+    "sequence",
+    "parent_record",
+    "reparse_tag",
+    "tree_size",
+    "descendants",
+];
+
+pub struct Printer {
+    out: BufWriter<Box<dyn Write>>,
+    format: Format,
+    columns: Vec<&'static str>,
+    terminal: bool,
+    color: bool,
+    print0: bool,
+    rows: usize,
+    header_done: bool,
+    /// Table rows are held to align the columns.
+    table: Vec<Vec<String>>,
+}
+
+impl Printer {
+    pub fn new(a: &OutputArgs) -> Result<Printer> {
+        let (out, terminal): (Box<dyn Write>, bool) = match &a.output {
+            Some(p) => (
+                Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
+                false,
+            ),
+            None => (Box::new(io::stdout()), io::stdout().is_terminal()),
+        };
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let color = match a.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => terminal && !no_color,
+        };
+        let format = a.format.unwrap_or(Format::Paths);
+        let mut columns = Vec::new();
+        for c in &a.columns {
+            let Some(k) = ALL_COLUMNS
+                .iter()
+                .find(|k| k.eq_ignore_ascii_case(c.trim()))
+            else {
+                bail!(
+                    "unknown column {c:?}; columns are: {}",
+                    ALL_COLUMNS.join(", ")
+                );
+            };
+            columns.push(*k);
+        }
+        if columns.is_empty() {
+            columns = match format {
+                Format::Table => vec!["path", "kind", "size", "modified"],
+                _ => vec!["path", "name", "kind", "size", "modified", "attributes"],
+            };
+        }
+        Ok(Printer {
+            out: BufWriter::with_capacity(1 << 16, out),
+            format,
+            columns,
+            terminal,
+            color,
+            print0: a.print0,
+            rows: 0,
+            header_done: false,
+            table: Vec::new(),
+        })
+    }
+
+    pub fn rows_written(&self) -> usize {
+        self.rows
+    }
+
+    pub fn count(&mut self, n: usize) -> Result<()> {
+        self.write(format!("{n}\n").as_bytes())
+    }
+
+    fn write(&mut self, b: &[u8]) -> Result<()> {
+        match self.out.write_all(b) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            r => r.context("writing results"),
+        }
+    }
+
+    pub fn rows(&mut self, idx: &Index, prefix: &str, ids: &[EntryId]) -> Result<()> {
+        let mut line = Vec::with_capacity(256);
+        for &id in ids {
+            line.clear();
+            match self.format {
+                Format::Paths => self.path_line(idx, prefix, id, &mut line),
+                Format::Table => {
+                    let cells = self
+                        .columns
+                        .iter()
+                        .map(|c| value(idx, prefix, id, c, true))
+                        .collect();
+                    self.table.push(cells);
+                }
+                Format::Csv | Format::Tsv | Format::Jsonl => {
+                    if !self.header_done && self.format != Format::Jsonl {
+                        let sep = if self.format == Format::Csv {
+                            ","
+                        } else {
+                            "\t"
+                        };
+                        let h = self.columns.join(sep) + "\n";
+                        self.write(h.as_bytes())?;
+                    }
+                    self.header_done = true;
+                    self.record_line(idx, prefix, id, &mut line);
+                }
+            }
+            self.rows += 1;
+            if !line.is_empty() {
+                match self.out.write_all(&line) {
+                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
+                    r => r.context("writing results")?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn path_line(&self, idx: &Index, prefix: &str, id: EntryId, line: &mut Vec<u8>) {
+        let path = format!("{prefix}{}", idx.path(id));
+        let style = if !self.color {
+            ""
+        } else if idx.is_deleted(id) {
+            "\x1b[31m"
+        } else {
+            match idx.kind(id) {
+                EntryKind::Directory => "\x1b[1;34m",
+                EntryKind::Stream => "\x1b[36m",
+                EntryKind::File => "",
+            }
+        };
+        line.extend_from_slice(style.as_bytes());
+        if self.terminal && !self.print0 {
+            escape_controls(path.as_bytes(), line);
+        } else {
+            line.extend_from_slice(path.as_bytes());
+        }
+        if !style.is_empty() {
+            line.extend_from_slice(b"\x1b[0m");
+        }
+        line.push(if self.print0 { 0 } else { b'\n' });
+    }
+
+    fn record_line(&self, idx: &Index, prefix: &str, id: EntryId, line: &mut Vec<u8>) {
+        match self.format {
+            Format::Jsonl => {
+                line.push(b'{');
+                for (i, c) in self.columns.iter().enumerate() {
+                    if i > 0 {
+                        line.push(b',');
+                    }
+                    line.extend_from_slice(format!("\"{c}\":").as_bytes());
+                    let v = value(idx, prefix, id, c, false);
+                    if NUMERIC.contains(c) || *c == "deleted" {
+                        line.extend_from_slice(if v.is_empty() { b"null" } else { v.as_bytes() });
+                    } else {
+                        line.extend_from_slice(
+                            serde_json::to_string(&v).unwrap_or_default().as_bytes(),
+                        );
+                    }
+                }
+                line.extend_from_slice(b"}\n");
+            }
+            _ => {
+                let csv = self.format == Format::Csv;
+                for (i, c) in self.columns.iter().enumerate() {
+                    if i > 0 {
+                        line.push(if csv { b',' } else { b'\t' });
+                    }
+                    let v = value(idx, prefix, id, c, false);
+                    if csv && v.contains([',', '"', '\n', '\r']) {
+                        line.push(b'"');
+                        line.extend_from_slice(v.replace('"', "\"\"").as_bytes());
+                        line.push(b'"');
+                    } else if csv {
+                        line.extend_from_slice(v.as_bytes());
+                    } else {
+                        let v = v
+                            .replace('\\', "\\\\")
+                            .replace('\t', "\\t")
+                            .replace('\n', "\\n")
+                            .replace('\r', "\\r");
+                        line.extend_from_slice(v.as_bytes());
+                    }
+                }
+                line.push(b'\n');
+            }
+        }
+    }
+
+    pub fn finish(mut self) -> Result<()> {
+        if self.format == Format::Table && !self.table.is_empty() {
+            let mut widths: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
+            for r in &self.table {
+                for (w, cell) in widths.iter_mut().zip(r) {
+                    *w = (*w).max(cell.chars().count());
+                }
+            }
+            let mut s = String::new();
+            let head: Vec<String> = self.columns.iter().map(|c| c.to_uppercase()).collect();
+            for row in std::iter::once(&head).chain(self.table.iter()) {
+                for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+                    let right = NUMERIC.contains(&self.columns[i]);
+                    let pad = w - cell.chars().count();
+                    if i > 0 {
+                        s.push_str("  ");
+                    }
+                    let cell = if self.terminal {
+                        escape_str(cell)
+                    } else {
+                        cell.clone()
+                    };
+                    if right {
+                        s.push_str(&" ".repeat(pad));
+                        s.push_str(&cell);
+                    } else {
+                        s.push_str(&cell);
+                        if i + 1 < row.len() {
+                            s.push_str(&" ".repeat(pad));
+                        }
+                    }
+                }
+                s.push('\n');
+            }
+            self.write(s.as_bytes())?;
+        }
+        match self.out.flush() {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            r => r.context("writing results"),
+        }
+    }
+}
+
+/// Control characters in a name would move the cursor or worse on a terminal: show them as `\xNN`.
+fn escape_controls(s: &[u8], out: &mut Vec<u8>) {
+    for &c in s {
+        if c < 0x20 || c == 0x7F {
+            out.extend_from_slice(format!("\\x{c:02x}").as_bytes());
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+fn escape_str(s: &str) -> String {
+    let mut v = Vec::with_capacity(s.len());
+    escape_controls(s.as_bytes(), &mut v);
+    String::from_utf8_lossy(&v).into_owned()
+}
+
+fn iso(ft: u64, table: bool) -> String {
+    let mut s = String::new();
+    uffs_index::time::format_iso(ft, &mut s);
+    if table {
+        // 2024-05-01 12:34 reads better in a table than the full 100 ns precision.
+        s.replace_range(10..11, " ");
+        s.truncate(16);
+    }
+    s
+}
+
+fn human(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// One column of one entry as text (`table`: human-readable sizes and short times).
+fn value(idx: &Index, prefix: &str, id: EntryId, col: &str, table: bool) -> String {
+    match col {
+        "path" => format!("{prefix}{}", idx.path(id)),
+        "name" => idx.name(id).to_string(),
+        "kind" => idx.kind(id).as_str().to_string(),
+        "ext" => match idx.kind(id) {
+            EntryKind::File => idx
+                .name(id)
+                .rsplit_once('.')
+                .map(|(_, e)| e.to_string())
+                .unwrap_or_default(),
+            _ => String::new(),
+        },
+        "size" if table => {
+            if idx.kind(id) == EntryKind::Directory {
+                human(idx.tree_size(id))
+            } else {
+                human(idx.size(id))
+            }
+        }
+        "size" => idx.size(id).to_string(),
+        "allocated" => idx.allocated(id).to_string(),
+        "created" => iso(idx.created(id), table),
+        "modified" => iso(idx.modified(id), table),
+        "mft_changed" => iso(idx.mft_changed(id), table),
+        "accessed" => iso(idx.accessed(id), table),
+        "attributes" => flags::LETTERS
+            .iter()
+            .filter(|(_, b)| idx.flags(id) & b != 0)
+            .map(|(c, _)| *c)
+            .collect(),
+        "record" => idx.record(id).to_string(),
+        "sequence" => idx.sequence(id).to_string(),
+        "parent_record" => idx
+            .parent_record(id)
+            .map(|p| p.to_string())
+            .unwrap_or_default(),
+        "deleted" => idx.is_deleted(id).to_string(),
+        "reparse_tag" => idx.reparse_tag(id).to_string(),
+        "tree_size" => idx.tree_size(id).to_string(),
+        "descendants" => idx.descendants(id).to_string(),
+        _ => String::new(),
+    }
+}

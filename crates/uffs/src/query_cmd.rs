@@ -1,0 +1,318 @@
+//! `uffs QUERY`: search an index file or a source with the query language and fd-style shortcut flags.
+
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::ValueEnum;
+use uffs_index::time::{from_civil_date, TICKS_PER_SECOND, UNIX_EPOCH as FT_UNIX_EPOCH};
+use uffs_index::Index;
+use uffs_query::ast::{Cmp, DateField, KindFilter, Pattern, Term, TermKind, TextMatch};
+use uffs_query::{parse, Expr, ParseOptions, SearchOptions, Searcher, SortKey};
+
+use crate::common::load_indexes;
+use crate::output::{self, OutputArgs};
+
+#[derive(clap::Args, Debug, Default)]
+pub struct SearchArgs {
+    /// The query, in Everything's syntax (several words are joined with spaces).
+    #[arg(value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Search this index file (written by `uffs index`).
+    #[arg(long, value_name = "FILE", conflicts_with = "source")]
+    pub index: Option<PathBuf>,
+    /// Search this source (volume, disk image or $MFT capture), indexing it first.
+    #[arg(long, value_name = "SOURCE")]
+    pub source: Option<String>,
+    #[arg(long, value_name = "N", requires = "source")]
+    pub partition: Option<u32>,
+    /// Ignore case everywhere (instead of smart case).
+    #[arg(short = 'i', long = "ignore-case", conflicts_with = "case_sensitive")]
+    pub ignore_case: bool,
+    /// Match case everywhere (instead of smart case).
+    #[arg(short = 's', long)]
+    pub case_sensitive: bool,
+    /// Only files with this extension (repeatable).
+    #[arg(short = 'e', long = "extension", value_name = "EXT")]
+    pub extension: Vec<String>,
+    /// Only files (f) or only folders (d).
+    #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = ["f", "file", "d", "dir", "directory"])]
+    pub kind: Option<String>,
+    /// Size: +10M (at least), -1k (at most) or 4096 (exactly); units b k m g t (powers of 1024). Repeatable.
+    #[arg(short = 'S', long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub size: Vec<String>,
+    /// Modified within a duration (10min, 2h, 3d, 2weeks, 1y) or since a date (2024-05-01).
+    #[arg(long, value_name = "WHEN")]
+    pub changed_within: Option<String>,
+    /// Modified before a duration ago or a date.
+    #[arg(long, value_name = "WHEN")]
+    pub changed_before: Option<String>,
+    /// The query is one glob pattern over the whole name (or path with -p).
+    #[arg(short = 'g', long, conflicts_with = "regex")]
+    pub glob: bool,
+    /// The query is one regular expression over the name (or path with -p).
+    #[arg(short = 'r', long)]
+    pub regex: bool,
+    /// Match text terms against the full path instead of the name.
+    #[arg(short = 'p', long)]
+    pub full_path: bool,
+    /// Show at most N results.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Print only the number of matches.
+    #[arg(long)]
+    pub count: bool,
+    /// Sort the results (default: index order, which is fastest).
+    #[arg(long, value_enum)]
+    pub sort: Option<SortArg>,
+    /// Reverse the order.
+    #[arg(long)]
+    pub reverse: bool,
+    /// Include deleted entries (from an index built with --deleted).
+    #[arg(long)]
+    pub deleted: bool,
+    /// Include named data streams.
+    #[arg(long)]
+    pub streams: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SortArg {
+    Name,
+    Path,
+    Size,
+    #[value(alias = "ext")]
+    Extension,
+    Created,
+    Modified,
+    Accessed,
+}
+
+impl From<SortArg> for SortKey {
+    fn from(s: SortArg) -> SortKey {
+        match s {
+            SortArg::Name => SortKey::Name,
+            SortArg::Path => SortKey::Path,
+            SortArg::Size => SortKey::Size,
+            SortArg::Extension => SortKey::Extension,
+            SortArg::Created => SortKey::Created,
+            SortArg::Modified => SortKey::Modified,
+            SortArg::Accessed => SortKey::Accessed,
+        }
+    }
+}
+
+fn now_filetime() -> u64 {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    FT_UNIX_EPOCH + d.as_secs() * TICKS_PER_SECOND + u64::from(d.subsec_nanos() / 100)
+}
+
+/// Searches and prints. Returns whether anything matched.
+pub fn run(a: &SearchArgs) -> Result<bool> {
+    let now = now_filetime();
+    let expr = build_query(a, now)?;
+    let indexes: Vec<(String, Index)> = match (&a.index, &a.source) {
+        (Some(f), _) => {
+            let idx = uffs_index::file::read(f).with_context(|| format!("reading index {}", f.display()))?;
+            if a.deleted && !idx.meta.has_deleted {
+                bail!("{} was built without deleted entries; rebuild it with `uffs index --deleted`", f.display());
+            }
+            vec![(String::new(), idx)]
+        }
+        (None, Some(s)) => load_indexes(s, a.partition, a.deleted)?,
+        (None, None) => bail!(
+            "nothing to search: give --index FILE (from `uffs index`) or --source SOURCE (a volume, disk image or \
+             $MFT capture)"
+        ),
+    };
+    let opts = SearchOptions {
+        include_deleted: a.deleted,
+        include_streams: a.streams,
+    };
+    let mut out = output::Printer::new(&a.output)?;
+    let mut found = 0usize;
+    for (prefix, idx) in &indexes {
+        let s = Searcher::new(idx);
+        let set = s.search(&expr, &opts);
+        let n = set.count();
+        found += n;
+        if a.count {
+            continue;
+        }
+        let limit = a.limit.map(|l| l.saturating_sub(out.rows_written()));
+        let ids = s.sorted(&set, a.sort.map(SortKey::from), a.reverse, limit);
+        out.rows(idx, prefix, &ids)?;
+    }
+    if a.count {
+        out.count(found)?;
+    }
+    out.finish()?;
+    Ok(found > 0)
+}
+
+/// The query text parsed, AND the terms the shortcut flags stand for.
+fn build_query(a: &SearchArgs, now: u64) -> Result<Expr> {
+    let text = a.query.join(" ");
+    let case = if a.case_sensitive {
+        Some(true)
+    } else if a.ignore_case {
+        Some(false)
+    } else {
+        None
+    };
+    let mut parts = Vec::new();
+    let term = |kind: TermKind, only: Option<KindFilter>| {
+        Expr::Term(Term {
+            span: 0..0,
+            kind,
+            only,
+        })
+    };
+    if a.glob || a.regex {
+        if text.is_empty() {
+            bail!("--glob and --regex need a pattern");
+        }
+        let case_sensitive = case.unwrap_or_else(|| text.chars().any(char::is_uppercase));
+        let pattern = if a.regex {
+            regex::RegexBuilder::new(&text)
+                .case_insensitive(!case_sensitive)
+                .build()
+                .map_err(|e| anyhow!("bad regular expression {text:?}: {e}"))?;
+            Pattern::Regex(text.clone())
+        } else if case_sensitive {
+            Pattern::Wildcard(text.clone())
+        } else {
+            Pattern::Wildcard(text.to_lowercase())
+        };
+        let m = TextMatch {
+            pattern,
+            path: a.full_path,
+            case_sensitive,
+            whole_word: false,
+        };
+        parts.push(term(TermKind::Text(m), None));
+    } else {
+        let mut e = parse(&text, &ParseOptions { now, case })
+            .map_err(|e| anyhow!("bad query: {}", e.render(&text)))?;
+        if a.full_path {
+            set_path(&mut e);
+        }
+        parts.push(e);
+    }
+    if !a.extension.is_empty() {
+        let exts = a
+            .extension
+            .iter()
+            .map(|e| e.trim_start_matches('.').to_lowercase())
+            .collect();
+        parts.push(term(TermKind::Ext(exts), None));
+    }
+    if let Some(k) = &a.kind {
+        let only = if k.starts_with('f') {
+            KindFilter::File
+        } else {
+            KindFilter::Folder
+        };
+        parts.push(term(TermKind::Any, Some(only)));
+    }
+    for s in &a.size {
+        parts.push(term(TermKind::Size(fd_size(s)?), None));
+    }
+    if let Some(w) = &a.changed_within {
+        parts.push(term(
+            TermKind::Date {
+                field: DateField::Modified,
+                from: when(w, now)?,
+                to: u64::MAX,
+            },
+            None,
+        ));
+    }
+    if let Some(w) = &a.changed_before {
+        parts.push(term(
+            TermKind::Date {
+                field: DateField::Modified,
+                from: 0,
+                to: when(w, now)?,
+            },
+            None,
+        ));
+    }
+    Ok(if parts.len() == 1 {
+        parts.pop().unwrap_or(Expr::All)
+    } else {
+        Expr::And(parts)
+    })
+}
+
+/// `-p`: every text term matches the full path.
+fn set_path(e: &mut Expr) {
+    match e {
+        Expr::Term(Term {
+            kind: TermKind::Text(t),
+            ..
+        }) => t.path = true,
+        Expr::And(xs) | Expr::Or(xs) => xs.iter_mut().for_each(set_path),
+        Expr::Not(x) => set_path(x),
+        _ => {}
+    }
+}
+
+/// fd's size syntax: `+N` at least, `-N` at most, `N` exactly.
+fn fd_size(s: &str) -> Result<Cmp> {
+    let bad = || anyhow!("bad --size {s:?}: use +10M (at least), -1k (at most) or 4096 (exactly)");
+    let (sign, v) = match s.as_bytes().first() {
+        Some(b'+') => ('+', &s[1..]),
+        Some(b'-') => ('-', &s[1..]),
+        _ => ('=', s),
+    };
+    let q = format!("size:{v}");
+    let e = parse(&q, &ParseOptions { now: 0, case: None }).map_err(|_| bad())?;
+    let Expr::Term(Term {
+        kind: TermKind::Size(c),
+        ..
+    }) = e
+    else {
+        return Err(bad());
+    };
+    Ok(match sign {
+        '+' => Cmp {
+            min: c.min,
+            max: u64::MAX,
+        },
+        '-' => Cmp { min: 0, max: c.max },
+        _ => c,
+    })
+}
+
+/// A duration ago (`10min`, `2h`, `3d`, `2weeks`, `1y`) or a date (`2024-05-01`), as FILETIME.
+fn when(s: &str, now: u64) -> Result<u64> {
+    let t = s.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    if split > 0 && split < t.len() && !t[split..].contains('-') {
+        let n: u64 = t[..split].parse()?;
+        let secs = match t[split..].trim() {
+            "s" | "sec" | "secs" | "second" | "seconds" => 1,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60,
+            "h" | "hour" | "hours" => 3600,
+            "d" | "day" | "days" => 86_400,
+            "w" | "week" | "weeks" => 7 * 86_400,
+            "month" | "months" => 30 * 86_400,
+            "y" | "year" | "years" => 365 * 86_400,
+            u => bail!("unknown time unit {u:?} in {s:?} (use s, min, h, d, weeks, months, y)"),
+        };
+        return Ok(now.saturating_sub(n * secs * TICKS_PER_SECOND));
+    }
+    let p: Vec<&str> = t.split('-').collect();
+    let num = |i: usize| p.get(i).and_then(|x| x.parse::<u32>().ok());
+    match (p.len(), num(0), num(1), num(2)) {
+        (3, Some(y), Some(m), Some(d)) if (1..=12).contains(&m) && (1..=31).contains(&d) => {
+            Ok(from_civil_date(i64::from(y), m, d))
+        }
+        _ => bail!("bad time {s:?}: use a duration like 2weeks or a date like 2024-05-01"),
+    }
+}

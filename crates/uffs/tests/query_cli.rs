@@ -1,0 +1,533 @@
+//! `uffs QUERY` end to end on a hand-made index whose every name, size, time and attribute is known: one golden
+//! result per operator, modifier and function; every output format; escaping; exit codes; error messages.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::*;
+use uffs_index::batch::{NameInfo, RecordBatch, RecordInfo, StdInfo, StreamInfo, StreamSizes};
+use uffs_index::time::from_civil_date;
+use uffs_index::{BuildOptions, Builder, VolumeMeta};
+
+const DAY: u64 = 86_400 * 10_000_000;
+
+struct Entry {
+    record: u64,
+    name: &'static str,
+    parent: u64,
+    dir: bool,
+    size: u64,
+    /// Days after 2024-01-01 for the modified time; created is a year earlier.
+    day: u64,
+    attrs: u32,
+    deleted: bool,
+    streams: &'static [(&'static str, u64)],
+}
+
+const fn e(
+    record: u64,
+    name: &'static str,
+    parent: u64,
+    dir: bool,
+    size: u64,
+    day: u64,
+    attrs: u32,
+) -> Entry {
+    Entry {
+        record,
+        name,
+        parent,
+        dir,
+        size,
+        day,
+        attrs,
+        deleted: false,
+        streams: &[],
+    }
+}
+
+/// The tree:
+/// /Docs/{Report 2024.docx, report-draft.txt, notes.TXT, budget.xlsx (hidden, read-only)}
+/// /Docs/Old/{report.txt (deleted)}
+/// /Photos/{IMG_0001.JPG, IMG_0002.jpg, holiday.png, Sub/IMG_0001.JPG}
+/// /src/{main.rs, lib.rs, README.md}
+/// /weird/{tab<TAB>name.txt, esc<ESC>[31mred.txt}
+/// /big.iso (sparse), /readme.txt with a Zone.Identifier stream
+fn entries() -> Vec<Entry> {
+    let h = 0x2 | 0x1;
+    vec![
+        e(5, ".", 5, true, 0, 0, 0x6),
+        e(30, "Docs", 5, true, 0, 10, 0),
+        e(31, "Report 2024.docx", 30, false, 250_000, 100, 0x20),
+        e(32, "report-draft.txt", 30, false, 1_500, 130, 0x20),
+        e(33, "notes.TXT", 30, false, 99, 131, 0x20),
+        e(34, "budget.xlsx", 30, false, 40_000, 5, h),
+        e(35, "Old", 30, true, 0, 1, 0),
+        Entry {
+            deleted: true,
+            ..e(36, "report.txt", 35, false, 700, 2, 0x20)
+        },
+        e(40, "Photos", 5, true, 0, 20, 0),
+        e(41, "IMG_0001.JPG", 40, false, 3 << 20, 200, 0x20),
+        e(42, "IMG_0002.jpg", 40, false, 5 << 20, 201, 0x20),
+        e(43, "holiday.png", 40, false, 800_000, 202, 0x20),
+        e(44, "Sub", 40, true, 0, 21, 0),
+        e(45, "IMG_0001.JPG", 44, false, 1 << 20, 203, 0x20),
+        e(50, "src", 5, true, 0, 30, 0),
+        e(51, "main.rs", 50, false, 2_000, 300, 0x20),
+        e(52, "lib.rs", 50, false, 9_000, 301, 0x20),
+        e(53, "README.md", 50, false, 500, 302, 0x20),
+        e(60, "weird", 5, true, 0, 40, 0),
+        e(61, "tab\tname.txt", 60, false, 1, 40, 0x20),
+        e(62, "esc\x1b[31mred.txt", 60, false, 1, 40, 0x20),
+        e(70, "big.iso", 5, false, 8 << 30, 50, 0x220),
+        Entry {
+            streams: &[("Zone.Identifier", 26)],
+            ..e(71, "readme.txt", 5, false, 10, 60, 0x20)
+        },
+    ]
+}
+
+/// Writes the hand-made index to a file and returns its path.
+fn golden_index() -> PathBuf {
+    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let mut b = RecordBatch::default();
+        let base = from_civil_date(2024, 1, 1);
+        for en in entries() {
+            let t0 = b.text.len() as u32;
+            b.text.extend_from_slice(en.name.as_bytes());
+            let n0 = b.names.len() as u32;
+            b.names.push(NameInfo {
+                parent: en.parent | (1u64 << 48),
+                namespace: 1,
+                created: 0,
+                modified: 0,
+                text: t0..b.text.len() as u32,
+            });
+            let s0 = b.streams.len() as u32;
+            for (sn, sz) in en.streams {
+                let t = b.text.len() as u32;
+                b.text.extend_from_slice(sn.as_bytes());
+                b.streams.push(StreamInfo {
+                    sizes: StreamSizes {
+                        size: *sz,
+                        allocated: 0,
+                        attr_flags: 0,
+                    },
+                    text: t..b.text.len() as u32,
+                });
+            }
+            let modified = base + en.day * DAY + 12 * 3600 * 10_000_000;
+            b.records.push(RecordInfo {
+                number: en.record,
+                sequence: 1,
+                header_flags: u16::from(!en.deleted) | if en.dir { 2 } else { 0 },
+                base: 0,
+                std_info: Some(StdInfo {
+                    created: modified - 365 * DAY,
+                    modified,
+                    mft_changed: modified,
+                    accessed: modified + DAY,
+                    attributes: en.attrs,
+                }),
+                has_attribute_list: false,
+                reparse_tag: 0,
+                data: (!en.dir).then_some(StreamSizes {
+                    size: en.size,
+                    allocated: en.size,
+                    attr_flags: 0,
+                }),
+                names: n0..b.names.len() as u32,
+                streams: s0..b.streams.len() as u32,
+            });
+        }
+        let meta = VolumeMeta {
+            source: "golden".into(),
+            records_total: 128,
+            has_deleted: true,
+            ..Default::default()
+        };
+        let mut builder = Builder::new(
+            meta,
+            BuildOptions {
+                include_deleted: true,
+            },
+            64,
+        );
+        builder.add_batch(&b);
+        let (idx, _) = builder.finish();
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("golden.uffs");
+        uffs_index::file::write(&idx, &path).expect("write golden index");
+        path
+    })
+    .clone()
+}
+
+fn q(args: &[&str]) -> Output {
+    uffs()
+        .arg("--index")
+        .arg(golden_index())
+        .args(args)
+        .output()
+        .expect("run uffs")
+}
+
+/// The sorted set of paths a query prints.
+fn paths(query: &str) -> Vec<String> {
+    let out = q(&["--color", "never", query]);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "{query}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    v.sort();
+    v
+}
+
+fn assert_query(query: &str, want: &[&str]) {
+    let mut want: Vec<String> = want.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(paths(query), want, "query {query:?}");
+}
+
+#[test]
+fn golden_operators() {
+    assert_query(
+        "report",
+        &["/Docs/Report 2024.docx", "/Docs/report-draft.txt"],
+    );
+    assert_query("report draft", &["/Docs/report-draft.txt"]);
+    assert_query("main | lib", &["/src/lib.rs", "/src/main.rs"]);
+    assert_query("src !main", &["/src"]);
+    assert_query("<main | lib> !lib", &["/src/main.rs"]);
+    assert_query("(main | readme) ext:md", &["/src/README.md"]);
+    assert_query("\"report 2024\"", &["/Docs/Report 2024.docx"]);
+    assert_query(
+        "photos/img",
+        &["/Photos/IMG_0001.JPG", "/Photos/IMG_0002.jpg"],
+    );
+    assert_query("photos\\sub", &["/Photos/Sub", "/Photos/Sub/IMG_0001.JPG"]);
+    assert_query(
+        "img_000?.jpg",
+        &[
+            "/Photos/IMG_0001.JPG",
+            "/Photos/IMG_0002.jpg",
+            "/Photos/Sub/IMG_0001.JPG",
+        ],
+    );
+    assert_query("*.rs", &["/src/lib.rs", "/src/main.rs"]);
+    assert_query(
+        "regex:^IMG_\\d+\\.jpg$",
+        &[
+            "/Photos/IMG_0001.JPG",
+            "/Photos/IMG_0002.jpg",
+            "/Photos/Sub/IMG_0001.JPG",
+        ],
+    );
+}
+
+#[test]
+fn golden_modifiers() {
+    // Smart case: an upper-case letter makes the term case-sensitive.
+    assert_query("IMG_0002", &["/Photos/IMG_0002.jpg"]);
+    assert_query("JPG", &["/Photos/IMG_0001.JPG", "/Photos/Sub/IMG_0001.JPG"]);
+    assert_query(
+        "nocase:JPG",
+        &[
+            "/Photos/IMG_0001.JPG",
+            "/Photos/IMG_0002.jpg",
+            "/Photos/Sub/IMG_0001.JPG",
+        ],
+    );
+    assert_query("case:readme", &["/readme.txt"]);
+    assert_query("path:sub", &["/Photos/Sub", "/Photos/Sub/IMG_0001.JPG"]);
+    assert_query("file:docs", &[]);
+    assert_query("folder:o", &["/Docs", "/Docs/Old", "/Photos"]);
+    assert_query(
+        "wholeword:report",
+        &["/Docs/Report 2024.docx", "/Docs/report-draft.txt"],
+    );
+    assert_query("wholeword:draf", &[]);
+    assert_query("file:case:README", &["/src/README.md"]);
+}
+
+#[test]
+fn golden_functions() {
+    assert_query(
+        "ext:txt",
+        &[
+            "/Docs/notes.TXT",
+            "/Docs/report-draft.txt",
+            "/readme.txt",
+            "/weird/esc\\x1b[31mred.txt",
+            "/weird/tab\\x09name.txt",
+        ]
+        .map(|p| p.replace("\\x1b", "\x1b").replace("\\x09", "\t"))
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>(),
+    );
+    assert_query(
+        "ext:jpg;png",
+        &[
+            "/Photos/IMG_0001.JPG",
+            "/Photos/IMG_0002.jpg",
+            "/Photos/Sub/IMG_0001.JPG",
+            "/Photos/holiday.png",
+        ],
+    );
+    assert_query("size:>4mb", &["/Photos/IMG_0002.jpg", "/big.iso"]);
+    assert_query(
+        "size:1mb..3mb",
+        &["/Photos/IMG_0001.JPG", "/Photos/Sub/IMG_0001.JPG"],
+    );
+    assert_query(
+        "size:<=10 file:",
+        &[
+            "/readme.txt",
+            "/weird/esc\x1b[31mred.txt",
+            "/weird/tab\tname.txt",
+        ],
+    );
+    assert_query("dm:2024-07-19", &["/Photos/IMG_0001.JPG"]);
+    // Days 300 and 301 of 2024 (a leap year) are October 27 and 28.
+    assert_query("dm:2024-10 ext:rs", &["/src/lib.rs", "/src/main.rs"]);
+    assert_query("dm:>2024-10-28", &["/src/README.md"]);
+    assert_query("dc:2023-04", &["/Docs/Report 2024.docx"]);
+    assert_query("da:2024-01-07", &["/Docs/budget.xlsx"]);
+    assert_query("attrib:h", &["/Docs/budget.xlsx"]);
+    assert_query("attrib:p", &["/big.iso"]);
+    assert_query(
+        "parent:/docs",
+        &[
+            "/Docs/Old",
+            "/Docs/Report 2024.docx",
+            "/Docs/budget.xlsx",
+            "/Docs/notes.TXT",
+            "/Docs/report-draft.txt",
+        ],
+    );
+    assert_query("parent:\\Photos\\Sub", &["/Photos/Sub/IMG_0001.JPG"]);
+    assert_query("depth:3", &["/Photos/Sub/IMG_0001.JPG"]);
+    assert_query(
+        "len:>15",
+        &["/Docs/Report 2024.docx", "/Docs/report-draft.txt"],
+    );
+    assert_query(
+        "dupe:",
+        &["/Photos/IMG_0001.JPG", "/Photos/Sub/IMG_0001.JPG"],
+    );
+    assert_query("deleted:", &["/Docs/Old/report.txt"]);
+    assert_query("stream:", &["/readme.txt:Zone.Identifier"]);
+}
+
+#[test]
+fn fd_style_flags() {
+    let lines = |args: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = String::from_utf8_lossy(&q(args).stdout)
+            .lines()
+            .map(String::from)
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(lines(&["-e", "rs"]), ["/src/lib.rs", "/src/main.rs"]);
+    assert_eq!(
+        lines(&["-t", "d", "-i", "S"]),
+        ["/Docs", "/Photos", "/Photos/Sub", "/src"]
+    );
+    assert_eq!(lines(&["-s", "img"]), Vec::<String>::new());
+    assert_eq!(lines(&["-S", "+4M"]), ["/Photos/IMG_0002.jpg", "/big.iso"]);
+    assert_eq!(
+        lines(&["-g", "*.JPG"]),
+        ["/Photos/IMG_0001.JPG", "/Photos/Sub/IMG_0001.JPG"]
+    );
+    assert_eq!(
+        lines(&["-r", "^(main|lib)\\.rs$"]),
+        ["/src/lib.rs", "/src/main.rs"]
+    );
+    assert_eq!(lines(&["-p", "docs/old"]), ["/Docs/Old"]);
+    assert_eq!(
+        lines(&["--changed-before", "2024-01-08", "-t", "f"]),
+        ["/Docs/budget.xlsx"]
+    );
+    assert_eq!(
+        lines(&["--changed-within", "1000y", "-e", "md"]),
+        ["/src/README.md"]
+    );
+    assert_eq!(
+        lines(&["--deleted", "report.txt"]),
+        ["/Docs/Old/report.txt"]
+    );
+}
+
+#[test]
+fn sorting_limits_and_count() {
+    let out = |args: &[&str]| String::from_utf8_lossy(&q(args).stdout).to_string();
+    assert_eq!(
+        out(&["ext:jpg", "--sort", "size"]),
+        "/Photos/Sub/IMG_0001.JPG\n/Photos/IMG_0001.JPG\n/Photos/IMG_0002.jpg\n"
+    );
+    assert_eq!(
+        out(&["ext:jpg", "--sort", "size", "--reverse", "--limit", "1"]),
+        "/Photos/IMG_0002.jpg\n"
+    );
+    assert_eq!(
+        out(&["-e", "rs", "--sort", "name"]),
+        "/src/lib.rs\n/src/main.rs\n"
+    );
+    // Equal times sort by name: `esc…` before `tab…`.
+    assert_eq!(
+        out(&["file:", "--sort", "modified", "--limit", "2"]),
+        "/Docs/budget.xlsx\n/weird/esc\x1b[31mred.txt\n"
+    );
+    assert_eq!(out(&["ext:jpg", "--count"]), "3\n");
+    assert_eq!(out(&["--count"]), "21\n");
+}
+
+#[test]
+fn output_formats() {
+    let out = |args: &[&str]| String::from_utf8_lossy(&q(args).stdout).to_string();
+    assert_eq!(
+        out(&["-e", "rs", "--sort", "name", "-0"]),
+        "/src/lib.rs\0/src/main.rs\0"
+    );
+    assert_eq!(
+        out(&["main.rs", "--format", "csv", "--columns", "path,size,kind"]),
+        "path,size,kind\n/src/main.rs,2000,file\n"
+    );
+    assert_eq!(
+        out(&[
+            "report 2024",
+            "--format",
+            "csv",
+            "--columns",
+            "name,modified"
+        ]),
+        "name,modified\nReport 2024.docx,2024-04-10T12:00:00.0000000Z\n"
+    );
+    assert_eq!(
+        out(&["tab", "--format", "tsv", "--columns", "name,size"]),
+        "name\tsize\ntab\\tname.txt\t1\n"
+    );
+    let json = out(&[
+        "big.iso",
+        "--format",
+        "jsonl",
+        "--columns",
+        "path,size,attributes,deleted",
+    ]);
+    assert_eq!(
+        json,
+        "{\"path\":\"/big.iso\",\"size\":8589934592,\"attributes\":\"ap\",\"deleted\":false}\n"
+    );
+    let esc = out(&["esc", "--format", "jsonl", "--columns", "name"]);
+    assert_eq!(esc, "{\"name\":\"esc\\u001b[31mred.txt\"}\n");
+    let table = out(&["ext:jpg", "--sort", "size", "--format", "table"]);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["PATH", "KIND", "SIZE", "MODIFIED"]
+    );
+    assert!(
+        lines[1].ends_with("file  1.0 MiB  2024-07-22 12:00"),
+        "{table}"
+    );
+    assert_eq!(lines.len(), 4);
+    let dir = scratch("query-output");
+    let file = dir.join("out.txt");
+    let o = q(&["-e", "md", "-o", file.to_str().unwrap()]);
+    assert!(o.status.success() && o.stdout.is_empty());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "/src/README.md\n");
+    let bad = q(&["x", "--format", "csv", "--columns", "path,colour"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown column \"colour\""));
+}
+
+#[test]
+fn colour_and_escaping() {
+    // Forced colour: folders bold blue, streams cyan, deleted red; NO_COLOR wins over auto only.
+    let o = q(&["--color", "always", "docs"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "\x1b[1;34m/Docs\x1b[0m\n"
+    );
+    let o = uffs()
+        .env("NO_COLOR", "1")
+        .arg("--index")
+        .arg(golden_index())
+        .args(["docs"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "/Docs\n");
+    // On a terminal, control characters in names are shown escaped (run under `script` for a pty).
+    let cmd = format!(
+        "{} --index {} --color never esc",
+        env!("CARGO_BIN_EXE_uffs"),
+        golden_index().display()
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("script");
+    let shown = String::from_utf8_lossy(&o.stdout);
+    assert!(shown.contains("/weird/esc\\x1b[31mred.txt"), "{shown:?}");
+    assert!(!shown.contains("esc\x1b[31m"), "{shown:?}");
+    // Piped, names are written as they are.
+    assert_eq!(
+        String::from_utf8_lossy(&q(&["--color", "never", "esc"]).stdout),
+        "/weird/esc\x1b[31mred.txt\n"
+    );
+}
+
+#[test]
+fn exit_codes_and_errors() {
+    assert_eq!(q(&["main.rs"]).status.code(), Some(0));
+    assert_eq!(q(&["no-such-file"]).status.code(), Some(1));
+    let cases: &[(&str, &str)] = &[
+        ("size:>10xb", "unknown size unit `xb`"),
+        ("a | ", "needs a term on each side"),
+        ("\"open", "unterminated quote"),
+        ("regex:(", "bad regular expression"),
+        ("attrib:q", "unknown attribute letter `q`"),
+        ("dm:soon", "expected a date"),
+        ("depth:deep", "whole number"),
+    ];
+    for (query, msg) in cases {
+        let o = q(&[query]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{query}: {err}");
+        assert!(
+            err.starts_with("uffs: error: bad query: ") && err.contains(msg),
+            "{query}: {err}"
+        );
+    }
+    // The error shows the query and marks the offending term.
+    let err = String::from_utf8_lossy(&q(&["docs size:>10xb"]).stderr).to_string();
+    assert!(
+        err.contains("\n  docs size:>10xb\n       ^^^^^^^^^^"),
+        "{err}"
+    );
+    let o = uffs().arg("docs").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing to search"));
+}
+
+#[test]
+fn search_a_source_directly() {
+    let out = run_ok(
+        uffs()
+            .arg("--source")
+            .arg(data("windows-xp-mft/MFT"))
+            .args(["ext:exe", "skype", "--count"]),
+    );
+    let n: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(n >= 1);
+}
