@@ -54,8 +54,10 @@ fn tokenize(q: &str) -> Result<Vec<(Tok, Range<usize>)>, QueryError> {
             i += 1;
             continue;
         }
-        // A term: up to whitespace, `|`, or a closing bracket of the innermost group, with quotes grouping.
+        // A term: up to whitespace, `|`, or a closing bracket of the innermost group, with quotes grouping. A
+        // `regex:` term runs to the next space: `|` and brackets are regular-expression syntax there.
         let start = i;
+        let regex_term = is_regex_term(&q[i..]);
         let mut text = String::new();
         let mut in_quote = false;
         let mut quote_start = i;
@@ -68,10 +70,10 @@ fn tokenize(q: &str) -> Result<Vec<(Tok, Range<usize>)>, QueryError> {
                 continue;
             }
             if !in_quote {
-                if c.is_ascii_whitespace() || c == b'|' {
+                if c.is_ascii_whitespace() || (c == b'|' && !regex_term) {
                     break;
                 }
-                if open.last() == Some(&(c as char)) && is_term_end(b, i + 1) {
+                if !regex_term && open.last() == Some(&(c as char)) && is_term_end(b, i + 1) {
                     break;
                 }
             }
@@ -85,6 +87,35 @@ fn tokenize(q: &str) -> Result<Vec<(Tok, Range<usize>)>, QueryError> {
         toks.push((Tok::Text(text), start..i));
     }
     Ok(toks)
+}
+
+/// Whether a term starting here is (after any modifiers) a `regex:` term.
+fn is_regex_term(rest: &str) -> bool {
+    let word_end = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
+    let mut t = &rest[..word_end];
+    while let Some((head, tail)) = t.split_once(':') {
+        if head.eq_ignore_ascii_case("regex") {
+            return true;
+        }
+        if ![
+            "case",
+            "nocase",
+            "path",
+            "file",
+            "files",
+            "folder",
+            "folders",
+            "wholeword",
+            "ww",
+        ]
+        .iter()
+        .any(|m| head.eq_ignore_ascii_case(m))
+        {
+            return false;
+        }
+        t = tail;
+    }
+    false
 }
 
 /// Whether the bracket at `at` has a partner that ends a later term; if not, it is text (`file (1).txt`).
@@ -643,6 +674,8 @@ mod tests {
         assert!(bad("a | ").message.contains("needs a term on each side"));
         assert!(bad("\"abc").message.contains("unterminated quote"));
         assert!(bad("regex:(").message.contains("bad regular expression"));
+        // In a regex term `|` and brackets belong to the expression.
+        assert!(matches!(p("regex:(a|b)c d"), Expr::And(v) if v.len() == 2));
         assert!(bad("attrib:q")
             .message
             .contains("unknown attribute letter `q`"));

@@ -172,3 +172,191 @@ fn peak_rss_bytes() -> u64 {
     }
     0
 }
+
+/// One line of the query mix.
+struct MixQuery {
+    class: String,
+    text: String,
+    sort: Option<uffs_query::SortKey>,
+    desc: bool,
+    limit: Option<usize>,
+    count: bool,
+    glob: bool,
+}
+
+fn read_mix(path: &std::path::Path) -> Result<Vec<MixQuery>> {
+    use anyhow::Context;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut cols = line.split('\t');
+        let class = cols.next().unwrap_or("").to_string();
+        let text = cols.next().unwrap_or("").to_string();
+        let mut q = MixQuery {
+            class,
+            text,
+            sort: None,
+            desc: false,
+            limit: None,
+            count: false,
+            glob: false,
+        };
+        for opt in cols.next().unwrap_or("").split_whitespace() {
+            match opt.split_once('=') {
+                Some(("sort", k)) => {
+                    let key = <crate::query_cmd::SortArg as clap::ValueEnum>::from_str(k, true)
+                        .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), n + 1))?;
+                    q.sort = Some(key.into());
+                }
+                Some(("limit", v)) => q.limit = Some(v.parse()?),
+                None if opt == "desc" => q.desc = true,
+                None if opt == "count" => q.count = true,
+                None if opt == "glob" => q.glob = true,
+                _ => anyhow::bail!("{}:{}: unknown option {opt:?}", path.display(), n + 1),
+            }
+        }
+        out.push(q);
+    }
+    Ok(out)
+}
+
+/// Median engine-side time per class that the search issue sets, in milliseconds.
+fn class_target(class: &str) -> Option<f64> {
+    match class {
+        "targeted" => Some(1.0),
+        "path" | "boolean" => Some(10.0),
+        "regex" => Some(30.0),
+        "sorted" => Some(2.0),
+        "count" => Some(5.0),
+        _ => None,
+    }
+}
+
+/// `uffs bench SOURCE|INDEX --queries FILE`: engine-side time of each query of the mix (parse, search, sort or
+/// count; not printing), median over `runs` after one warm-up run that also builds the searcher's helper
+/// structures (reported as `prepare`).
+pub fn run_queries(
+    spec: &str,
+    partition: Option<u32>,
+    file: &std::path::Path,
+    runs: usize,
+    as_json: bool,
+) -> Result<()> {
+    use uffs_query::{SearchOptions, Searcher};
+    let mix = read_mix(file)?;
+    let t = Instant::now();
+    let mut indexes = crate::common::load_indexes(spec, partition, false)?;
+    let load = t.elapsed();
+    let (_, idx) = indexes.swap_remove(0);
+    let s = Searcher::new(&idx);
+    let opts = SearchOptions::default();
+    let now = crate::query_cmd::now_filetime();
+    let run_one = |q: &MixQuery| -> Result<usize> {
+        let args = crate::query_cmd::SearchArgs {
+            query: if q.text.is_empty() {
+                vec![]
+            } else {
+                vec![q.text.clone()]
+            },
+            glob: q.glob,
+            ..Default::default()
+        };
+        let expr = crate::query_cmd::build_query(&args, now)?;
+        let set = s.search(&expr, &opts);
+        if !q.count {
+            std::hint::black_box(s.sorted(&set, q.sort, q.desc, q.limit));
+        }
+        Ok(set.count())
+    };
+    let t = Instant::now();
+    for q in &mix {
+        run_one(q)?;
+    }
+    let prepare = t.elapsed();
+    let mut rows = Vec::new();
+    for q in &mix {
+        let mut times = Vec::with_capacity(runs);
+        let mut hits = 0;
+        for _ in 0..runs.max(1) {
+            let t = Instant::now();
+            hits = run_one(q)?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        times.sort_by(|a, b| a.total_cmp(b));
+        rows.push((q, hits, times[times.len() / 2], times[0]));
+    }
+    let label = |q: &MixQuery| {
+        let mut s = if q.text.is_empty() {
+            "(everything)".to_string()
+        } else {
+            q.text.clone()
+        };
+        if let Some(k) = q.sort {
+            s += &format!(" --sort {k:?}{}", if q.desc { " --reverse" } else { "" }).to_lowercase();
+        }
+        if let Some(l) = q.limit {
+            s += &format!(" --limit {l}");
+        }
+        if q.count {
+            s += " --count";
+        }
+        if q.glob {
+            s += " --glob";
+        }
+        s
+    };
+    if as_json {
+        let qs: Vec<_> = rows
+            .iter()
+            .map(|(q, hits, med, min)| json!({"class": q.class, "query": label(q), "hits": hits, "median_ms": med, "min_ms": min}))
+            .collect();
+        let out = json!({"source": spec, "entries": idx.len(), "runs": runs, "load_ms": load.as_secs_f64() * 1e3,
+            "prepare_ms": prepare.as_secs_f64() * 1e3, "queries": qs});
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!(
+        "{} entries; load {:.0} ms; first run of the mix (builds helper structures) {:.0} ms; median of {runs} runs:",
+        thousands(idx.len() as u64),
+        load.as_secs_f64() * 1e3,
+        prepare.as_secs_f64() * 1e3
+    );
+    let w = rows
+        .iter()
+        .map(|(q, ..)| label(q).chars().count())
+        .max()
+        .unwrap_or(10)
+        .min(60);
+    for (q, hits, med, min) in &rows {
+        println!(
+            "  {:<10} {:<w$}  {:>9} hits  {:>8.3} ms  (min {:.3})",
+            q.class,
+            label(q),
+            thousands(*hits as u64),
+            med,
+            min
+        );
+    }
+    println!("per class (slowest median against the target):");
+    let mut classes: Vec<&str> = rows.iter().map(|(q, ..)| q.class.as_str()).collect();
+    classes.dedup();
+    for c in classes {
+        let worst = rows
+            .iter()
+            .filter(|(q, ..)| q.class == c)
+            .map(|r| r.2)
+            .fold(0.0, f64::max);
+        match class_target(c) {
+            Some(t) => println!(
+                "  {c:<10} {worst:>8.3} ms  target <= {t} ms  {}",
+                if worst <= t { "ok" } else { "MISSED" }
+            ),
+            None => println!("  {c:<10} {worst:>8.3} ms  (no target)"),
+        }
+    }
+    Ok(())
+}

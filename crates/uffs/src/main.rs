@@ -123,6 +123,9 @@ enum Command {
         threads: usize,
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
+        /// Measure the queries of FILE (one per line, see bench/queries.tsv) on the index instead of the build.
+        #[arg(long, value_name = "FILE")]
+        queries: Option<PathBuf>,
     },
 }
 
@@ -170,10 +173,19 @@ fn main() -> ExitCode {
             source,
             runs,
             json,
+            partition,
+            queries: Some(q),
+            ..
+        } => bench::run_queries(&source, partition, &q, runs, json),
+        Command::Bench {
+            source,
+            runs,
+            json,
             read_only,
             deleted,
             threads,
             partition,
+            queries: None,
         } => bench::run(&source, partition, runs, json, read_only, deleted, threads),
     };
     match result {

@@ -104,7 +104,7 @@ impl From<SortArg> for SortKey {
     }
 }
 
-fn now_filetime() -> u64 {
+pub fn now_filetime() -> u64 {
     let d = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -155,7 +155,7 @@ pub fn run(a: &SearchArgs) -> Result<bool> {
 }
 
 /// The query text parsed, AND the terms the shortcut flags stand for.
-fn build_query(a: &SearchArgs, now: u64) -> Result<Expr> {
+pub fn build_query(a: &SearchArgs, now: u64) -> Result<Expr> {
     let text = a.query.join(" ");
     let case = if a.case_sensitive {
         Some(true)
