@@ -40,11 +40,23 @@ pub enum SortKey {
 /// built on first use and kept for later queries.
 pub struct Searcher<'a> {
     idx: &'a Index,
-    threads: usize,
     folded: OnceLock<Arena>,
     dirs: OnceLock<DirPaths>,
     depth: OnceLock<Vec<u16>>,
     dupes: OnceLock<Bitset>,
+    orders: OnceLock<Orders>,
+    /// Visible entries for each (deleted shown, streams shown).
+    visible: [OnceLock<Bitset>; 4],
+}
+
+/// Orders built once per index: names sorted (for exact and prefix lookups and name order), each entry's rank in
+/// name order and in path order, and extension ids (dictionary sorted, 0 for none) for `ext:` and sorting.
+struct Orders {
+    name_order: Vec<EntryId>,
+    name_rank: Vec<u32>,
+    path_rank: Vec<u32>,
+    ext_id: Vec<u32>,
+    exts: Vec<Vec<u8>>,
 }
 
 /// Names folded to lower case, with their own offsets (folding can change a name's length in bytes).
@@ -60,6 +72,8 @@ struct DirPaths {
     folded: Vec<u8>,
     span: Vec<(u32, u32)>,
     folded_span: Vec<(u32, u32)>,
+    /// Every folder, the root first.
+    dirs: Vec<EntryId>,
 }
 
 /// A term compiled for execution.
@@ -103,14 +117,14 @@ enum Node {
 
 impl<'a> Searcher<'a> {
     pub fn new(idx: &'a Index) -> Searcher<'a> {
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
         Searcher {
             idx,
-            threads,
             folded: OnceLock::new(),
             dirs: OnceLock::new(),
             depth: OnceLock::new(),
             dupes: OnceLock::new(),
+            orders: OnceLock::new(),
+            visible: Default::default(),
         }
     }
 
@@ -133,7 +147,10 @@ impl<'a> Searcher<'a> {
         }
         let root = self.idx.root();
         let fl = self.idx.flags_column();
-        let mut visible = self.scan(|id| fl[id as usize] & hide == 0 && id != root);
+        let slot = &self.visible[usize::from(deleted) * 2 + usize::from(streams)];
+        let mut visible = slot
+            .get_or_init(|| self.scan(|id| fl[id as usize] & hide == 0 && id != root))
+            .clone();
         let m = self.eval(&node, Some(&visible));
         visible.and(&m);
         visible
@@ -201,25 +218,24 @@ impl<'a> Searcher<'a> {
         out
     }
 
-    /// Splits the entries into one range per thread (64-aligned) and hands each its slice of `out`'s words.
+    /// Splits the entries into 64-aligned ranges run on rayon's threads, each with its slice of `out`'s words.
     fn for_ranges(&self, out: &mut Bitset, f: impl Fn(usize, usize, &mut [u64]) + Sync) {
+        use rayon::prelude::*;
+        const WORDS_PER_TASK: usize = 1024;
         let n = out.len();
         let words = out.words_mut();
-        let per = words.len().div_ceil(self.threads).max(1);
-        if self.threads == 1 || n < 4096 {
+        if words.len() <= WORDS_PER_TASK {
             f(0, n, words);
             return;
         }
-        std::thread::scope(|s| {
-            for (i, chunk) in words.chunks_mut(per).enumerate() {
-                let f = &f;
-                s.spawn(move || {
-                    let lo = i * per * 64;
-                    let hi = (lo + chunk.len() * 64).min(n);
-                    f(lo, hi, chunk);
-                });
-            }
-        });
+        words
+            .par_chunks_mut(WORDS_PER_TASK)
+            .enumerate()
+            .for_each(|(i, chunk)| {
+                let lo = i * WORDS_PER_TASK * 64;
+                let hi = (lo + chunk.len() * 64).min(n);
+                f(lo, hi, chunk);
+            });
     }
 
     fn scan_leaf(&self, c: &Compiled) -> Bitset {
@@ -229,8 +245,22 @@ impl<'a> Searcher<'a> {
                 Pattern::Substring(s) => {
                     self.scan_names(s.as_bytes(), t.case_sensitive, t.whole_word)
                 }
+                Pattern::Wildcard(w) => self.scan_wildcard(w.as_bytes(), t.case_sensitive),
+                Pattern::Regex(_) => self.scan(|id| self.test_leaf(&c.leaf, id)),
+            },
+            Leaf::Text { t, regex: None } if !t.whole_word => match &t.pattern {
+                Pattern::Substring(s) => self.scan_path_substring(s.as_bytes(), t.case_sensitive),
                 _ => self.scan(|id| self.test_leaf(&c.leaf, id)),
             },
+            Leaf::Ext(exts) => {
+                let o = self.orders();
+                let want: Vec<u32> = exts
+                    .iter()
+                    .filter_map(|e| o.exts.binary_search(e).ok().map(|i| i as u32 + 1))
+                    .collect();
+                let col = &o.ext_id;
+                self.scan(|id| want.contains(&col[id as usize]))
+            }
             Leaf::Size(cmp) => {
                 let (sz, fl) = (idx.sizes(), idx.flags_column());
                 self.scan(|id| {
@@ -310,6 +340,149 @@ impl<'a> Searcher<'a> {
             }
         });
         out
+    }
+
+    /// A wildcard over names. A literal prefix (`img_*`, `kernel32.dll`) is a range of the name order: found by
+    /// binary search, then each candidate checked. `*literal` and `*literal*` are arena substring scans. Anything
+    /// else is checked name by name.
+    fn scan_wildcard(&self, w: &[u8], case_sensitive: bool) -> Bitset {
+        let n = self.idx.len();
+        let first_wild = w
+            .iter()
+            .position(|&c| c == b'*' || c == b'?')
+            .unwrap_or(w.len());
+        let (text, starts): (&[u8], &[u32]) = if case_sensitive {
+            (self.idx.name_arena(), self.idx.name_starts())
+        } else {
+            let a = self.folded();
+            (&a.text, &a.starts)
+        };
+        let name = |id: u32| &text[starts[id as usize] as usize..starts[id as usize + 1] as usize];
+        if first_wild > 0 {
+            let mut prefix = Vec::with_capacity(first_wild);
+            fold_into(&w[..first_wild], &mut prefix);
+            let o = self.orders();
+            let a = self.folded();
+            let folded = |id: u32| {
+                &a.text[a.starts[id as usize] as usize..a.starts[id as usize + 1] as usize]
+            };
+            let lo = o
+                .name_order
+                .partition_point(|&id| folded(id) < prefix.as_slice());
+            let hi = lo + o.name_order[lo..].partition_point(|&id| folded(id).starts_with(&prefix));
+            let mut out = Bitset::empty(n);
+            for &id in &o.name_order[lo..hi] {
+                if glob::matches(w, name(id)) {
+                    out.set(id as usize);
+                }
+            }
+            return out;
+        }
+        let inner = &w[1..];
+        let is_literal = |s: &[u8]| !s.iter().any(|&c| c == b'*' || c == b'?');
+        if !inner.is_empty() && is_literal(inner) {
+            return self.scan_names_at_end(inner, case_sensitive);
+        }
+        if inner.len() > 1 && inner.ends_with(b"*") && is_literal(&inner[..inner.len() - 1]) {
+            return self.scan_names(&inner[..inner.len() - 1], case_sensitive, false);
+        }
+        self.scan(|id| glob::matches(w, name(id)))
+    }
+
+    /// Entries whose name ends with `suffix`: arena substring search, each hit kept if it ends its name.
+    fn scan_names_at_end(&self, suffix: &[u8], case_sensitive: bool) -> Bitset {
+        let (text, starts): (&[u8], &[u32]) = if case_sensitive {
+            (self.idx.name_arena(), self.idx.name_starts())
+        } else {
+            let a = self.folded();
+            (&a.text, &a.starts)
+        };
+        let finder = memmem::Finder::new(suffix);
+        let mut out = Bitset::empty(self.idx.len());
+        self.for_ranges(&mut out, |lo, hi, words| {
+            let end = starts[hi] as usize;
+            let mut pos = starts[lo] as usize;
+            let mut cur = lo;
+            while pos < end {
+                let Some(h) = finder.find(&text[pos..end]) else {
+                    break;
+                };
+                let at = pos + h;
+                cur += starts[cur..=hi].partition_point(|&s| s as usize <= at) - 1;
+                let e = starts[cur + 1] as usize;
+                if at + suffix.len() == e {
+                    words[(cur - lo) / 64] |= 1 << ((cur - lo) % 64);
+                }
+                pos = at + 1;
+            }
+        });
+        out
+    }
+
+    /// A substring of the full path without building paths. Folders whose own path contains the needle are
+    /// found by one search over the folder-path arena; an entry matches when its folder does, or when the needle
+    /// runs from the end of its folder's path into its name: split at the needle's last `/` into X/Y, that is
+    /// "folder path ends with X" (a per-folder fact) and "name starts with Y".
+    fn scan_path_substring(&self, needle: &[u8], case_sensitive: bool) -> Bitset {
+        let d = self.dirs();
+        let idx = self.idx;
+        let (text, span) = if case_sensitive {
+            (&d.text, &d.span)
+        } else {
+            (&d.folded, &d.folded_span)
+        };
+        let n = idx.len();
+        let dir_path = |p: usize| {
+            let (s, e) = span[p];
+            &text[s as usize..e as usize]
+        };
+        let finder = memmem::Finder::new(needle);
+        let mut dir_has = Bitset::empty(n);
+        let mut dir_ends = Bitset::empty(n);
+        let split = memchr::memrchr(b'/', needle);
+        let (x, y) = match split {
+            Some(i) => (&needle[..i], &needle[i + 1..]),
+            None => (&needle[..0], needle),
+        };
+        for &dir in &d.dirs {
+            let p = dir_path(dir as usize);
+            if finder.find(p).is_some() {
+                dir_has.set(dir as usize);
+            }
+            if split.is_some() && p.ends_with(x) {
+                dir_ends.set(dir as usize);
+            }
+        }
+        let parents = idx.parents();
+        let root = idx.root();
+        let names_hit = if split.is_none() {
+            Some(self.scan_names(needle, case_sensitive, false))
+        } else {
+            None
+        };
+        let (ntext, nstarts): (&[u8], &[u32]) = if case_sensitive {
+            (idx.name_arena(), idx.name_starts())
+        } else {
+            let a = self.folded();
+            (&a.text, &a.starts)
+        };
+        self.scan(|id| {
+            if id == root {
+                return false;
+            }
+            let p = parents[id as usize] as usize;
+            if dir_has.get(p) {
+                return true;
+            }
+            match &names_hit {
+                Some(h) => h.get(id as usize),
+                None => {
+                    dir_ends.get(p)
+                        && ntext[nstarts[id as usize] as usize..nstarts[id as usize + 1] as usize]
+                            .starts_with(y)
+                }
+            }
+        })
     }
 
     fn date_column(&self, f: DateField) -> &[u64] {
@@ -448,6 +621,7 @@ impl<'a> Searcher<'a> {
                 folded: Vec::new(),
                 span: vec![UNSET; idx.len()],
                 folded_span: vec![UNSET; idx.len()],
+                dirs: vec![idx.root()],
             };
             let root = idx.root() as usize;
             d.span[root] = (0, 0);
@@ -476,6 +650,8 @@ impl<'a> Searcher<'a> {
                     d.folded.push(b'/');
                     fold_into(idx.name_bytes(x), &mut d.folded);
                     d.folded_span[x as usize] = (start as u32, d.folded.len() as u32);
+                    d.dirs.push(x);
+                    d.dirs.push(x);
                 }
             }
             d
@@ -527,8 +703,115 @@ impl<'a> Searcher<'a> {
         })
     }
 
-    /// The members of `set` in the order of `key` (ties by name, then id), at most `limit` of them: a partial
-    /// selection when the limit is small.
+    fn orders(&self) -> &Orders {
+        self.orders.get_or_init(|| {
+            use rayon::prelude::*;
+            let idx = self.idx;
+            let a = self.folded();
+            let n = idx.len();
+            let folded = |id: u32| {
+                &a.text[a.starts[id as usize] as usize..a.starts[id as usize + 1] as usize]
+            };
+            let mut name_order: Vec<EntryId> = (0..n as u32).collect();
+            name_order.par_sort_unstable_by(|&x, &y| {
+                folded(x)
+                    .cmp(folded(y))
+                    .then_with(|| idx.name_bytes(x).cmp(idx.name_bytes(y)))
+                    .then(x.cmp(&y))
+            });
+            let mut name_rank = vec![0u32; n];
+            for (r, &id) in name_order.iter().enumerate() {
+                name_rank[id as usize] = r as u32;
+            }
+            // Path order: depth first from the root, each folder's children in name order. It compares paths
+            // component by component, so `/a/b` sorts before `/a-c`.
+            let parents = idx.parents();
+            let root = idx.root();
+            let mut start = vec![0u32; n + 1];
+            for id in 0..n as u32 {
+                if id != root {
+                    start[parents[id as usize] as usize + 1] += 1;
+                }
+            }
+            for i in 0..n {
+                start[i + 1] += start[i];
+            }
+            let mut fill = start.clone();
+            let mut children = vec![0u32; n];
+            for &id in &name_order {
+                if id != root {
+                    let p = parents[id as usize] as usize;
+                    children[fill[p] as usize] = id;
+                    fill[p] += 1;
+                }
+            }
+            let mut path_rank = vec![0u32; n];
+            let mut next = 0;
+            let mut stack = vec![root];
+            while let Some(d) = stack.pop() {
+                path_rank[d as usize] = next;
+                next += 1;
+                let (s, e) = (start[d as usize] as usize, start[d as usize + 1] as usize);
+                stack.extend(children[s..e].iter().rev());
+            }
+            // Extensions of files: after the last dot of the folded name.
+            let fl = idx.flags_column();
+            let mut dict: std::collections::HashMap<&[u8], u32> = std::collections::HashMap::new();
+            let mut found: Vec<&[u8]> = Vec::new();
+            let mut raw = vec![0u32; n];
+            for id in 0..n as u32 {
+                if fl[id as usize] & (flags::DIRECTORY | flags::STREAM) != 0 {
+                    continue;
+                }
+                let name = folded(id);
+                if let Some(dot) = memchr::memrchr(b'.', name) {
+                    let e = &name[dot + 1..];
+                    raw[id as usize] = *dict.entry(e).or_insert_with(|| {
+                        found.push(e);
+                        found.len() as u32
+                    });
+                }
+            }
+            let mut sorted: Vec<u32> = (1..=found.len() as u32).collect();
+            sorted.sort_unstable_by(|&x, &y| found[x as usize - 1].cmp(found[y as usize - 1]));
+            let mut remap = vec![0u32; found.len() + 1];
+            for (i, &old) in sorted.iter().enumerate() {
+                remap[old as usize] = i as u32 + 1;
+            }
+            let ext_id = raw.iter().map(|&r| remap[r as usize]).collect();
+            let exts = sorted
+                .iter()
+                .map(|&o| found[o as usize - 1].to_vec())
+                .collect();
+            Orders {
+                name_order,
+                name_rank,
+                path_rank,
+                ext_id,
+                exts,
+            }
+        })
+    }
+
+    /// The sort key of an entry: the key's value, ties broken by name order (so every key is a total order).
+    fn sort_key(&self, key: SortKey, id: EntryId) -> u128 {
+        let o = self.orders();
+        let idx = self.idx;
+        let rank = u128::from(o.name_rank[id as usize]);
+        let primary: u64 = match key {
+            SortKey::Name => 0,
+            SortKey::Path => u64::from(o.path_rank[id as usize]),
+            SortKey::Size => idx.size(id),
+            SortKey::Extension => u64::from(o.ext_id[id as usize]),
+            SortKey::Created => idx.created(id),
+            SortKey::Modified => idx.modified(id),
+            SortKey::Accessed => idx.accessed(id),
+        };
+        (u128::from(primary) << 32) | rank
+    }
+
+    /// The members of `set` in the order of `key` (ties by name), at most `limit` of them. With a limit, each
+    /// thread keeps a bounded heap of its range's best keys: one pass, no sort of the whole set.
     pub fn sorted(
         &self,
         set: &Bitset,
@@ -536,8 +819,9 @@ impl<'a> Searcher<'a> {
         descending: bool,
         limit: Option<usize>,
     ) -> Vec<EntryId> {
-        let mut ids: Vec<EntryId> = set.iter().collect();
+        use rayon::prelude::*;
         let Some(key) = key else {
+            let mut ids: Vec<EntryId> = set.iter().collect();
             if descending {
                 ids.reverse();
             }
@@ -546,62 +830,56 @@ impl<'a> Searcher<'a> {
             }
             return ids;
         };
-        if matches!(key, SortKey::Name | SortKey::Extension) || key == SortKey::Path {
-            self.folded();
-        }
-        if key == SortKey::Path {
-            self.dirs();
-        }
-        let cmp = |a: &EntryId, b: &EntryId| {
-            let o = self.compare(key, *a, *b);
+        self.orders();
+        let k = |id: EntryId| {
+            let v = self.sort_key(key, id);
             if descending {
-                o.reverse()
+                !v
             } else {
-                o
+                v
             }
         };
+        let count = set.count();
         match limit {
-            Some(l) if l < ids.len() => {
-                if l > 0 {
-                    ids.select_nth_unstable_by(l - 1, cmp);
+            Some(l) if l < count => {
+                if l == 0 {
+                    return Vec::new();
                 }
-                ids.truncate(l);
-                ids.sort_unstable_by(cmp);
+                const WORDS: usize = 2048;
+                let n = set.len();
+                let parts: Vec<Vec<(u128, EntryId)>> = (0..n.div_ceil(WORDS * 64))
+                    .into_par_iter()
+                    .map(|chunk| {
+                        let mut heap: std::collections::BinaryHeap<(u128, EntryId)> =
+                            std::collections::BinaryHeap::with_capacity(l + 1);
+                        let lo = chunk * WORDS * 64;
+                        let hi = (lo + WORDS * 64).min(n);
+                        for id in lo as EntryId..hi as EntryId {
+                            if !set.get(id as usize) {
+                                continue;
+                            }
+                            let v = k(id);
+                            if heap.len() < l {
+                                heap.push((v, id));
+                            } else if heap.peek().is_some_and(|top| v < top.0) {
+                                heap.pop();
+                                heap.push((v, id));
+                            }
+                        }
+                        heap.into_vec()
+                    })
+                    .collect();
+                let mut all: Vec<(u128, EntryId)> = parts.into_iter().flatten().collect();
+                all.sort_unstable();
+                all.truncate(l);
+                all.into_iter().map(|(_, id)| id).collect()
             }
-            _ => ids.sort_unstable_by(cmp),
+            _ => {
+                let mut v: Vec<(u128, EntryId)> = set.iter().map(|id| (k(id), id)).collect();
+                v.par_sort_unstable();
+                v.into_iter().map(|(_, id)| id).collect()
+            }
         }
-        ids
-    }
-
-    fn compare(&self, key: SortKey, a: EntryId, b: EntryId) -> std::cmp::Ordering {
-        let idx = self.idx;
-        let by_name = || {
-            self.name_bytes(a, true)
-                .cmp(&self.name_bytes(b, true))
-                .then_with(|| idx.name_bytes(a).cmp(idx.name_bytes(b)))
-                .then(a.cmp(&b))
-        };
-        match key {
-            SortKey::Name => by_name(),
-            SortKey::Path => self
-                .path_bytes(a, true)
-                .cmp(&self.path_bytes(b, true))
-                .then(a.cmp(&b)),
-            SortKey::Size => idx.size(a).cmp(&idx.size(b)).then_with(by_name),
-            SortKey::Extension => extension(&self.name_bytes(a, true))
-                .cmp(extension(&self.name_bytes(b, true)))
-                .then_with(by_name),
-            SortKey::Created => idx.created(a).cmp(&idx.created(b)).then_with(by_name),
-            SortKey::Modified => idx.modified(a).cmp(&idx.modified(b)).then_with(by_name),
-            SortKey::Accessed => idx.accessed(a).cmp(&idx.accessed(b)).then_with(by_name),
-        }
-    }
-}
-
-fn extension(name: &[u8]) -> &[u8] {
-    match memchr::memrchr(b'.', name) {
-        Some(d) if d > 0 => &name[d + 1..],
-        _ => b"",
     }
 }
 

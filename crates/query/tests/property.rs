@@ -225,8 +225,11 @@ fn sorted_top_n_equals_full_sort() {
                         let (x, y) = (idx.name(a).to_lowercase(), idx.name(b).to_lowercase());
                         (x <= y) != desc || x == y
                     }
+                    // Paths compare component by component (a folder's contents right after it).
                     SortKey::Path => {
                         let (x, y) = (idx.path(a).to_lowercase(), idx.path(b).to_lowercase());
+                        let (x, y): (Vec<&str>, Vec<&str>) =
+                            (x.split('/').collect(), y.split('/').collect());
                         (x <= y) != desc || x == y
                     }
                     _ => true,
