@@ -41,6 +41,10 @@ impl Bitset {
         self.len == 0
     }
 
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
     pub fn words_mut(&mut self) -> &mut [u64] {
         &mut self.words
     }

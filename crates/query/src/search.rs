@@ -54,6 +54,7 @@ pub struct Searcher<'a> {
 struct Orders {
     name_order: Vec<EntryId>,
     name_rank: Vec<u32>,
+    path_order: Vec<EntryId>,
     path_rank: Vec<u32>,
     ext_id: Vec<u32>,
     exts: Vec<Vec<u8>>,
@@ -82,6 +83,11 @@ enum Leaf {
     Text {
         t: TextMatch,
         regex: Option<regex::bytes::Regex>,
+        /// For substrings: the searcher, built once rather than per entry.
+        finder: Option<memmem::Finder<'static>>,
+        /// For regexes: literals one of which every match starts with (lower-case when the regex ignores
+        /// case), to find candidates by substring search.
+        prefixes: Option<Vec<Vec<u8>>>,
     },
     Ext(Vec<Vec<u8>>),
     Size(Cmp),
@@ -162,7 +168,8 @@ impl<'a> Searcher<'a> {
         match node {
             Node::All => Bitset::full(n),
             Node::Leaf(c) => match within {
-                Some(w) if w.count() * 16 < n => self.test_each(c, w),
+                // Testing a candidate costs a few times what a scan spends per entry.
+                Some(w) if w.count() * 4 < n => self.test_each(c, w),
                 _ => self.scan_leaf(c),
             },
             Node::Not(x) => {
@@ -193,14 +200,22 @@ impl<'a> Searcher<'a> {
         }
     }
 
-    /// Tests `c` on the members of `w` only.
+    /// Tests `c` on the members of `w` only, on all cores.
     fn test_each(&self, c: &Compiled, w: &Bitset) -> Bitset {
         let mut out = Bitset::empty(self.idx.len());
-        for id in w.iter() {
-            if self.test(c, id) {
-                out.set(id as usize);
+        self.for_ranges(&mut out, |lo, _hi, words| {
+            let src = &w.words()[lo / 64..lo / 64 + words.len()];
+            for (i, (dst, &bits)) in words.iter_mut().zip(src).enumerate() {
+                let mut b = bits;
+                while b != 0 {
+                    let bit = b.trailing_zeros();
+                    b &= b - 1;
+                    if self.test(c, (lo + i * 64) as EntryId + bit) {
+                        *dst |= 1 << bit;
+                    }
+                }
             }
-        }
+        });
         out
     }
 
@@ -241,14 +256,33 @@ impl<'a> Searcher<'a> {
     fn scan_leaf(&self, c: &Compiled) -> Bitset {
         let idx = self.idx;
         let mut b = match &c.leaf {
-            Leaf::Text { t, regex: None } if !t.path => match &t.pattern {
+            Leaf::Text {
+                t,
+                regex: Some(_),
+                prefixes: Some(lits),
+                ..
+            } if !t.path => {
+                // Candidates contain one of the literals every match starts with; the regex checks only those.
+                let mut cand = Bitset::empty(idx.len());
+                for l in lits {
+                    cand.or(&self.scan_names(l, t.case_sensitive, false));
+                }
+                self.test_each(
+                    &Compiled {
+                        leaf: clone_regex_leaf(&c.leaf),
+                        only: None,
+                    },
+                    &cand,
+                )
+            }
+            Leaf::Text { t, regex: None, .. } if !t.path => match &t.pattern {
                 Pattern::Substring(s) => {
                     self.scan_names(s.as_bytes(), t.case_sensitive, t.whole_word)
                 }
                 Pattern::Wildcard(w) => self.scan_wildcard(w.as_bytes(), t.case_sensitive),
                 Pattern::Regex(_) => self.scan(|id| self.test_leaf(&c.leaf, id)),
             },
-            Leaf::Text { t, regex: None } if !t.whole_word => match &t.pattern {
+            Leaf::Text { t, regex: None, .. } if !t.whole_word => match &t.pattern {
                 Pattern::Substring(s) => self.scan_path_substring(s.as_bytes(), t.case_sensitive),
                 _ => self.scan(|id| self.test_leaf(&c.leaf, id)),
             },
@@ -259,7 +293,11 @@ impl<'a> Searcher<'a> {
                     .filter_map(|e| o.exts.binary_search(e).ok().map(|i| i as u32 + 1))
                     .collect();
                 let col = &o.ext_id;
-                self.scan(|id| want.contains(&col[id as usize]))
+                match want[..] {
+                    [] => Bitset::empty(idx.len()),
+                    [one] => self.scan(|id| col[id as usize] == one),
+                    _ => self.scan(|id| want.contains(&col[id as usize])),
+                }
             }
             Leaf::Size(cmp) => {
                 let (sz, fl) = (idx.sizes(), idx.flags_column());
@@ -507,7 +545,9 @@ impl<'a> Searcher<'a> {
         let idx = self.idx;
         match leaf {
             Leaf::Any => true,
-            Leaf::Text { t, regex } => {
+            Leaf::Text {
+                t, regex, finder, ..
+            } => {
                 let hay = if t.path {
                     self.path_bytes(id, !t.case_sensitive && regex.is_none())
                 } else {
@@ -515,7 +555,10 @@ impl<'a> Searcher<'a> {
                 };
                 match (regex, &t.pattern) {
                     (Some(r), _) => r.is_match(&hay),
-                    (None, Pattern::Substring(s)) => find_word(&hay, s.as_bytes(), t.whole_word),
+                    (None, Pattern::Substring(s)) => match finder {
+                        Some(f) if !t.whole_word => f.find(&hay).is_some(),
+                        _ => find_word(&hay, s.as_bytes(), t.whole_word),
+                    },
                     (None, Pattern::Wildcard(w)) => glob::matches(w.as_bytes(), &hay),
                     (None, Pattern::Regex(_)) => false,
                 }
@@ -746,10 +789,12 @@ impl<'a> Searcher<'a> {
                 }
             }
             let mut path_rank = vec![0u32; n];
+            let mut path_order = Vec::with_capacity(n);
             let mut next = 0;
             let mut stack = vec![root];
             while let Some(d) = stack.pop() {
                 path_rank[d as usize] = next;
+                path_order.push(d);
                 next += 1;
                 let (s, e) = (start[d as usize] as usize, start[d as usize + 1] as usize);
                 stack.extend(children[s..e].iter().rev());
@@ -786,6 +831,7 @@ impl<'a> Searcher<'a> {
             Orders {
                 name_order,
                 name_rank,
+                path_order,
                 path_rank,
                 ext_id,
                 exts,
@@ -808,6 +854,66 @@ impl<'a> Searcher<'a> {
             SortKey::Accessed => idx.accessed(id),
         };
         (u128::from(primary) << 32) | rank
+    }
+
+    /// Top `l` of a large set by a column value: estimate the `l`-th value from a sample, keep the members at or
+    /// beyond it in one parallel pass over the column alone, and order only those by the full key. `None` when
+    /// the set is small or the estimate kept too few (then a heap is used).
+    #[allow(clippy::too_many_arguments)]
+    fn top_by_threshold<P: Fn(EntryId) -> u64 + Sync>(
+        &self,
+        set: &Bitset,
+        primary: P,
+        descending: bool,
+        k: &(dyn Fn(EntryId) -> u128 + Sync),
+        count: usize,
+        l: usize,
+    ) -> Option<Vec<EntryId>> {
+        use rayon::prelude::*;
+        const SAMPLE: usize = 2048;
+        if count < SAMPLE * 4 || l > count / 16 {
+            return None;
+        }
+        let oriented = |id: EntryId| {
+            if descending {
+                !primary(id)
+            } else {
+                primary(id)
+            }
+        };
+        let step = count / SAMPLE;
+        let mut sample: Vec<u64> = set.iter().step_by(step).map(oriented).collect();
+        sample.sort_unstable();
+        // Twice the expected position, so the threshold almost always keeps at least `l`.
+        let pos = ((l * sample.len()).div_ceil(count) * 2 + 2).min(sample.len() - 1);
+        let t = sample[pos];
+        let kept: Vec<(u128, EntryId)> = set
+            .words()
+            .par_chunks(1024)
+            .enumerate()
+            .flat_map_iter(|(ci, chunk)| {
+                let mut v = Vec::new();
+                for (wi, &w) in chunk.iter().enumerate() {
+                    let mut b = w;
+                    while b != 0 {
+                        let id = ((ci * 1024 + wi) * 64) as EntryId + b.trailing_zeros();
+                        b &= b - 1;
+                        if oriented(id) <= t {
+                            v.push((k(id), id));
+                        }
+                    }
+                }
+                v.into_iter()
+            })
+            .collect();
+        if kept.len() < l {
+            return None;
+        }
+        let mut kept = kept;
+        kept.select_nth_unstable(l - 1);
+        kept.truncate(l);
+        kept.sort_unstable();
+        Some(kept.into_iter().map(|(_, id)| id).collect())
     }
 
     /// The members of `set` in the order of `key` (ties by name), at most `limit` of them. With a limit, each
@@ -841,9 +947,61 @@ impl<'a> Searcher<'a> {
         };
         let count = set.count();
         match limit {
+            Some(0) => Vec::new(),
             Some(l) if l < count => {
-                if l == 0 {
-                    return Vec::new();
+                // Name and path: walk the stored order, when the set is dense enough for the walk to be short.
+                let o = self.orders();
+                let n = set.len();
+                let walk = match key {
+                    SortKey::Name => Some(&o.name_order),
+                    SortKey::Path => Some(&o.path_order),
+                    _ => None,
+                };
+                if let Some(order) = walk.filter(|_| l.saturating_mul(n / count.max(1)) <= n / 8) {
+                    let pick = |id: &EntryId| set.get(*id as usize);
+                    return if descending {
+                        order
+                            .iter()
+                            .rev()
+                            .filter(|id| pick(id))
+                            .take(l)
+                            .copied()
+                            .collect()
+                    } else {
+                        order
+                            .iter()
+                            .filter(|id| pick(id))
+                            .take(l)
+                            .copied()
+                            .collect()
+                    };
+                }
+                let idx = self.idx;
+                let top = match key {
+                    SortKey::Size => {
+                        let c = idx.sizes();
+                        self.top_by_threshold(set, |id| c[id as usize], descending, &k, count, l)
+                    }
+                    SortKey::Created | SortKey::Modified | SortKey::Accessed => {
+                        let c = match key {
+                            SortKey::Created => idx.created_column(),
+                            SortKey::Modified => idx.modified_column(),
+                            _ => idx.accessed_column(),
+                        };
+                        self.top_by_threshold(set, |id| c[id as usize], descending, &k, count, l)
+                    }
+                    SortKey::Extension => {
+                        // Extension and name rank together fit in 64 bits: no ties at the threshold.
+                        let (c, r) = (&o.ext_id, &o.name_rank);
+                        let packed = |id: EntryId| {
+                            (u64::from(c[id as usize]) << 32) | u64::from(r[id as usize])
+                        };
+                        self.top_by_threshold(set, packed, descending, &k, count, l)
+                    }
+                    SortKey::Name | SortKey::Path => None,
+                };
+                if let Some(top) = top {
+                    return top;
                 }
                 const WORDS: usize = 2048;
                 let n = set.len();
@@ -916,7 +1074,7 @@ fn cost(n: &Node) -> u8 {
             | Leaf::Size(_)
             | Leaf::Date { .. }
             | Leaf::Any => 1,
-            Leaf::Text { t, regex: None }
+            Leaf::Text { t, regex: None, .. }
                 if !t.path && matches!(t.pattern, Pattern::Substring(_)) =>
             {
                 2
@@ -928,6 +1086,55 @@ fn cost(n: &Node) -> u8 {
         Node::Not(x) => cost(x).max(3),
         Node::And(xs) | Node::Or(xs) => xs.iter().map(cost).max().unwrap_or(0).max(3),
     }
+}
+
+/// The regex leaf without its prefilter, for checking candidates one by one.
+fn clone_regex_leaf(l: &Leaf) -> Leaf {
+    match l {
+        Leaf::Text { t, regex, .. } => Leaf::Text {
+            t: t.clone(),
+            regex: regex.clone(),
+            finder: None,
+            prefixes: None,
+        },
+        _ => Leaf::Any,
+    }
+}
+
+/// Literals one of which starts every match of `pattern` (so every matching name contains one), when there are
+/// few and none is shorter than two bytes. For a case-insensitive regex they are lower-cased, to be searched in
+/// the folded names; a literal with an `s` is refused there, because the regex folds `ſ` (U+017F) to `s` while
+/// lower-casing does not.
+fn regex_prefixes(pattern: &str, case_sensitive: bool) -> Option<Vec<Vec<u8>>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    let lits = seq.literals()?;
+    if lits.is_empty() || lits.len() > 16 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(lits.len());
+    for l in lits {
+        let b = l.as_bytes();
+        if b.len() < 2 {
+            return None;
+        }
+        if case_sensitive {
+            out.push(b.to_vec());
+        } else {
+            let mut f = Vec::with_capacity(b.len());
+            fold_into(b, &mut f);
+            if f.contains(&b's') || std::str::from_utf8(&f).is_err() {
+                return None;
+            }
+            out.push(f);
+        }
+    }
+    Some(out)
 }
 
 fn compile(e: &Expr) -> Node {
@@ -955,9 +1162,19 @@ fn compile_term(k: &TermKind) -> Leaf {
                     .ok(),
                 _ => None,
             };
+            let finder = match &t.pattern {
+                Pattern::Substring(s) => Some(memmem::Finder::new(s.as_bytes()).into_owned()),
+                _ => None,
+            };
+            let prefixes = match &t.pattern {
+                Pattern::Regex(r) if !t.path => regex_prefixes(r, t.case_sensitive),
+                _ => None,
+            };
             Leaf::Text {
                 t: t.clone(),
                 regex,
+                finder,
+                prefixes,
             }
         }
         TermKind::Ext(e) => Leaf::Ext(e.iter().map(|x| x.as_bytes().to_vec()).collect()),

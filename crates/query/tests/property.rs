@@ -197,6 +197,30 @@ fn sorted_top_n_equals_full_sort() {
     let idx = index("windows-xp-mft/MFT", false);
     let s = Searcher::new(&idx);
     let all = s.search(&uffs_query::Expr::All, &SearchOptions::default());
+    // Dense and sparse subsets take the other selection paths (order walk, sampled threshold, heap).
+    let opts = ParseOptions { now: 0, case: None };
+    for q in ["e", "dll", "ext:htm", "size:>100kb"] {
+        let set = s.search(&parse(q, &opts).unwrap(), &SearchOptions::default());
+        for key in [
+            SortKey::Name,
+            SortKey::Path,
+            SortKey::Size,
+            SortKey::Extension,
+            SortKey::Modified,
+        ] {
+            for desc in [false, true] {
+                let full = s.sorted(&set, Some(key), desc, None);
+                for l in [1, 10, 100] {
+                    let top = s.sorted(&set, Some(key), desc, Some(l));
+                    assert_eq!(
+                        top,
+                        full[..l.min(full.len())],
+                        "{q:?} {key:?} desc={desc} limit={l}"
+                    );
+                }
+            }
+        }
+    }
     for key in [
         SortKey::Name,
         SortKey::Path,
