@@ -77,7 +77,8 @@ struct DirPaths {
     dirs: Vec<EntryId>,
 }
 
-/// A term compiled for execution.
+/// A term compiled for execution. A query has a handful of these, so variant sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 enum Leaf {
     Any,
     Text {
@@ -113,6 +114,7 @@ struct Compiled {
     only: Option<KindFilter>,
 }
 
+#[allow(clippy::large_enum_variant)]
 enum Node {
     All,
     And(Vec<Node>),
