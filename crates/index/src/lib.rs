@@ -6,12 +6,14 @@
 //!   resolved (orphans under a synthetic `$Orphan` folder, cycles broken), recursive directory sizes.
 //! * [`Index`]: the entries as columns (struct of arrays), names in one arena, 32-bit entry ids.
 //! * [`file`]: the on-disk format.
+//! * [`paths`]: folder paths built once, and the case folding used to compare names.
 //! * [`time`]: FILETIME conversions.
 
 pub mod batch;
 pub mod build;
 pub mod file;
 mod index;
+pub mod paths;
 pub mod time;
 
 pub use build::{BuildOptions, BuildStats, Builder};

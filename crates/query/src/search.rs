@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use memchr::memmem;
+use uffs_index::paths::{fold_into, FolderPaths};
 use uffs_index::{flags, EntryId, Index};
 
 use crate::ast::*;
@@ -41,7 +42,8 @@ pub enum SortKey {
 pub struct Searcher<'a> {
     idx: &'a Index,
     folded: OnceLock<Arena>,
-    dirs: OnceLock<DirPaths>,
+    /// Folder paths as given ([0]) and case-folded ([1]).
+    dirs: [OnceLock<FolderPaths>; 2],
     depth: OnceLock<Vec<u16>>,
     dupes: OnceLock<Bitset>,
     orders: OnceLock<Orders>,
@@ -64,17 +66,6 @@ struct Orders {
 struct Arena {
     text: Vec<u8>,
     starts: Vec<u32>,
-}
-
-/// The full path of every folder, as given and folded (`""` for the root, so a child's path is folder + `/` +
-/// name).
-struct DirPaths {
-    text: Vec<u8>,
-    folded: Vec<u8>,
-    span: Vec<(u32, u32)>,
-    folded_span: Vec<(u32, u32)>,
-    /// Every folder, the root first.
-    dirs: Vec<EntryId>,
 }
 
 /// A term compiled for execution. A query has a handful of these, so variant sizes do not matter.
@@ -128,7 +119,7 @@ impl<'a> Searcher<'a> {
         Searcher {
             idx,
             folded: OnceLock::new(),
-            dirs: OnceLock::new(),
+            dirs: Default::default(),
             depth: OnceLock::new(),
             dupes: OnceLock::new(),
             orders: OnceLock::new(),
@@ -464,18 +455,10 @@ impl<'a> Searcher<'a> {
     /// runs from the end of its folder's path into its name: split at the needle's last `/` into X/Y, that is
     /// "folder path ends with X" (a per-folder fact) and "name starts with Y".
     fn scan_path_substring(&self, needle: &[u8], case_sensitive: bool) -> Bitset {
-        let d = self.dirs();
+        let d = self.dirs(!case_sensitive);
         let idx = self.idx;
-        let (text, span) = if case_sensitive {
-            (&d.text, &d.span)
-        } else {
-            (&d.folded, &d.folded_span)
-        };
         let n = idx.len();
-        let dir_path = |p: usize| {
-            let (s, e) = span[p];
-            &text[s as usize..e as usize]
-        };
+        let dir_path = |p: usize| d.folder(p as EntryId);
         let finder = memmem::Finder::new(needle);
         let mut dir_has = Bitset::empty(n);
         let mut dir_ends = Bitset::empty(n);
@@ -484,7 +467,7 @@ impl<'a> Searcher<'a> {
             Some(i) => (&needle[..i], &needle[i + 1..]),
             None => (&needle[..0], needle),
         };
-        for &dir in &d.dirs {
+        for &dir in d.folders() {
             let p = dir_path(dir as usize);
             if finder.find(p).is_some() {
                 dir_has.set(dir as usize);
@@ -585,19 +568,11 @@ impl<'a> Searcher<'a> {
                 path,
                 case_sensitive,
             } => {
-                let d = self.dirs();
-                let p = idx.parent(id);
                 if id == idx.root() {
                     return false;
                 }
-                let (s, e) = if *case_sensitive {
-                    d.span[p as usize]
-                } else {
-                    d.folded_span[p as usize]
-                };
-                let text = if *case_sensitive { &d.text } else { &d.folded };
                 // The root's path is empty here and `/` in the query.
-                let dir = &text[s as usize..e as usize];
+                let dir = self.dirs(!*case_sensitive).folder(idx.parent(id));
                 if dir.is_empty() {
                     path.as_slice() == b"/"
                 } else {
@@ -625,21 +600,9 @@ impl<'a> Searcher<'a> {
 
     /// The full path (`/`-separated from the root), folded or as given.
     fn path_bytes(&self, id: EntryId, folded: bool) -> Cow<'_, [u8]> {
-        let d = self.dirs();
-        if id == self.idx.root() {
-            return Cow::Borrowed(b"/");
-        }
-        let p = self.idx.parent(id) as usize;
-        let (text, (s, e)) = if folded {
-            (&d.folded, d.folded_span[p])
-        } else {
-            (&d.text, d.span[p])
-        };
         let name = self.name_bytes(id, folded);
-        let mut v = Vec::with_capacity((e - s) as usize + 1 + name.len());
-        v.extend_from_slice(&text[s as usize..e as usize]);
-        v.push(b'/');
-        v.extend_from_slice(&name);
+        let mut v = Vec::with_capacity(128);
+        self.dirs(folded).path_into(self.idx, id, &name, &mut v);
         Cow::Owned(v)
     }
 
@@ -657,50 +620,8 @@ impl<'a> Searcher<'a> {
         })
     }
 
-    fn dirs(&self) -> &DirPaths {
-        self.dirs.get_or_init(|| {
-            let idx = self.idx;
-            const UNSET: (u32, u32) = (u32::MAX, 0);
-            let mut d = DirPaths {
-                text: Vec::new(),
-                folded: Vec::new(),
-                span: vec![UNSET; idx.len()],
-                folded_span: vec![UNSET; idx.len()],
-                dirs: vec![idx.root()],
-            };
-            let root = idx.root() as usize;
-            d.span[root] = (0, 0);
-            d.folded_span[root] = (0, 0);
-            let mut chain = Vec::new();
-            for id in 0..idx.len() as EntryId {
-                if idx.flags(id) & flags::DIRECTORY == 0 || d.span[id as usize] != UNSET {
-                    continue;
-                }
-                let mut cur = id;
-                while d.span[cur as usize] == UNSET {
-                    chain.push(cur);
-                    cur = idx.parent(cur);
-                }
-                while let Some(x) = chain.pop() {
-                    let p = idx.parent(x) as usize;
-                    let (s, e) = d.span[p];
-                    let start = d.text.len();
-                    d.text.extend_from_within(s as usize..e as usize);
-                    d.text.push(b'/');
-                    d.text.extend_from_slice(idx.name_bytes(x));
-                    d.span[x as usize] = (start as u32, d.text.len() as u32);
-                    let (s, e) = d.folded_span[p];
-                    let start = d.folded.len();
-                    d.folded.extend_from_within(s as usize..e as usize);
-                    d.folded.push(b'/');
-                    fold_into(idx.name_bytes(x), &mut d.folded);
-                    d.folded_span[x as usize] = (start as u32, d.folded.len() as u32);
-                    d.dirs.push(x);
-                    d.dirs.push(x);
-                }
-            }
-            d
-        })
+    fn dirs(&self, folded: bool) -> &FolderPaths {
+        self.dirs[usize::from(folded)].get_or_init(|| FolderPaths::build(self.idx, folded))
     }
 
     fn depths(&self) -> &[u16] {
@@ -1040,15 +961,6 @@ impl<'a> Searcher<'a> {
                 v.into_iter().map(|(_, id)| id).collect()
             }
         }
-    }
-}
-
-/// Lower-cases UTF-8 `s` onto `out` (ASCII byte by byte, the rest by `char::to_lowercase`).
-pub(crate) fn fold_into(s: &[u8], out: &mut Vec<u8>) {
-    if s.is_ascii() {
-        out.extend(s.iter().map(u8::to_ascii_lowercase));
-    } else {
-        out.extend_from_slice(String::from_utf8_lossy(s).to_lowercase().as_bytes());
     }
 }
 

@@ -11,6 +11,7 @@ use std::sync::mpsc;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
+use uffs_index::paths::FolderPaths;
 use uffs_index::{flags, EntryId, Index};
 
 use crate::common::load_indexes;
@@ -151,63 +152,27 @@ fn write_rows(
     })
 }
 
-/// The full path of every directory, in one string arena.
+/// Paths of one index's entries, each prefixed (`@2:` for partition 2 of a disk with several volumes).
 struct DirPaths<'a> {
     idx: &'a Index,
-    text: String,
-    span: Vec<(u32, u32)>,
+    prefix: &'a str,
+    folders: FolderPaths,
 }
 
-const UNSET: (u32, u32) = (u32::MAX, 0);
-
 impl<'a> DirPaths<'a> {
-    fn build(idx: &'a Index, prefix: &str) -> DirPaths<'a> {
-        let mut p = DirPaths {
+    fn build(idx: &'a Index, prefix: &'a str) -> DirPaths<'a> {
+        DirPaths {
             idx,
-            text: String::new(),
-            span: vec![UNSET; idx.len()],
-        };
-        let root = idx.root() as usize;
-        p.text.push_str(prefix);
-        p.span[root] = (0, p.text.len() as u32);
-        let mut chain = Vec::new();
-        for id in 0..idx.len() as EntryId {
-            if idx.flags(id) & flags::DIRECTORY == 0 || p.span[id as usize] != UNSET {
-                continue;
-            }
-            let mut cur = id;
-            while p.span[cur as usize] == UNSET {
-                chain.push(cur);
-                cur = idx.parent(cur);
-            }
-            while let Some(d) = chain.pop() {
-                let (s, e) = p.span[idx.parent(d) as usize];
-                let start = p.text.len();
-                p.text.extend_from_within(s as usize..e as usize);
-                p.text.push('/');
-                p.text.push_str(idx.name(d));
-                p.span[d as usize] = (start as u32, p.text.len() as u32);
-            }
+            prefix,
+            folders: FolderPaths::build(idx, false),
         }
-        p
     }
 
-    fn dir(&self, id: EntryId) -> &str {
-        let (s, e) = self.span[id as usize];
-        &self.text[s as usize..e as usize]
-    }
-
-    /// Appends the full path of `id`: its folder's path, `/`, its name. The root is `/`.
+    /// Appends the full path of `id`. The root is `/`.
     fn path_into(&self, id: EntryId, out: &mut Vec<u8>) {
-        let idx = self.idx;
-        if id == idx.root() {
-            out.extend_from_slice(self.dir(id).as_bytes());
-            out.push(b'/');
-            return;
-        }
-        out.extend_from_slice(self.dir(idx.parent(id)).as_bytes());
-        out.push(b'/');
-        out.extend_from_slice(idx.name_bytes(id));
+        out.extend_from_slice(self.prefix.as_bytes());
+        self.folders
+            .path_into(self.idx, id, self.idx.name_bytes(id), out);
     }
 }
 
