@@ -23,16 +23,28 @@ def uffs_bin():
     return b
 
 
-def timed(cmd, runs, stdout=None):
-    """Median wall time of `cmd` (a list, or a shell string) over `runs` runs, after one warm-up."""
+def timed(cmd, runs, stdout_path=None, fresh=None):
+    """Median wall time of `cmd` (a list, or a shell string) over `runs` runs, after one warm-up.
+
+    `stdout_path`: stdout goes to this file. `fresh`: this output file is deleted before each run (outside the
+    timing), so no run pays for truncating the previous run's output: every tool writes a new file."""
     shell = isinstance(cmd, str)
-    subprocess.run(cmd, shell=shell, check=True, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run(cmd, shell=shell, check=True, stdout=stdout or subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+
+    def once():
+        for p in (fresh, stdout_path):
+            if p and os.path.exists(p):
+                os.unlink(p)
+        out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
+        try:
+            t = time.perf_counter()
+            subprocess.run(cmd, shell=shell, check=True, stdout=out, stderr=subprocess.DEVNULL)
+            return time.perf_counter() - t
+        finally:
+            if stdout_path:
+                out.close()
+
+    once()
+    return statistics.median(once() for _ in range(runs))
 
 
 def main():
@@ -68,15 +80,13 @@ def main():
     rows.append(("read-only vs cat", f"{t_ro / t_cat:.2f}x", "<= 1.50x",
                  f"uffs {t_ro * 1e3:.0f} ms, cat {t_cat * 1e3:.0f} ms, {os.path.getsize(mft) / 2**20:.0f} MiB"))
 
-    t_ux = timed([uffs, "export", mft, "--format", "csv", "-o", out], a.runs)
-    with open(out, "wb") as f:
-        t_md = timed([mft_dump, "-o", "csv", mft], max(1, min(a.runs, 3)), stdout=f)
+    t_ux = timed([uffs, "export", mft, "--format", "csv", "-o", out], a.runs, fresh=out)
+    t_md = timed([mft_dump, "-o", "csv", mft], max(1, min(a.runs, 3)), stdout_path=out)
     rows.append(("export csv vs mft_dump", f"{t_md / t_ux:.1f}x faster", ">= 6x",
                  f"uffs {t_ux * 1e3:.0f} ms, mft_dump {t_md * 1e3:.0f} ms"))
 
-    t_ux_vol = timed([uffs, "export", vol, "--format", "csv", "-o", out], a.runs)
-    with open(out, "wb") as f:
-        t_fls = timed(["fls", "-r", "-p", vol], 1, stdout=f)
+    t_ux_vol = timed([uffs, "export", vol, "--format", "csv", "-o", out], a.runs, fresh=out)
+    t_fls = timed(["fls", "-r", "-p", vol], 1, stdout_path=out)
     rows.append(("export vs fls -r -p", f"{t_fls / t_ux_vol:.1f}x faster", "(reference)",
                  f"uffs {t_ux_vol * 1e3:.0f} ms, fls {t_fls * 1e3:.0f} ms"))
     shutil.rmtree(tmp, ignore_errors=True)
