@@ -47,6 +47,7 @@ pub struct Searcher<'a> {
     depth: OnceLock<Vec<u16>>,
     dupes: OnceLock<Bitset>,
     orders: OnceLock<Orders>,
+    trigrams: OnceLock<TrigramBlocks>,
     /// Visible entries for each (deleted shown, streams shown).
     visible: [OnceLock<Bitset>; 4],
 }
@@ -60,6 +61,78 @@ struct Orders {
     path_rank: Vec<u32>,
     ext_id: Vec<u32>,
     exts: Vec<Vec<u8>>,
+}
+
+/// Entries per block of the trigram filter: one bitset word, so a block's hits fill exactly one word.
+const TRIGRAM_BLOCK: usize = 64;
+/// Filter bits per block (2,048: 256 bytes, about 4 bytes per entry). A block of names holds a few hundred
+/// distinct trigrams, so about a fifth of the bits are set and a needle with four trigrams rules out all but one
+/// block in a few hundred.
+const TRIGRAM_WORDS: usize = 32;
+
+/// For each block of 64 entries, a bit set of the hashed trigrams of their folded names: a candidate index for
+/// substring search that costs one pass to build and answers "which blocks can hold this needle".
+struct TrigramBlocks {
+    bits: Vec<u64>,
+}
+
+fn trigram_key(t: &[u8]) -> usize {
+    let v = u32::from(t[0]) | u32::from(t[1]) << 8 | u32::from(t[2]) << 16;
+    (v.wrapping_mul(0x9E37_79B1) >> 21) as usize % (TRIGRAM_WORDS * 64)
+}
+
+/// The filter keys of a needle, when the filter applies: at least two trigrams, ASCII only (lower-casing the
+/// needle and the names then keeps every ASCII byte in place, so a case-sensitive needle's lower-case trigrams
+/// are in the folded name too).
+fn trigram_keys(needle: &[u8]) -> Option<Vec<usize>> {
+    if needle.len() < 4 || !needle.is_ascii() {
+        return None;
+    }
+    let lower = needle.to_ascii_lowercase();
+    let mut keys: Vec<usize> = lower.windows(3).map(trigram_key).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    Some(keys)
+}
+
+/// Substring hits of `finder` in the names of entries `lo..hi` (their text is contiguous in the arena); sets
+/// the bit of each matching entry in `words`, which start at entry `lo`.
+#[allow(clippy::too_many_arguments)]
+fn scan_arena(
+    text: &[u8],
+    starts: &[u32],
+    finder: &memmem::Finder<'_>,
+    len: usize,
+    whole_word: bool,
+    lo: usize,
+    hi: usize,
+    words: &mut [u64],
+) {
+    let end = starts[hi] as usize;
+    let mut pos = starts[lo] as usize;
+    let mut cur = lo;
+    while pos < end {
+        let Some(h) = finder.find(&text[pos..end]) else {
+            break;
+        };
+        let at = pos + h;
+        // The entry holding byte `at`: walk forward a little, then binary search the rest.
+        let mut steps = 0;
+        while starts[cur + 1] as usize <= at && steps < 8 {
+            cur += 1;
+            steps += 1;
+        }
+        if starts[cur + 1] as usize <= at {
+            cur += starts[cur..=hi].partition_point(|&s| s as usize <= at) - 1;
+        }
+        let (s, e) = (starts[cur] as usize, starts[cur + 1] as usize);
+        if at + len <= e && (!whole_word || word_bounded(&text[s..e], at - s, len)) {
+            words[(cur - lo) / 64] |= 1 << ((cur - lo) % 64);
+            pos = e;
+        } else {
+            pos = at + 1;
+        }
+    }
 }
 
 /// Names folded to lower case, with their own offsets (folding can change a name's length in bytes).
@@ -123,6 +196,7 @@ impl<'a> Searcher<'a> {
             depth: OnceLock::new(),
             dupes: OnceLock::new(),
             orders: OnceLock::new(),
+            trigrams: OnceLock::new(),
             visible: Default::default(),
         }
     }
@@ -330,6 +404,11 @@ impl<'a> Searcher<'a> {
 
     /// Substring search over the whole name arena (folded unless case-sensitive): one SIMD pass per thread.
     fn scan_names(&self, needle: &[u8], case_sensitive: bool, whole_word: bool) -> Bitset {
+        use rayon::prelude::*;
+        let n = self.idx.len();
+        if needle.is_empty() {
+            return Bitset::full(n);
+        }
         let (text, starts): (&[u8], &[u32]) = if case_sensitive {
             (self.idx.name_arena(), self.idx.name_starts())
         } else {
@@ -337,40 +416,76 @@ impl<'a> Searcher<'a> {
             (&a.text, &a.starts)
         };
         let finder = memmem::Finder::new(needle);
-        let mut out = Bitset::empty(self.idx.len());
-        if needle.is_empty() {
-            return Bitset::full(self.idx.len());
+        let mut out = Bitset::empty(n);
+        // A needle of a few ASCII bytes: search only the blocks whose trigram filter has all its trigrams, when
+        // that is a small part of the index.
+        if let Some(keys) = trigram_keys(needle) {
+            let t = self.trigrams();
+            let blocks = n.div_ceil(TRIGRAM_BLOCK);
+            let candidate = |b: usize| {
+                keys.iter()
+                    .all(|&k| t.bits[b * TRIGRAM_WORDS + k / 64] & (1 << (k % 64)) != 0)
+            };
+            let hits = (0..blocks).filter(|&b| candidate(b)).count();
+            if hits * 4 < blocks {
+                out.words_mut()
+                    .par_iter_mut()
+                    .enumerate()
+                    .filter(|(b, _)| candidate(*b))
+                    .for_each(|(b, w)| {
+                        let lo = b * TRIGRAM_BLOCK;
+                        let hi = (lo + TRIGRAM_BLOCK).min(n);
+                        scan_arena(
+                            text,
+                            starts,
+                            &finder,
+                            needle.len(),
+                            whole_word,
+                            lo,
+                            hi,
+                            std::slice::from_mut(w),
+                        );
+                    });
+                return out;
+            }
         }
         self.for_ranges(&mut out, |lo, hi, words| {
-            let end = starts[hi] as usize;
-            let mut pos = starts[lo] as usize;
-            let mut cur = lo;
-            while let Some(h) = finder.find(&text[pos..end]) {
-                let at = pos + h;
-                // The entry holding byte `at`: walk forward a little, then binary search the rest.
-                let mut steps = 0;
-                while starts[cur + 1] as usize <= at && steps < 8 {
-                    cur += 1;
-                    steps += 1;
-                }
-                if starts[cur + 1] as usize <= at {
-                    cur += starts[cur..=hi].partition_point(|&s| s as usize <= at) - 1;
-                }
-                let (s, e) = (starts[cur] as usize, starts[cur + 1] as usize);
-                if at + needle.len() <= e
-                    && (!whole_word || word_bounded(&text[s..e], at - s, needle.len()))
-                {
-                    words[(cur - lo) / 64] |= 1 << ((cur - lo) % 64);
-                    pos = e;
-                } else {
-                    pos = at + 1;
-                }
-                if pos >= end {
-                    break;
-                }
-            }
+            scan_arena(
+                text,
+                starts,
+                &finder,
+                needle.len(),
+                whole_word,
+                lo,
+                hi,
+                words,
+            )
         });
         out
+    }
+
+    /// The trigram filter of the folded names, built on first use.
+    fn trigrams(&self) -> &TrigramBlocks {
+        self.trigrams.get_or_init(|| {
+            use rayon::prelude::*;
+            let a = self.folded();
+            let n = self.idx.len();
+            let mut bits = vec![0u64; n.div_ceil(TRIGRAM_BLOCK) * TRIGRAM_WORDS];
+            bits.par_chunks_mut(TRIGRAM_WORDS)
+                .enumerate()
+                .for_each(|(b, words)| {
+                    let lo = b * TRIGRAM_BLOCK;
+                    let hi = (lo + TRIGRAM_BLOCK).min(n);
+                    for id in lo..hi {
+                        let name = &a.text[a.starts[id] as usize..a.starts[id + 1] as usize];
+                        for w in name.windows(3) {
+                            let k = trigram_key(w);
+                            words[k / 64] |= 1 << (k % 64);
+                        }
+                    }
+                });
+            TrigramBlocks { bits }
+        })
     }
 
     /// A wildcard over names. A literal prefix (`img_*`, `kernel32.dll`) is a range of the name order: found by

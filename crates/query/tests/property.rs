@@ -1,4 +1,5 @@
-//! Random queries from the grammar against real indexes (Windows `$MFT` captures, a Linux-made volume): the
+//! Random queries from the grammar against real indexes (Windows `$MFT` captures, a Linux-made volume, a volume
+//! from the benchmark generator at small size): the
 //! engine's result set must equal the reference matcher's for every query. Queries are built from name
 //! fragments of the index itself, so most terms hit something.
 
@@ -8,9 +9,15 @@ use uffs_index::{EntryId, Index};
 use uffs_query::{parse, reference, ParseOptions, SearchOptions, Searcher, SortKey};
 
 fn index(rel: &str, deleted: bool) -> Index {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data")
-        .join(rel);
+    index_of(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data")
+            .join(rel),
+        deleted,
+    )
+}
+
+fn index_of(path: &Path, deleted: bool) -> Index {
     let src = uffs_mft::open(path.to_str().expect("utf-8"), None).expect("open sample");
     let opts = uffs_mft::ScanOptions {
         include_deleted: deleted,
@@ -55,7 +62,9 @@ fn term(r: &mut Rng, idx: &Index) -> String {
             return "a".into();
         }
         let s = r.below(name.len());
-        let l = 1 + r.below(4.min(name.len() - s));
+        // Mostly short fragments; some of 4-8 characters, which take the trigram-filtered path.
+        let max = if r.below(3) == 0 { 8 } else { 4 };
+        let l = 1 + r.below(max.min(name.len() - s));
         name[s..s + l].iter().collect()
     };
     match r.below(22) {
@@ -139,14 +148,17 @@ fn query(r: &mut Rng, idx: &Index, depth: usize) -> String {
 }
 
 fn check(rel: &str, deleted: bool, seed: u64, count: usize) {
-    let idx = index(rel, deleted);
-    let s = Searcher::new(&idx);
+    check_index(rel, &index(rel, deleted), seed, count);
+}
+
+fn check_index(rel: &str, idx: &Index, seed: u64, count: usize) {
+    let s = Searcher::new(idx);
     let mut r = Rng(seed);
     let now = uffs_index::time::from_civil_date(2024, 5, 15);
     let mut checked = 0;
     let mut nonempty = 0;
     for _ in 0..count {
-        let q = query(&mut r, &idx, 0);
+        let q = query(&mut r, idx, 0);
         let opts = ParseOptions { now, case: None };
         let Ok(expr) = parse(&q, &opts) else { continue };
         let so = SearchOptions {
@@ -154,7 +166,7 @@ fn check(rel: &str, deleted: bool, seed: u64, count: usize) {
             include_streams: r.below(4) == 0,
         };
         let got: Vec<EntryId> = s.search(&expr, &so).iter().collect();
-        let want = reference::matches(&idx, &expr, &so);
+        let want = reference::matches(idx, &expr, &so);
         assert_eq!(
             got, want,
             "{rel}: query {q:?} ({so:?}) differs from the reference"
@@ -190,6 +202,37 @@ fn engine_equals_reference_on_unicode_names() {
         0x5EED_0003,
         200,
     );
+}
+
+/// The benchmark volume's generator at small size (20,000 entries, built with mkntfs and ntfs-3g by
+/// `scripts/make-bench-volume.py`, which skips the build when its stamp is up to date).
+#[test]
+fn engine_equals_reference_on_generated_bench_volume() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let img = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-small/small.img");
+    let out = std::process::Command::new("python3")
+        .arg(repo.join("scripts/make-bench-volume.py"))
+        .args([
+            "--entries",
+            "20000",
+            "--jobs",
+            "1",
+            "--big",
+            "4",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&img)
+        .output()
+        .expect("run scripts/make-bench-volume.py");
+    assert!(
+        out.status.success(),
+        "bench volume: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let idx = index_of(&img, true);
+    assert!(idx.len() > 20_000, "only {} entries", idx.len());
+    check_index("generated bench volume", &idx, 0x5EED_0004, 300);
 }
 
 #[test]
