@@ -499,6 +499,20 @@ fn exit_codes_and_errors() {
         ("attrib:q", "unknown attribute letter `q`"),
         ("dm:soon", "expected a date"),
         ("depth:deep", "whole number"),
+        ("a !|b", "`!` needs a term after it"),
+        ("ext:", "`ext:` needs one or more extensions"),
+        ("parent:", "`parent:` needs a folder path"),
+        ("dupe:x", "`dupe:` takes no value"),
+        ("size:2mb..1mb", "is empty: its start is after its end"),
+        ("dm:2024..2023", "is empty: its start is after its end"),
+        ("size:<0", "`<0` matches nothing"),
+        ("size:1.2.3mb", "expected a number"),
+        ("size:99999999999tb", "too large"),
+        ("regex:", "`regex:` needs a regular expression"),
+        ("case:", "needs a term after it"),
+        ("attrib:", "needs attribute letters"),
+        ("dm:2024-13", "bad month `13`"),
+        ("dm:2024-02-30", "is not a date"),
     ];
     for (query, msg) in cases {
         let o = q(&[query]);
