@@ -366,7 +366,9 @@ impl Builder {
                 // A deleted base record has had its sequence number bumped once since its extensions were written.
                 let seq_ok = ref_seq == base.sequence
                     || (!base.in_use() && ref_seq.wrapping_add(1) == base.sequence);
-                if !seq_ok {
+                // NTFS frees a file's extension records with its base record: a freed extension of a live
+                // file (or a live one of a deleted file) is left over from an earlier file.
+                if !seq_ok || e.in_use() != base.in_use() {
                     continue;
                 }
                 used[i] = true;
