@@ -5,7 +5,8 @@
 #   ntfs-3g (mkntfs, ntfs-3g FUSE driver, ntfsinfo, ntfslabel), sleuthkit (fls,
 #   istat, icat, fsstat, mmls), fdisk (sfdisk), gdisk (sgdisk), attr
 #   (getfattr/setfattr), dosfstools (FAT partition in disk-mbr.img), libfaketime
-#   (frozen clock => byte-reproducible images), fuse3, plus
+#   (frozen clock => byte-reproducible images), fuse3, xz-utils (unpacks the
+#   forensic sample), bsdutils (`script`, a terminal for the escaping test), plus
 #   forensics-samples-ntfs, plocate, libfsntfs-utils, hyperfine.
 # Then `cargo install mft --locked` (mft_dump) unless mft_dump is on PATH
 # (set UFFS_SETUP_SKIP_CARGO=1 to skip that step).
@@ -18,7 +19,7 @@ step() { echo "setup: $*"; }
 [[ $(id -u) -eq 0 ]] || { echo "setup: must run as root" >&2; exit 1; }
 
 PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
-      fuse3 fdisk gdisk attr dosfstools libfaketime util-linux coreutils)
+      fuse3 fdisk gdisk attr dosfstools libfaketime util-linux coreutils xz-utils bsdutils)
 command -v python3 >/dev/null || PKGS+=(python3)
 
 missing=()
