@@ -919,10 +919,22 @@ impl<'a> Searcher<'a> {
                 primary(id)
             }
         };
-        let step = count / SAMPLE;
-        let mut sample: Vec<u64> = set.iter().step_by(step).map(oriented).collect();
+        // Evenly spaced members: the first member at or after each of SAMPLE evenly spaced words.
+        let words = set.words();
+        let mut sample: Vec<u64> = (0..SAMPLE)
+            .filter_map(|i| {
+                let start = i * words.len() / SAMPLE;
+                let (off, w) = words[start..].iter().enumerate().find(|(_, w)| **w != 0)?;
+                Some(oriented(
+                    ((start + off) * 64) as EntryId + w.trailing_zeros(),
+                ))
+            })
+            .collect();
         sample.sort_unstable();
         // Twice the expected position, so the threshold almost always keeps at least `l`.
+        if sample.is_empty() {
+            return None;
+        }
         let pos = ((l * sample.len()).div_ceil(count) * 2 + 2).min(sample.len() - 1);
         let t = sample[pos];
         let kept: Vec<(u128, EntryId)> = set
