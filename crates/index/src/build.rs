@@ -15,6 +15,17 @@ const NONE: u32 = u32::MAX;
 /// The root directory is always record 5.
 const ROOT_RECORD: u64 = 5;
 const DOS_NAMESPACE: u8 = 2;
+/// Windows' longest path is 32,767 UTF-16 units, at most 3 bytes of UTF-8 each.
+pub const MAX_PATH_BYTES: u32 = 3 * 32_767;
+/// `/$Orphan`
+const ORPHAN_PATH_BYTES: u32 = 8;
+/// NTFS allows 1024 hard links; names past that come from a damaged record.
+const MAX_NAMES_PER_FILE: usize = 1024;
+/// Streams are entries beside each link; past this many for one file, only beside the first.
+const MAX_STREAM_ENTRIES_PER_FILE: usize = 4096;
+/// Headroom below the 32-bit limits of entry ids and name offsets.
+const LIMIT_ENTRIES: usize = u32::MAX as usize - (1 << 24);
+const LIMIT_NAME_BYTES: usize = u32::MAX as usize - (1 << 26);
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BuildOptions {
@@ -34,6 +45,10 @@ pub struct BuildStats {
     pub extensions_stray: u64,
     pub orphans: u64,
     pub cycles_broken: u64,
+    /// Entries whose full path would pass Windows' limit of 32,767 UTF-16 units: cut off under `$Orphan`.
+    pub paths_cut: u64,
+    /// Entries past the 32-bit limits of the index (not reached by any real volume).
+    pub entries_dropped: u64,
     /// Time spent merging extension records and resolving parents.
     pub merge: Duration,
     /// Time spent on depth ordering and directory totals.
@@ -111,9 +126,13 @@ impl Columns {
         } else {
             rec.data.unwrap_or_default()
         };
+        // Ids and name offsets are 32-bit: stop adding entries well before they would wrap.
+        if self.len() > LIMIT_ENTRIES || self.names.len() > LIMIT_NAME_BYTES {
+            return None;
+        }
         let has_long_name = names.iter().any(|n| n.namespace != DOS_NAMESPACE);
         let mut first = None;
-        for n in names {
+        for n in names.iter().take(MAX_NAMES_PER_FILE) {
             if has_long_name && n.namespace == DOS_NAMESPACE {
                 continue;
             }
@@ -126,7 +145,14 @@ impl Columns {
         if !streams.is_empty() {
             let stream_attrs = (attrs & !flags::DIRECTORY) | flags::STREAM;
             let mut prefix = Vec::new();
-            for id in first..names_end {
+            // Every link gets the streams, unless a damaged record would multiply them beyond reason.
+            let links =
+                if (names_end - first) as usize * streams.len() > MAX_STREAM_ENTRIES_PER_FILE {
+                    first + 1
+                } else {
+                    names_end
+                };
+            for id in first..links {
                 let (start, end) = (
                     self.name_start[id as usize] as usize,
                     self.name_start[id as usize + 1] as usize,
@@ -256,6 +282,9 @@ pub struct Builder {
     idx: Index,
     /// First entry of each record number (`NONE` if the record made no entry).
     record_entry: Vec<u32>,
+    /// First entries of records numbered far beyond what was read (only damaged volumes have them): kept in a
+    /// map so a hostile record number cannot make the dense table huge.
+    far_records: std::collections::HashMap<u64, u32>,
     /// Records merged at the end: base records with an attribute list and all extension records.
     deferred: RecordBatch,
     /// The synthetic `$Orphan` folder, once made.
@@ -279,6 +308,7 @@ impl Builder {
             cols: Columns::with_capacity(cap, cap * 20),
             idx: Index::default(),
             record_entry: vec![NONE; slots],
+            far_records: std::collections::HashMap::new(),
             deferred: RecordBatch::default(),
             orphan: NONE,
             stats: BuildStats::default(),
@@ -294,11 +324,16 @@ impl Builder {
     pub fn append(&mut self, p: Prepared) {
         self.stats.counts += p.counts;
         self.stats.nameless += p.nameless;
+        // Ids and name offsets are 32-bit: a volume past that keeps what fits and counts the rest.
+        if self.cols.len() + p.cols.len() > LIMIT_ENTRIES
+            || self.cols.names.len() + p.cols.names.len() > LIMIT_NAME_BYTES
+        {
+            self.stats.entries_dropped += p.cols.len() as u64;
+            return;
+        }
         let base = self.cols.append(&p.cols);
         for (record, first) in p.firsts {
-            if let Some(slot) = self.slot(record) {
-                *slot = base + first;
-            }
+            self.set_record_entry(record, base + first);
         }
         if !p.deferred.records.is_empty() {
             for rec in &p.deferred.records {
@@ -307,22 +342,36 @@ impl Builder {
         }
     }
 
-    fn slot(&mut self, record: u64) -> Option<&mut u32> {
-        let r = usize::try_from(record).ok().filter(|&r| r < (1 << 32))?;
+    /// Records that record `record`'s first entry is `entry`.
+    fn set_record_entry(&mut self, record: u64, entry: u32) {
+        let Ok(r) = usize::try_from(record) else {
+            return;
+        };
         if r >= self.record_entry.len() {
+            // Grow the dense table only as far as the entries so far justify.
+            if r > 2 * (self.cols.len() + self.record_entry.len()) + 4096 {
+                self.far_records.insert(record, entry);
+                return;
+            }
             self.record_entry.resize(r + 1, NONE);
         }
-        Some(&mut self.record_entry[r])
+        self.record_entry[r] = entry;
+    }
+
+    /// The first entry of record `record`, if it made one.
+    fn record_entry(&self, record: u64) -> Option<u32> {
+        let dense = usize::try_from(record)
+            .ok()
+            .and_then(|r| self.record_entry.get(r).copied());
+        dense
+            .filter(|&e| e != NONE)
+            .or_else(|| self.far_records.get(&record).copied())
     }
 
     /// Emits a merged record into the main columns and records its first entry.
     fn emit(&mut self, rec: &RecordInfo, names: &[NameInfo], streams: &[StreamInfo], text: &[u8]) {
         match self.cols.emit(rec, names, streams, text) {
-            Some(first) => {
-                if let Some(slot) = self.slot(rec.number) {
-                    *slot = first;
-                }
-            }
+            Some(first) => self.set_record_entry(rec.number, first),
             None => self.stats.nameless += 1,
         }
     }
@@ -417,8 +466,8 @@ impl Builder {
     /// number does not match (the folder was deleted and its record reused) makes the entry an orphan.
     fn link_parents(&mut self) {
         let n = self.idx.record.len();
-        let root = match self.record_entry.get(ROOT_RECORD as usize) {
-            Some(&e) if e != NONE && self.idx.flags[e as usize] & flags::DIRECTORY != 0 => e,
+        let root = match self.record_entry(ROOT_RECORD) {
+            Some(e) if self.idx.flags[e as usize] & flags::DIRECTORY != 0 => e,
             _ => self.push_synthetic(b"", ROOT_RECORD),
         };
         self.idx.root = root;
@@ -445,15 +494,12 @@ impl Builder {
         self.idx.parent = parent;
         self.cols.parent_ref = Vec::new();
         self.record_entry = Vec::new();
+        self.far_records = std::collections::HashMap::new();
     }
 
     fn resolve(&self, pref: u64, child_flags: u32) -> Option<EntryId> {
-        let rec = usize::try_from(pref & 0xFFFF_FFFF_FFFF).ok()?;
         let seq = (pref >> 48) as u16;
-        let p = *self.record_entry.get(rec)?;
-        if p == NONE {
-            return None;
-        }
+        let p = self.record_entry(pref & 0xFFFF_FFFF_FFFF)?;
         let pf = self.idx.flags[p as usize];
         if pf & flags::DIRECTORY == 0 || pf & flags::STREAM != 0 {
             return None;
@@ -499,6 +545,8 @@ impl Builder {
         let root = self.idx.root;
         let mut depth = vec![UNKNOWN; self.idx.parent.len()];
         depth[root as usize] = 0;
+        // Bytes of each entry's full path (`/a/b`), to hold every path within Windows' limit.
+        let mut path_len = vec![0u32; self.idx.parent.len()];
         let mut stack: Vec<u32> = Vec::new();
         let mut start = 0;
         while start < depth.len() {
@@ -514,7 +562,9 @@ impl Builder {
                 // on it have larger ids than `start` (smaller ones are done), so the outer loop reaches them.
                 let orphan = self.orphan_folder();
                 depth.resize(self.idx.parent.len(), UNKNOWN);
+                path_len.resize(self.idx.parent.len(), 0);
                 depth[orphan as usize] = 1;
+                path_len[orphan as usize] = ORPHAN_PATH_BYTES;
                 self.idx.parent[cur as usize] = orphan;
                 self.idx.flags[cur as usize] |= flags::ORPHAN;
                 self.stats.cycles_broken += 1;
@@ -524,10 +574,29 @@ impl Builder {
                 }
                 continue;
             }
-            let mut d = depth[cur as usize];
+            let (mut d, mut len) = (depth[cur as usize], path_len[cur as usize]);
             while let Some(e) = stack.pop() {
+                let name_len =
+                    self.idx.name_start[e as usize + 1] - self.idx.name_start[e as usize];
                 d += 1;
+                len = len.saturating_add(1 + name_len);
+                if len > MAX_PATH_BYTES {
+                    // Longer than any path Windows can have: only a damaged or hostile volume nests this deep.
+                    // Cut it off under `$Orphan`, which also bounds the memory full paths take.
+                    let orphan = self.orphan_folder();
+                    depth.resize(self.idx.parent.len(), UNKNOWN);
+                    path_len.resize(self.idx.parent.len(), 0);
+                    depth[orphan as usize] = 1;
+                    path_len[orphan as usize] = ORPHAN_PATH_BYTES;
+                    self.idx.parent[e as usize] = orphan;
+                    self.idx.flags[e as usize] |= flags::ORPHAN;
+                    self.stats.paths_cut += 1;
+                    self.stats.orphans += 1;
+                    d = 2;
+                    len = ORPHAN_PATH_BYTES + 1 + name_len;
+                }
                 depth[e as usize] = d;
+                path_len[e as usize] = len;
             }
             start += 1;
         }
@@ -548,6 +617,7 @@ impl Builder {
             *slot += 1;
         }
         drop(depth);
+        drop(path_len);
         let x = &mut self.idx;
         x.tree_size = vec![0; n];
         x.descendants = vec![0; n];

@@ -231,7 +231,8 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
     if !cols_ok {
         return Err(FileError::Corrupt("column lengths disagree"));
     }
-    if (idx.root as usize) >= n.max(1) && n > 0 {
+    // The builder always makes a root, so an index has at least one entry.
+    if n == 0 || idx.root as usize >= n {
         return Err(FileError::Corrupt("root entry out of range"));
     }
     if idx.name_start.first() != Some(&0)
@@ -244,24 +245,30 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
     if idx.parent.iter().any(|&p| p as usize >= n) {
         return Err(FileError::Corrupt("a parent id is out of range"));
     }
-    // Parent links must reach the root without cycles (path building relies on it).
-    let mut state = vec![0u8; n];
-    if n > 0 {
-        state[idx.root as usize] = 2;
-    }
+    // Parent links must reach the root without cycles, and no path may be longer than the builder allows:
+    // path building relies on both.
+    const UNSEEN: u32 = u32::MAX;
+    const WALKING: u32 = u32::MAX - 1;
+    let mut path_len = vec![UNSEEN; n];
+    path_len[idx.root as usize] = 0;
     let mut stack = Vec::new();
     for start in 0..n {
         let mut cur = start;
-        while state[cur] == 0 {
-            state[cur] = 1;
+        while path_len[cur] == UNSEEN {
+            path_len[cur] = WALKING;
             stack.push(cur);
             cur = idx.parent[cur] as usize;
         }
-        if state[cur] == 1 {
+        if path_len[cur] == WALKING {
             return Err(FileError::Corrupt("parent links form a cycle"));
         }
-        for s in stack.drain(..) {
-            state[s] = 2;
+        let mut len = path_len[cur];
+        while let Some(e) = stack.pop() {
+            len = len.saturating_add(1 + idx.name_start[e + 1] - idx.name_start[e]);
+            if len > crate::build::MAX_PATH_BYTES + 64 {
+                return Err(FileError::Corrupt("a path is longer than any NTFS path"));
+            }
+            path_len[e] = len;
         }
     }
     Ok(())

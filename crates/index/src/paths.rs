@@ -3,13 +3,27 @@
 
 use crate::index::{flags, EntryId, Index};
 
-/// Appends UTF-8 `s` lower-cased to `out` (ASCII byte by byte, the rest by `str::to_lowercase`).
+/// Appends UTF-8 `s` lower-cased to `out`, character by character (`char::to_lowercase`, which unlike
+/// `str::to_lowercase` ignores context: a final Σ folds like any other, so a name and its parts fold alike).
 pub fn fold_into(s: &[u8], out: &mut Vec<u8>) {
     if s.is_ascii() {
         out.extend(s.iter().map(u8::to_ascii_lowercase));
-    } else {
-        out.extend_from_slice(String::from_utf8_lossy(s).to_lowercase().as_bytes());
+        return;
     }
+    let mut buf = [0u8; 4];
+    for c in String::from_utf8_lossy(s)
+        .chars()
+        .flat_map(char::to_lowercase)
+    {
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    }
+}
+
+/// `s` folded as [`fold_into`] does.
+pub fn fold(s: &str) -> String {
+    let mut v = Vec::with_capacity(s.len());
+    fold_into(s.as_bytes(), &mut v);
+    String::from_utf8(v).unwrap_or_default()
 }
 
 /// The full path of every folder (`/`-separated from the root; the root's own path is empty), as given or
@@ -17,11 +31,12 @@ pub fn fold_into(s: &[u8], out: &mut Vec<u8>) {
 #[derive(Debug, Clone)]
 pub struct FolderPaths {
     text: Vec<u8>,
-    span: Vec<(u32, u32)>,
+    /// Byte range of each folder's path (word-sized: hostile nesting can pass 4 GiB of text in total).
+    span: Vec<(usize, usize)>,
     folders: Vec<EntryId>,
 }
 
-const UNSET: (u32, u32) = (u32::MAX, 0);
+const UNSET: (usize, usize) = (usize::MAX, 0);
 
 impl FolderPaths {
     pub fn build(idx: &Index, folded: bool) -> FolderPaths {
@@ -49,14 +64,14 @@ impl FolderPaths {
             while let Some(d) = chain.pop() {
                 let (s, e) = p.span[idx.parent(d) as usize];
                 let start = p.text.len();
-                p.text.extend_from_within(s as usize..e as usize);
+                p.text.extend_from_within(s..e);
                 p.text.push(b'/');
                 if folded {
                     fold_into(idx.name_bytes(d), &mut p.text);
                 } else {
                     p.text.extend_from_slice(idx.name_bytes(d));
                 }
-                p.span[d as usize] = (start as u32, p.text.len() as u32);
+                p.span[d as usize] = (start, p.text.len());
                 p.folders.push(d);
             }
         }
@@ -67,7 +82,7 @@ impl FolderPaths {
     pub fn folder(&self, dir: EntryId) -> &[u8] {
         match self.span[dir as usize] {
             UNSET => b"",
-            (s, e) => &self.text[s as usize..e as usize],
+            (s, e) => &self.text[s..e],
         }
     }
 
@@ -86,5 +101,17 @@ impl FolderPaths {
         out.extend_from_slice(self.folder(idx.parent(id)));
         out.push(b'/');
         out.extend_from_slice(name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fold;
+
+    #[test]
+    fn folding_ignores_context() {
+        // `str::to_lowercase` would make the final sigma ς, so "οδοσ" would not be found in "ΟΔΟΣ".
+        assert_eq!(fold("ΟΔΟΣ 1.txt"), "οδοσ 1.txt");
+        assert_eq!(fold("ReadMe.TXT"), "readme.txt");
     }
 }

@@ -377,3 +377,52 @@ fn deleted_folder_keeps_its_deleted_files() {
     // Without deleted entries, nothing of them is kept.
     assert_eq!(paths(&r.build(false)), ["/", "/live.txt"]);
 }
+
+#[test]
+fn paths_longer_than_windows_allows_are_cut_under_orphan() {
+    // 500 nested folders with 255-character names: about 128 KB of path, past Windows' 32,767 UTF-16 units.
+    let mut r = Recs::default();
+    root(&mut r);
+    let names: Vec<String> = (0..500)
+        .map(|i| format!("{i:03}{}", "x".repeat(252)))
+        .collect();
+    let names: Vec<&'static str> = names
+        .into_iter()
+        .map(|s| &*Box::leak(s.into_boxed_str()))
+        .collect();
+    for (i, name) in names.iter().enumerate() {
+        let parent = if i == 0 {
+            fref(5, 5)
+        } else {
+            fref(100 + i as u64 - 1, 1)
+        };
+        r.add(
+            100 + i as u64,
+            1,
+            true,
+            true,
+            0,
+            &[(name, parent, WIN32)],
+            None,
+            &[],
+        );
+    }
+    let meta = VolumeMeta {
+        records_total: 1024,
+        ..VolumeMeta::default()
+    };
+    let mut b = Builder::new(meta, BuildOptions::default(), 16);
+    b.add_batch(&r.0);
+    let (idx, stats) = b.finish();
+    assert!(stats.paths_cut >= 1, "{stats:?}");
+    for id in 0..idx.len() as EntryId {
+        assert!(
+            idx.path(id).len() <= uffs_index::build::MAX_PATH_BYTES as usize + 8,
+            "path too long"
+        );
+    }
+    // Nothing is lost: every folder is still an entry. Folder i has a path of 256 * (i + 1) bytes, so the
+    // first past 98,301 is folder 383, which hangs under /$Orphan.
+    assert_eq!(idx.len(), 1 + 500 + 1);
+    assert!((0..idx.len() as EntryId).any(|id| idx.path(id).starts_with("/$Orphan/383")));
+}

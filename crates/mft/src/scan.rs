@@ -149,11 +149,8 @@ pub fn build_index(
         records_total: vol.records_total,
         has_deleted: opts.include_deleted,
     };
-    let expected = if opts.include_deleted {
-        planned
-    } else {
-        vol.records_in_use().unwrap_or(planned)
-    };
+    // Sizes the index up front; never more than the records really read (a hostile bitmap may claim more).
+    let expected = vol.records_in_use().unwrap_or(planned).min(planned);
     let build_opts = BuildOptions {
         include_deleted: opts.include_deleted,
     };

@@ -263,7 +263,9 @@ fn read_gpt(path: &str, dev: &Device, sector: u64) -> Result<Option<Vec<Partitio
             guid_to_string(&entry.type_guid)
         };
         let start = entry.first_lba.saturating_mul(sector);
-        let len = (entry.last_lba - entry.first_lba + 1).saturating_mul(sector);
+        let len = (entry.last_lba - entry.first_lba)
+            .saturating_add(1)
+            .saturating_mul(sector);
         parts.push(partition_info(dev, i as u32 + 1, start, len, kind));
     }
     Ok(Some(parts))

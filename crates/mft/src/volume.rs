@@ -129,7 +129,7 @@ impl Volume {
                 boot.volume_size()
             )));
         }
-        let mut runs = to_mft_runs(&data_extents, cs);
+        let mut runs = to_mft_runs(&data_extents, cs, device.len());
 
         // Later extents of $DATA (and $BITMAP) live in extension records named by the attribute list.
         let mft_attribute_list = attr_list.is_some();
@@ -152,10 +152,19 @@ impl Volume {
                 )));
             }
             let mut buf = vec![0u8; rs];
+            let mut stale = false;
             for (type_code, start_vcn, number) in wanted {
                 let what = format!("{name}: $MFT extension record {number}");
-                read_mft_bytes(&device, &runs, number * rs as u64, &mut buf)
-                    .map_err(|e| Error::io(&what, e))?;
+                let at = number
+                    .checked_mul(rs as u64)
+                    .ok_or_else(|| Error::Source(format!("{what}: out of range")))?;
+                // The run list is rebuilt only when a record lies past what it maps (the usual case is that every
+                // extension record sits in the first extent), so many extents cost linear, not quadratic, time.
+                if read_mft_bytes(&device, &runs, at, &mut buf).is_err() && stale {
+                    runs = to_mft_runs(&data_extents, cs, device.len());
+                    stale = false;
+                }
+                read_mft_bytes(&device, &runs, at, &mut buf).map_err(|e| Error::io(&what, e))?;
                 apply_fixups(&mut buf).map_err(|e| Error::format(&what, e))?;
                 let ext = Record::parse(&buf).map_err(|e| Error::format(&what, e))?;
                 for a in ext.attributes() {
@@ -165,7 +174,7 @@ impl Volume {
                             let r = decode_runs(name, &nr)?;
                             if type_code == kind::DATA {
                                 data_extents.push(r);
-                                runs = to_mft_runs(&data_extents, cs);
+                                stale = true;
                             } else {
                                 bitmap_runs.extend(r);
                             }
@@ -174,6 +183,7 @@ impl Volume {
                 }
             }
         }
+        runs = to_mft_runs(&data_extents, cs, device.len());
         clip_runs(&mut runs, mft_size, device.len());
         let records_total = mft_size / rs as u64;
         let bitmap = match bitmap_value {
@@ -327,19 +337,24 @@ fn decode_runs(name: &str, nr: &NonResident<'_>) -> Result<Vec<Run>> {
         .map_err(|e| Error::format(format!("{name}: $MFT runlist"), e))
 }
 
-/// Turns cluster runs into byte runs of the MFT stream, sorted, with overlapping runs dropped.
-fn to_mft_runs(extents: &[Vec<Run>], cs: u64) -> Vec<MftRun> {
+/// Turns cluster runs into byte runs of the MFT stream, sorted, with overlapping runs dropped. Runs whose
+/// arithmetic overflows, sparse runs (the `$MFT` is never sparse: only a damaged runlist has holes) and runs past
+/// the end of the device are dropped too, so what is left maps at most the device's bytes; records they would
+/// have held are counted as unreadable.
+fn to_mft_runs(extents: &[Vec<Run>], cs: u64, device_len: u64) -> Vec<MftRun> {
     let mut runs: Vec<MftRun> = extents
         .iter()
         .flatten()
         .filter_map(|r| {
-            Some(MftRun {
-                mft_offset: r.vcn.checked_mul(cs)?,
-                len: r.length.checked_mul(cs)?,
-                device_offset: match r.lcn {
-                    Some(l) => Some(l.checked_mul(cs)?),
-                    None => None,
-                },
+            let mft_offset = r.vcn.checked_mul(cs)?;
+            let len = r.length.checked_mul(cs)?;
+            let device_offset = r.lcn?.checked_mul(cs)?;
+            mft_offset.checked_add(len)?;
+            let end = device_offset.checked_add(len)?.min(device_len);
+            (device_offset < end).then_some(MftRun {
+                mft_offset,
+                len: end - device_offset,
+                device_offset: Some(device_offset),
             })
         })
         .collect();
@@ -405,7 +420,7 @@ fn read_clusters(name: &str, dev: &Device, cs: u64, runs: &[Run], size: u64) -> 
             "{name}: an attribute of $MFT claims more bytes than the volume has"
         )));
     }
-    let mruns = to_mft_runs(&[runs.to_vec()], cs);
+    let mruns = to_mft_runs(&[runs.to_vec()], cs, dev.len());
     let mut buf = vec![0u8; size as usize];
     read_mft_bytes(dev, &mruns, 0, &mut buf)
         .map_err(|e| Error::io(format!("{name}: attribute of $MFT"), e))?;

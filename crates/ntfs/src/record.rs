@@ -50,10 +50,11 @@ pub fn apply_fixups(rec: &mut [u8]) -> Result<()> {
         });
     }
     let strides = usa_count - 1;
-    if strides * FIXUP_STRIDE > rec.len() {
+    // Every 512 bytes of the record are protected: an array that covers fewer would leave strides unchecked.
+    if strides * FIXUP_STRIDE != rec.len() {
         return Err(Error::Invalid {
             what: WHAT,
-            why: "update sequence array covers more than the record",
+            why: "update sequence array does not cover the record exactly",
         });
     }
     let usa = bytes(rec, usa_offset, usa_count * 2, WHAT)?;

@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use uffs_index::flags;
+use uffs_index::paths::fold;
 
 use crate::ast::*;
 use crate::dates;
@@ -165,8 +166,8 @@ pub fn parse(q: &str, opts: &ParseOptions) -> Result<Expr, QueryError> {
     let mut p = Parser {
         toks,
         pos: 0,
-        q,
         opts,
+        depth: 0,
     };
     let e = p.or()?;
     if let Some((_, span)) = p.toks.get(p.pos) {
@@ -178,9 +179,13 @@ pub fn parse(q: &str, opts: &ParseOptions) -> Result<Expr, QueryError> {
 struct Parser<'a> {
     toks: Vec<(Tok, Range<usize>)>,
     pos: usize,
-    q: &'a str,
     opts: &'a ParseOptions,
+    /// Nesting of groups and `!`, bounded so a hostile query cannot exhaust the stack.
+    depth: usize,
 }
+
+/// Deepest nesting of groups and `!` a query may have.
+const MAX_NESTING: usize = 200;
 
 impl Parser<'_> {
     fn peek(&self) -> Option<&Tok> {
@@ -223,6 +228,24 @@ impl Parser<'_> {
     fn unary(&mut self) -> Result<Expr, QueryError> {
         let (tok, span) = self.toks[self.pos].clone();
         self.pos += 1;
+        let nests = matches!(tok, Tok::Not | Tok::Open(_));
+        if nests {
+            self.depth += 1;
+            if self.depth > MAX_NESTING {
+                return Err(QueryError::new(
+                    format!("the query nests deeper than {MAX_NESTING} levels"),
+                    span,
+                ));
+            }
+        }
+        let e = self.unary_inner(tok, span);
+        if nests {
+            self.depth -= 1;
+        }
+        e
+    }
+
+    fn unary_inner(&mut self, tok: Tok, span: Range<usize>) -> Result<Expr, QueryError> {
         match tok {
             Tok::Not => {
                 if self
@@ -247,7 +270,7 @@ impl Parser<'_> {
                 }
                 Ok(inner)
             }
-            Tok::Text(text) => Ok(Expr::Term(term(&text, span, self.opts, self.q)?)),
+            Tok::Text(text) => Ok(Expr::Term(term(&text, span, self.opts)?)),
             Tok::Or | Tok::Close(_) => Err(QueryError::new("unexpected operator", span)),
         }
     }
@@ -264,7 +287,7 @@ struct Mods {
 
 /// Parses one term: modifiers (`case:`, `nocase:`, `path:`, `file:`, `folder:`, `wholeword:`), then a function
 /// (`ext:`, `size:`, …) or text.
-fn term(text: &str, span: Range<usize>, opts: &ParseOptions, _q: &str) -> Result<Term, QueryError> {
+fn term(text: &str, span: Range<usize>, opts: &ParseOptions) -> Result<Term, QueryError> {
     let mut m = Mods {
         case: opts.case,
         ..Mods::default()
@@ -320,7 +343,7 @@ fn term(text: &str, span: Range<usize>, opts: &ParseOptions, _q: &str) -> Result
             "ext" => {
                 let exts: Vec<String> = tail
                     .split([';', ','])
-                    .map(|e| e.trim_start_matches('.').to_lowercase())
+                    .map(|e| fold(e.trim_start_matches('.')))
                     .filter(|e| !e.is_empty())
                     .collect();
                 if exts.is_empty() {
@@ -374,7 +397,7 @@ fn term(text: &str, span: Range<usize>, opts: &ParseOptions, _q: &str) -> Result
                 if !p.starts_with('/') {
                     p.insert(0, '/');
                 }
-                let path = if case_sensitive { p } else { p.to_lowercase() };
+                let path = if case_sensitive { p } else { fold(&p) };
                 return with_only(
                     func(TermKind::Parent {
                         path,
@@ -433,7 +456,7 @@ fn term(text: &str, span: Range<usize>, opts: &ParseOptions, _q: &str) -> Result
         .unwrap_or_else(|| rest.chars().any(char::is_uppercase));
     let mut text = rest.replace('\\', "/");
     if !case_sensitive {
-        text = text.to_lowercase();
+        text = fold(&text);
     }
     let path = m.path || text.contains('/');
     let pattern = if text.contains(['*', '?']) {

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use uffs_index::paths::fold;
 use uffs_index::{flags, EntryId, Index};
 
 use crate::ast::*;
@@ -12,12 +13,12 @@ use crate::search::SearchOptions;
 pub fn matches(idx: &Index, expr: &Expr, opts: &SearchOptions) -> Vec<EntryId> {
     let deleted = opts.include_deleted || mentions(expr, &|k| matches!(k, TermKind::Deleted));
     let streams = opts.include_streams || mentions(expr, &|k| matches!(k, TermKind::Stream));
-    // How many entries (streams and synthetic folders aside) have each lower-case name, for `dupe:`.
+    // How many live entries (streams and synthetic folders aside) have each folded name, for `dupe:`.
     let mut names: HashMap<String, usize> = HashMap::new();
     if mentions(expr, &|k| matches!(k, TermKind::Dupe)) {
         for id in 0..idx.len() as EntryId {
-            if idx.flags(id) & (flags::STREAM | flags::SYNTHETIC) == 0 {
-                *names.entry(idx.name(id).to_lowercase()).or_default() += 1;
+            if idx.flags(id) & (flags::STREAM | flags::SYNTHETIC | flags::DELETED) == 0 {
+                *names.entry(fold(idx.name(id))).or_default() += 1;
             }
         }
     }
@@ -73,27 +74,19 @@ fn term(idx: &Index, t: &Term, id: EntryId, names: &HashMap<String, usize>) -> b
                     .map(|re| re.is_match(&hay))
                     .unwrap_or(false),
                 Pattern::Substring(s) => {
-                    let hay = if m.case_sensitive {
-                        hay
-                    } else {
-                        hay.to_lowercase()
-                    };
+                    let hay = if m.case_sensitive { hay } else { fold(&hay) };
                     hay.match_indices(s.as_str())
                         .any(|(at, _)| !m.whole_word || bounded(&hay, at, s.len()))
                 }
                 Pattern::Wildcard(w) => {
-                    let hay = if m.case_sensitive {
-                        hay
-                    } else {
-                        hay.to_lowercase()
-                    };
+                    let hay = if m.case_sensitive { hay } else { fold(&hay) };
                     wildcard(w, &hay)
                 }
             }
         }
         TermKind::Ext(exts) => {
             !is_dir && !is_stream && {
-                let lower = name.to_lowercase();
+                let lower = fold(&name);
                 lower
                     .rfind('.')
                     .is_some_and(|d| exts.iter().any(|e| *e == lower[d + 1..]))
@@ -114,12 +107,12 @@ fn term(idx: &Index, t: &Term, id: EntryId, names: &HashMap<String, usize>) -> b
             case_sensitive,
         } => {
             let p = idx.path(idx.parent(id));
-            let p = if *case_sensitive { p } else { p.to_lowercase() };
+            let p = if *case_sensitive { p } else { fold(&p) };
             p == *path
         }
         TermKind::Depth(c) => c.holds(idx.depth(id) as u64),
         TermKind::Len(c) => c.holds(name.chars().count() as u64),
-        TermKind::Dupe => !is_stream && names.get(&name.to_lowercase()).is_some_and(|&n| n > 1),
+        TermKind::Dupe => !is_stream && names.get(&fold(&name)).is_some_and(|&n| n > 1),
         TermKind::Deleted => f & flags::DELETED != 0,
         TermKind::Stream => is_stream,
     }

@@ -524,6 +524,10 @@ impl<'a> Searcher<'a> {
             }
             return out;
         }
+        if w[0] != b'*' {
+            // A leading `?`: no literal prefix and no substring shortcut; check name by name.
+            return self.scan(|id| glob::matches(w, name(id)));
+        }
         let inner = &w[1..];
         let is_literal = |s: &[u8]| !s.iter().any(|&c| c == b'*' || c == b'?');
         if !inner.is_empty() && is_literal(inner) {
@@ -744,6 +748,9 @@ impl<'a> Searcher<'a> {
             let idx = self.idx;
             const UNKNOWN: u16 = u16::MAX;
             let mut depth = vec![UNKNOWN; idx.len()];
+            if idx.is_empty() {
+                return depth;
+            }
             depth[idx.root() as usize] = 0;
             let mut chain = Vec::new();
             for id in 0..idx.len() as EntryId {
@@ -762,7 +769,8 @@ impl<'a> Searcher<'a> {
         })
     }
 
-    /// Entries whose folded name another visible entry also has.
+    /// Entries whose folded name another live entry also has (a deleted copy does not make a duplicate;
+    /// streams and synthetic folders are not names).
     fn dupes(&self) -> &Bitset {
         self.dupes.get_or_init(|| {
             let a = self.folded();
@@ -771,7 +779,9 @@ impl<'a> Searcher<'a> {
                 &a.text[a.starts[id as usize] as usize..a.starts[id as usize + 1] as usize]
             };
             let mut ids: Vec<u32> = (0..n as u32)
-                .filter(|&id| self.idx.flags(id) & (flags::STREAM | flags::SYNTHETIC) == 0)
+                .filter(|&id| {
+                    self.idx.flags(id) & (flags::STREAM | flags::SYNTHETIC | flags::DELETED) == 0
+                })
                 .collect();
             ids.sort_unstable_by(|&x, &y| name(x).cmp(name(y)));
             let mut out = Bitset::empty(n);
@@ -1144,8 +1154,8 @@ fn clone_regex_leaf(l: &Leaf) -> Leaf {
 
 /// Literals one of which starts every match of `pattern` (so every matching name contains one), when there are
 /// few and none is shorter than two bytes. For a case-insensitive regex they are lower-cased, to be searched in
-/// the folded names; a literal with an `s` is refused there, because the regex folds `ſ` (U+017F) to `s` while
-/// lower-casing does not.
+/// the folded names, and must be ASCII without an `s`: the regex folds `ſ` (U+017F) to `s`, and non-ASCII
+/// letters more widely than lower-casing does.
 fn regex_prefixes(pattern: &str, case_sensitive: bool) -> Option<Vec<Vec<u8>>> {
     use regex_syntax::hir::literal::{ExtractKind, Extractor};
     let hir = regex_syntax::ParserBuilder::new()
@@ -1169,7 +1179,9 @@ fn regex_prefixes(pattern: &str, case_sensitive: bool) -> Option<Vec<Vec<u8>>> {
         } else {
             let mut f = Vec::with_capacity(b.len());
             fold_into(b, &mut f);
-            if f.contains(&b's') || std::str::from_utf8(&f).is_err() {
+            // Beyond ASCII, a case-insensitive regex also folds letters that lower-casing does not
+            // (ς and σ, ϑ and θ, …): no prefilter there.
+            if f.contains(&b's') || !f.is_ascii() {
                 return None;
             }
             out.push(f);

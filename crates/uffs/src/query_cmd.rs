@@ -186,7 +186,7 @@ pub fn build_query(a: &SearchArgs, now: u64) -> Result<Expr> {
         } else if case_sensitive {
             Pattern::Wildcard(text.clone())
         } else {
-            Pattern::Wildcard(text.to_lowercase())
+            Pattern::Wildcard(uffs_index::paths::fold(&text))
         };
         let m = TextMatch {
             pattern,
@@ -207,7 +207,7 @@ pub fn build_query(a: &SearchArgs, now: u64) -> Result<Expr> {
         let exts = a
             .extension
             .iter()
-            .map(|e| e.trim_start_matches('.').to_lowercase())
+            .map(|e| uffs_index::paths::fold(e.trim_start_matches('.')))
             .collect();
         parts.push(term(TermKind::Ext(exts), None));
     }

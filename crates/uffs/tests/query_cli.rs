@@ -50,7 +50,7 @@ const fn e(
 
 /// The tree:
 /// /Docs/{Report 2024.docx, report-draft.txt, notes.TXT, budget.xlsx (hidden, read-only)}
-/// /Docs/Old/{report.txt (deleted)}
+/// /Docs/Old/{report.txt, main.rs (both deleted)}
 /// /Photos/{IMG_0001.JPG, IMG_0002.jpg, holiday.png, Sub/IMG_0001.JPG}
 /// /src/{main.rs, lib.rs, README.md}
 /// /weird/{tab<TAB>name.txt, esc<ESC>[31mred.txt}
@@ -68,6 +68,10 @@ fn entries() -> Vec<Entry> {
         Entry {
             deleted: true,
             ..e(36, "report.txt", 35, false, 700, 2, 0x20)
+        },
+        Entry {
+            deleted: true,
+            ..e(37, "main.rs", 35, false, 1_000, 3, 0x20)
         },
         e(40, "Photos", 5, true, 0, 20, 0),
         e(41, "IMG_0001.JPG", 40, false, 3 << 20, 200, 0x20),
@@ -223,6 +227,10 @@ fn golden_operators() {
         ],
     );
     assert_query("*.rs", &["/src/lib.rs", "/src/main.rs"]);
+    // A leading `?` is one character, not a run.
+    assert_query("?ain.rs", &["/src/main.rs"]);
+    assert_query("?ib*", &["/src/lib.rs"]);
+    assert_query("?b.rs", &[]);
     assert_query(
         "regex:^IMG_\\d+\\.jpg$",
         &[
@@ -324,7 +332,9 @@ fn golden_functions() {
         "dupe:",
         &["/Photos/IMG_0001.JPG", "/Photos/Sub/IMG_0001.JPG"],
     );
-    assert_query("deleted:", &["/Docs/Old/report.txt"]);
+    assert_query("deleted:", &["/Docs/Old/main.rs", "/Docs/Old/report.txt"]);
+    // A deleted copy does not make a live file a duplicate.
+    assert_query("dupe: ext:rs", &[]);
     assert_query("stream:", &["/readme.txt:Zone.Identifier"]);
 }
 
@@ -513,6 +523,7 @@ fn exit_codes_and_errors() {
         ("attrib:", "needs attribute letters"),
         ("dm:2024-13", "bad month `13`"),
         ("dm:2024-02-30", "is not a date"),
+        (&*"!".repeat(300).leak(), "nests deeper than 200 levels"),
     ];
     for (query, msg) in cases {
         let o = q(&[query]);
