@@ -31,6 +31,9 @@ for f in sorted(os.listdir(os.path.join(data, 'windows-xp-mft'))):
         put('record', f, open(os.path.join(data, 'windows-xp-mft', f), 'rb').read())
 vol = open(os.path.join(data, 'linux-made/testfs1'), 'rb').read()
 put('boot_sector', 'testfs1', vol[:512])
+# The whole-source target: the start of a real volume (boot sector and the first MFT records) and a raw $MFT.
+put('source', 'testfs1-head', vol[:64 * 1024])
+put('source', 'xp-mft-head', mft[:32 * 1024])
 # A minimal MBR with one NTFS partition, and a protective MBR + GPT header + entry.
 mbr = bytearray(512); mbr[0x1BE + 4] = 7; mbr[0x1BE + 8:0x1BE + 12] = struct.pack('<I', 2048)
 mbr[0x1BE + 12:0x1BE + 16] = struct.pack('<I', 4096); mbr[510:512] = b'\x55\xaa'
