@@ -95,6 +95,24 @@ fn trigram_keys(needle: &[u8]) -> Option<Vec<usize>> {
     Some(keys)
 }
 
+fn placement(whole_word: bool) -> Placement {
+    if whole_word {
+        Placement::WholeWord
+    } else {
+        Placement::Anywhere
+    }
+}
+
+/// Where in a name a substring hit counts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Placement {
+    Anywhere,
+    /// Not touching a letter or digit on either side.
+    WholeWord,
+    /// Ending the name (a `*suffix` wildcard).
+    AtEnd,
+}
+
 /// Substring hits of `finder` in the names of entries `lo..hi` (their text is contiguous in the arena); sets
 /// the bit of each matching entry in `words`, which start at entry `lo`.
 #[allow(clippy::too_many_arguments)]
@@ -103,7 +121,7 @@ fn scan_arena(
     starts: &[u32],
     finder: &memmem::Finder<'_>,
     len: usize,
-    whole_word: bool,
+    placement: Placement,
     lo: usize,
     hi: usize,
     words: &mut [u64],
@@ -126,7 +144,12 @@ fn scan_arena(
             cur += starts[cur..=hi].partition_point(|&s| s as usize <= at) - 1;
         }
         let (s, e) = (starts[cur] as usize, starts[cur + 1] as usize);
-        if at + len <= e && (!whole_word || word_bounded(&text[s..e], at - s, len)) {
+        let counts = match placement {
+            Placement::Anywhere => at + len <= e,
+            Placement::WholeWord => at + len <= e && word_bounded(&text[s..e], at - s, len),
+            Placement::AtEnd => at + len == e,
+        };
+        if counts {
             words[(cur - lo) / 64] |= 1 << ((cur - lo) % 64);
             pos = e;
         } else {
@@ -332,7 +355,7 @@ impl<'a> Searcher<'a> {
                 // Candidates contain one of the literals every match starts with; the regex checks only those.
                 let mut cand = Bitset::empty(idx.len());
                 for l in lits {
-                    cand.or(&self.scan_names(l, t.case_sensitive, false));
+                    cand.or(&self.scan_names(l, t.case_sensitive, Placement::Anywhere));
                 }
                 self.test_each(
                     &Compiled {
@@ -344,7 +367,7 @@ impl<'a> Searcher<'a> {
             }
             Leaf::Text { t, regex: None, .. } if !t.path => match &t.pattern {
                 Pattern::Substring(s) => {
-                    self.scan_names(s.as_bytes(), t.case_sensitive, t.whole_word)
+                    self.scan_names(s.as_bytes(), t.case_sensitive, placement(t.whole_word))
                 }
                 Pattern::Wildcard(w) => self.scan_wildcard(w.as_bytes(), t.case_sensitive),
                 Pattern::Regex(_) => self.scan(|id| self.test_leaf(&c.leaf, id)),
@@ -403,7 +426,7 @@ impl<'a> Searcher<'a> {
     }
 
     /// Substring search over the whole name arena (folded unless case-sensitive): one SIMD pass per thread.
-    fn scan_names(&self, needle: &[u8], case_sensitive: bool, whole_word: bool) -> Bitset {
+    fn scan_names(&self, needle: &[u8], case_sensitive: bool, placement: Placement) -> Bitset {
         use rayon::prelude::*;
         let n = self.idx.len();
         if needle.is_empty() {
@@ -440,7 +463,7 @@ impl<'a> Searcher<'a> {
                             starts,
                             &finder,
                             needle.len(),
-                            whole_word,
+                            placement,
                             lo,
                             hi,
                             std::slice::from_mut(w),
@@ -455,7 +478,7 @@ impl<'a> Searcher<'a> {
                 starts,
                 &finder,
                 needle.len(),
-                whole_word,
+                placement,
                 lo,
                 hi,
                 words,
@@ -531,42 +554,16 @@ impl<'a> Searcher<'a> {
         let inner = &w[1..];
         let is_literal = |s: &[u8]| !s.iter().any(|&c| c == b'*' || c == b'?');
         if !inner.is_empty() && is_literal(inner) {
-            return self.scan_names_at_end(inner, case_sensitive);
+            return self.scan_names(inner, case_sensitive, Placement::AtEnd);
         }
         if inner.len() > 1 && inner.ends_with(b"*") && is_literal(&inner[..inner.len() - 1]) {
-            return self.scan_names(&inner[..inner.len() - 1], case_sensitive, false);
+            return self.scan_names(
+                &inner[..inner.len() - 1],
+                case_sensitive,
+                Placement::Anywhere,
+            );
         }
         self.scan(|id| glob::matches(w, name(id)))
-    }
-
-    /// Entries whose name ends with `suffix`: arena substring search, each hit kept if it ends its name.
-    fn scan_names_at_end(&self, suffix: &[u8], case_sensitive: bool) -> Bitset {
-        let (text, starts): (&[u8], &[u32]) = if case_sensitive {
-            (self.idx.name_arena(), self.idx.name_starts())
-        } else {
-            let a = self.folded();
-            (&a.text, &a.starts)
-        };
-        let finder = memmem::Finder::new(suffix);
-        let mut out = Bitset::empty(self.idx.len());
-        self.for_ranges(&mut out, |lo, hi, words| {
-            let end = starts[hi] as usize;
-            let mut pos = starts[lo] as usize;
-            let mut cur = lo;
-            while pos < end {
-                let Some(h) = finder.find(&text[pos..end]) else {
-                    break;
-                };
-                let at = pos + h;
-                cur += starts[cur..=hi].partition_point(|&s| s as usize <= at) - 1;
-                let e = starts[cur + 1] as usize;
-                if at + suffix.len() == e {
-                    words[(cur - lo) / 64] |= 1 << ((cur - lo) % 64);
-                }
-                pos = at + 1;
-            }
-        });
-        out
     }
 
     /// A substring of the full path without building paths. Folders whose own path contains the needle are
@@ -598,7 +595,7 @@ impl<'a> Searcher<'a> {
         let parents = idx.parents();
         let root = idx.root();
         let names_hit = if split.is_none() {
-            Some(self.scan_names(needle, case_sensitive, false))
+            Some(self.scan_names(needle, case_sensitive, Placement::Anywhere))
         } else {
             None
         };
