@@ -560,15 +560,8 @@ impl Builder {
                 // `cur` is on the path being walked: a cycle. Cut it by moving `cur` under `$Orphan`, forget the
                 // depths of this walk and walk again from the same start. Entries of the walk that are no longer
                 // on it have larger ids than `start` (smaller ones are done), so the outer loop reaches them.
-                let orphan = self.orphan_folder();
-                depth.resize(self.idx.parent.len(), UNKNOWN);
-                path_len.resize(self.idx.parent.len(), 0);
-                depth[orphan as usize] = 1;
-                path_len[orphan as usize] = ORPHAN_PATH_BYTES;
-                self.idx.parent[cur as usize] = orphan;
-                self.idx.flags[cur as usize] |= flags::ORPHAN;
+                self.move_to_orphan(cur, &mut depth, &mut path_len);
                 self.stats.cycles_broken += 1;
-                self.stats.orphans += 1;
                 for s in stack.drain(..) {
                     depth[s as usize] = UNKNOWN;
                 }
@@ -583,15 +576,8 @@ impl Builder {
                 if len > MAX_PATH_BYTES {
                     // Longer than any path Windows can have: only a damaged or hostile volume nests this deep.
                     // Cut it off under `$Orphan`, which also bounds the memory full paths take.
-                    let orphan = self.orphan_folder();
-                    depth.resize(self.idx.parent.len(), UNKNOWN);
-                    path_len.resize(self.idx.parent.len(), 0);
-                    depth[orphan as usize] = 1;
-                    path_len[orphan as usize] = ORPHAN_PATH_BYTES;
-                    self.idx.parent[e as usize] = orphan;
-                    self.idx.flags[e as usize] |= flags::ORPHAN;
+                    self.move_to_orphan(e, &mut depth, &mut path_len);
                     self.stats.paths_cut += 1;
-                    self.stats.orphans += 1;
                     d = 2;
                     len = ORPHAN_PATH_BYTES + 1 + name_len;
                 }
@@ -640,6 +626,18 @@ impl Builder {
             x.tree_size[p] += own;
             x.descendants[p] += count;
         }
+    }
+
+    /// Hangs `e` under `$Orphan` (made on first use, with its depth and path length known).
+    fn move_to_orphan(&mut self, e: EntryId, depth: &mut Vec<u32>, path_len: &mut Vec<u32>) {
+        let orphan = self.orphan_folder();
+        depth.resize(self.idx.parent.len(), u32::MAX);
+        path_len.resize(self.idx.parent.len(), 0);
+        depth[orphan as usize] = 1;
+        path_len[orphan as usize] = ORPHAN_PATH_BYTES;
+        self.idx.parent[e as usize] = orphan;
+        self.idx.flags[e as usize] |= flags::ORPHAN;
+        self.stats.orphans += 1;
     }
 
     /// The `$Orphan` folder under the root, made on first use (after parents are linked).

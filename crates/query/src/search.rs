@@ -439,6 +439,18 @@ impl<'a> Searcher<'a> {
             (&a.text, &a.starts)
         };
         let finder = memmem::Finder::new(needle);
+        let scan = |lo: usize, hi: usize, words: &mut [u64]| {
+            scan_arena(
+                text,
+                starts,
+                &finder,
+                needle.len(),
+                placement,
+                lo,
+                hi,
+                words,
+            )
+        };
         let mut out = Bitset::empty(n);
         // A needle of a few ASCII bytes: search only the blocks whose trigram filter has all its trigrams, when
         // that is a small part of the index.
@@ -457,33 +469,12 @@ impl<'a> Searcher<'a> {
                     .filter(|(b, _)| candidate(*b))
                     .for_each(|(b, w)| {
                         let lo = b * TRIGRAM_BLOCK;
-                        let hi = (lo + TRIGRAM_BLOCK).min(n);
-                        scan_arena(
-                            text,
-                            starts,
-                            &finder,
-                            needle.len(),
-                            placement,
-                            lo,
-                            hi,
-                            std::slice::from_mut(w),
-                        );
+                        scan(lo, (lo + TRIGRAM_BLOCK).min(n), std::slice::from_mut(w));
                     });
                 return out;
             }
         }
-        self.for_ranges(&mut out, |lo, hi, words| {
-            scan_arena(
-                text,
-                starts,
-                &finder,
-                needle.len(),
-                placement,
-                lo,
-                hi,
-                words,
-            )
-        });
+        self.for_ranges(&mut out, scan);
         out
     }
 

@@ -20,8 +20,8 @@ pub struct OutputArgs {
     /// Output format (default: paths).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
-    /// Columns for csv, tsv, jsonl and table, comma-separated, from: path name kind ext size allocated created
-    /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag tree_size
+    /// Columns for csv, tsv, jsonl and table, comma-separated, from: path name kind size allocated created
+    /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag ext tree_size
     /// descendants.
     #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
     pub columns: Vec<String>,
@@ -47,26 +47,15 @@ pub enum Format {
     Table,
 }
 
-const ALL_COLUMNS: [&str; 18] = [
-    "path",
-    "name",
-    "kind",
-    "ext",
-    "size",
-    "allocated",
-    "created",
-    "modified",
-    "mft_changed",
-    "accessed",
-    "attributes",
-    "record",
-    "sequence",
-    "parent_record",
-    "deleted",
-    "reparse_tag",
-    "tree_size",
-    "descendants",
-];
+/// Columns beyond `uffs export`'s (which come first).
+const EXTRA_COLUMNS: [&str; 3] = ["ext", "tree_size", "descendants"];
+
+fn all_columns() -> impl Iterator<Item = &'static str> {
+    crate::export::COLUMNS
+        .iter()
+        .chain(EXTRA_COLUMNS.iter())
+        .copied()
+}
 const NUMERIC: [&str; 8] = [
     "size",
     "allocated",
@@ -109,16 +98,11 @@ impl Printer {
         let format = a.format.unwrap_or(Format::Paths);
         let mut columns = Vec::new();
         for c in &a.columns {
-            let Some(k) = ALL_COLUMNS
-                .iter()
-                .find(|k| k.eq_ignore_ascii_case(c.trim()))
-            else {
-                bail!(
-                    "unknown column {c:?}; columns are: {}",
-                    ALL_COLUMNS.join(", ")
-                );
+            let Some(k) = all_columns().find(|k| k.eq_ignore_ascii_case(c.trim())) else {
+                let all: Vec<&str> = all_columns().collect();
+                bail!("unknown column {c:?}; columns are: {}", all.join(", "));
             };
-            columns.push(*k);
+            columns.push(k);
         }
         if columns.is_empty() {
             columns = match format {
