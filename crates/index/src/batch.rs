@@ -113,14 +113,6 @@ impl RecordBatch {
         }
     }
 
-    pub fn clear(&mut self) {
-        self.records.clear();
-        self.names.clear();
-        self.streams.clear();
-        self.text.clear();
-        self.counts = RecordCounts::default();
-    }
-
     pub fn text(&self, r: &Range<u32>) -> &[u8] {
         &self.text[r.start as usize..r.end as usize]
     }

@@ -254,22 +254,4 @@ impl Index {
         }
         d
     }
-
-    /// Bytes held by the columns and the name arena.
-    pub fn heap_bytes(&self) -> usize {
-        self.names.capacity()
-            + self.name_start.capacity() * 4
-            + self.parent.capacity() * 4
-            + self.record.capacity() * 4
-            + self.sequence.capacity() * 2
-            + self.flags.capacity() * 4
-            + (self.size.capacity() + self.allocated.capacity() + self.tree_size.capacity()) * 8
-            + (self.created.capacity()
-                + self.modified.capacity()
-                + self.mft_changed.capacity()
-                + self.accessed.capacity())
-                * 8
-            + self.reparse_tag.capacity() * 4
-            + self.descendants.capacity() * 4
-    }
 }

@@ -5,6 +5,8 @@ use uffs_ntfs::attr::{file_attr, kind, AttributeBody, FileName, StandardInformat
 use uffs_ntfs::record::{apply_fixups, flags, has_file_signature, Record};
 use uffs_ntfs::utf16;
 
+use crate::plan::in_bitmap;
+
 /// What to keep from a chunk of records.
 #[derive(Debug, Clone, Copy)]
 pub struct ParseOptions<'a> {
@@ -19,10 +21,7 @@ pub fn parse_chunk(buf: &mut [u8], first: u64, opts: &ParseOptions<'_>, out: &mu
     for (i, rec) in buf.chunks_exact_mut(opts.record_size).enumerate() {
         let number = first + i as u64;
         if !opts.include_unused {
-            let used = opts.bitmap.is_none_or(|b| {
-                b.get((number / 8) as usize)
-                    .is_some_and(|x| x & (1 << (number % 8)) != 0)
-            });
+            let used = opts.bitmap.is_none_or(|b| in_bitmap(b, number));
             // The flags live in the first 512 bytes, before any fixup position: safe to test before fixups.
             if !used
                 || rec

@@ -4,6 +4,14 @@
 //! through: one larger read costs less than two reads and a seek. Reads are then cut to at most `chunk_records`
 //! records, the unit handed to a parser thread.
 
+/// Whether `$MFT:$BITMAP` (`bits`) marks record `r` in use; records past its end are not.
+pub fn in_bitmap(bits: &[u8], r: u64) -> bool {
+    usize::try_from(r / 8)
+        .ok()
+        .and_then(|i| bits.get(i))
+        .is_some_and(|b| b & (1 << (r % 8)) != 0)
+}
+
 /// A read of `records` consecutive records starting at `first`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Chunk {
@@ -54,10 +62,7 @@ pub fn plan(mapped: &[(u64, u64)], bitmap: Option<&[u8]>, opts: &PlanOptions) ->
 
 /// Appends the runs of set bits in `lo..hi` to `out`, joining runs separated by at most `gap` clear bits.
 fn used_ranges(bits: &[u8], lo: u64, hi: u64, gap: u64, out: &mut Vec<(u64, u64)>) {
-    let bit = |r: u64| {
-        bits.get((r / 8) as usize)
-            .is_some_and(|b| b & (1 << (r % 8)) != 0)
-    };
+    let bit = |r: u64| in_bitmap(bits, r);
     let join_from = out.len();
     let mut r = lo;
     while r < hi {

@@ -303,12 +303,9 @@ impl Volume {
 
     /// Whether `$MFT:$BITMAP` marks the record in use (`None` without a bitmap).
     pub fn bitmap_bit(&self, record: u64) -> Option<bool> {
-        let b = self.bitmap.as_ref()?;
-        let byte = b
-            .get(usize::try_from(record / 8).ok()?)
-            .copied()
-            .unwrap_or(0);
-        Some(byte & (1 << (record % 8)) != 0)
+        self.bitmap
+            .as_deref()
+            .map(|b| crate::plan::in_bitmap(b, record))
     }
 
     /// Records the bitmap marks in use (within the MFT's size).

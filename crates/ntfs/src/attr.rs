@@ -123,17 +123,6 @@ impl<'a> Attribute<'a> {
                 .map(AttributeBody::NonResident)
         }
     }
-
-    /// The resident value, or an error for a non-resident attribute.
-    pub fn resident_value(&self, what: &'static str) -> Result<&'a [u8]> {
-        if !self.is_resident() {
-            return Err(Error::Invalid {
-                what,
-                why: "attribute must be resident",
-            });
-        }
-        crate::record::parse_resident(self.bytes)
-    }
 }
 
 /// The parts of `$STANDARD_INFORMATION` uffs keeps. Times are FILETIME (100 ns ticks since 1601-01-01 UTC).

@@ -640,10 +640,11 @@ impl<'a> Searcher<'a> {
             Leaf::Text {
                 t, regex, finder, ..
             } => {
-                let hay = if t.path {
-                    self.path_bytes(id, !t.case_sensitive && regex.is_none())
+                let folded = !t.case_sensitive && regex.is_none();
+                let hay: Cow<'_, [u8]> = if t.path {
+                    Cow::Owned(self.path_bytes(id, folded))
                 } else {
-                    self.name_bytes(id, !t.case_sensitive && regex.is_none())
+                    Cow::Borrowed(self.name_bytes(id, folded))
                 };
                 match (regex, &t.pattern) {
                     (Some(r), _) => r.is_match(&hay),
@@ -661,7 +662,7 @@ impl<'a> Searcher<'a> {
                     return false;
                 }
                 let name = self.name_bytes(id, true);
-                match memchr::memrchr(b'.', &name) {
+                match memchr::memrchr(b'.', name) {
                     Some(dot) => exts.iter().any(|e| e.as_slice() == &name[dot + 1..]),
                     None => false,
                 }
@@ -694,23 +695,21 @@ impl<'a> Searcher<'a> {
         }
     }
 
-    fn name_bytes(&self, id: EntryId, folded: bool) -> Cow<'_, [u8]> {
+    fn name_bytes(&self, id: EntryId, folded: bool) -> &[u8] {
         if folded {
             let a = self.folded();
-            Cow::Borrowed(
-                &a.text[a.starts[id as usize] as usize..a.starts[id as usize + 1] as usize],
-            )
+            &a.text[a.starts[id as usize] as usize..a.starts[id as usize + 1] as usize]
         } else {
-            Cow::Borrowed(self.idx.name_bytes(id))
+            self.idx.name_bytes(id)
         }
     }
 
     /// The full path (`/`-separated from the root), folded or as given.
-    fn path_bytes(&self, id: EntryId, folded: bool) -> Cow<'_, [u8]> {
-        let name = self.name_bytes(id, folded);
+    fn path_bytes(&self, id: EntryId, folded: bool) -> Vec<u8> {
         let mut v = Vec::with_capacity(128);
-        self.dirs(folded).path_into(self.idx, id, &name, &mut v);
-        Cow::Owned(v)
+        self.dirs(folded)
+            .path_into(self.idx, id, self.name_bytes(id, folded), &mut v);
+        v
     }
 
     fn folded(&self) -> &Arena {
