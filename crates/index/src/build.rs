@@ -443,22 +443,23 @@ impl Builder {
         let c = &mut self.cols;
         self.idx = Index {
             meta: std::mem::take(&mut self.meta),
-            names: std::mem::take(&mut c.names),
-            name_start: std::mem::take(&mut c.name_start),
-            parent: Vec::new(),
-            record: std::mem::take(&mut c.record),
-            sequence: std::mem::take(&mut c.sequence),
-            flags: std::mem::take(&mut c.flags),
-            size: std::mem::take(&mut c.size),
-            allocated: std::mem::take(&mut c.allocated),
-            created: std::mem::take(&mut c.created),
-            modified: std::mem::take(&mut c.modified),
-            mft_changed: std::mem::take(&mut c.mft_changed),
-            accessed: std::mem::take(&mut c.accessed),
-            reparse_tag: std::mem::take(&mut c.reparse_tag),
-            tree_size: Vec::new(),
-            descendants: Vec::new(),
+            names: std::mem::take(&mut c.names).into(),
+            name_start: std::mem::take(&mut c.name_start).into(),
+            parent: Default::default(),
+            record: std::mem::take(&mut c.record).into(),
+            sequence: std::mem::take(&mut c.sequence).into(),
+            flags: std::mem::take(&mut c.flags).into(),
+            size: std::mem::take(&mut c.size).into(),
+            allocated: std::mem::take(&mut c.allocated).into(),
+            created: std::mem::take(&mut c.created).into(),
+            modified: std::mem::take(&mut c.modified).into(),
+            mft_changed: std::mem::take(&mut c.mft_changed).into(),
+            accessed: std::mem::take(&mut c.accessed).into(),
+            reparse_tag: std::mem::take(&mut c.reparse_tag).into(),
+            tree_size: Default::default(),
+            descendants: Default::default(),
             root: 0,
+            aids: None,
         };
     }
 
@@ -471,7 +472,7 @@ impl Builder {
             _ => self.push_synthetic(b"", ROOT_RECORD),
         };
         self.idx.root = root;
-        let mut parent = Vec::with_capacity(self.idx.record.capacity());
+        let mut parent = Vec::with_capacity(self.idx.record.len() + 2);
         for i in 0..n {
             let pref = self.cols.parent_ref[i];
             let p = if i as u32 == root {
@@ -491,7 +492,7 @@ impl Builder {
         }
         // Synthetic entries made above hang under the root.
         parent.resize(self.idx.record.len(), root);
-        self.idx.parent = parent;
+        self.idx.parent = parent.into();
         self.cols.parent_ref = Vec::new();
         self.record_entry = Vec::new();
         self.far_records = std::collections::HashMap::new();
@@ -517,11 +518,12 @@ impl Builder {
     fn push_synthetic(&mut self, name: &[u8], record: u64) -> EntryId {
         let x = &mut self.idx;
         let id = x.record.len() as EntryId;
-        x.names.extend_from_slice(name);
-        x.name_start.push(x.names.len() as u32);
-        x.record.push(record as u32);
-        x.sequence.push(0);
+        x.names.make_owned().extend_from_slice(name);
+        x.name_start.make_owned().push(x.names.len() as u32);
+        x.record.make_owned().push(record as u32);
+        x.sequence.make_owned().push(0);
         x.flags
+            .make_owned()
             .push(flags::DIRECTORY | flags::SYNTHETIC | flags::HIDDEN | flags::SYSTEM);
         for col in [
             &mut x.size,
@@ -531,9 +533,9 @@ impl Builder {
             &mut x.mft_changed,
             &mut x.accessed,
         ] {
-            col.push(0);
+            col.make_owned().push(0);
         }
-        x.reparse_tag.push(0);
+        x.reparse_tag.make_owned().push(0);
         id
     }
 
@@ -605,8 +607,8 @@ impl Builder {
         drop(depth);
         drop(path_len);
         let x = &mut self.idx;
-        x.tree_size = vec![0; n];
-        x.descendants = vec![0; n];
+        x.tree_size = vec![0; n].into();
+        x.descendants = vec![0; n].into();
         for &e in order.iter().rev() {
             let e = e as usize;
             if e as u32 == root {
@@ -644,7 +646,7 @@ impl Builder {
     fn orphan_folder(&mut self) -> EntryId {
         if self.orphan == NONE {
             self.orphan = self.push_synthetic(b"$Orphan", u64::from(u32::MAX));
-            self.idx.parent.push(self.idx.root);
+            self.idx.parent.make_owned().push(self.idx.root);
         }
         self.orphan
     }

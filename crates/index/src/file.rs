@@ -1,23 +1,41 @@
-//! The index file (provisional format; the daemon work finalises it).
+//! The index file: one per volume, loaded by memory-mapping it, without parsing or copying.
 //!
-//! Layout, little-endian: a 64-byte header (magic, format version, section count, flags, volume serial, record
-//! size, MFT slots, entry count, root id), then a section table (id, offset, length, xxh3 checksum per section),
-//! then the sections: the index columns as raw arrays, and the source text. Written to a temporary name, synced,
-//! then renamed, so a crash never leaves a half-written file under the real name.
+//! Layout, little-endian:
+//! * a 128-byte header: magic `UFFSIDX\0`, format version, section count, flags (bit 0: deleted entries were
+//!   read), MFT record size, volume serial, MFT record count, entry count, root entry, change-journal position,
+//!   source change stamp, build time; its last 8 bytes are an xxh3 checksum of the header and the section table;
+//! * the section table: per section its id, element size, offset, length and xxh3 checksum;
+//! * the sections, each starting on a 64-byte boundary: the source text, the index columns, and the search aids
+//!   (see [`crate::aids`]), each a raw little-endian array.
+//!
+//! A file is written to a temporary name in the same directory, synced, renamed over the real name, and the
+//! directory synced: a crash leaves either the old file or the new one, never a half-written one under the real
+//! name. Loading verifies every checksum and every invariant the accessors rely on before the index is used, so a
+//! damaged file is refused as a whole; then the verified pages are released from the process (they stay in the
+//! page cache), and each query faults in only the columns it reads.
 
+use std::borrow::Cow;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::Arc;
 
+use memmap2::Mmap;
+use rayon::prelude::*;
 use thiserror::Error;
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::aids::SearchAids;
+use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
 
 pub const MAGIC: &[u8; 8] = b"UFFSIDX\0";
-pub const VERSION: u32 = 1;
-const HEADER_LEN: usize = 64;
+pub const VERSION: u32 = 2;
+const HEADER_LEN: usize = 128;
 const SECTION_ENTRY_LEN: usize = 32;
+const ALIGN: usize = 64;
+/// More sections than any version writes: a bound before the table is read.
+const MAX_SECTIONS: usize = 64;
 
 #[derive(Debug, Error)]
 pub enum FileError {
@@ -36,101 +54,126 @@ pub fn is_index_file(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
-trait Column: Copy {
-    const SIZE: usize;
-    fn put(self, out: &mut Vec<u8>);
-    fn get(b: &[u8]) -> Self;
+/// Section ids. Columns of the index are 2..=16, search aids 32..=45.
+mod id {
+    pub const SOURCE: u32 = 1;
+    pub const NAMES: u32 = 2;
+    pub const AIDS: u32 = 32;
 }
 
-macro_rules! column {
-    ($($t:ty),*) => {$(
-        impl Column for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            fn put(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
-            }
-            fn get(b: &[u8]) -> Self {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(b);
-                <$t>::from_le_bytes(a)
-            }
-        }
-    )*};
-}
-column!(u8, u16, u32, u64);
-
-fn encode<T: Column>(v: &[T]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len() * T::SIZE);
-    for &x in v {
-        x.put(&mut out);
+/// The sections of `idx` in file order, with their ids and element sizes.
+fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
+    fn c<T: Plain>(id: u32, col: &Col<T>) -> (u32, usize, Cow<'_, [u8]>) {
+        (id, std::mem::size_of::<T>(), col.le_bytes())
     }
-    out
-}
-
-fn decode<T: Column>(b: &[u8]) -> Result<Vec<T>, FileError> {
-    if !b.len().is_multiple_of(T::SIZE) {
-        return Err(FileError::Corrupt(
-            "a column's length is not a whole number of elements",
-        ));
-    }
-    Ok(b.chunks_exact(T::SIZE).map(T::get).collect())
-}
-
-/// Writes `idx` to `path` atomically (temporary file, fsync, rename).
-pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
-    let sections: Vec<Vec<u8>> = vec![
-        idx.meta.source.as_bytes().to_vec(),
-        idx.names.clone(),
-        encode(&idx.name_start),
-        encode(&idx.parent),
-        encode(&idx.record),
-        encode(&idx.sequence),
-        encode(&idx.flags),
-        encode(&idx.size),
-        encode(&idx.allocated),
-        encode(&idx.created),
-        encode(&idx.modified),
-        encode(&idx.mft_changed),
-        encode(&idx.accessed),
-        encode(&idx.reparse_tag),
-        encode(&idx.tree_size),
-        encode(&idx.descendants),
+    let mut v = vec![
+        (id::SOURCE, 1, Cow::Borrowed(idx.meta.source.as_bytes())),
+        c(id::NAMES, &idx.names),
+        c(3, &idx.name_start),
+        c(4, &idx.parent),
+        c(5, &idx.record),
+        c(6, &idx.sequence),
+        c(7, &idx.flags),
+        c(8, &idx.size),
+        c(9, &idx.allocated),
+        c(10, &idx.created),
+        c(11, &idx.modified),
+        c(12, &idx.mft_changed),
+        c(13, &idx.accessed),
+        c(14, &idx.reparse_tag),
+        c(15, &idx.tree_size),
+        c(16, &idx.descendants),
     ];
-    let mut head = Vec::with_capacity(HEADER_LEN + sections.len() * SECTION_ENTRY_LEN);
-    head.extend_from_slice(MAGIC);
-    head.extend_from_slice(&VERSION.to_le_bytes());
-    head.extend_from_slice(&(sections.len() as u32).to_le_bytes());
-    head.extend_from_slice(&u32::from(idx.meta.has_deleted).to_le_bytes());
-    head.extend_from_slice(&idx.meta.record_size.to_le_bytes());
-    head.extend_from_slice(&idx.meta.serial.to_le_bytes());
-    head.extend_from_slice(&idx.meta.records_total.to_le_bytes());
-    head.extend_from_slice(&(idx.len() as u64).to_le_bytes());
-    head.extend_from_slice(&idx.root.to_le_bytes());
-    head.resize(HEADER_LEN, 0);
-    let mut offset = (HEADER_LEN + sections.len() * SECTION_ENTRY_LEN) as u64;
-    for (i, s) in sections.iter().enumerate() {
-        head.extend_from_slice(&(i as u32).to_le_bytes());
-        head.extend_from_slice(&0u32.to_le_bytes());
-        head.extend_from_slice(&offset.to_le_bytes());
-        head.extend_from_slice(&(s.len() as u64).to_le_bytes());
-        head.extend_from_slice(&xxh3_64(s).to_le_bytes());
-        offset += s.len() as u64;
+    if let Some(a) = &idx.aids {
+        v.extend([
+            c(id::AIDS, &a.folded),
+            c(33, &a.folded_starts),
+            c(34, &a.name_order),
+            c(35, &a.name_rank),
+            c(36, &a.path_order),
+            c(37, &a.path_rank),
+            c(38, &a.size_order),
+            c(39, &a.created_order),
+            c(40, &a.modified_order),
+            c(41, &a.accessed_order),
+            c(42, &a.ext_id),
+            c(43, &a.ext_text),
+            c(44, &a.ext_starts),
+            c(45, &a.trigrams),
+        ]);
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    v
+}
+
+/// Writes `idx` to `path` atomically (temporary file, fsync, rename, fsync of the directory).
+pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
+    let sections = sections(idx);
+    let sums: Vec<u64> = sections.par_iter().map(|(_, _, b)| xxh3_64(b)).collect();
+    let mut head = vec![0u8; HEADER_LEN];
+    let put32 = |h: &mut [u8], at: usize, v: u32| h[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    let put64 = |h: &mut [u8], at: usize, v: u64| h[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    head[..8].copy_from_slice(MAGIC);
+    put32(&mut head, 8, VERSION);
+    put32(&mut head, 12, sections.len() as u32);
+    put32(&mut head, 16, u32::from(idx.meta.has_deleted));
+    put32(&mut head, 20, idx.meta.record_size);
+    put64(&mut head, 24, idx.meta.serial);
+    put64(&mut head, 32, idx.meta.records_total);
+    put64(&mut head, 40, idx.len() as u64);
+    put32(&mut head, 48, idx.root);
+    put64(&mut head, 56, idx.meta.journal_usn);
+    put64(&mut head, 64, idx.meta.change_stamp);
+    put64(&mut head, 72, idx.meta.built_at);
+    let mut offset = (HEADER_LEN + sections.len() * SECTION_ENTRY_LEN).next_multiple_of(ALIGN);
+    let mut layout = Vec::with_capacity(sections.len());
+    for ((id, size, bytes), sum) in sections.iter().zip(&sums) {
+        head.extend_from_slice(&id.to_le_bytes());
+        head.extend_from_slice(&(*size as u32).to_le_bytes());
+        head.extend_from_slice(&(offset as u64).to_le_bytes());
+        head.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        head.extend_from_slice(&sum.to_le_bytes());
+        layout.push(offset);
+        offset = (offset + bytes.len()).next_multiple_of(ALIGN);
+    }
+    let head_sum = header_checksum(&head);
+    head[HEADER_LEN - 8..HEADER_LEN].copy_from_slice(&head_sum.to_le_bytes());
+
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{file_name}.tmp{}", std::process::id()));
     let result = (|| {
         let mut f = io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         f.write_all(&head)?;
-        for s in &sections {
-            f.write_all(s)?;
+        let mut at = head.len();
+        for ((_, _, bytes), &start) in sections.iter().zip(&layout) {
+            f.write_all(&[0u8; ALIGN][..start - at])?;
+            f.write_all(bytes)?;
+            at = start + bytes.len();
         }
         let f = f.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
-        fs::rename(&tmp, path)
+        fs::rename(&tmp, path)?;
+        // The rename is durable only once the directory is.
+        File::open(dir)?.sync_all()
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     Ok(result?)
+}
+
+/// The checksum of the header (without its last 8 bytes, where the checksum goes) and the section table.
+fn header_checksum(head_and_table: &[u8]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&head_and_table[..HEADER_LEN - 8]);
+    h.update(&head_and_table[HEADER_LEN..]);
+    h.digest()
 }
 
 fn le_u32(b: &[u8], at: usize) -> u32 {
@@ -140,17 +183,16 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
 }
 
-/// Reads and verifies an index file. Any damage is an error; nothing is half-loaded.
-pub fn read(path: &Path) -> Result<Index, FileError> {
-    let file = File::open(path)?;
-    // SAFETY: the map is read-only and private to this call; the bytes are checksummed and copied out before
-    // returning. A concurrent truncation by another process could fault, which index files written by uffs
-    // never see because they are replaced by rename, not rewritten.
-    let map = unsafe { memmap2::Mmap::map(&file)? };
-    from_bytes(&map)
+/// What the header says, read without loading the sections (for `uffs daemon status`, staleness checks).
+pub fn read_meta(path: &Path) -> Result<(VolumeMeta, u64), FileError> {
+    let mut f = File::open(path)?;
+    let mut head = vec![0u8; HEADER_LEN];
+    io::Read::read_exact(&mut f, &mut head).map_err(|_| FileError::BadMagic)?;
+    let (meta, entries, _) = parse_header(&head, None)?;
+    Ok((meta, entries))
 }
 
-pub fn from_bytes(b: &[u8]) -> Result<Index, FileError> {
+fn parse_header(b: &[u8], whole: Option<&[u8]>) -> Result<(VolumeMeta, u64, usize), FileError> {
     if b.len() < HEADER_LEN || !is_index_file(b) {
         return Err(FileError::BadMagic);
     }
@@ -159,55 +201,181 @@ pub fn from_bytes(b: &[u8]) -> Result<Index, FileError> {
         return Err(FileError::Version { found: version });
     }
     let count = le_u32(b, 12) as usize;
-    if count != 16 {
-        return Err(FileError::Corrupt("unexpected section count"));
-    }
-    let table_end = HEADER_LEN + count * SECTION_ENTRY_LEN;
-    if b.len() < table_end {
-        return Err(FileError::Corrupt("section table is truncated"));
-    }
-    let mut sections = Vec::with_capacity(count);
-    for i in 0..count {
-        let e = HEADER_LEN + i * SECTION_ENTRY_LEN;
-        let (off, len, sum) = (le_u64(b, e + 8), le_u64(b, e + 16), le_u64(b, e + 24));
-        let s = usize::try_from(off)
-            .ok()
-            .zip(usize::try_from(len).ok())
-            .and_then(|(o, l)| b.get(o..o.checked_add(l)?))
-            .ok_or(FileError::Corrupt("a section lies outside the file"))?;
-        if xxh3_64(s) != sum {
-            return Err(FileError::Corrupt("a section's checksum does not match"));
-        }
-        sections.push(s);
+    if count == 0 || count > MAX_SECTIONS {
+        return Err(FileError::Corrupt("the section count is out of range"));
     }
     let meta = VolumeMeta {
-        source: String::from_utf8_lossy(sections[0]).into_owned(),
-        has_deleted: le_u32(b, 16) != 0,
+        source: String::new(),
+        has_deleted: le_u32(b, 16) & 1 != 0,
         record_size: le_u32(b, 20),
         serial: le_u64(b, 24),
         records_total: le_u64(b, 32),
+        journal_usn: le_u64(b, 56),
+        change_stamp: le_u64(b, 64),
+        built_at: le_u64(b, 72),
     };
-    let entries = le_u64(b, 40) as usize;
+    if let Some(whole) = whole {
+        let table_end = HEADER_LEN + count * SECTION_ENTRY_LEN;
+        let head = whole
+            .get(..table_end)
+            .ok_or(FileError::Corrupt("the section table is truncated"))?;
+        if header_checksum(head) != le_u64(whole, HEADER_LEN - 8) {
+            return Err(FileError::Corrupt("the header's checksum does not match"));
+        }
+    }
+    Ok((meta, le_u64(b, 40), count))
+}
+
+/// Maps, verifies and returns an index file. Any damage is an error; nothing is half-loaded.
+pub fn read(path: &Path) -> Result<Index, FileError> {
+    let file = File::open(path)?;
+    // SAFETY: the map is read-only. Index files are replaced by rename, never rewritten in place, so the mapped
+    // file does not change while it is mapped (a user truncating it by hand could make a read fault).
+    let map = Arc::new(unsafe { Mmap::map(&file)? });
+    let idx = from_map(&map)?;
+    // Verifying touched every page. Release them from this process: they stay in the page cache, and each query
+    // maps back only what it reads, so unused columns cost no process memory.
+    // SAFETY: for a private read-only file mapping, MADV_DONTNEED only drops the page table entries; the next
+    // access reads the same file bytes again.
+    #[cfg(unix)]
+    let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    Ok(idx)
+}
+
+/// Verifies and returns an index held in `bytes` (copied into owned columns; for tests and fuzzing).
+pub fn from_bytes(bytes: &[u8]) -> Result<Index, FileError> {
+    let mut anon = memmap2::MmapMut::map_anon(bytes.len().max(1))?;
+    anon[..bytes.len()].copy_from_slice(bytes);
+    let map = Arc::new(anon.make_read_only()?);
+    let mut idx = from_map_len(&map, bytes.len())?;
+    // Owned, so the caller's bytes and this map need not outlive the call's users.
+    own_all(&mut idx);
+    Ok(idx)
+}
+
+fn own_all(idx: &mut Index) {
+    idx.names.make_owned();
+    idx.name_start.make_owned();
+    idx.parent.make_owned();
+    idx.record.make_owned();
+    idx.sequence.make_owned();
+    idx.flags.make_owned();
+    idx.size.make_owned();
+    idx.allocated.make_owned();
+    idx.created.make_owned();
+    idx.modified.make_owned();
+    idx.mft_changed.make_owned();
+    idx.accessed.make_owned();
+    idx.reparse_tag.make_owned();
+    idx.tree_size.make_owned();
+    idx.descendants.make_owned();
+    if let Some(a) = &mut idx.aids {
+        a.folded.make_owned();
+        a.folded_starts.make_owned();
+        a.name_order.make_owned();
+        a.name_rank.make_owned();
+        a.path_order.make_owned();
+        a.path_rank.make_owned();
+        a.size_order.make_owned();
+        a.created_order.make_owned();
+        a.modified_order.make_owned();
+        a.accessed_order.make_owned();
+        a.ext_id.make_owned();
+        a.ext_text.make_owned();
+        a.ext_starts.make_owned();
+        a.trigrams.make_owned();
+    }
+}
+
+fn from_map(map: &Arc<Mmap>) -> Result<Index, FileError> {
+    from_map_len(map, map.len())
+}
+
+fn from_map_len(map: &Arc<Mmap>, len: usize) -> Result<Index, FileError> {
+    let b = &map[..len];
+    let (mut meta, entries, count) = parse_header(b, Some(b))?;
+    let mut table = Vec::with_capacity(count);
+    for i in 0..count {
+        let e = HEADER_LEN + i * SECTION_ENTRY_LEN;
+        let (sid, size) = (le_u32(b, e), le_u32(b, e + 4) as usize);
+        let (off, slen, sum) = (le_u64(b, e + 8), le_u64(b, e + 16), le_u64(b, e + 24));
+        let range = usize::try_from(off)
+            .ok()
+            .zip(usize::try_from(slen).ok())
+            .and_then(|(o, l)| Some(o..o.checked_add(l)?))
+            .filter(|r| r.end <= len)
+            .ok_or(FileError::Corrupt("a section lies outside the file"))?;
+        table.push((sid, size, range, sum));
+    }
+    // Checksums first, on all cores: nothing below reads a byte that was not verified.
+    if table
+        .par_iter()
+        .any(|(_, _, r, sum)| xxh3_64(&b[r.clone()]) != *sum)
+    {
+        return Err(FileError::Corrupt("a section's checksum does not match"));
+    }
+    let find = |want: u32| table.iter().find(|(sid, ..)| *sid == want);
+    fn col<T: Plain>(
+        map: &Arc<Mmap>,
+        s: Option<&(u32, usize, std::ops::Range<usize>, u64)>,
+    ) -> Result<Col<T>, FileError> {
+        let (_, size, r, _) = s.ok_or(FileError::Corrupt("a section is missing"))?;
+        if *size != std::mem::size_of::<T>() {
+            return Err(FileError::Corrupt("a section has the wrong element size"));
+        }
+        Col::mapped(map, r.start, r.len()).ok_or(FileError::Corrupt(
+            "a section is misaligned or not whole elements",
+        ))
+    }
+    let source = find(id::SOURCE).ok_or(FileError::Corrupt("a section is missing"))?;
+    meta.source = String::from_utf8_lossy(&b[source.2.clone()]).into_owned();
+    let c = |sid: u32| find(sid);
+    let aids = if find(id::AIDS).is_some() {
+        Some(SearchAids {
+            folded: col(map, c(32))?,
+            folded_starts: col(map, c(33))?,
+            name_order: col(map, c(34))?,
+            name_rank: col(map, c(35))?,
+            path_order: col(map, c(36))?,
+            path_rank: col(map, c(37))?,
+            size_order: col(map, c(38))?,
+            created_order: col(map, c(39))?,
+            modified_order: col(map, c(40))?,
+            accessed_order: col(map, c(41))?,
+            ext_id: col(map, c(42))?,
+            ext_text: col(map, c(43))?,
+            ext_starts: col(map, c(44))?,
+            trigrams: col(map, c(45))?,
+        })
+    } else {
+        None
+    };
     let idx = Index {
         meta,
-        names: sections[1].to_vec(),
-        name_start: decode(sections[2])?,
-        parent: decode(sections[3])?,
-        record: decode(sections[4])?,
-        sequence: decode(sections[5])?,
-        flags: decode(sections[6])?,
-        size: decode(sections[7])?,
-        allocated: decode(sections[8])?,
-        created: decode(sections[9])?,
-        modified: decode(sections[10])?,
-        mft_changed: decode(sections[11])?,
-        accessed: decode(sections[12])?,
-        reparse_tag: decode(sections[13])?,
-        tree_size: decode(sections[14])?,
-        descendants: decode(sections[15])?,
+        names: col(map, c(id::NAMES))?,
+        name_start: col(map, c(3))?,
+        parent: col(map, c(4))?,
+        record: col(map, c(5))?,
+        sequence: col(map, c(6))?,
+        flags: col(map, c(7))?,
+        size: col(map, c(8))?,
+        allocated: col(map, c(9))?,
+        created: col(map, c(10))?,
+        modified: col(map, c(11))?,
+        mft_changed: col(map, c(12))?,
+        accessed: col(map, c(13))?,
+        reparse_tag: col(map, c(14))?,
+        tree_size: col(map, c(15))?,
+        descendants: col(map, c(16))?,
         root: le_u32(b, 48),
+        aids,
     };
-    validate(&idx, entries)?;
+    let n =
+        usize::try_from(entries).map_err(|_| FileError::Corrupt("entry count is out of range"))?;
+    validate(&idx, n)?;
+    if let Some(a) = &idx.aids {
+        a.validate(n).map_err(FileError::Corrupt)?;
+    }
     Ok(idx)
 }
 

@@ -1,5 +1,8 @@
 //! The index of one volume: entries as parallel columns, names in one UTF-8 arena.
 
+use crate::aids::SearchAids;
+use crate::column::Col;
+
 /// A 32-bit entry id: the position of the entry in every column.
 pub type EntryId = u32;
 
@@ -74,30 +77,40 @@ pub struct VolumeMeta {
     pub records_total: u64,
     /// Deleted entries were read (the whole MFT, not only the records in use).
     pub has_deleted: bool,
+    /// The change journal's next update sequence number when the index was built (the size of
+    /// `$Extend/$UsnJrnl:$J`), 0 when the volume has no journal.
+    pub journal_usn: u64,
+    /// A fingerprint of the source's state when it was read (see `uffs_mft::Volume::change_stamp`): a different
+    /// value later means the volume changed and the index is stale.
+    pub change_stamp: u64,
+    /// When the index was built (FILETIME, UTC).
+    pub built_at: u64,
 }
 
 /// The entries of one volume. Every column has one element per entry; `name_start` has one more.
 #[derive(Debug, Clone, Default)]
 pub struct Index {
     pub meta: VolumeMeta,
-    pub(crate) names: Vec<u8>,
-    pub(crate) name_start: Vec<u32>,
-    pub(crate) parent: Vec<EntryId>,
-    pub(crate) record: Vec<u32>,
-    pub(crate) sequence: Vec<u16>,
-    pub(crate) flags: Vec<u32>,
-    pub(crate) size: Vec<u64>,
-    pub(crate) allocated: Vec<u64>,
-    pub(crate) created: Vec<u64>,
-    pub(crate) modified: Vec<u64>,
-    pub(crate) mft_changed: Vec<u64>,
-    pub(crate) accessed: Vec<u64>,
-    pub(crate) reparse_tag: Vec<u32>,
+    pub(crate) names: Col<u8>,
+    pub(crate) name_start: Col<u32>,
+    pub(crate) parent: Col<EntryId>,
+    pub(crate) record: Col<u32>,
+    pub(crate) sequence: Col<u16>,
+    pub(crate) flags: Col<u32>,
+    pub(crate) size: Col<u64>,
+    pub(crate) allocated: Col<u64>,
+    pub(crate) created: Col<u64>,
+    pub(crate) modified: Col<u64>,
+    pub(crate) mft_changed: Col<u64>,
+    pub(crate) accessed: Col<u64>,
+    pub(crate) reparse_tag: Col<u32>,
     /// For directories: total size of everything below (recursive); 0 for other entries.
-    pub(crate) tree_size: Vec<u64>,
+    pub(crate) tree_size: Col<u64>,
     /// For directories: number of entries below (recursive, streams not counted); 0 for other entries.
-    pub(crate) descendants: Vec<u32>,
+    pub(crate) descendants: Col<u32>,
     pub(crate) root: EntryId,
+    /// Search aids stored with the index (read from a file, or made by [`Index::add_search_aids`]).
+    pub(crate) aids: Option<SearchAids>,
 }
 
 impl Index {
@@ -109,6 +122,19 @@ impl Index {
     }
     pub fn root(&self) -> EntryId {
         self.root
+    }
+
+    /// The search aids, when they were read from the file or made.
+    pub fn search_aids(&self) -> Option<&SearchAids> {
+        self.aids.as_ref()
+    }
+
+    /// Builds the search aids (about half a second per million entries), so they are stored when the index is
+    /// written.
+    pub fn add_search_aids(&mut self) {
+        if self.aids.is_none() {
+            self.aids = Some(SearchAids::build(self));
+        }
     }
 
     /// Columns as slices, one element per entry (`name_starts` has one more), for scans over every entry.
@@ -242,6 +268,19 @@ impl Index {
         let mut s = String::new();
         self.path_into(id, &mut s);
         s
+    }
+
+    /// The size of `/$Extend/$UsnJrnl:$J`, which is the change journal's next update sequence number; 0 when
+    /// the volume has no journal.
+    pub fn usn_journal_position(&self) -> u64 {
+        (0..self.len() as EntryId)
+            .find(|&id| {
+                self.flags(id) & flags::STREAM != 0 && self.name_bytes(id) == b"$UsnJrnl:$J" && {
+                    let p = self.parent(id);
+                    self.name_bytes(p) == b"$Extend" && self.parent(p) == self.root
+                }
+            })
+            .map_or(0, |id| self.size(id))
     }
 
     /// Depth below the root (the root is 0).

@@ -5,12 +5,15 @@
 //!   streams and deleted files as flagged entries, extension records merged into their base record, parents
 //!   resolved (orphans under a synthetic `$Orphan` folder, cycles broken), recursive directory sizes.
 //! * [`Index`]: the entries as columns (struct of arrays), names in one arena, 32-bit entry ids.
-//! * [`file`]: the on-disk format.
+//! * [`file`]: the on-disk format, loaded by memory-mapping ([`column`]: a column owned or mapped).
+//! * [`aids`]: search aids (folded names, sorted orders, extension ids, trigram filter), stored in the file.
 //! * [`paths`]: folder paths built once, and the case folding used to compare names.
 //! * [`time`]: FILETIME conversions.
 
+pub mod aids;
 pub mod batch;
 pub mod build;
+pub mod column;
 pub mod file;
 mod index;
 pub mod paths;

@@ -4,6 +4,14 @@
 pub const UNIX_EPOCH: u64 = 116_444_736_000_000_000;
 pub const TICKS_PER_SECOND: u64 = 10_000_000;
 
+/// The current time as a FILETIME.
+pub fn now() -> u64 {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    UNIX_EPOCH + d.as_secs() * TICKS_PER_SECOND + u64::from(d.subsec_nanos() / 100)
+}
+
 /// A broken-down UTC time with 100 ns precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Civil {

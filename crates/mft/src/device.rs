@@ -38,6 +38,21 @@ impl Device {
         self.len
     }
 
+    /// Size and modification time (ns since the Unix epoch) when the source is a regular file, whose
+    /// modification time changes with every write; `None` for block devices, where it does not.
+    pub fn file_stamp(&self) -> Option<(u64, i128)> {
+        let m = self.file.metadata().ok()?;
+        if !m.is_file() {
+            return None;
+        }
+        let t = m.modified().ok()?;
+        let ns = match t.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i128,
+            Err(e) => -(e.duration().as_nanos() as i128),
+        };
+        Some((m.len(), ns))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

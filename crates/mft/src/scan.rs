@@ -148,6 +148,9 @@ pub fn build_index(
         record_size: vol.record_size,
         records_total: vol.records_total,
         has_deleted: opts.include_deleted,
+        change_stamp: vol.change_stamp(),
+        built_at: uffs_index::time::now(),
+        journal_usn: 0,
     };
     // Sizes the index up front; never more than the records really read (a hostile bitmap may claim more).
     let expected = vol.records_in_use().unwrap_or(planned).min(planned);
@@ -238,7 +241,8 @@ pub fn build_index(
     report.reads = chunks.len() as u64;
     report.records_read = planned;
     report.bytes_read = planned * rs as u64;
-    let (index, stats) = builder.finish();
+    let (mut index, stats) = builder.finish();
+    index.meta.journal_usn = index.usn_journal_position();
     report.times.merge = stats.merge;
     report.times.totals = stats.totals;
     report.build = stats;

@@ -52,6 +52,30 @@ pub struct Volume {
 }
 
 impl Volume {
+    /// A fingerprint of the volume's state, cheap to take (it reads nothing beyond what opening read): the
+    /// serial, the MFT's size and extents, `$MFT:$BITMAP` (which changes when files are created or deleted), and
+    /// for an image file its size and modification time. A different stamp means the index is stale. On a block
+    /// device, renames and writes that allocate no record leave it unchanged; the change journal covers those.
+    pub fn change_stamp(&self) -> u64 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(&self.boot.map_or(0, |b| b.serial).to_le_bytes());
+        h.update(&self.mft_size.to_le_bytes());
+        h.update(&self.records_total.to_le_bytes());
+        for r in &self.runs {
+            h.update(&r.mft_offset.to_le_bytes());
+            h.update(&r.len.to_le_bytes());
+            h.update(&r.device_offset.unwrap_or(u64::MAX).to_le_bytes());
+        }
+        if let Some(b) = &self.bitmap {
+            h.update(b);
+        }
+        if let Some((len, mtime)) = self.device.file_stamp() {
+            h.update(&len.to_le_bytes());
+            h.update(&mtime.to_le_bytes());
+        }
+        h.digest()
+    }
+
     /// Opens the NTFS volume on `device` (its boot sector is at offset 0).
     pub fn open_ntfs(
         name: &str,

@@ -7,9 +7,10 @@
 //! folder's path plus the name. Scans run on all cores, each thread on its own range of entries.
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use memchr::memmem;
+use uffs_index::aids::{trigram_key, SearchAids, TRIGRAM_BLOCK, TRIGRAM_WORDS};
 use uffs_index::paths::{fold_into, FolderPaths};
 use uffs_index::{flags, EntryId, Index};
 
@@ -39,46 +40,16 @@ pub enum SortKey {
 
 /// A searcher over one index. Helper structures (case-folded names, folder paths, depths, duplicate names) are
 /// built on first use and kept for later queries.
-pub struct Searcher<'a> {
-    idx: &'a Index,
-    folded: OnceLock<Arena>,
+pub struct Searcher {
+    idx: Arc<Index>,
+    /// Search aids made here when the index has none stored (an index built from a source, not loaded).
+    made_aids: OnceLock<SearchAids>,
     /// Folder paths as given ([0]) and case-folded ([1]).
     dirs: [OnceLock<FolderPaths>; 2],
     depth: OnceLock<Vec<u16>>,
     dupes: OnceLock<Bitset>,
-    orders: OnceLock<Orders>,
-    trigrams: OnceLock<TrigramBlocks>,
     /// Visible entries for each (deleted shown, streams shown).
     visible: [OnceLock<Bitset>; 4],
-}
-
-/// Orders built once per index: names sorted (for exact and prefix lookups and name order), each entry's rank in
-/// name order and in path order, and extension ids (dictionary sorted, 0 for none) for `ext:` and sorting.
-struct Orders {
-    name_order: Vec<EntryId>,
-    name_rank: Vec<u32>,
-    path_order: Vec<EntryId>,
-    path_rank: Vec<u32>,
-    ext_id: Vec<u32>,
-    exts: Vec<Vec<u8>>,
-}
-
-/// Entries per block of the trigram filter: one bitset word, so a block's hits fill exactly one word.
-const TRIGRAM_BLOCK: usize = 64;
-/// Filter bits per block (2,048: 256 bytes, about 4 bytes per entry). A block of names holds a few hundred
-/// distinct trigrams, so about a fifth of the bits are set and a needle with four trigrams rules out all but one
-/// block in a few hundred.
-const TRIGRAM_WORDS: usize = 32;
-
-/// For each block of 64 entries, a bit set of the hashed trigrams of their folded names: a candidate index for
-/// substring search that costs one pass to build and answers "which blocks can hold this needle".
-struct TrigramBlocks {
-    bits: Vec<u64>,
-}
-
-fn trigram_key(t: &[u8]) -> usize {
-    let v = u32::from(t[0]) | u32::from(t[1]) << 8 | u32::from(t[2]) << 16;
-    (v.wrapping_mul(0x9E37_79B1) >> 21) as usize % (TRIGRAM_WORDS * 64)
 }
 
 /// The filter keys of a needle, when the filter applies: at least two trigrams, ASCII only (lower-casing the
@@ -158,12 +129,6 @@ fn scan_arena(
     }
 }
 
-/// Names folded to lower case, with their own offsets (folding can change a name's length in bytes).
-struct Arena {
-    text: Vec<u8>,
-    starts: Vec<u32>,
-}
-
 /// A term compiled for execution. A query has a handful of these, so variant sizes do not matter.
 #[allow(clippy::large_enum_variant)]
 enum Leaf {
@@ -210,22 +175,28 @@ enum Node {
     Leaf(Compiled),
 }
 
-impl<'a> Searcher<'a> {
-    pub fn new(idx: &'a Index) -> Searcher<'a> {
+impl Searcher {
+    pub fn new(idx: Arc<Index>) -> Searcher {
         Searcher {
             idx,
-            folded: OnceLock::new(),
+            made_aids: OnceLock::new(),
             dirs: Default::default(),
             depth: OnceLock::new(),
             dupes: OnceLock::new(),
-            orders: OnceLock::new(),
-            trigrams: OnceLock::new(),
             visible: Default::default(),
         }
     }
 
-    pub fn index(&self) -> &'a Index {
-        self.idx
+    pub fn index(&self) -> &Index {
+        &self.idx
+    }
+
+    /// The index's stored search aids, or aids made on first use.
+    pub fn aids(&self) -> &SearchAids {
+        match self.idx.search_aids() {
+            Some(a) => a,
+            None => self.made_aids.get_or_init(|| SearchAids::build(&self.idx)),
+        }
     }
 
     /// The entries matching `expr`, with hidden kinds (deleted, streams, synthetic folders) filtered out.
@@ -344,7 +315,7 @@ impl<'a> Searcher<'a> {
     }
 
     fn scan_leaf(&self, c: &Compiled) -> Bitset {
-        let idx = self.idx;
+        let idx = &*self.idx;
         let mut b = match &c.leaf {
             Leaf::Text {
                 t,
@@ -377,10 +348,10 @@ impl<'a> Searcher<'a> {
                 _ => self.scan(|id| self.test_leaf(&c.leaf, id)),
             },
             Leaf::Ext(exts) => {
-                let o = self.orders();
+                let o = self.aids();
                 let want: Vec<u32> = exts
                     .iter()
-                    .filter_map(|e| o.exts.binary_search(e).ok().map(|i| i as u32 + 1))
+                    .filter_map(|e| (1..=o.ext_count() as u32).find(|&i| o.ext(i) == e.as_slice()))
                     .collect();
                 let col = &o.ext_id;
                 match want[..] {
@@ -435,8 +406,8 @@ impl<'a> Searcher<'a> {
         let (text, starts): (&[u8], &[u32]) = if case_sensitive {
             (self.idx.name_arena(), self.idx.name_starts())
         } else {
-            let a = self.folded();
-            (&a.text, &a.starts)
+            let a = self.aids();
+            (&a.folded, &a.folded_starts)
         };
         let finder = memmem::Finder::new(needle);
         let scan = |lo: usize, hi: usize, words: &mut [u64]| {
@@ -455,11 +426,11 @@ impl<'a> Searcher<'a> {
         // A needle of a few ASCII bytes: search only the blocks whose trigram filter has all its trigrams, when
         // that is a small part of the index.
         if let Some(keys) = trigram_keys(needle) {
-            let t = self.trigrams();
+            let t = &self.aids().trigrams;
             let blocks = n.div_ceil(TRIGRAM_BLOCK);
             let candidate = |b: usize| {
                 keys.iter()
-                    .all(|&k| t.bits[b * TRIGRAM_WORDS + k / 64] & (1 << (k % 64)) != 0)
+                    .all(|&k| t[b * TRIGRAM_WORDS + k / 64] & (1 << (k % 64)) != 0)
             };
             let hits = (0..blocks).filter(|&b| candidate(b)).count();
             if hits * 4 < blocks {
@@ -478,30 +449,6 @@ impl<'a> Searcher<'a> {
         out
     }
 
-    /// The trigram filter of the folded names, built on first use.
-    fn trigrams(&self) -> &TrigramBlocks {
-        self.trigrams.get_or_init(|| {
-            use rayon::prelude::*;
-            let a = self.folded();
-            let n = self.idx.len();
-            let mut bits = vec![0u64; n.div_ceil(TRIGRAM_BLOCK) * TRIGRAM_WORDS];
-            bits.par_chunks_mut(TRIGRAM_WORDS)
-                .enumerate()
-                .for_each(|(b, words)| {
-                    let lo = b * TRIGRAM_BLOCK;
-                    let hi = (lo + TRIGRAM_BLOCK).min(n);
-                    for id in lo..hi {
-                        let name = &a.text[a.starts[id] as usize..a.starts[id + 1] as usize];
-                        for w in name.windows(3) {
-                            let k = trigram_key(w);
-                            words[k / 64] |= 1 << (k % 64);
-                        }
-                    }
-                });
-            TrigramBlocks { bits }
-        })
-    }
-
     /// A wildcard over names. A literal prefix (`img_*`, `kernel32.dll`) is a range of the name order: found by
     /// binary search, then each candidate checked. `*literal` and `*literal*` are arena substring scans. Anything
     /// else is checked name by name.
@@ -514,18 +461,15 @@ impl<'a> Searcher<'a> {
         let (text, starts): (&[u8], &[u32]) = if case_sensitive {
             (self.idx.name_arena(), self.idx.name_starts())
         } else {
-            let a = self.folded();
-            (&a.text, &a.starts)
+            let a = self.aids();
+            (&a.folded, &a.folded_starts)
         };
         let name = |id: u32| &text[starts[id as usize] as usize..starts[id as usize + 1] as usize];
         if first_wild > 0 {
             let mut prefix = Vec::with_capacity(first_wild);
             fold_into(&w[..first_wild], &mut prefix);
-            let o = self.orders();
-            let a = self.folded();
-            let folded = |id: u32| {
-                &a.text[a.starts[id as usize] as usize..a.starts[id as usize + 1] as usize]
-            };
+            let o = self.aids();
+            let folded = |id: u32| o.folded_name(id);
             let lo = o
                 .name_order
                 .partition_point(|&id| folded(id) < prefix.as_slice());
@@ -563,7 +507,7 @@ impl<'a> Searcher<'a> {
     /// "folder path ends with X" (a per-folder fact) and "name starts with Y".
     fn scan_path_substring(&self, needle: &[u8], case_sensitive: bool) -> Bitset {
         let d = self.dirs(!case_sensitive);
-        let idx = self.idx;
+        let idx = &*self.idx;
         let n = idx.len();
         let dir_path = |p: usize| d.folder(p as EntryId);
         let finder = memmem::Finder::new(needle);
@@ -593,8 +537,8 @@ impl<'a> Searcher<'a> {
         let (ntext, nstarts): (&[u8], &[u32]) = if case_sensitive {
             (idx.name_arena(), idx.name_starts())
         } else {
-            let a = self.folded();
-            (&a.text, &a.starts)
+            let a = self.aids();
+            (&a.folded, &a.folded_starts)
         };
         self.scan(|id| {
             if id == root {
@@ -634,7 +578,7 @@ impl<'a> Searcher<'a> {
     }
 
     fn test_leaf(&self, leaf: &Leaf, id: EntryId) -> bool {
-        let idx = self.idx;
+        let idx = &*self.idx;
         match leaf {
             Leaf::Any => true,
             Leaf::Text {
@@ -697,8 +641,7 @@ impl<'a> Searcher<'a> {
 
     fn name_bytes(&self, id: EntryId, folded: bool) -> &[u8] {
         if folded {
-            let a = self.folded();
-            &a.text[a.starts[id as usize] as usize..a.starts[id as usize + 1] as usize]
+            self.aids().folded_name(id)
         } else {
             self.idx.name_bytes(id)
         }
@@ -708,31 +651,17 @@ impl<'a> Searcher<'a> {
     fn path_bytes(&self, id: EntryId, folded: bool) -> Vec<u8> {
         let mut v = Vec::with_capacity(128);
         self.dirs(folded)
-            .path_into(self.idx, id, self.name_bytes(id, folded), &mut v);
+            .path_into(&self.idx, id, self.name_bytes(id, folded), &mut v);
         v
     }
 
-    fn folded(&self) -> &Arena {
-        self.folded.get_or_init(|| {
-            let idx = self.idx;
-            let mut text = Vec::with_capacity(idx.name_arena().len());
-            let mut starts = Vec::with_capacity(idx.len() + 1);
-            starts.push(0);
-            for id in 0..idx.len() as EntryId {
-                fold_into(idx.name_bytes(id), &mut text);
-                starts.push(text.len() as u32);
-            }
-            Arena { text, starts }
-        })
-    }
-
     fn dirs(&self, folded: bool) -> &FolderPaths {
-        self.dirs[usize::from(folded)].get_or_init(|| FolderPaths::build(self.idx, folded))
+        self.dirs[usize::from(folded)].get_or_init(|| FolderPaths::build(&self.idx, folded))
     }
 
     fn depths(&self) -> &[u16] {
         self.depth.get_or_init(|| {
-            let idx = self.idx;
+            let idx = &*self.idx;
             const UNKNOWN: u16 = u16::MAX;
             let mut depth = vec![UNKNOWN; idx.len()];
             if idx.is_empty() {
@@ -760,11 +689,9 @@ impl<'a> Searcher<'a> {
     /// streams and synthetic folders are not names).
     fn dupes(&self) -> &Bitset {
         self.dupes.get_or_init(|| {
-            let a = self.folded();
+            let a = self.aids();
             let n = self.idx.len();
-            let name = |id: u32| {
-                &a.text[a.starts[id as usize] as usize..a.starts[id as usize + 1] as usize]
-            };
+            let name = |id: u32| a.folded_name(id);
             let mut ids: Vec<u32> = (0..n as u32)
                 .filter(|&id| {
                     self.idx.flags(id) & (flags::STREAM | flags::SYNTHETIC | flags::DELETED) == 0
@@ -781,103 +708,10 @@ impl<'a> Searcher<'a> {
         })
     }
 
-    fn orders(&self) -> &Orders {
-        self.orders.get_or_init(|| {
-            use rayon::prelude::*;
-            let idx = self.idx;
-            let a = self.folded();
-            let n = idx.len();
-            let folded = |id: u32| {
-                &a.text[a.starts[id as usize] as usize..a.starts[id as usize + 1] as usize]
-            };
-            let mut name_order: Vec<EntryId> = (0..n as u32).collect();
-            name_order.par_sort_unstable_by(|&x, &y| {
-                folded(x)
-                    .cmp(folded(y))
-                    .then_with(|| idx.name_bytes(x).cmp(idx.name_bytes(y)))
-                    .then(x.cmp(&y))
-            });
-            let mut name_rank = vec![0u32; n];
-            for (r, &id) in name_order.iter().enumerate() {
-                name_rank[id as usize] = r as u32;
-            }
-            // Path order: depth first from the root, each folder's children in name order. It compares paths
-            // component by component, so `/a/b` sorts before `/a-c`.
-            let parents = idx.parents();
-            let root = idx.root();
-            let mut start = vec![0u32; n + 1];
-            for id in 0..n as u32 {
-                if id != root {
-                    start[parents[id as usize] as usize + 1] += 1;
-                }
-            }
-            for i in 0..n {
-                start[i + 1] += start[i];
-            }
-            let mut fill = start.clone();
-            let mut children = vec![0u32; n];
-            for &id in &name_order {
-                if id != root {
-                    let p = parents[id as usize] as usize;
-                    children[fill[p] as usize] = id;
-                    fill[p] += 1;
-                }
-            }
-            let mut path_rank = vec![0u32; n];
-            let mut path_order = Vec::with_capacity(n);
-            let mut next = 0;
-            let mut stack = vec![root];
-            while let Some(d) = stack.pop() {
-                path_rank[d as usize] = next;
-                path_order.push(d);
-                next += 1;
-                let (s, e) = (start[d as usize] as usize, start[d as usize + 1] as usize);
-                stack.extend(children[s..e].iter().rev());
-            }
-            // Extensions of files: after the last dot of the folded name.
-            let fl = idx.flags_column();
-            let mut dict: std::collections::HashMap<&[u8], u32> = std::collections::HashMap::new();
-            let mut found: Vec<&[u8]> = Vec::new();
-            let mut raw = vec![0u32; n];
-            for id in 0..n as u32 {
-                if fl[id as usize] & (flags::DIRECTORY | flags::STREAM) != 0 {
-                    continue;
-                }
-                let name = folded(id);
-                if let Some(dot) = memchr::memrchr(b'.', name) {
-                    let e = &name[dot + 1..];
-                    raw[id as usize] = *dict.entry(e).or_insert_with(|| {
-                        found.push(e);
-                        found.len() as u32
-                    });
-                }
-            }
-            let mut sorted: Vec<u32> = (1..=found.len() as u32).collect();
-            sorted.sort_unstable_by(|&x, &y| found[x as usize - 1].cmp(found[y as usize - 1]));
-            let mut remap = vec![0u32; found.len() + 1];
-            for (i, &old) in sorted.iter().enumerate() {
-                remap[old as usize] = i as u32 + 1;
-            }
-            let ext_id = raw.iter().map(|&r| remap[r as usize]).collect();
-            let exts = sorted
-                .iter()
-                .map(|&o| found[o as usize - 1].to_vec())
-                .collect();
-            Orders {
-                name_order,
-                name_rank,
-                path_order,
-                path_rank,
-                ext_id,
-                exts,
-            }
-        })
-    }
-
     /// The sort key of an entry: the key's value, ties broken by name order (so every key is a total order).
     fn sort_key(&self, key: SortKey, id: EntryId) -> u128 {
-        let o = self.orders();
-        let idx = self.idx;
+        let o = self.aids();
+        let idx = &*self.idx;
         let rank = u128::from(o.name_rank[id as usize]);
         let primary: u64 = match key {
             SortKey::Name => 0,
@@ -983,7 +817,7 @@ impl<'a> Searcher<'a> {
             }
             return ids;
         };
-        self.orders();
+        self.aids();
         let k = |id: EntryId| {
             let v = self.sort_key(key, id);
             if descending {
@@ -996,13 +830,18 @@ impl<'a> Searcher<'a> {
         match limit {
             Some(0) => Vec::new(),
             Some(l) if l < count => {
-                // Name and path: walk the stored order, when the set is dense enough for the walk to be short.
-                let o = self.orders();
+                // Walk the stored order, when the set is dense enough for the walk to be short. Stored orders
+                // break ties by name order, as the sort key does, so the walk gives the same answer.
+                let o = self.aids();
                 let n = set.len();
                 let walk = match key {
                     SortKey::Name => Some(&o.name_order),
                     SortKey::Path => Some(&o.path_order),
-                    _ => None,
+                    SortKey::Size => Some(&o.size_order),
+                    SortKey::Created => Some(&o.created_order),
+                    SortKey::Modified => Some(&o.modified_order),
+                    SortKey::Accessed => Some(&o.accessed_order),
+                    SortKey::Extension => None,
                 };
                 if let Some(order) = walk.filter(|_| l.saturating_mul(n / count.max(1)) <= n / 8) {
                     let pick = |id: &EntryId| set.get(*id as usize);
@@ -1023,7 +862,7 @@ impl<'a> Searcher<'a> {
                             .collect()
                     };
                 }
-                let idx = self.idx;
+                let idx = &*self.idx;
                 let top = match key {
                     SortKey::Size => {
                         let c = idx.sizes();

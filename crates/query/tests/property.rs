@@ -4,6 +4,7 @@
 //! fragments of the index itself, so most terms hit something.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use uffs_index::{EntryId, Index};
 use uffs_query::{parse, reference, ParseOptions, SearchOptions, Searcher, SortKey};
@@ -151,8 +152,24 @@ fn check(rel: &str, deleted: bool, seed: u64, count: usize) {
     check_index(rel, &index(rel, deleted), seed, count);
 }
 
+/// The index as the daemon sees it: written with its search aids, then mapped from the file.
+fn through_file(idx: &Index, name: &str) -> Index {
+    let mut with_aids = idx.clone();
+    with_aids.add_search_aids();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("property-files");
+    std::fs::create_dir_all(&dir).expect("tmp dir");
+    let path = dir.join(format!("{}.uffs", name.replace('/', "_")));
+    uffs_index::file::write(&with_aids, &path).expect("write index");
+    uffs_index::file::read(&path).expect("read index")
+}
+
 fn check_index(rel: &str, idx: &Index, seed: u64, count: usize) {
-    let s = Searcher::new(idx);
+    // Half the seeds search the built index (aids made in memory), half the index mapped from its file.
+    let s = if seed % 2 == 0 {
+        Searcher::new(Arc::new(idx.clone()))
+    } else {
+        Searcher::new(Arc::new(through_file(idx, rel)))
+    };
     let mut r = Rng(seed);
     let now = uffs_index::time::from_civil_date(2024, 5, 15);
     let mut checked = 0;
@@ -237,8 +254,8 @@ fn engine_equals_reference_on_generated_bench_volume() {
 
 #[test]
 fn sorted_top_n_equals_full_sort() {
-    let idx = index("windows-xp-mft/MFT", false);
-    let s = Searcher::new(&idx);
+    let idx = through_file(&index("windows-xp-mft/MFT", false), "sorted-xp");
+    let s = Searcher::new(Arc::new(idx.clone()));
     let all = s.search(&uffs_query::Expr::All, &SearchOptions::default());
     // Dense and sparse subsets take the other selection paths (order walk, sampled threshold, heap).
     let opts = ParseOptions { now: 0, case: None };

@@ -252,7 +252,8 @@ pub fn run_queries(
     let mut indexes = crate::common::load_indexes(spec, partition, false)?;
     let load = t.elapsed();
     let (_, idx) = indexes.swap_remove(0);
-    let s = Searcher::new(&idx);
+    let s = Searcher::new(std::sync::Arc::new(idx));
+    let idx = s.index();
     let opts = SearchOptions::default();
     let now = crate::query_cmd::now_filetime();
     let run_one = |q: &MixQuery| -> Result<usize> {

@@ -22,7 +22,7 @@ pub fn progress_bar(label: &str) -> ProgressBar {
     let pb = ProgressBar::new(0);
     pb.set_style(
         ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {human_pos}/{human_len} records ({percent}%), eta {eta}",
+            "{prefix} [{bar:30}] {human_pos}/{human_len} records ({percent}%), eta {eta} {msg}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
@@ -104,16 +104,41 @@ pub fn index_command(
         );
     }
     let vol = &src.volumes[0];
+    let line = write_index(vol, output, deleted, threads, &progress_bar(&vol.name))?;
+    eprintln!("{line}");
+    Ok(())
+}
+
+/// Builds the index of `vol` with its search aids and writes it to `output`; returns the summary line.
+pub fn write_index(
+    vol: &Volume,
+    output: &Path,
+    deleted: bool,
+    threads: usize,
+    pb: &ProgressBar,
+) -> Result<String> {
     let opts = ScanOptions {
         include_deleted: deleted,
         threads,
         ..ScanOptions::default()
     };
-    let (idx, report) = build(vol, &opts)?;
+    let (mut idx, report) = uffs_mft::build_index(vol, &opts, &|done, total| {
+        pb.set_length(total);
+        pb.set_position(done);
+    })
+    .with_context(|| format!("indexing {}", vol.name))?;
+    pb.set_message("sorting and writing");
+    let t = std::time::Instant::now();
+    idx.add_search_aids();
     uffs_index::file::write(&idx, output)
         .with_context(|| format!("writing {}", output.display()))?;
-    eprintln!("{} -> {}", summary(vol, &idx, &report), output.display());
-    Ok(())
+    pb.finish_and_clear();
+    Ok(format!(
+        "{}; search aids and write {:.3} s -> {}",
+        summary(vol, &idx, &report),
+        t.elapsed().as_secs_f64(),
+        output.display()
+    ))
 }
 
 /// The indexes of a source (every selected volume), or of an index file. Each comes with the prefix its paths

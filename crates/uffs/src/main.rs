@@ -3,6 +3,7 @@
 
 mod bench;
 mod common;
+mod daemon_cmd;
 mod export;
 mod info;
 mod output;
@@ -18,7 +19,7 @@ use clap::{Parser, Subcommand};
     name = "uffs",
     version,
     about = "Ultra Fast File Search: index and search NTFS volumes by reading the MFT directly",
-    override_usage = "uffs [OPTIONS] QUERY... --index FILE | --source SOURCE\n       uffs <COMMAND>",
+    override_usage = "uffs [OPTIONS] QUERY...            (through the daemon)\n       uffs [OPTIONS] QUERY... --index FILE | --source SOURCE\n       uffs <COMMAND>",
     args_conflicts_with_subcommands = true,
     arg_required_else_help = true,
     after_help = "\
@@ -36,6 +37,8 @@ SOURCES (detected from content, not from the name):
   a raw $MFT capture (e.g. from `icat VOL 0`)   uffs export MFT --format csv -o mft.csv
 
 EXAMPLES:
+  uffs volumes add /dev/sdb1 --name D && uffs daemon start
+  uffs report ext:pdf                             search every registered volume through the daemon
   uffs --source /dev/sdb1 ext:pdf report            PDFs with \"report\" in the name
   uffs --index sdb1.uffs -e jpg -S +5M --sort size   fd-style flags work too
   uffs --index sdb1.uffs 'dm:thisweek !ext:tmp' --format table --limit 20
@@ -127,6 +130,64 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         queries: Option<PathBuf>,
     },
+    /// Run, stop or inspect the daemon that keeps the registered volumes indexed and answers `uffs QUERY`.
+    #[command(
+        after_help = "EXAMPLES:\n  uffs daemon start\n  uffs daemon status\n  uffs daemon run      (in the foreground, logging to stderr)\n  uffs daemon stop\n\nFILES:\n  registry, index files, log: $UFFS_CACHE_DIR, else $XDG_CACHE_HOME/uffs, else ~/.cache/uffs\n  socket (mode 0700 directory): $UFFS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/uffs, else /tmp/uffs-UID"
+    )]
+    Daemon {
+        #[command(subcommand)]
+        action: DaemonAction,
+    },
+    /// Register, list or remove the volumes the daemon serves.
+    #[command(
+        after_help = "EXAMPLES:\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes list\n  uffs volumes remove backup"
+    )]
+    Volumes {
+        #[command(subcommand)]
+        action: VolumesAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum DaemonAction {
+    /// Start the daemon in the background (it loads every registered volume).
+    Start,
+    /// Stop the running daemon.
+    Stop,
+    /// Show the daemon's volumes: entries, index size and age, state, source; and its memory.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the daemon in the foreground, logging to stderr.
+    Run,
+}
+
+#[derive(Subcommand)]
+enum VolumesAction {
+    /// Index sources (in parallel) and register them; a running daemon loads them at once.
+    Add {
+        #[arg(required = true, value_name = "SOURCE")]
+        sources: Vec<String>,
+        /// The volume's name: one letter for a drive (paths print as `C:\...`), else paths print as `NAME:/...`.
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long, value_name = "N")]
+        partition: Option<u32>,
+        /// Index deleted files too.
+        #[arg(long)]
+        deleted: bool,
+    },
+    /// List the registered volumes.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Unregister volumes and delete their index files.
+    Remove {
+        #[arg(required = true, value_name = "NAME")]
+        names: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -187,6 +248,22 @@ fn main() -> ExitCode {
             partition,
             queries: None,
         } => bench::run(&source, partition, runs, json, read_only, deleted, threads),
+        Command::Daemon { action } => match action {
+            DaemonAction::Start => daemon_cmd::start(),
+            DaemonAction::Stop => daemon_cmd::stop(),
+            DaemonAction::Status { json } => daemon_cmd::status(json),
+            DaemonAction::Run => daemon_cmd::run_foreground(),
+        },
+        Command::Volumes { action } => match action {
+            VolumesAction::Add {
+                sources,
+                name,
+                partition,
+                deleted,
+            } => daemon_cmd::volumes_add(&sources, name, partition, deleted),
+            VolumesAction::List { json } => daemon_cmd::volumes_list(json),
+            VolumesAction::Remove { names } => daemon_cmd::volumes_remove(&names),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use uffs_index::{flags, EntryId, EntryKind, Index};
 
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct OutputArgs {
     /// When to colour paths: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
@@ -30,7 +30,9 @@ pub struct OutputArgs {
     pub output: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 pub enum ColorChoice {
     #[default]
     Auto,
@@ -38,7 +40,7 @@ pub enum ColorChoice {
     Never,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum Format {
     Paths,
     Csv,
@@ -67,8 +69,8 @@ const NUMERIC: [&str; 8] = [
     "descendants",
 ];
 
-pub struct Printer {
-    out: BufWriter<Box<dyn Write>>,
+pub struct Printer<'a> {
+    out: BufWriter<Box<dyn Write + 'a>>,
     format: Format,
     columns: Vec<&'static str>,
     terminal: bool,
@@ -80,8 +82,8 @@ pub struct Printer {
     table: Vec<Vec<String>>,
 }
 
-impl Printer {
-    pub fn new(a: &OutputArgs) -> Result<Printer> {
+impl<'a> Printer<'a> {
+    pub fn new(a: &OutputArgs) -> Result<Printer<'static>> {
         let (out, terminal): (Box<dyn Write>, bool) = match &a.output {
             Some(p) => (
                 Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
@@ -89,12 +91,28 @@ impl Printer {
             ),
             None => (Box::new(io::stdout()), io::stdout().is_terminal()),
         };
+        Printer::to_writer(out, a, terminal)
+    }
+
+    /// The colour choice resolved for an output that is (or is not) a terminal: `Auto` becomes `Always` or
+    /// `Never` (so a daemon can print for a client's terminal).
+    pub fn resolve_color(c: ColorChoice, terminal: bool) -> ColorChoice {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let color = match a.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => terminal && !no_color,
-        };
+        match c {
+            ColorChoice::Auto if terminal && !no_color => ColorChoice::Always,
+            ColorChoice::Auto => ColorChoice::Never,
+            c => c,
+        }
+    }
+
+    /// A printer writing to `out`; `terminal` says whether what is written ends on a terminal (control
+    /// characters are then escaped).
+    pub fn to_writer(
+        out: Box<dyn Write + 'a>,
+        a: &OutputArgs,
+        terminal: bool,
+    ) -> Result<Printer<'a>> {
+        let color = Printer::resolve_color(a.color, terminal) == ColorChoice::Always;
         let format = a.format.unwrap_or(Format::Paths);
         let mut columns = Vec::new();
         for c in &a.columns {
@@ -121,10 +139,6 @@ impl Printer {
             header_done: false,
             table: Vec::new(),
         })
-    }
-
-    pub fn rows_written(&self) -> usize {
-        self.rows
     }
 
     pub fn count(&mut self, n: usize) -> Result<()> {
@@ -178,7 +192,7 @@ impl Printer {
     }
 
     fn path_line(&self, idx: &Index, prefix: &str, id: EntryId, line: &mut Vec<u8>) {
-        let path = format!("{prefix}{}", idx.path(id));
+        let path = full_path(idx, prefix, id);
         let style = if !self.color {
             ""
         } else if idx.is_deleted(id) {
@@ -336,9 +350,23 @@ fn human(n: u64) -> String {
 }
 
 /// One column of one entry as text (`table`: human-readable sizes and short times).
+/// The path of `id` after its volume's prefix. A drive-letter prefix (`C:`) gives a Windows path
+/// (`C:\Windows\System32`); any other (`@2:`, `data:`) keeps `/`.
+pub fn full_path(idx: &Index, prefix: &str, id: EntryId) -> String {
+    let mut s = String::with_capacity(prefix.len() + 64);
+    s.push_str(prefix);
+    idx.path_into(id, &mut s);
+    let p = prefix.as_bytes();
+    if p.len() == 2 && p[0].is_ascii_alphabetic() && p[1] == b':' {
+        // Safe on UTF-8: '/' and '\\' are single bytes that never occur inside a multi-byte character.
+        s = s.replace('/', "\\");
+    }
+    s
+}
+
 fn value(idx: &Index, prefix: &str, id: EntryId, col: &str, table: bool) -> String {
     match col {
-        "path" => format!("{prefix}{}", idx.path(id)),
+        "path" => full_path(idx, prefix, id),
         "name" => idx.name(id).to_string(),
         "kind" => idx.kind(id).as_str().to_string(),
         "ext" => match idx.kind(id) {

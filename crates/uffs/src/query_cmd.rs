@@ -1,19 +1,19 @@
 //! `uffs QUERY`: search an index file or a source with the query language and fd-style shortcut flags.
 
 use std::path::PathBuf;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::ValueEnum;
-use uffs_index::time::{from_civil_date, TICKS_PER_SECOND, UNIX_EPOCH as FT_UNIX_EPOCH};
-use uffs_index::Index;
+use uffs_index::time::{from_civil_date, TICKS_PER_SECOND};
+use uffs_index::{EntryId, Index};
 use uffs_query::ast::{Cmp, DateField, KindFilter, Pattern, Term, TermKind, TextMatch};
 use uffs_query::{parse, Expr, ParseOptions, SearchOptions, Searcher, SortKey};
 
 use crate::common::load_indexes;
 use crate::output::{self, OutputArgs};
 
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SearchArgs {
     /// The query, in Everything's syntax (several words are joined with spaces).
     #[arg(value_name = "QUERY")]
@@ -78,7 +78,7 @@ pub struct SearchArgs {
     pub output: OutputArgs,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum SortArg {
     Name,
     Path,
@@ -105,56 +105,133 @@ impl From<SortArg> for SortKey {
 }
 
 pub fn now_filetime() -> u64 {
-    let d = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    FT_UNIX_EPOCH + d.as_secs() * TICKS_PER_SECOND + u64::from(d.subsec_nanos() / 100)
+    uffs_index::time::now()
 }
 
-/// Searches and prints. Returns whether anything matched.
 pub fn run(a: &SearchArgs) -> Result<bool> {
+    if a.index.is_none() && a.source.is_none() {
+        return crate::daemon_cmd::query(a);
+    }
     let now = now_filetime();
     let expr = build_query(a, now)?;
     let indexes: Vec<(String, Index)> = match (&a.index, &a.source) {
         (Some(f), _) => {
-            let idx = uffs_index::file::read(f).with_context(|| format!("reading index {}", f.display()))?;
+            let idx = uffs_index::file::read(f)
+                .with_context(|| format!("reading index {}", f.display()))?;
             if a.deleted && !idx.meta.has_deleted {
-                bail!("{} was built without deleted entries; rebuild it with `uffs index --deleted`", f.display());
+                bail!(
+                    "{} was built without deleted entries; rebuild it with `uffs index --deleted`",
+                    f.display()
+                );
             }
             vec![(String::new(), idx)]
         }
         (None, Some(s)) => load_indexes(s, a.partition, a.deleted)?,
-        (None, None) => bail!(
-            "nothing to search: give --index FILE (from `uffs index`) or --source SOURCE (a volume, disk image or \
-             $MFT capture)"
-        ),
+        (None, None) => unreachable!("handled above"),
     };
-    let opts = SearchOptions {
-        include_deleted: a.deleted,
-        include_streams: a.streams,
-    };
+    let targets: Vec<(String, Searcher)> = indexes
+        .into_iter()
+        .map(|(p, idx)| (p, Searcher::new(Arc::new(idx))))
+        .collect();
+    let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let mut out = output::Printer::new(&a.output)?;
-    let mut found = 0usize;
-    for (prefix, idx) in &indexes {
-        let s = Searcher::new(idx);
-        let set = s.search(&expr, &opts);
-        let n = set.count();
-        found += n;
-        if a.count {
-            continue;
-        }
-        let limit = a.limit.map(|l| l.saturating_sub(out.rows_written()));
-        let ids = s.sorted(&set, a.sort.map(SortKey::from), a.reverse, limit);
-        out.rows(idx, prefix, &ids)?;
-    }
-    if a.count {
-        out.count(found)?;
-    }
+    let found = search_and_print(&refs, a, &expr, &mut out)?;
     out.finish()?;
     Ok(found > 0)
 }
 
-/// The query text parsed, AND the terms the shortcut flags stand for.
+/// Runs `expr` on every volume and prints the hits (or their count) with `out`; returns how many matched.
+/// Several volumes sorted by a key are merged by that key; unsorted, they follow one another.
+pub fn search_and_print(
+    targets: &[(&str, &Searcher)],
+    a: &SearchArgs,
+    expr: &Expr,
+    out: &mut output::Printer<'_>,
+) -> Result<usize> {
+    let opts = SearchOptions {
+        include_deleted: a.deleted,
+        include_streams: a.streams,
+    };
+    let key = a.sort.map(SortKey::from);
+    let mut found = 0usize;
+    let mut hits: Vec<(usize, Vec<EntryId>)> = Vec::with_capacity(targets.len());
+    for (t, (prefix, s)) in targets.iter().enumerate() {
+        if a.deleted && !s.index().meta.has_deleted {
+            bail!(
+                "volume {prefix} was indexed without deleted entries; add it again with --deleted"
+            );
+        }
+        let set = s.search(expr, &opts);
+        found += set.count();
+        if a.count {
+            continue;
+        }
+        // Unsorted, the volumes follow one another, so the limit left shrinks; sorted, each gives its best.
+        let limit = match key {
+            None => a
+                .limit
+                .map(|l| l.saturating_sub(hits.iter().map(|h| h.1.len()).sum())),
+            Some(_) => a.limit,
+        };
+        hits.push((t, s.sorted(&set, key, a.reverse, limit)));
+    }
+    if a.count {
+        out.count(found)?;
+        return Ok(found);
+    }
+    match key {
+        Some(k) if hits.len() > 1 => {
+            let mut all: Vec<(usize, EntryId)> = hits
+                .iter()
+                .flat_map(|(t, ids)| ids.iter().map(move |&id| (*t, id)))
+                .collect();
+            let sort_value =
+                |&(t, id): &(usize, EntryId)| sort_value(targets[t].0, targets[t].1, k, id);
+            all.sort_by_cached_key(|x| sort_value(x));
+            if a.reverse {
+                all.reverse();
+            }
+            all.truncate(a.limit.unwrap_or(usize::MAX));
+            for (t, id) in all {
+                out.rows(targets[t].1.index(), targets[t].0, &[id])?;
+            }
+        }
+        _ => {
+            for (t, ids) in &hits {
+                out.rows(targets[*t].1.index(), targets[*t].0, ids)?;
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// A value that orders entries of different volumes by `key` (within one volume the searcher's own order is
+/// used): numbers, or folded names and paths.
+fn sort_value(prefix: &str, s: &Searcher, key: SortKey, id: EntryId) -> (u64, Vec<u8>) {
+    let idx = s.index();
+    let folded = |b: &[u8]| uffs_index::paths::fold(&String::from_utf8_lossy(b)).into_bytes();
+    match key {
+        SortKey::Name => (0, folded(idx.name_bytes(id))),
+        SortKey::Path => (0, folded(output::full_path(idx, prefix, id).as_bytes())),
+        SortKey::Extension => {
+            let a = s.aids();
+            (
+                0,
+                [
+                    a.ext(a.ext_id[id as usize]),
+                    b"\0",
+                    &folded(idx.name_bytes(id)),
+                ]
+                .concat(),
+            )
+        }
+        SortKey::Size => (idx.size(id), folded(idx.name_bytes(id))),
+        SortKey::Created => (idx.created(id), folded(idx.name_bytes(id))),
+        SortKey::Modified => (idx.modified(id), folded(idx.name_bytes(id))),
+        SortKey::Accessed => (idx.accessed(id), folded(idx.name_bytes(id))),
+    }
+}
+
 pub fn build_query(a: &SearchArgs, now: u64) -> Result<Expr> {
     let text = a.query.join(" ");
     let case = if a.case_sensitive {

@@ -540,9 +540,19 @@ fn exit_codes_and_errors() {
         err.contains("\n  docs size:>10xb\n       ^^^^^^^^^^"),
         "{err}"
     );
-    let o = uffs().arg("docs").output().unwrap();
+    // Without --index or --source the daemon is asked; with none running, the error says how to start one.
+    let runtime = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-daemon-runtime");
+    let o = uffs()
+        .env("UFFS_RUNTIME_DIR", &runtime)
+        .arg("docs")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing to search"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no uffs daemon is running") && err.contains("uffs daemon start"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -1,0 +1,35 @@
+//! The uffs daemon: one per user. It owns the indexes of the registered volumes (memory-mapped from their
+//! files), answers queries over a Unix socket that only its user can reach, and rebuilds an index in the
+//! background when its source has changed, swapping the new snapshot in atomically.
+//!
+//! * [`dirs`]: where things live: the cache directory (registry, index files, log) and the private runtime
+//!   directory (socket, lock).
+//! * [`registry`]: the registered volumes (`uffs volumes add|list|remove`).
+//! * [`protocol`]: the JSON-lines requests and responses, and the limits on them.
+//! * [`server`]: the socket server, snapshots, staleness checks and rebuilds.
+//! * [`client`]: connecting to the daemon and reading its answers.
+//!
+//! Query execution and formatting belong to the caller (the `uffs` binary), which hands the server a function
+//! from a snapshot and a request to printed output.
+
+#[cfg(unix)]
+pub mod client;
+pub mod dirs;
+pub mod protocol;
+pub mod registry;
+#[cfg(unix)]
+pub mod server;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Msg(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+pub(crate) fn msg(s: impl Into<String>) -> Error {
+    Error::Msg(s.into())
+}

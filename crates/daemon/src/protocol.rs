@@ -1,0 +1,196 @@
+//! The daemon's protocol: one JSON request per connection, on one line; the answer is JSON lines.
+//!
+//! Requests: `{"op":"query","args":{…},"terminal":false}` (args are the `uffs QUERY` options),
+//! `{"op":"status"}`, `{"op":"reload"}` (re-read the registry), `{"op":"stop"}`, `{"op":"ping"}`.
+//!
+//! Answers: a query streams `{"out":"…"}` lines (printed output, in pieces of at most [`CHUNK`] bytes) and ends
+//! with `{"done":{"found":N}}`; anything else answers one line. A failure is `{"error":"…"}`, always the last
+//! line.
+
+use std::io::{self, BufRead, Write};
+
+use serde::{Deserialize, Serialize};
+
+/// The longest request accepted, newline included.
+pub const MAX_REQUEST: usize = 64 * 1024;
+/// Output bytes per `out` line.
+pub const CHUNK: usize = 32 * 1024;
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Request {
+    Query {
+        args: serde_json::Value,
+        #[serde(default)]
+        terminal: bool,
+    },
+    Status,
+    Reload,
+    Stop,
+    Ping,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VolumeStatus {
+    pub name: String,
+    pub source: String,
+    /// `ready`, `stale (rebuilding)`, `building`, `error: …`
+    pub state: String,
+    pub entries: u64,
+    /// Size of the index file (mapped; pages are resident only while used).
+    pub index_bytes: u64,
+    /// When the index was built (FILETIME, UTC), 0 when there is none.
+    pub built_at: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Status {
+    pub pid: u32,
+    /// Resident memory of the daemon process.
+    pub rss_bytes: u64,
+    pub uptime_ms: u64,
+    pub queries: u64,
+    pub volumes: Vec<VolumeStatus>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Response {
+    Out(String),
+    Done { found: u64 },
+    Error(String),
+    Status(Status),
+    Ok(bool),
+}
+
+/// Reads one request line of at most [`MAX_REQUEST`] bytes. `Ok(None)` when the client closed without one.
+pub fn read_request<R: BufRead>(r: &mut R) -> io::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    let n = std::io::Read::take(r, MAX_REQUEST as u64).read_until(b'\n', &mut line)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.last() != Some(&b'\n') {
+        let why = if line.len() >= MAX_REQUEST {
+            format!("request longer than {MAX_REQUEST} bytes")
+        } else {
+            "request not terminated by a newline".into()
+        };
+        return Err(io::Error::new(io::ErrorKind::InvalidData, why));
+    }
+    line.pop();
+    Ok(Some(line))
+}
+
+pub fn parse_request(line: &[u8]) -> Result<Request, String> {
+    serde_json::from_slice(line).map_err(|e| format!("bad request: {e}"))
+}
+
+pub fn send(w: &mut impl Write, r: &Response) -> io::Result<()> {
+    let mut line = serde_json::to_vec(r).map_err(io::Error::other)?;
+    line.push(b'\n');
+    w.write_all(&line)
+}
+
+/// Turns printed output into `out` lines. Pieces end on a character boundary, so each is valid UTF-8. A write
+/// that fails because the client went away is reported as an error (not as a quiet broken pipe), so the query
+/// stops.
+pub struct OutWriter<W: Write> {
+    inner: W,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> OutWriter<W> {
+    pub fn new(inner: W) -> Self {
+        OutWriter {
+            inner,
+            buf: Vec::with_capacity(CHUNK + 8),
+        }
+    }
+
+    fn emit(&mut self, all: bool) -> io::Result<()> {
+        while self.buf.len() >= CHUNK || (all && !self.buf.is_empty()) {
+            let take = self.buf.len().min(CHUNK);
+            let cut = match std::str::from_utf8(&self.buf[..take]) {
+                Ok(_) => take,
+                // An incomplete character at the end waits for the next piece.
+                Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => e.valid_up_to(),
+                Err(_) => take,
+            };
+            let text = String::from_utf8_lossy(&self.buf[..cut]).into_owned();
+            send(&mut self.inner, &Response::Out(text)).map_err(|e| {
+                io::Error::new(
+                    io::ErrorKind::ConnectionAborted,
+                    format!("client went away: {e}"),
+                )
+            })?;
+            self.buf.drain(..cut);
+            if cut < take && !all {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends what is left and returns the stream.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.emit(true)?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: Write> Write for OutWriter<W> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= CHUNK {
+            self.emit(false)?;
+        }
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_parse_and_refuse() {
+        assert!(matches!(
+            parse_request(br#"{"op":"ping"}"#),
+            Ok(Request::Ping)
+        ));
+        assert!(parse_request(br#"{"op":"nope"}"#).is_err());
+        assert!(parse_request(br#"{"op":"ping","x":1}"#).is_err());
+        assert!(parse_request(b"\xff\xfe").is_err());
+        let deep = "[".repeat(10_000);
+        assert!(parse_request(deep.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn long_and_unterminated_requests_are_refused() {
+        let long = vec![b'a'; MAX_REQUEST + 10];
+        assert!(read_request(&mut &long[..]).is_err());
+        assert!(read_request(&mut &b"{\"op\":\"ping\"}"[..]).is_err());
+        assert_eq!(read_request(&mut &b""[..]).unwrap(), None);
+        assert_eq!(read_request(&mut &b"x\n"[..]).unwrap(), Some(b"x".to_vec()));
+    }
+
+    #[test]
+    fn output_pieces_keep_characters_whole() {
+        let mut w = OutWriter::new(Vec::new());
+        let text = "é".repeat(CHUNK); // two bytes each: pieces must not split one
+        w.write_all(text.as_bytes()).unwrap();
+        let out = w.finish().unwrap();
+        let mut joined = String::new();
+        for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            match serde_json::from_slice::<Response>(line).unwrap() {
+                Response::Out(s) => joined.push_str(&s),
+                r => panic!("unexpected {r:?}"),
+            }
+        }
+        assert_eq!(joined, text);
+    }
+}

@@ -1,0 +1,572 @@
+//! The daemon process: the socket server, the snapshot of loaded volumes, staleness checks and rebuilds.
+//!
+//! Every query reads one immutable [`Snapshot`] (an `Arc` taken under a read lock for an instant); a rebuilt
+//! volume makes a new snapshot that is swapped in under the write lock, so a query sees the old volumes or the
+//! new ones, never a mix, and an old index is unmapped when its last query ends. Indexes are built by a child
+//! process (`uffs index`), one per volume and in parallel, so a build's peak memory never stays in the daemon
+//! and a crash while writing leaves only a temporary file, removed at the next start.
+
+use std::collections::HashMap;
+use std::io::{BufReader, BufWriter, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use uffs_index::Index;
+use uffs_query::Searcher;
+
+use crate::dirs::{socket_path, uid};
+use crate::protocol::{self, Request, Response, Status, VolumeStatus};
+use crate::registry::{Registry, VolumeEntry};
+use crate::{msg, Result};
+
+/// Connections served at once; more are answered "busy" and closed.
+pub const MAX_CONNECTIONS: usize = 64;
+/// Time a client has to send its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+/// Time a client may leave an answer unread before the daemon gives up on it.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct Config {
+    pub cache: PathBuf,
+    pub runtime: PathBuf,
+    /// The `uffs` executable, run as `uffs index` to build an index.
+    pub exe: PathBuf,
+}
+
+/// One volume ready to search.
+pub struct Loaded {
+    pub entry: VolumeEntry,
+    pub searcher: Searcher,
+    pub index_bytes: u64,
+}
+
+/// The volumes a query sees, in registry order.
+#[derive(Default)]
+pub struct Snapshot {
+    pub volumes: Vec<Arc<Loaded>>,
+}
+
+/// Runs a query on a snapshot: `(snapshot, args, output is a terminal, output) -> entries found`.
+pub type QueryFn = dyn Fn(&Snapshot, &serde_json::Value, bool, &mut dyn Write) -> std::result::Result<u64, String>
+    + Send
+    + Sync;
+
+struct Shared {
+    cfg: Config,
+    snapshot: RwLock<Arc<Snapshot>>,
+    /// Volumes that are not simply ready: name → what they are doing.
+    states: Mutex<HashMap<String, String>>,
+    stop: AtomicBool,
+    connections: AtomicUsize,
+    queries: AtomicU64,
+    started: Instant,
+    query: Box<QueryFn>,
+}
+
+pub fn log(s: &str) {
+    let t = uffs_index::time::to_civil(uffs_index::time::now());
+    eprintln!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z uffs daemon: {s}",
+        t.year, t.month, t.day, t.hour, t.minute, t.second
+    );
+}
+
+/// Runs the daemon in this process until a `stop` request.
+pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
+    let lock = std::fs::File::create(cfg.runtime.join("daemon.lock"))?;
+    if !try_lock(&lock) {
+        return Err(msg(format!(
+            "a uffs daemon is already running for this user (see {})",
+            cfg.runtime.join("daemon.pid").display()
+        )));
+    }
+    let sock = socket_path(&cfg.runtime);
+    // We hold the lock, so a socket left behind is from a daemon that died.
+    let _ = std::fs::remove_file(&sock);
+    let listener =
+        UnixListener::bind(&sock).map_err(|e| msg(format!("binding {}: {e}", sock.display())))?;
+    std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o600))?;
+    std::fs::write(
+        cfg.runtime.join("daemon.pid"),
+        std::process::id().to_string(),
+    )?;
+    remove_temporaries(&cfg.cache);
+
+    let shared = Arc::new(Shared {
+        cfg,
+        snapshot: RwLock::new(Arc::new(Snapshot::default())),
+        states: Mutex::new(HashMap::new()),
+        stop: AtomicBool::new(false),
+        connections: AtomicUsize::new(0),
+        queries: AtomicU64::new(0),
+        started: Instant::now(),
+        query,
+    });
+    let stale = reconcile(&shared)?;
+    log(&format!(
+        "listening on {} with {} volume(s) loaded",
+        sock.display(),
+        shared.snapshot.read().map(|s| s.volumes.len()).unwrap_or(0)
+    ));
+    {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || check_sources(&shared, stale));
+    }
+
+    for conn in listener.incoming() {
+        if shared.stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(stream) = conn else { continue };
+        match peer_uid(&stream) {
+            Ok(u) if u == uid() => {}
+            other => {
+                log(&format!("refused a connection from uid {other:?}"));
+                refuse(stream, "refused: this daemon answers only its own user");
+                continue;
+            }
+        }
+        if shared.connections.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            shared.connections.fetch_sub(1, Ordering::SeqCst);
+            refuse(stream, "busy: too many connections, try again");
+            continue;
+        }
+        let shared = Arc::clone(&shared);
+        let spawned = std::thread::Builder::new().name("uffs-conn".into()).spawn({
+            let shared = Arc::clone(&shared);
+            move || {
+                serve(&shared, stream);
+                shared.connections.fetch_sub(1, Ordering::SeqCst);
+            }
+        });
+        if spawned.is_err() {
+            shared.connections.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let _ = std::fs::remove_file(&sock);
+    let _ = std::fs::remove_file(shared.cfg.runtime.join("daemon.pid"));
+    log("stopped");
+    Ok(())
+}
+
+fn refuse(stream: UnixStream, why: &str) {
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let mut w = &stream;
+    let _ = protocol::send(&mut w, &Response::Error(why.into()));
+}
+
+fn serve(shared: &Arc<Shared>, stream: UnixStream) {
+    let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let mut reader = BufReader::new(&stream);
+    let line = match protocol::read_request(&mut reader) {
+        Ok(Some(l)) => l,
+        Ok(None) => return,
+        Err(e) => {
+            let mut w = &stream;
+            let _ = protocol::send(&mut w, &Response::Error(format!("bad request: {e}")));
+            return;
+        }
+    };
+    let mut w = BufWriter::new(&stream);
+    let answer = match protocol::parse_request(&line) {
+        Err(e) => Response::Error(e),
+        Ok(Request::Ping) => Response::Ok(true),
+        Ok(Request::Status) => Response::Status(status(shared)),
+        Ok(Request::Reload) => match reconcile(shared) {
+            Ok(stale) => {
+                let shared = Arc::clone(shared);
+                std::thread::spawn(move || check_sources(&shared, stale));
+                Response::Ok(true)
+            }
+            Err(e) => Response::Error(e.to_string()),
+        },
+        Ok(Request::Stop) => {
+            shared.stop.store(true, Ordering::SeqCst);
+            // Wake the accept loop so it sees the flag.
+            let _ = UnixStream::connect(socket_path(&shared.cfg.runtime));
+            Response::Ok(true)
+        }
+        Ok(Request::Query { args, terminal }) => {
+            shared.queries.fetch_add(1, Ordering::Relaxed);
+            let snap = shared
+                .snapshot
+                .read()
+                .map(|s| Arc::clone(&s))
+                .unwrap_or_default();
+            let mut out = protocol::OutWriter::new(&mut w);
+            let r = (shared.query)(&snap, &args, terminal, &mut out);
+            if out.finish().is_err() {
+                return; // the client went away
+            }
+            match r {
+                Ok(found) => Response::Done { found },
+                Err(e) => Response::Error(e),
+            }
+        }
+    };
+    let _ = protocol::send(&mut w, &answer);
+    let _ = w.flush();
+}
+
+fn status(shared: &Shared) -> Status {
+    let snap = shared
+        .snapshot
+        .read()
+        .map(|s| Arc::clone(&s))
+        .unwrap_or_default();
+    let states = shared.states.lock().map(|s| s.clone()).unwrap_or_default();
+    let registry = Registry::load(&shared.cfg.cache).unwrap_or_default();
+    let mut volumes = Vec::new();
+    for e in &registry.volumes {
+        let loaded = snap.volumes.iter().find(|l| l.entry.name == e.name);
+        let state = states.get(&e.name).cloned().unwrap_or_else(|| {
+            if loaded.is_some() {
+                "ready"
+            } else {
+                "not loaded (reload to load it)"
+            }
+            .into()
+        });
+        let idx = loaded.map(|l| l.searcher.index());
+        volumes.push(VolumeStatus {
+            name: e.name.clone(),
+            source: e.source.clone(),
+            state,
+            entries: idx.map_or(0, |i| i.len() as u64),
+            index_bytes: loaded.map_or(0, |l| l.index_bytes),
+            built_at: idx.map_or(0, |i| i.meta.built_at),
+        });
+    }
+    Status {
+        pid: std::process::id(),
+        rss_bytes: rss_bytes(),
+        uptime_ms: shared.started.elapsed().as_millis() as u64,
+        queries: shared.queries.load(Ordering::Relaxed),
+        volumes,
+    }
+}
+
+/// Makes the snapshot match the registry: keeps loaded volumes that are still registered, loads the others from
+/// their index files, drops removed ones, and starts a build for those whose file is missing or refused.
+/// Returns the volumes whose sources should be checked for changes.
+fn reconcile(shared: &Arc<Shared>) -> Result<Vec<Arc<Loaded>>> {
+    let registry = Registry::load(&shared.cfg.cache)?;
+    let old = shared
+        .snapshot
+        .read()
+        .map(|s| Arc::clone(&s))
+        .unwrap_or_default();
+    let mut volumes = Vec::new();
+    let mut to_check = Vec::new();
+    for e in &registry.volumes {
+        if let Some(l) = old.volumes.iter().find(|l| l.entry == *e) {
+            volumes.push(Arc::clone(l));
+            continue;
+        }
+        if building(shared, &e.name) {
+            continue;
+        }
+        let path = Registry::index_path(&shared.cfg.cache, &e.name);
+        match load(e, &path) {
+            Ok(l) => {
+                let l = Arc::new(l);
+                to_check.push(Arc::clone(&l));
+                volumes.push(l);
+            }
+            Err(why) => {
+                log(&format!(
+                    "index of {} not used: {why}; rebuilding it",
+                    e.name
+                ));
+                start_rebuild(shared, e.clone(), "building");
+            }
+        }
+    }
+    swap(shared, volumes);
+    Ok(to_check)
+}
+
+fn load(e: &VolumeEntry, path: &Path) -> std::result::Result<Loaded, String> {
+    let t = Instant::now();
+    let idx = uffs_index::file::read(path).map_err(|err| format!("{}: {err}", path.display()))?;
+    if e.deleted && !idx.meta.has_deleted {
+        return Err("it was built without deleted entries".into());
+    }
+    let index_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    log(&format!(
+        "loaded {} ({} entries) in {:.1} ms",
+        e.name,
+        idx.len(),
+        t.elapsed().as_secs_f64() * 1e3
+    ));
+    Ok(Loaded {
+        entry: e.clone(),
+        searcher: Searcher::new(Arc::new(idx)),
+        index_bytes,
+    })
+}
+
+fn swap(shared: &Shared, volumes: Vec<Arc<Loaded>>) {
+    if let Ok(mut s) = shared.snapshot.write() {
+        *s = Arc::new(Snapshot { volumes });
+    }
+}
+
+fn building(shared: &Shared, name: &str) -> bool {
+    shared
+        .states
+        .lock()
+        .map(|s| {
+            s.get(name)
+                .is_some_and(|st| st == "building" || st.starts_with("stale"))
+        })
+        .unwrap_or(false)
+}
+
+fn set_state(shared: &Shared, name: &str, state: Option<String>) {
+    if let Ok(mut s) = shared.states.lock() {
+        match state {
+            Some(st) => s.insert(name.to_string(), st),
+            None => s.remove(name),
+        };
+    }
+}
+
+/// Whether each volume's source still matches its index: another volume behind the same source makes the index
+/// unusable; a changed one is rebuilt while the old index keeps answering.
+fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
+    for l in volumes {
+        let e = &l.entry;
+        let meta = &l.searcher.index().meta;
+        let vol = match uffs_mft::open(&e.source, e.partition) {
+            Ok(src) if src.volumes.len() == 1 => src.volumes.into_iter().next(),
+            Ok(_) => None,
+            Err(err) => {
+                log(&format!(
+                    "{}: source unavailable ({err}); answering from the index",
+                    e.name
+                ));
+                set_state(
+                    shared,
+                    &e.name,
+                    Some(format!("ready (source unavailable: {err})")),
+                );
+                continue;
+            }
+        };
+        let Some(vol) = vol else { continue };
+        let serial = vol.boot.map_or(0, |b| b.serial);
+        if serial != meta.serial {
+            log(&format!(
+                "{}: the index is of another volume (serial {:016x}, the source has {:016x}); rebuilding",
+                e.name, meta.serial, serial
+            ));
+            drop_volume(shared, &e.name);
+            start_rebuild(shared, e.clone(), "building");
+        } else if vol.change_stamp() != meta.change_stamp {
+            log(&format!(
+                "{}: the source changed since the index was built; rebuilding",
+                e.name
+            ));
+            start_rebuild(shared, e.clone(), "stale (rebuilding)");
+        }
+    }
+}
+
+fn drop_volume(shared: &Shared, name: &str) {
+    let old = shared
+        .snapshot
+        .read()
+        .map(|s| Arc::clone(&s))
+        .unwrap_or_default();
+    let kept = old
+        .volumes
+        .iter()
+        .filter(|l| l.entry.name != name)
+        .cloned()
+        .collect();
+    swap(shared, kept);
+}
+
+/// Builds the index of `e` in a child process, then loads it and swaps it into the snapshot.
+fn start_rebuild(shared: &Arc<Shared>, e: VolumeEntry, state: &str) {
+    set_state(shared, &e.name, Some(state.into()));
+    let shared = Arc::clone(shared);
+    std::thread::spawn(move || {
+        let path = Registry::index_path(&shared.cfg.cache, &e.name);
+        let t = Instant::now();
+        match build_in_child(&shared.cfg.exe, &e, &path) {
+            Ok(()) => match load(&e, &path) {
+                Ok(l) => {
+                    // Only if still registered: it may have been removed while building.
+                    let registry = Registry::load(&shared.cfg.cache).unwrap_or_default();
+                    if registry.get(&e.name) == Some(&e) {
+                        let old = shared
+                            .snapshot
+                            .read()
+                            .map(|s| Arc::clone(&s))
+                            .unwrap_or_default();
+                        let l = Arc::new(l);
+                        let mut volumes: Vec<Arc<Loaded>> = Vec::new();
+                        for r in &registry.volumes {
+                            if r.name == e.name {
+                                volumes.push(Arc::clone(&l));
+                            } else if let Some(v) =
+                                old.volumes.iter().find(|v| v.entry.name == r.name)
+                            {
+                                volumes.push(Arc::clone(v));
+                            }
+                        }
+                        swap(&shared, volumes);
+                    }
+                    set_state(&shared, &e.name, None);
+                    log(&format!(
+                        "rebuilt {} in {:.1} s",
+                        e.name,
+                        t.elapsed().as_secs_f64()
+                    ));
+                }
+                Err(why) => {
+                    log(&format!("{}: the new index did not load: {why}", e.name));
+                    set_state(&shared, &e.name, Some(format!("error: {why}")));
+                }
+            },
+            Err(why) => {
+                log(&format!("{}: building the index failed: {why}", e.name));
+                set_state(&shared, &e.name, Some(format!("error: {why}")));
+            }
+        }
+        release_free_memory();
+    });
+}
+
+fn build_in_child(exe: &Path, e: &VolumeEntry, path: &Path) -> std::result::Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("index").arg(&e.source).arg("-o").arg(path);
+    if let Some(p) = e.partition {
+        cmd.arg("--partition").arg(p.to_string());
+    }
+    if e.deleted {
+        cmd.arg("--deleted");
+    }
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: prctl is async-signal-safe; it asks the kernel to end the builder if the daemon dies, so a killed
+    // daemon leaves no orphan build behind (its temporary file is removed at the next start).
+    #[cfg(target_os = "linux")]
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let out = cmd
+        .output()
+        .map_err(|err| format!("running {}: {err}", exe.display()))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&out.stderr);
+    Err(text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("the index build failed")
+        .trim_start_matches("uffs: error: ")
+        .to_string())
+}
+
+/// Removes temporary index files left by a build that was killed (`.NAME.uffs.tmpPID`).
+fn remove_temporaries(cache: &Path) {
+    let Ok(dir) = std::fs::read_dir(cache) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') && name.contains(".tmp") {
+            log(&format!("removing {name}, left by an interrupted write"));
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Gives freed heap back to the system after a rebuild swapped an old snapshot out.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+fn try_lock(f: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor we own; the lock lives as long as the file stays open (the whole run).
+    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// The uid of the process at the other end of a Unix socket.
+pub fn peer_uid(s: &UnixStream) -> std::io::Result<u32> {
+    use std::os::fd::AsRawFd;
+    #[cfg(target_os = "linux")]
+    {
+        let mut cred = libc::ucred {
+            pid: 0,
+            uid: 0,
+            gid: 0,
+        };
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        // SAFETY: SO_PEERCRED fills a ucred of the given length.
+        let r = unsafe {
+            libc::getsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_PEERCRED,
+                (&mut cred as *mut libc::ucred).cast(),
+                &mut len,
+            )
+        };
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(cred.uid)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let (mut uid, mut gid) = (0, 0);
+        // SAFETY: getpeereid writes two ids.
+        if unsafe { libc::getpeereid(s.as_raw_fd(), &mut uid, &mut gid) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(uid)
+    }
+}
+
+/// Resident memory of this process (Linux: from /proc; elsewhere 0).
+pub fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
+    pages * page
+}
+
+/// A loaded index for a caller that has one already (tests, benches).
+pub fn loaded(entry: VolumeEntry, idx: Index) -> Loaded {
+    Loaded {
+        entry,
+        searcher: Searcher::new(Arc::new(idx)),
+        index_bytes: 0,
+    }
+}

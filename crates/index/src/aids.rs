@@ -1,0 +1,280 @@
+//! Search aids: structures derived from the columns that make queries fast, built once per index and stored in
+//! the index file beside the columns (so a loaded index answers at once, and pages no query touches stay on disk).
+//!
+//! * the names folded to lower case (their own arena: folding can change a name's length in bytes);
+//! * the entries in name order and in path order, with each entry's rank in both;
+//! * the entries in size, created, modified and accessed order (ties in name order), so the top of any of them
+//!   is a walk from one end;
+//! * an extension id per file (ids in dictionary order, 0 for none) and the dictionary;
+//! * a trigram filter: per block of 64 entries, a bit set of the hashed trigrams of their folded names.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::column::Col;
+use crate::index::{flags, EntryId, Index};
+use crate::paths::fold_into;
+
+/// Entries per block of the trigram filter: one bitset word, so a block's hits fill exactly one word.
+pub const TRIGRAM_BLOCK: usize = 64;
+/// Filter bits per block (2,048: 256 bytes, about 4 bytes per entry). A block of names holds a few hundred
+/// distinct trigrams, so about a fifth of the bits are set and a needle with four trigrams rules out all but one
+/// block in a few hundred.
+pub const TRIGRAM_WORDS: usize = 32;
+
+/// The filter bit of a trigram.
+pub fn trigram_key(t: &[u8]) -> usize {
+    let v = u32::from(t[0]) | u32::from(t[1]) << 8 | u32::from(t[2]) << 16;
+    (v.wrapping_mul(0x9E37_79B1) >> 21) as usize % (TRIGRAM_WORDS * 64)
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SearchAids {
+    pub folded: Col<u8>,
+    /// One more than there are entries: the folded name of `id` is `folded[starts[id]..starts[id + 1]]`.
+    pub folded_starts: Col<u32>,
+    pub name_order: Col<EntryId>,
+    pub name_rank: Col<u32>,
+    /// Depth first from the root, each folder's children in name order: paths compared component by component.
+    pub path_order: Col<EntryId>,
+    pub path_rank: Col<u32>,
+    pub size_order: Col<EntryId>,
+    pub created_order: Col<EntryId>,
+    pub modified_order: Col<EntryId>,
+    pub accessed_order: Col<EntryId>,
+    pub ext_id: Col<u32>,
+    pub ext_text: Col<u8>,
+    pub ext_starts: Col<u32>,
+    pub trigrams: Col<u64>,
+}
+
+impl SearchAids {
+    pub fn build(idx: &Index) -> SearchAids {
+        let n = idx.len();
+        let mut folded = Vec::with_capacity(idx.name_arena().len());
+        let mut starts = Vec::with_capacity(n + 1);
+        starts.push(0u32);
+        for id in 0..n as EntryId {
+            fold_into(idx.name_bytes(id), &mut folded);
+            starts.push(folded.len() as u32);
+        }
+        let fname =
+            |id: EntryId| &folded[starts[id as usize] as usize..starts[id as usize + 1] as usize];
+
+        let mut name_order: Vec<EntryId> = (0..n as u32).collect();
+        name_order.par_sort_unstable_by(|&x, &y| {
+            fname(x)
+                .cmp(fname(y))
+                .then_with(|| idx.name_bytes(x).cmp(idx.name_bytes(y)))
+                .then(x.cmp(&y))
+        });
+        let name_rank = ranks(&name_order);
+        let path_order = path_order(idx, &name_order);
+        let path_rank = ranks(&path_order);
+        let by = |col: &[u64]| {
+            let mut keyed: Vec<(u64, u32, EntryId)> = (0..n)
+                .map(|i| (col[i], name_rank[i], i as EntryId))
+                .collect();
+            keyed.par_sort_unstable();
+            keyed.into_iter().map(|(_, _, id)| id).collect::<Vec<_>>()
+        };
+        let size_order = by(idx.sizes());
+        let created_order = by(idx.created_column());
+        let modified_order = by(idx.modified_column());
+        let accessed_order = by(idx.accessed_column());
+        let (ext_id, ext_text, ext_starts) = extensions(idx, &fname);
+        let trigrams = trigram_blocks(n, &fname);
+        SearchAids {
+            name_order: name_order.into(),
+            name_rank: name_rank.into(),
+            path_order: path_order.into(),
+            path_rank: path_rank.into(),
+            size_order: size_order.into(),
+            created_order: created_order.into(),
+            modified_order: modified_order.into(),
+            accessed_order: accessed_order.into(),
+            ext_id: ext_id.into(),
+            ext_text: ext_text.into(),
+            ext_starts: ext_starts.into(),
+            trigrams: trigrams.into(),
+            folded: folded.into(),
+            folded_starts: starts.into(),
+        }
+    }
+
+    /// The folded name of an entry.
+    pub fn folded_name(&self, id: EntryId) -> &[u8] {
+        let s = &self.folded_starts;
+        &self.folded[s[id as usize] as usize..s[id as usize + 1] as usize]
+    }
+
+    /// Number of distinct extensions (ids run from 1 to this).
+    pub fn ext_count(&self) -> usize {
+        self.ext_starts.len().saturating_sub(1)
+    }
+
+    /// The extension with id `i` (1-based; 0 is "none", the empty extension).
+    pub fn ext(&self, i: u32) -> &[u8] {
+        let i = i as usize;
+        if i == 0 || i > self.ext_count() {
+            return b"";
+        }
+        &self.ext_text[self.ext_starts[i - 1] as usize..self.ext_starts[i] as usize]
+    }
+
+    /// Checks what every lookup relies on, for aids read from a file: lengths agree with the index, offsets
+    /// are in range and ordered, every order is a permutation of the entries.
+    pub(crate) fn validate(&self, n: usize) -> Result<(), &'static str> {
+        let perm = |o: &[EntryId]| {
+            let mut seen = vec![false; n];
+            o.len() == n
+                && o.iter().all(|&id| {
+                    let s = seen.get_mut(id as usize);
+                    match s {
+                        Some(s) if !*s => {
+                            *s = true;
+                            true
+                        }
+                        _ => false,
+                    }
+                })
+        };
+        let offsets = |starts: &[u32], text_len: usize| {
+            starts.first() == Some(&0)
+                && starts.windows(2).all(|w| w[0] <= w[1])
+                && starts.last().map(|&e| e as usize) == Some(text_len)
+        };
+        if self.folded_starts.len() != n + 1 || !offsets(&self.folded_starts, self.folded.len()) {
+            return Err("folded names are inconsistent");
+        }
+        if !offsets(&self.ext_starts, self.ext_text.len()) || self.ext_starts.is_empty() {
+            return Err("extension table is inconsistent");
+        }
+        let exts = self.ext_count() as u32;
+        if self.ext_id.len() != n || self.ext_id.iter().any(|&e| e > exts) {
+            return Err("extension ids are out of range");
+        }
+        if self.name_rank.len() != n
+            || self.path_rank.len() != n
+            || self.name_rank.iter().any(|&r| r as usize >= n)
+            || self.path_rank.iter().any(|&r| r as usize >= n)
+        {
+            return Err("ranks are out of range");
+        }
+        let orders = [
+            &self.name_order,
+            &self.path_order,
+            &self.size_order,
+            &self.created_order,
+            &self.modified_order,
+            &self.accessed_order,
+        ];
+        if !orders.iter().all(|o| perm(o)) {
+            return Err("a stored order is not a permutation of the entries");
+        }
+        if self.trigrams.len() != n.div_ceil(TRIGRAM_BLOCK) * TRIGRAM_WORDS {
+            return Err("trigram filter has the wrong size");
+        }
+        Ok(())
+    }
+}
+
+fn ranks(order: &[EntryId]) -> Vec<u32> {
+    let mut rank = vec![0u32; order.len()];
+    for (r, &id) in order.iter().enumerate() {
+        rank[id as usize] = r as u32;
+    }
+    rank
+}
+
+/// Depth first from the root, each folder's children in name order. It compares paths component by component,
+/// so `/a/b` sorts before `/a-c`.
+fn path_order(idx: &Index, name_order: &[EntryId]) -> Vec<EntryId> {
+    let n = idx.len();
+    let parents = idx.parents();
+    let root = idx.root();
+    let mut start = vec![0u32; n + 1];
+    for id in 0..n as u32 {
+        if id != root {
+            start[parents[id as usize] as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut children = vec![0u32; n];
+    for &id in name_order {
+        if id != root {
+            let p = parents[id as usize] as usize;
+            children[fill[p] as usize] = id;
+            fill[p] += 1;
+        }
+    }
+    let mut order = Vec::with_capacity(n);
+    let mut stack = vec![root];
+    while let Some(d) = stack.pop() {
+        order.push(d);
+        let (s, e) = (start[d as usize] as usize, start[d as usize + 1] as usize);
+        stack.extend(children[s..e].iter().rev());
+    }
+    order
+}
+
+/// Extension ids of files (after the last dot of the folded name; folders and streams have none), numbered in
+/// dictionary order from 1, and the dictionary as text and offsets.
+fn extensions<'a>(
+    idx: &Index,
+    fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync),
+) -> (Vec<u32>, Vec<u8>, Vec<u32>) {
+    let n = idx.len();
+    let fl = idx.flags_column();
+    let mut dict: HashMap<&[u8], u32> = HashMap::new();
+    let mut found: Vec<&[u8]> = Vec::new();
+    let mut raw = vec![0u32; n];
+    for id in 0..n as u32 {
+        if fl[id as usize] & (flags::DIRECTORY | flags::STREAM) != 0 {
+            continue;
+        }
+        let name = fname(id);
+        if let Some(dot) = memchr::memrchr(b'.', name) {
+            let e = &name[dot + 1..];
+            raw[id as usize] = *dict.entry(e).or_insert_with(|| {
+                found.push(e);
+                found.len() as u32
+            });
+        }
+    }
+    let mut sorted: Vec<u32> = (1..=found.len() as u32).collect();
+    sorted.sort_unstable_by(|&x, &y| found[x as usize - 1].cmp(found[y as usize - 1]));
+    let mut remap = vec![0u32; found.len() + 1];
+    for (i, &old) in sorted.iter().enumerate() {
+        remap[old as usize] = i as u32 + 1;
+    }
+    let ext_id = raw.iter().map(|&r| remap[r as usize]).collect();
+    let mut text = Vec::new();
+    let mut starts = vec![0u32];
+    for &o in &sorted {
+        text.extend_from_slice(found[o as usize - 1]);
+        starts.push(text.len() as u32);
+    }
+    (ext_id, text, starts)
+}
+
+fn trigram_blocks<'a>(n: usize, fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync)) -> Vec<u64> {
+    let mut bits = vec![0u64; n.div_ceil(TRIGRAM_BLOCK) * TRIGRAM_WORDS];
+    bits.par_chunks_mut(TRIGRAM_WORDS)
+        .enumerate()
+        .for_each(|(b, words)| {
+            let lo = b * TRIGRAM_BLOCK;
+            let hi = (lo + TRIGRAM_BLOCK).min(n);
+            for id in lo..hi {
+                for w in fname(id as EntryId).windows(3) {
+                    let k = trigram_key(w);
+                    words[k / 64] |= 1 << (k % 64);
+                }
+            }
+        });
+    bits
+}

@@ -1,0 +1,438 @@
+//! `uffs daemon start|stop|status|run`, `uffs volumes add|list|remove`, and `uffs QUERY` through the daemon.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use uffs_daemon::protocol::{Request, Response, Status};
+use uffs_daemon::registry::{check_name, default_name, Registry, VolumeEntry};
+use uffs_daemon::{client, dirs, server};
+
+use crate::common::{progress_bar, thousands};
+use crate::output::Printer;
+use crate::query_cmd::{build_query, now_filetime, search_and_print, SearchArgs};
+
+fn runtime() -> Result<PathBuf> {
+    Ok(dirs::runtime_dir()?)
+}
+fn cache() -> Result<PathBuf> {
+    Ok(dirs::cache_dir()?)
+}
+
+/// Sends one request to the running daemon; `Ok(None)` when none runs.
+fn ask(req: &Request) -> Result<Option<Response>> {
+    let Some(stream) = client::connect(&runtime()?) else {
+        return Ok(None);
+    };
+    Ok(Some(client::request(stream, req, |_| Ok(()))?))
+}
+
+const NOT_RUNNING: &str = "no uffs daemon is running: start it with `uffs daemon start` (register volumes with \
+`uffs volumes add SOURCE`), or search an index or a source directly with --index FILE or --source SOURCE";
+
+/// `uffs QUERY` without `--index`/`--source`: asks the daemon, prints what it streams back.
+pub fn query(a: &SearchArgs) -> Result<bool> {
+    // Parse here too, so a bad query is reported the same way with or without a daemon.
+    build_query(a, now_filetime())?;
+    let Some(stream) = client::connect(&runtime()?) else {
+        bail!("{NOT_RUNNING}");
+    };
+    let (mut out, terminal): (Box<dyn Write>, bool) = match &a.output.output {
+        Some(p) => (
+            Box::new(
+                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+            ),
+            false,
+        ),
+        None => (
+            Box::new(std::io::stdout().lock()),
+            std::io::stdout().is_terminal(),
+        ),
+    };
+    let mut args = a.clone();
+    args.output.output = None;
+    args.output.color = Printer::resolve_color(a.output.color, terminal);
+    let req = Request::Query {
+        args: serde_json::to_value(&args)?,
+        terminal,
+    };
+    let mut broken = false;
+    let last = client::request(stream, &req, |r| {
+        if let Response::Out(s) = r {
+            if !broken {
+                if let Err(e) = out.write_all(s.as_bytes()) {
+                    if e.kind() != std::io::ErrorKind::BrokenPipe {
+                        return Err(uffs_daemon::Error::Io(e));
+                    }
+                    broken = true;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let _ = out.flush();
+    match last {
+        Response::Done { found } => Ok(found > 0),
+        Response::Error(e) => Err(anyhow!("{e}")),
+        other => Err(anyhow!("unexpected answer from the daemon: {other:?}")),
+    }
+}
+
+/// The daemon's query function: runs `args` (a `uffs QUERY`'s options) on every volume of the snapshot.
+fn serve_query(
+    snap: &server::Snapshot,
+    args: &serde_json::Value,
+    terminal: bool,
+    out: &mut dyn Write,
+) -> std::result::Result<u64, String> {
+    let a: SearchArgs =
+        serde_json::from_value(args.clone()).map_err(|e| format!("bad query request: {e}"))?;
+    if a.index.is_some() || a.source.is_some() || a.output.output.is_some() {
+        return Err("bad query request: --index, --source and -o are the client's".into());
+    }
+    let expr = build_query(&a, now_filetime()).map_err(|e| format!("{e:#}"))?;
+    if snap.volumes.is_empty() {
+        return Err("the daemon has no volume ready: add one with `uffs volumes add SOURCE` (see `uffs daemon status`)".into());
+    }
+    let prefixes: Vec<String> = snap.volumes.iter().map(|l| l.entry.prefix()).collect();
+    let targets: Vec<(&str, &uffs_query::Searcher)> = snap
+        .volumes
+        .iter()
+        .zip(&prefixes)
+        .map(|(l, p)| (p.as_str(), &l.searcher))
+        .collect();
+    let mut printer =
+        Printer::to_writer(Box::new(out), &a.output, terminal).map_err(|e| format!("{e:#}"))?;
+    let found =
+        search_and_print(&targets, &a, &expr, &mut printer).map_err(|e| format!("{e:#}"))?;
+    printer.finish().map_err(|e| format!("{e:#}"))?;
+    Ok(found as u64)
+}
+
+pub fn run_foreground() -> Result<()> {
+    let cfg = server::Config {
+        cache: cache()?,
+        runtime: runtime()?,
+        exe: std::env::current_exe().context("finding the uffs executable")?,
+    };
+    server::run(cfg, Box::new(serve_query))?;
+    Ok(())
+}
+
+pub fn start() -> Result<()> {
+    let rt = runtime()?;
+    if client::connect(&rt).is_some() {
+        println!("the uffs daemon is already running");
+        return Ok(());
+    }
+    let cache = cache()?;
+    let log_path = cache.join("daemon.log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("opening {}", log_path.display()))?;
+    let exe = std::env::current_exe().context("finding the uffs executable")?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["daemon", "run"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setsid is async-signal-safe; it detaches the daemon from this terminal's session.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+    }
+    let t = Instant::now();
+    let mut child = cmd.spawn().context("starting the daemon")?;
+    loop {
+        if let Some(Response::Ok(_)) = ask(&Request::Ping).ok().flatten() {
+            break;
+        }
+        if let Some(status) = child.try_wait()? {
+            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(3).collect();
+            bail!(
+                "the daemon exited ({status}) at start: {}",
+                tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+            );
+        }
+        if t.elapsed() > Duration::from_secs(30) {
+            bail!(
+                "the daemon did not answer within 30 s; see {}",
+                log_path.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    println!(
+        "uffs daemon started (pid {}) in {:.0} ms; log: {}",
+        child.id(),
+        t.elapsed().as_secs_f64() * 1e3,
+        log_path.display()
+    );
+    Ok(())
+}
+
+pub fn stop() -> Result<()> {
+    let rt = runtime()?;
+    let pid = std::fs::read_to_string(rt.join("daemon.pid")).ok();
+    match ask(&Request::Stop)? {
+        None => {
+            println!("the uffs daemon is not running");
+            return Ok(());
+        }
+        Some(Response::Ok(_)) => {}
+        Some(other) => bail!("unexpected answer from the daemon: {other:?}"),
+    }
+    // Wait until it has let go of its socket.
+    let t = Instant::now();
+    while client::connect(&rt).is_some() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    println!(
+        "uffs daemon stopped{}",
+        pid.map(|p| format!(" (pid {})", p.trim()))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
+
+pub fn status(json: bool) -> Result<()> {
+    let Some(resp) = ask(&Request::Status)? else {
+        bail!("the uffs daemon is not running; start it with `uffs daemon start`");
+    };
+    let Response::Status(s) = resp else {
+        bail!("unexpected answer from the daemon: {resp:?}");
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+        return Ok(());
+    }
+    print_status(&s);
+    Ok(())
+}
+
+fn print_status(s: &Status) {
+    let entries: u64 = s.volumes.iter().map(|v| v.entries).sum();
+    let per = if entries > 0 {
+        format!(", {:.0} bytes/entry", s.rss_bytes as f64 / entries as f64)
+    } else {
+        String::new()
+    };
+    println!(
+        "uffs daemon: pid {}, up {}, {} queries, memory {:.1} MiB{per}",
+        s.pid,
+        age(s.uptime_ms / 1000),
+        thousands(s.queries),
+        s.rss_bytes as f64 / 1048576.0
+    );
+    if s.volumes.is_empty() {
+        println!("no volumes: add one with `uffs volumes add SOURCE`");
+        return;
+    }
+    let now = now_filetime();
+    let rows: Vec<[String; 6]> = s
+        .volumes
+        .iter()
+        .map(|v| {
+            [
+                v.name.clone(),
+                thousands(v.entries),
+                format!("{:.1} MiB", v.index_bytes as f64 / 1048576.0),
+                if v.built_at == 0 {
+                    "-".into()
+                } else {
+                    age(now.saturating_sub(v.built_at) / 10_000_000)
+                },
+                v.state.clone(),
+                v.source.clone(),
+            ]
+        })
+        .collect();
+    let head = ["VOLUME", "ENTRIES", "INDEX FILE", "AGE", "STATE", "SOURCE"];
+    let mut w: Vec<usize> = head.iter().map(|h| h.len()).collect();
+    for r in &rows {
+        for (w, c) in w.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    for r in std::iter::once(head.map(String::from)).chain(rows) {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&w)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i == 1 || i == 2 {
+                    format!("{c:>w$}")
+                } else {
+                    format!("{c:<w$}")
+                }
+            })
+            .collect();
+        println!("{}", line.join("  ").trim_end());
+    }
+}
+
+fn age(secs: u64) -> String {
+    match secs {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s if s < 172_800 => format!("{} h", s / 3600),
+        s => format!("{} days", s / 86_400),
+    }
+}
+
+/// Tells a running daemon to re-read the registry; says so when there is none.
+fn notify_daemon() -> Result<()> {
+    match ask(&Request::Reload)? {
+        None => println!("(the daemon is not running: `uffs daemon start` loads the volumes)"),
+        Some(Response::Ok(_)) => println!("the daemon reloaded its volumes"),
+        Some(other) => eprintln!("uffs: warning: the daemon did not reload: {other:?}"),
+    }
+    Ok(())
+}
+
+pub fn volumes_add(
+    sources: &[String],
+    name: Option<String>,
+    partition: Option<u32>,
+    deleted: bool,
+) -> Result<()> {
+    if name.is_some() && sources.len() > 1 {
+        bail!("--name names one volume; add the others separately");
+    }
+    let cache = cache()?;
+    let registry = Registry::load(&cache)?;
+    let mut plan = Vec::new();
+    for src in sources {
+        let name = name.clone().unwrap_or_else(|| default_name(src, partition));
+        check_name(&name)?;
+        if registry.get(&name).is_some()
+            || plan.iter().any(|(e, _): &(VolumeEntry, _)| e.name == name)
+        {
+            bail!("a volume named {name} is registered already (remove it first, or give --name)");
+        }
+        let opened = uffs_mft::open(src, partition)?;
+        if opened.volumes.len() > 1 {
+            let names: Vec<String> = opened.volumes.iter().map(|v| v.name.clone()).collect();
+            bail!(
+                "{src} holds {} NTFS volumes ({}); add them one at a time, e.g. uffs volumes add {}",
+                names.len(),
+                names.join(", "),
+                names[0]
+            );
+        }
+        let entry = VolumeEntry {
+            name,
+            source: src.clone(),
+            partition,
+            deleted,
+        };
+        plan.push((entry, opened));
+    }
+    // Build the indexes in parallel, one thread per volume, each with its own progress bar.
+    let bars = indicatif::MultiProgress::new();
+    if !std::io::stderr().is_terminal() {
+        bars.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let results: Vec<Result<String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = plan
+            .iter()
+            .map(|(e, src)| {
+                let path = Registry::index_path(&cache, &e.name);
+                let pb = bars.add(progress_bar(&e.name));
+                s.spawn(move || {
+                    crate::common::write_index(&src.volumes[0], &path, e.deleted, 0, &pb)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("the index build panicked")))
+            })
+            .collect()
+    });
+    let mut added = Vec::new();
+    for ((e, _), r) in plan.into_iter().zip(results) {
+        match r {
+            Ok(line) => {
+                eprintln!("{line}");
+                added.push(e);
+            }
+            Err(err) => eprintln!("uffs: error: {}: {err:#}", e.source),
+        }
+    }
+    let n = added.len();
+    let names: Vec<String> = added.iter().map(|e| e.name.clone()).collect();
+    Registry::update(&cache, |r| {
+        for e in added {
+            if r.get(&e.name).is_none() {
+                r.volumes.push(e);
+            }
+        }
+        Ok(())
+    })?;
+    if n > 0 {
+        println!("added {}", names.join(", "));
+        notify_daemon()?;
+    }
+    if n < sources.len() {
+        bail!(
+            "{} of {} sources could not be added",
+            sources.len() - n,
+            sources.len()
+        );
+    }
+    Ok(())
+}
+
+pub fn volumes_list(json: bool) -> Result<()> {
+    let cache = cache()?;
+    let r = Registry::load(&cache)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r.volumes)?);
+        return Ok(());
+    }
+    if r.volumes.is_empty() {
+        println!("no volumes: add one with `uffs volumes add SOURCE`");
+    }
+    for v in &r.volumes {
+        let path = Registry::index_path(&cache, &v.name);
+        let info = match uffs_index::file::read_meta(&path) {
+            Ok((_, n)) => format!("{} entries", thousands(n)),
+            Err(e) => format!("no usable index ({e})"),
+        };
+        println!("{}\t{}\t{info}\t{}", v.name, v.source, path.display());
+    }
+    Ok(())
+}
+
+pub fn volumes_remove(names: &[String]) -> Result<()> {
+    let cache = cache()?;
+    Registry::update(&cache, |r| {
+        for n in names {
+            if r.get(n).is_none() {
+                return Err(uffs_daemon::Error::Msg(format!(
+                    "no volume named {n} (see `uffs volumes list`)"
+                )));
+            }
+        }
+        r.volumes.retain(|v| !names.contains(&v.name));
+        Ok(())
+    })?;
+    for n in names {
+        let _ = std::fs::remove_file(Registry::index_path(&cache, n));
+    }
+    println!("removed {}", names.join(", "));
+    notify_daemon()
+}
