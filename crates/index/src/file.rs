@@ -239,6 +239,9 @@ pub fn read(path: &Path) -> Result<Index, FileError> {
     // access reads the same file bytes again.
     #[cfg(unix)]
     let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    if std::env::var_os("UFFS_MADV_RANDOM").is_some() {
+        let _ = map.advise(memmap2::Advice::NoHugePage);
+    }
     Ok(idx)
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 use memchr::memmem;
 use uffs_index::aids::{trigram_key, SearchAids, TRIGRAM_BLOCK, TRIGRAM_WORDS};
-use uffs_index::paths::{fold_into, FolderPaths};
+use uffs_index::paths::fold_into;
 use uffs_index::{flags, EntryId, Index};
 
 use crate::ast::*;
@@ -44,8 +44,6 @@ pub struct Searcher {
     idx: Arc<Index>,
     /// Search aids made here when the index has none stored (an index built from a source, not loaded).
     made_aids: OnceLock<SearchAids>,
-    /// Folder paths as given ([0]) and case-folded ([1]).
-    dirs: [OnceLock<FolderPaths>; 2],
     depth: OnceLock<Vec<u16>>,
     dupes: OnceLock<Bitset>,
     /// Visible entries for each (deleted shown, streams shown).
@@ -180,7 +178,6 @@ impl Searcher {
         Searcher {
             idx,
             made_aids: OnceLock::new(),
-            dirs: Default::default(),
             depth: OnceLock::new(),
             dupes: OnceLock::new(),
             visible: Default::default(),
@@ -383,6 +380,10 @@ impl Searcher {
                 self.scan(|id| fl[id as usize] & flags::STREAM != 0)
             }
             Leaf::Dupe => self.dupes().clone(),
+            Leaf::Parent {
+                path,
+                case_sensitive,
+            } => self.scan_parent(path, *case_sensitive),
             _ => self.scan(|id| self.test_leaf(&c.leaf, id)),
         };
         if let Some(k) = c.only {
@@ -501,32 +502,35 @@ impl Searcher {
         self.scan(|id| glob::matches(w, name(id)))
     }
 
-    /// A substring of the full path without building paths. Folders whose own path contains the needle are
-    /// found by one search over the folder-path arena; an entry matches when its folder does, or when the needle
+    /// A substring of the full path without building paths or keeping folder paths in memory. One walk down
+    /// the folder tree carries, for each folder, a KMP state of the needle over the folder's path (and whether
+    /// the needle occurred in it). An entry matches when its folder's path holds the needle, or when the needle
     /// runs from the end of its folder's path into its name: split at the needle's last `/` into X/Y, that is
-    /// "folder path ends with X" (a per-folder fact) and "name starts with Y".
+    /// "folder path ends with X" (a second KMP state) and "name starts with Y".
     fn scan_path_substring(&self, needle: &[u8], case_sensitive: bool) -> Bitset {
-        let d = self.dirs(!case_sensitive);
         let idx = &*self.idx;
-        let n = idx.len();
-        let dir_path = |p: usize| d.folder(p as EntryId);
-        let finder = memmem::Finder::new(needle);
-        let mut dir_has = Bitset::empty(n);
-        let mut dir_ends = Bitset::empty(n);
+        let folded = !case_sensitive;
         let split = memchr::memrchr(b'/', needle);
         let (x, y) = match split {
             Some(i) => (&needle[..i], &needle[i + 1..]),
             None => (&needle[..0], needle),
         };
-        for &dir in d.folders() {
-            let p = dir_path(dir as usize);
-            if finder.find(p).is_some() {
-                dir_has.set(dir as usize);
+        let (kn, kx) = (Kmp::new(needle), Kmp::new(x));
+        const HAS: u32 = 1 << 31;
+        // (needle state | HAS once the needle occurred, X state)
+        let states = self.folder_values(folded, (0u32, 0u32), |(sn, sx), name| {
+            let (mut sn, mut sx) = (sn, sx);
+            for &b in std::iter::once(&b'/').chain(name) {
+                if sn & HAS == 0 {
+                    sn = kn.step(sn, b);
+                    if sn as usize == needle.len() {
+                        sn = HAS;
+                    }
+                }
+                sx = kx.step(sx, b);
             }
-            if split.is_some() && p.ends_with(x) {
-                dir_ends.set(dir as usize);
-            }
-        }
+            (sn, sx)
+        });
         let parents = idx.parents();
         let root = idx.root();
         let names_hit = if split.is_none() {
@@ -534,29 +538,75 @@ impl Searcher {
         } else {
             None
         };
-        let (ntext, nstarts): (&[u8], &[u32]) = if case_sensitive {
-            (idx.name_arena(), idx.name_starts())
-        } else {
-            let a = self.aids();
-            (&a.folded, &a.folded_starts)
-        };
         self.scan(|id| {
             if id == root {
                 return false;
             }
-            let p = parents[id as usize] as usize;
-            if dir_has.get(p) {
+            let (sn, sx) = states[parents[id as usize] as usize];
+            if sn & HAS != 0 {
                 return true;
             }
             match &names_hit {
                 Some(h) => h.get(id as usize),
-                None => {
-                    dir_ends.get(p)
-                        && ntext[nstarts[id as usize] as usize..nstarts[id as usize + 1] as usize]
-                            .starts_with(y)
-                }
+                None => sx as usize == x.len() && self.name_bytes(id, folded).starts_with(y),
             }
         })
+    }
+
+    /// Entries whose parent folder's path is `path` (`/` for the root): one walk down the folder tree matching
+    /// the path component by component.
+    fn scan_parent(&self, path: &[u8], case_sensitive: bool) -> Bitset {
+        let idx = &*self.idx;
+        let root = idx.root();
+        let parents = idx.parents();
+        if path == b"/" {
+            return self.scan(|id| id != root && parents[id as usize] == root);
+        }
+        const NONE: u32 = u32::MAX;
+        let matched = self.folder_values(!case_sensitive, 0u32, |s, name| {
+            let s = s as usize;
+            let ok = s != NONE as usize
+                && path.len() > s + name.len()
+                && path[s] == b'/'
+                && &path[s + 1..s + 1 + name.len()] == name;
+            if ok {
+                (s + 1 + name.len()) as u32
+            } else {
+                NONE
+            }
+        });
+        self.scan(|id| id != root && matched[parents[id as usize] as usize] as usize == path.len())
+    }
+
+    /// A value for every folder, computed from the root down as `step(parent's value, folder name)` (names
+    /// folded or not), each folder once. Entries that are not folders keep `root_value`; only folders' values
+    /// are meaningful.
+    fn folder_values<S: Copy>(&self, folded: bool, root_value: S, step: impl Fn(S, &[u8]) -> S) -> Vec<S> {
+        let idx = &*self.idx;
+        let n = idx.len();
+        let (fl, parents) = (idx.flags_column(), idx.parents());
+        let mut value = vec![root_value; n];
+        let mut done = Bitset::empty(n);
+        done.set(idx.root() as usize);
+        let mut chain = Vec::new();
+        for id in 0..n {
+            if fl[id] & flags::DIRECTORY == 0 || done.get(id) {
+                continue;
+            }
+            // Parents of folders are folders, and parent links reach the root without cycles.
+            let mut cur = id;
+            while !done.get(cur) {
+                chain.push(cur);
+                cur = parents[cur] as usize;
+            }
+            let mut v = value[cur];
+            while let Some(d) = chain.pop() {
+                v = step(v, self.name_bytes(d as EntryId, folded));
+                value[d] = v;
+                done.set(d);
+            }
+        }
+        value
     }
 
     fn date_column(&self, f: DateField) -> &[u64] {
@@ -623,13 +673,11 @@ impl Searcher {
                 if id == idx.root() {
                     return false;
                 }
-                // The root's path is empty here and `/` in the query.
-                let dir = self.dirs(!*case_sensitive).folder(idx.parent(id));
-                if dir.is_empty() {
-                    path.as_slice() == b"/"
-                } else {
-                    dir == path.as_slice()
+                let p = idx.parent(id);
+                if p == idx.root() {
+                    return path.as_slice() == b"/";
                 }
+                self.path_bytes(p, !*case_sensitive) == path.as_slice()
             }
             Leaf::Depth(c) => c.holds(u64::from(self.depths()[id as usize])),
             Leaf::Len(c) => c.holds(idx.name(id).chars().count() as u64),
@@ -647,16 +695,17 @@ impl Searcher {
         }
     }
 
-    /// The full path (`/`-separated from the root), folded or as given.
+    /// The full path (`/`-separated from the root), folded or as given, by walking up the parents.
     fn path_bytes(&self, id: EntryId, folded: bool) -> Vec<u8> {
-        let mut v = Vec::with_capacity(128);
-        self.dirs(folded)
-            .path_into(&self.idx, id, self.name_bytes(id, folded), &mut v);
-        v
-    }
-
-    fn dirs(&self, folded: bool) -> &FolderPaths {
-        self.dirs[usize::from(folded)].get_or_init(|| FolderPaths::build(&self.idx, folded))
+        let mut s = String::with_capacity(128);
+        self.idx.path_into(id, &mut s);
+        if folded {
+            let mut v = Vec::with_capacity(s.len());
+            fold_into(s.as_bytes(), &mut v);
+            v
+        } else {
+            s.into_bytes()
+        }
     }
 
     fn depths(&self) -> &[u16] {
@@ -1085,5 +1134,68 @@ fn mentions(n: &Node, k: &dyn Fn(&Leaf) -> bool) -> bool {
         Node::Leaf(c) => k(&c.leaf),
         Node::Not(x) => mentions(x, k),
         Node::And(xs) | Node::Or(xs) => xs.iter().any(|x| mentions(x, k)),
+    }
+}
+
+/// Knuth-Morris-Pratt matching of one pattern, fed a byte at a time: the state is how much of the pattern the
+/// text read so far ends with.
+struct Kmp<'a> {
+    pat: &'a [u8],
+    /// `fail[i]`: the longest proper prefix of `pat[..=i]` that is also its suffix.
+    fail: Vec<u32>,
+}
+
+impl<'a> Kmp<'a> {
+    fn new(pat: &'a [u8]) -> Kmp<'a> {
+        let mut fail = vec![0u32; pat.len()];
+        let mut k = 0usize;
+        for i in 1..pat.len() {
+            while k > 0 && pat[i] != pat[k] {
+                k = fail[k - 1] as usize;
+            }
+            if pat[i] == pat[k] {
+                k += 1;
+            }
+            fail[i] = k as u32;
+        }
+        Kmp { pat, fail }
+    }
+
+    /// The state after `b`, from state `s` (a full match is `pat.len()`; feeding on continues correctly).
+    fn step(&self, s: u32, b: u8) -> u32 {
+        let mut s = s as usize;
+        if s == self.pat.len() && s > 0 {
+            s = self.fail[s - 1] as usize;
+        }
+        while s > 0 && self.pat[s] != b {
+            s = self.fail[s - 1] as usize;
+        }
+        if s < self.pat.len() && self.pat[s] == b {
+            s += 1;
+        }
+        s as u32
+    }
+}
+
+#[cfg(test)]
+mod kmp_tests {
+    use super::Kmp;
+
+    #[test]
+    fn kmp_finds_every_occurrence_and_end() {
+        for (pat, text) in [
+            (&b"aab"[..], &b"aaab aab xaab"[..]),
+            (b"abab", b"abababab"),
+            (b"a", b"bab"),
+            (b"", b"xyz"),
+        ] {
+            let k = Kmp::new(pat);
+            let mut s = 0;
+            for (i, &b) in text.iter().enumerate() {
+                s = k.step(s, b);
+                let ends = text[..=i].ends_with(pat);
+                assert_eq!(s as usize == pat.len(), ends, "{pat:?} in {text:?} at {i}");
+            }
+        }
     }
 }
