@@ -77,6 +77,7 @@ pub fn log(s: &str) {
 
 /// Runs the daemon in this process until a `stop` request.
 pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
+    tune_allocator();
     let lock = std::fs::File::create(cfg.runtime.join("daemon.lock"))?;
     if !try_lock(&lock) {
         return Err(msg(format!(
@@ -494,6 +495,19 @@ fn remove_temporaries(cache: &Path) {
             log(&format!("removing {name}, left by an interrupted write"));
             let _ = std::fs::remove_file(e.path());
         }
+    }
+}
+
+/// A query allocates a few bit sets of n/8 bytes and frees them when it answers. glibc would keep such blocks
+/// in its heaps after the first few (its mmap threshold rises as they are freed), so the daemon's memory would
+/// creep up to the largest query's: a fixed threshold returns them to the system at once, and two arenas stop
+/// every connection thread from growing a heap of its own.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator tunables; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
+        libc::mallopt(libc::M_ARENA_MAX, 2);
     }
 }
 

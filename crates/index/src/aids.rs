@@ -1,10 +1,11 @@
 //! Search aids: structures derived from the columns that make queries fast, built once per index and stored in
 //! the index file beside the columns (so a loaded index answers at once, and pages no query touches stay on disk).
 //!
-//! * the names folded to lower case (their own arena: folding can change a name's length in bytes);
+//! * the names folded to lower case (an arena beside the names, with the same offsets: folding keeps lengths);
 //! * the entries in name order and in path order, with each entry's rank in both;
-//! * the entries in size, created, modified and accessed order (ties in name order), so the top of any of them
-//!   is a walk from one end;
+//! * the entries in size, created, modified, accessed and extension order (ties in name order), so the top of
+//!   any of them is a walk from one end; with the size and time keys in that order, so a range (`size:>1gb`,
+//!   `dm:2021`) is a binary search and a slice of the order, reading nothing of the other entries;
 //! * an extension id per file (ids in dictionary order, 0 for none) and the dictionary;
 //! * a trigram filter: per block of 64 entries, a bit set of the hashed trigrams of their folded names.
 
@@ -18,10 +19,10 @@ use crate::paths::fold_into;
 
 /// Entries per block of the trigram filter: one bitset word, so a block's hits fill exactly one word.
 pub const TRIGRAM_BLOCK: usize = 64;
-/// Filter bits per block (2,048: 256 bytes, about 4 bytes per entry). A block of names holds a few hundred
-/// distinct trigrams, so about a fifth of the bits are set and a needle with four trigrams rules out all but one
-/// block in a few hundred.
-pub const TRIGRAM_WORDS: usize = 32;
+/// Filter bits per block (1,024: 128 bytes, 2 bytes per entry). A block of names holds a few hundred distinct
+/// trigrams, so about a third of the bits are set and a needle with five trigrams rules out all but one block
+/// in a hundred or so.
+pub const TRIGRAM_WORDS: usize = 16;
 
 /// The filter bit of a trigram.
 pub fn trigram_key(t: &[u8]) -> usize {
@@ -31,9 +32,10 @@ pub fn trigram_key(t: &[u8]) -> usize {
 
 #[derive(Debug, Clone, Default)]
 pub struct SearchAids {
+    /// Byte for byte beside the name arena: the folded name of `id` is at the name's offsets.
     pub folded: Col<u8>,
-    /// One more than there are entries: the folded name of `id` is `folded[starts[id]..starts[id + 1]]`.
-    pub folded_starts: Col<u32>,
+    /// The name offsets (shared with the index, not stored twice).
+    pub(crate) starts: Col<u32>,
     pub name_order: Col<EntryId>,
     pub name_rank: Col<u32>,
     /// Depth first from the root, each folder's children in name order: paths compared component by component.
@@ -43,22 +45,40 @@ pub struct SearchAids {
     pub created_order: Col<EntryId>,
     pub modified_order: Col<EntryId>,
     pub accessed_order: Col<EntryId>,
+    /// The keys of the orders above, in order.
+    pub size_keys: Col<u64>,
+    pub created_keys: Col<u64>,
+    pub modified_keys: Col<u64>,
+    pub accessed_keys: Col<u64>,
+    pub ext_order: Col<EntryId>,
     pub ext_id: Col<u32>,
     pub ext_text: Col<u8>,
     pub ext_starts: Col<u32>,
     pub trigrams: Col<u64>,
+    /// Every [`FENCE`]th key of the sorted columns, held in memory (not stored): a binary search first picks
+    /// the stretch between two fence posts, so it reads one stretch of the mapped column, not pages all over it.
+    pub fences: Fences,
+}
+
+/// Entries between two fence posts.
+pub const FENCE: usize = 4096;
+
+#[derive(Debug, Clone, Default)]
+pub struct Fences {
+    pub size: Vec<u64>,
+    pub created: Vec<u64>,
+    pub modified: Vec<u64>,
+    pub accessed: Vec<u64>,
+    /// Folded names in name order.
+    pub names: Vec<Vec<u8>>,
 }
 
 impl SearchAids {
     pub fn build(idx: &Index) -> SearchAids {
         let n = idx.len();
         let mut folded = Vec::with_capacity(idx.name_arena().len());
-        let mut starts = Vec::with_capacity(n + 1);
-        starts.push(0u32);
-        for id in 0..n as EntryId {
-            fold_into(idx.name_bytes(id), &mut folded);
-            starts.push(folded.len() as u32);
-        }
+        fold_into(idx.name_arena(), &mut folded);
+        let starts = idx.name_start.clone();
         let fname =
             |id: EntryId| &folded[starts[id as usize] as usize..starts[id as usize + 1] as usize];
 
@@ -77,15 +97,19 @@ impl SearchAids {
                 .map(|i| (col[i], name_rank[i], i as EntryId))
                 .collect();
             keyed.par_sort_unstable();
-            keyed.into_iter().map(|(_, _, id)| id).collect::<Vec<_>>()
+            let keys: Vec<u64> = keyed.iter().map(|k| k.0).collect();
+            let order: Vec<EntryId> = keyed.into_iter().map(|(_, _, id)| id).collect();
+            (order, keys)
         };
-        let size_order = by(idx.sizes());
-        let created_order = by(idx.created_column());
-        let modified_order = by(idx.modified_column());
-        let accessed_order = by(idx.accessed_column());
+        let (size_order, size_keys) = by(idx.sizes());
+        let (created_order, created_keys) = by(idx.created_column());
+        let (modified_order, modified_keys) = by(idx.modified_column());
+        let (accessed_order, accessed_keys) = by(idx.accessed_column());
         let (ext_id, ext_text, ext_starts) = extensions(idx, &fname);
+        let ext_keys: Vec<u64> = ext_id.iter().map(|&e| u64::from(e)).collect();
+        let (ext_order, _) = by(&ext_keys);
         let trigrams = trigram_blocks(n, &fname);
-        SearchAids {
+        let mut aids = SearchAids {
             name_order: name_order.into(),
             name_rank: name_rank.into(),
             path_order: path_order.into(),
@@ -98,14 +122,39 @@ impl SearchAids {
             ext_text: ext_text.into(),
             ext_starts: ext_starts.into(),
             trigrams: trigrams.into(),
+            size_keys: size_keys.into(),
+            created_keys: created_keys.into(),
+            modified_keys: modified_keys.into(),
+            accessed_keys: accessed_keys.into(),
+            ext_order: ext_order.into(),
             folded: folded.into(),
-            folded_starts: starts.into(),
-        }
+            starts,
+            fences: Fences::default(),
+        };
+        aids.make_fences();
+        aids
+    }
+
+    /// Samples the fence posts (reads every sorted column once).
+    pub(crate) fn make_fences(&mut self) {
+        let sample = |keys: &[u64]| keys.iter().step_by(FENCE).copied().collect();
+        self.fences = Fences {
+            size: sample(&self.size_keys),
+            created: sample(&self.created_keys),
+            modified: sample(&self.modified_keys),
+            accessed: sample(&self.accessed_keys),
+            names: self
+                .name_order
+                .iter()
+                .step_by(FENCE)
+                .map(|&id| self.folded_name(id).to_vec())
+                .collect(),
+        };
     }
 
     /// The folded name of an entry.
     pub fn folded_name(&self, id: EntryId) -> &[u8] {
-        let s = &self.folded_starts;
+        let s = &self.starts;
         &self.folded[s[id as usize] as usize..s[id as usize + 1] as usize]
     }
 
@@ -145,7 +194,7 @@ impl SearchAids {
                 && starts.windows(2).all(|w| w[0] <= w[1])
                 && starts.last().map(|&e| e as usize) == Some(text_len)
         };
-        if self.folded_starts.len() != n + 1 || !offsets(&self.folded_starts, self.folded.len()) {
+        if self.starts.len() != n + 1 || !offsets(&self.starts, self.folded.len()) {
             return Err("folded names are inconsistent");
         }
         if !offsets(&self.ext_starts, self.ext_text.len()) || self.ext_starts.is_empty() {
@@ -169,9 +218,22 @@ impl SearchAids {
             &self.created_order,
             &self.modified_order,
             &self.accessed_order,
+            &self.ext_order,
         ];
         if !orders.iter().all(|o| perm(o)) {
             return Err("a stored order is not a permutation of the entries");
+        }
+        let keys = [
+            &self.size_keys,
+            &self.created_keys,
+            &self.modified_keys,
+            &self.accessed_keys,
+        ];
+        if !keys
+            .iter()
+            .all(|k| k.len() == n && k.windows(2).all(|w| w[0] <= w[1]))
+        {
+            return Err("a sorted key column is not sorted");
         }
         if self.trigrams.len() != n.div_ceil(TRIGRAM_BLOCK) * TRIGRAM_WORDS {
             return Err("trigram filter has the wrong size");
@@ -277,4 +339,16 @@ fn trigram_blocks<'a>(n: usize, fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync)) ->
             }
         });
     bits
+}
+
+/// The first position in `keys` (sorted) whose key is at least `v`, reading only the stretch between two fence
+/// posts of `fence` (every [`FENCE`]th key).
+pub fn lower_bound(keys: &[u64], fence: &[u64], v: u64) -> usize {
+    let k = fence.partition_point(|&f| f < v);
+    if k == 0 {
+        return 0;
+    }
+    let lo = (k - 1) * FENCE;
+    let hi = (k * FENCE).min(keys.len());
+    lo + keys[lo..hi].partition_point(|&x| x < v)
 }

@@ -54,7 +54,7 @@ pub fn is_index_file(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
-/// Section ids. Columns of the index are 2..=16, search aids 32..=45.
+/// Section ids. Columns of the index are 2..=16, search aids 32 and 34..=50.
 mod id {
     pub const SOURCE: u32 = 1;
     pub const NAMES: u32 = 2;
@@ -87,7 +87,6 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
     if let Some(a) = &idx.aids {
         v.extend([
             c(id::AIDS, &a.folded),
-            c(33, &a.folded_starts),
             c(34, &a.name_order),
             c(35, &a.name_rank),
             c(36, &a.path_order),
@@ -100,6 +99,11 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
             c(43, &a.ext_text),
             c(44, &a.ext_starts),
             c(45, &a.trigrams),
+            c(46, &a.size_keys),
+            c(47, &a.created_keys),
+            c(48, &a.modified_keys),
+            c(49, &a.accessed_keys),
+            c(50, &a.ext_order),
         ]);
     }
     v
@@ -239,9 +243,6 @@ pub fn read(path: &Path) -> Result<Index, FileError> {
     // access reads the same file bytes again.
     #[cfg(unix)]
     let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
-    if std::env::var_os("UFFS_MADV_RANDOM").is_some() {
-        let _ = map.advise(memmap2::Advice::NoHugePage);
-    }
     Ok(idx)
 }
 
@@ -272,9 +273,10 @@ fn own_all(idx: &mut Index) {
     idx.reparse_tag.make_owned();
     idx.tree_size.make_owned();
     idx.descendants.make_owned();
+    let starts = idx.name_start.clone();
     if let Some(a) = &mut idx.aids {
         a.folded.make_owned();
-        a.folded_starts.make_owned();
+        a.starts = starts;
         a.name_order.make_owned();
         a.name_rank.make_owned();
         a.path_order.make_owned();
@@ -287,6 +289,11 @@ fn own_all(idx: &mut Index) {
         a.ext_text.make_owned();
         a.ext_starts.make_owned();
         a.trigrams.make_owned();
+        a.size_keys.make_owned();
+        a.created_keys.make_owned();
+        a.modified_keys.make_owned();
+        a.accessed_keys.make_owned();
+        a.ext_order.make_owned();
     }
 }
 
@@ -336,7 +343,7 @@ fn from_map_len(map: &Arc<Mmap>, len: usize) -> Result<Index, FileError> {
     let aids = if find(id::AIDS).is_some() {
         Some(SearchAids {
             folded: col(map, c(32))?,
-            folded_starts: col(map, c(33))?,
+            starts: col(map, c(3))?,
             name_order: col(map, c(34))?,
             name_rank: col(map, c(35))?,
             path_order: col(map, c(36))?,
@@ -349,6 +356,12 @@ fn from_map_len(map: &Arc<Mmap>, len: usize) -> Result<Index, FileError> {
             ext_text: col(map, c(43))?,
             ext_starts: col(map, c(44))?,
             trigrams: col(map, c(45))?,
+            size_keys: col(map, c(46))?,
+            created_keys: col(map, c(47))?,
+            modified_keys: col(map, c(48))?,
+            accessed_keys: col(map, c(49))?,
+            ext_order: col(map, c(50))?,
+            fences: Default::default(),
         })
     } else {
         None
@@ -376,8 +389,10 @@ fn from_map_len(map: &Arc<Mmap>, len: usize) -> Result<Index, FileError> {
     let n =
         usize::try_from(entries).map_err(|_| FileError::Corrupt("entry count is out of range"))?;
     validate(&idx, n)?;
-    if let Some(a) = &idx.aids {
+    let mut idx = idx;
+    if let Some(a) = &mut idx.aids {
         a.validate(n).map_err(FileError::Corrupt)?;
+        a.make_fences();
     }
     Ok(idx)
 }

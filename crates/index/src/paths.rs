@@ -5,17 +5,21 @@ use crate::index::{flags, EntryId, Index};
 
 /// Appends UTF-8 `s` lower-cased to `out`, character by character (`char::to_lowercase`, which unlike
 /// `str::to_lowercase` ignores context: a final Σ folds like any other, so a name and its parts fold alike).
+/// A character whose lower case is longer or shorter in UTF-8 (the Kelvin sign, `İ`, a few dozen more) is kept
+/// as it is: folding never changes a name's length in bytes, so folded names share the names' offsets.
 pub fn fold_into(s: &[u8], out: &mut Vec<u8>) {
     if s.is_ascii() {
         out.extend(s.iter().map(u8::to_ascii_lowercase));
         return;
     }
     let mut buf = [0u8; 4];
-    for c in String::from_utf8_lossy(s)
-        .chars()
-        .flat_map(char::to_lowercase)
-    {
-        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    for c in String::from_utf8_lossy(s).chars() {
+        let mut lower = c.to_lowercase();
+        let l = match (lower.next(), lower.next()) {
+            (Some(l), None) if l.len_utf8() == c.len_utf8() => l,
+            _ => c,
+        };
+        out.extend_from_slice(l.encode_utf8(&mut buf).as_bytes());
     }
 }
 
@@ -113,5 +117,29 @@ mod tests {
         // `str::to_lowercase` would make the final sigma ς, so "οδοσ" would not be found in "ΟΔΟΣ".
         assert_eq!(fold("ΟΔΟΣ 1.txt"), "οδοσ 1.txt");
         assert_eq!(fold("ReadMe.TXT"), "readme.txt");
+    }
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::fold;
+
+    #[test]
+    fn folding_keeps_byte_lengths() {
+        for s in [
+            "ABC.TXT",
+            "Дмитрий",
+            "ΣΊΣΥΦΟΣ",
+            "\u{212A}elvin",
+            "İstanbul",
+            "STRAẞE",
+            "Å\u{212B}",
+            "日本",
+        ] {
+            assert_eq!(fold(s).len(), s.len(), "{s}");
+        }
+        assert_eq!(fold("Дмитрий.TXT"), "дмитрий.txt");
+        // The Kelvin sign's lower case is one byte, not three: it stays as it is.
+        assert_eq!(fold("\u{212A}"), "\u{212A}");
     }
 }

@@ -226,8 +226,14 @@ impl Searcher {
         match node {
             Node::All => Bitset::full(n),
             Node::Leaf(c) => match within {
-                // Testing a candidate costs a few times what a scan spends per entry.
-                Some(w) if w.count() * 4 < n => self.test_each(c, w),
+                // Testing a candidate costs a few times what a scan spends per entry. A size or date range is a
+                // slice of its stored order: cheaper than testing, and it reads no column of other entries.
+                Some(w)
+                    if w.count() * 4 < n
+                        && !matches!(c.leaf, Leaf::Size(_) | Leaf::Date { .. }) =>
+                {
+                    self.test_each(c, w)
+                }
                 _ => self.scan_leaf(c),
             },
             Node::Not(x) => {
@@ -345,27 +351,48 @@ impl Searcher {
                 _ => self.scan(|id| self.test_leaf(&c.leaf, id)),
             },
             Leaf::Ext(exts) => {
-                let o = self.aids();
-                let want: Vec<u32> = exts
-                    .iter()
-                    .filter_map(|e| (1..=o.ext_count() as u32).find(|&i| o.ext(i) == e.as_slice()))
-                    .collect();
-                let col = &o.ext_id;
-                match want[..] {
-                    [] => Bitset::empty(idx.len()),
-                    [one] => self.scan(|id| col[id as usize] == one),
-                    _ => self.scan(|id| want.contains(&col[id as usize])),
+                // A file's extension follows the last dot of its name, so `ext:jpg` is the names ending in
+                // `.jpg`: a suffix search of the folded names. (An extension with a dot in it never matches.)
+                let n = idx.len();
+                let mut b = Bitset::empty(n);
+                for e in exts.iter().filter(|e| !e.contains(&b'.')) {
+                    let dotted = [&b"."[..], e].concat();
+                    b.or(&self.scan_names(&dotted, false, Placement::AtEnd));
                 }
+                let fl = idx.flags_column();
+                b.and(&self.scan(|id| fl[id as usize] & (flags::DIRECTORY | flags::STREAM) == 0));
+                b
             }
             Leaf::Size(cmp) => {
-                let (sz, fl) = (idx.sizes(), idx.flags_column());
-                self.scan(|id| {
-                    fl[id as usize] & flags::DIRECTORY == 0 && cmp.holds(sz[id as usize])
-                })
+                let a = self.aids();
+                let fl = idx.flags_column();
+                let mut b = self.order_range(
+                    &a.size_order,
+                    &a.size_keys,
+                    &a.fences.size,
+                    cmp.min,
+                    cmp.max,
+                );
+                // Folders have no size of their own.
+                b.and(&self.scan(|id| fl[id as usize] & flags::DIRECTORY == 0));
+                b
             }
             Leaf::Date { field, from, to } => {
-                let col = self.date_column(*field);
-                self.scan(|id| (*from..*to).contains(&col[id as usize]))
+                let a = self.aids();
+                let (order, keys, fence) = match field {
+                    DateField::Created => (&a.created_order, &a.created_keys, &a.fences.created),
+                    DateField::Modified => {
+                        (&a.modified_order, &a.modified_keys, &a.fences.modified)
+                    }
+                    DateField::Accessed => {
+                        (&a.accessed_order, &a.accessed_keys, &a.fences.accessed)
+                    }
+                };
+                if from >= to {
+                    Bitset::empty(idx.len())
+                } else {
+                    self.order_range(order, keys, fence, *from, *to - 1)
+                }
             }
             Leaf::Attrib(bits) => {
                 let fl = idx.flags_column();
@@ -408,7 +435,7 @@ impl Searcher {
             (self.idx.name_arena(), self.idx.name_starts())
         } else {
             let a = self.aids();
-            (&a.folded, &a.folded_starts)
+            (&a.folded, self.idx.name_starts())
         };
         let finder = memmem::Finder::new(needle);
         let scan = |lo: usize, hi: usize, words: &mut [u64]| {
@@ -463,18 +490,14 @@ impl Searcher {
             (self.idx.name_arena(), self.idx.name_starts())
         } else {
             let a = self.aids();
-            (&a.folded, &a.folded_starts)
+            (&a.folded, self.idx.name_starts())
         };
         let name = |id: u32| &text[starts[id as usize] as usize..starts[id as usize + 1] as usize];
         if first_wild > 0 {
             let mut prefix = Vec::with_capacity(first_wild);
             fold_into(&w[..first_wild], &mut prefix);
             let o = self.aids();
-            let folded = |id: u32| o.folded_name(id);
-            let lo = o
-                .name_order
-                .partition_point(|&id| folded(id) < prefix.as_slice());
-            let hi = lo + o.name_order[lo..].partition_point(|&id| folded(id).starts_with(&prefix));
+            let (lo, hi) = self.name_prefix_range(&prefix);
             let mut out = Bitset::empty(n);
             for &id in &o.name_order[lo..hi] {
                 if glob::matches(w, name(id)) {
@@ -578,10 +601,71 @@ impl Searcher {
         self.scan(|id| id != root && matched[parents[id as usize] as usize] as usize == path.len())
     }
 
+    /// The entries whose key lies in `min..=max`: a slice of the stored order found by two fenced binary
+    /// searches over the sorted keys.
+    fn order_range(
+        &self,
+        order: &[EntryId],
+        keys: &[u64],
+        fence: &[u64],
+        min: u64,
+        max: u64,
+    ) -> Bitset {
+        use uffs_index::aids::lower_bound;
+        let mut out = Bitset::empty(self.idx.len());
+        let lo = lower_bound(keys, fence, min);
+        let hi = if max == u64::MAX {
+            keys.len()
+        } else {
+            lower_bound(keys, fence, max + 1)
+        };
+        for &id in &order[lo..hi.max(lo)] {
+            out.set(id as usize);
+        }
+        out
+    }
+
+    /// The stretch of the name order whose folded names start with `prefix`. The start is found between two
+    /// fence posts; the end by galloping from the start, so a short stretch reads only the pages around it.
+    fn name_prefix_range(&self, prefix: &[u8]) -> (usize, usize) {
+        use uffs_index::aids::FENCE;
+        let o = self.aids();
+        let order = &o.name_order;
+        let fence = &o.fences.names;
+        let k = fence.partition_point(|f| f.as_slice() < prefix);
+        let (a, b) = if k == 0 || fence.is_empty() {
+            (0, if fence.is_empty() { order.len() } else { 0 })
+        } else {
+            ((k - 1) * FENCE, (k * FENCE).min(order.len()))
+        };
+        let lo = a + order[a..b].partition_point(|&id| o.folded_name(id) < prefix);
+        let inside = |i: usize| i < order.len() && o.folded_name(order[i]).starts_with(prefix);
+        // Gallop: lo + 1, lo + 2, lo + 4, ... until outside, then binary search the last step.
+        let mut step = 1;
+        let mut last_in = lo;
+        if !inside(lo) {
+            return (lo, lo);
+        }
+        while inside(lo + step) {
+            last_in = lo + step;
+            step *= 2;
+        }
+        let end = (lo + step).min(order.len());
+        let hi = last_in
+            + 1
+            + order[last_in + 1..end].partition_point(|&id| o.folded_name(id).starts_with(prefix));
+        (lo, hi)
+    }
+
     /// A value for every folder, computed from the root down as `step(parent's value, folder name)` (names
     /// folded or not), each folder once. Entries that are not folders keep `root_value`; only folders' values
     /// are meaningful.
-    fn folder_values<S: Copy>(&self, folded: bool, root_value: S, step: impl Fn(S, &[u8]) -> S) -> Vec<S> {
+    fn folder_values<S: Copy>(
+        &self,
+        folded: bool,
+        root_value: S,
+        step: impl Fn(S, &[u8]) -> S,
+    ) -> Vec<S> {
         let idx = &*self.idx;
         let n = idx.len();
         let (fl, parents) = (idx.flags_column(), idx.parents());
@@ -890,7 +974,7 @@ impl Searcher {
                     SortKey::Created => Some(&o.created_order),
                     SortKey::Modified => Some(&o.modified_order),
                     SortKey::Accessed => Some(&o.accessed_order),
-                    SortKey::Extension => None,
+                    SortKey::Extension => Some(&o.ext_order),
                 };
                 if let Some(order) = walk.filter(|_| l.saturating_mul(n / count.max(1)) <= n / 8) {
                     let pick = |id: &EntryId| set.get(*id as usize);
