@@ -12,14 +12,14 @@ use memmap2::Mmap;
 /// The element types a column may hold: plain little-endian integers with no padding and no invalid values,
 /// so any aligned bytes of the right length are a valid slice of them.
 pub trait Plain: Copy + Default + Send + Sync + std::fmt::Debug + 'static {
-    fn from_le(self) -> Self;
+    fn le_to_native(self) -> Self;
     fn to_le(self) -> Self;
 }
 
 macro_rules! plain {
     ($($t:ty),*) => {$(
         impl Plain for $t {
-            fn from_le(self) -> Self {
+            fn le_to_native(self) -> Self {
                 <$t>::from_le(self)
             }
             fn to_le(self) -> Self {
@@ -60,7 +60,7 @@ impl<T: Plain> Col<T> {
                     unsafe {
                         std::ptr::copy_nonoverlapping(c.as_ptr(), (&mut x as *mut T).cast(), size)
                     };
-                    x.from_le()
+                    x.le_to_native()
                 })
                 .collect();
             return Some(Col::Owned(v));

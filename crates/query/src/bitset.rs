@@ -81,6 +81,20 @@ impl Bitset {
     }
 
     /// The set bits in ascending order.
+    /// Clears the members for which `keep` is false, looking only at members (cheap for a sparse set).
+    pub fn retain(&mut self, keep: impl Fn(u32) -> bool) {
+        for (wi, w) in self.words.iter_mut().enumerate() {
+            let mut b = *w;
+            while b != 0 {
+                let bit = b.trailing_zeros();
+                b &= b - 1;
+                if !keep((wi * 64) as u32 + bit) {
+                    *w &= !(1u64 << bit);
+                }
+            }
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
         self.words.iter().enumerate().flat_map(|(wi, &w)| {
             let mut w = w;

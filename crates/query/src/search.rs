@@ -44,6 +44,8 @@ pub struct Searcher {
     idx: Arc<Index>,
     /// Search aids made here when the index has none stored (an index built from a source, not loaded).
     made_aids: OnceLock<SearchAids>,
+    /// The folders' ids (a few percent of the entries), for walks down the folder tree.
+    folders: OnceLock<Vec<EntryId>>,
     depth: OnceLock<Vec<u16>>,
     dupes: OnceLock<Bitset>,
     /// Visible entries for each (deleted shown, streams shown).
@@ -178,6 +180,7 @@ impl Searcher {
         Searcher {
             idx,
             made_aids: OnceLock::new(),
+            folders: OnceLock::new(),
             depth: OnceLock::new(),
             dupes: OnceLock::new(),
             visible: Default::default(),
@@ -360,7 +363,7 @@ impl Searcher {
                     b.or(&self.scan_names(&dotted, false, Placement::AtEnd));
                 }
                 let fl = idx.flags_column();
-                b.and(&self.scan(|id| fl[id as usize] & (flags::DIRECTORY | flags::STREAM) == 0));
+                b.retain(|id| fl[id as usize] & (flags::DIRECTORY | flags::STREAM) == 0);
                 b
             }
             Leaf::Size(cmp) => {
@@ -374,7 +377,7 @@ impl Searcher {
                     cmp.max,
                 );
                 // Folders have no size of their own.
-                b.and(&self.scan(|id| fl[id as usize] & flags::DIRECTORY == 0));
+                b.retain(|id| fl[id as usize] & flags::DIRECTORY == 0);
                 b
             }
             Leaf::Date { field, from, to } => {
@@ -525,54 +528,65 @@ impl Searcher {
         self.scan(|id| glob::matches(w, name(id)))
     }
 
-    /// A substring of the full path without building paths or keeping folder paths in memory. One walk down
-    /// the folder tree carries, for each folder, a KMP state of the needle over the folder's path (and whether
-    /// the needle occurred in it). An entry matches when its folder's path holds the needle, or when the needle
-    /// runs from the end of its folder's path into its name: split at the needle's last `/` into X/Y, that is
-    /// "folder path ends with X" (a second KMP state) and "name starts with Y".
+    /// A substring of the full path without building paths or keeping folder paths in memory. Split at its
+    /// slashes the needle is c0/c1/.../ck, and a path holds it when some component ends with c0, the next ones
+    /// are c1 ... c(k-1) exactly, and the one after starts with ck. One walk down the folder tree carries, per
+    /// folder, which of these chains its path ends with (a bit per j: "ends with c0/.../c(j-1)") and whether
+    /// the needle occurred already; an entry matches when its folder's path holds the needle or the chain ends
+    /// in its name. Each folder costs a few comparisons of its name, whatever the needle.
     fn scan_path_substring(&self, needle: &[u8], case_sensitive: bool) -> Bitset {
         let idx = &*self.idx;
         let folded = !case_sensitive;
-        let split = memchr::memrchr(b'/', needle);
-        let (x, y) = match split {
-            Some(i) => (&needle[..i], &needle[i + 1..]),
-            None => (&needle[..0], needle),
-        };
-        let (kn, kx) = (Kmp::new(needle), Kmp::new(x));
-        const HAS: u32 = 1 << 31;
-        // (needle state | HAS once the needle occurred, X state)
-        let states = self.folder_values(folded, (0u32, 0u32), |(sn, sx), name| {
-            let (mut sn, mut sx) = (sn, sx);
-            for &b in std::iter::once(&b'/').chain(name) {
-                if sn & HAS == 0 {
-                    sn = kn.step(sn, b);
-                    if sn as usize == needle.len() {
-                        sn = HAS;
-                    }
-                }
-                sx = kx.step(sx, b);
-            }
-            (sn, sx)
-        });
-        let parents = idx.parents();
+        let parts: Vec<&[u8]> = needle.split(|&b| b == b'/').collect();
+        let k = parts.len() - 1;
         let root = idx.root();
-        let names_hit = if split.is_none() {
-            Some(self.scan_names(needle, case_sensitive, Placement::Anywhere))
-        } else {
-            None
+        if k == 0 {
+            // No slash: within one name (the entry's own, or a folder's above it).
+            let names_hit = self.scan_names(needle, case_sensitive, Placement::Anywhere);
+            let has = self.folder_values(folded, 0u8, |h, name| {
+                u8::from(h != 0 || memmem::find(name, needle).is_some())
+            });
+            let parents = idx.parents();
+            return self.scan(|id| {
+                id != root
+                    && (has[parents[id as usize] as usize] != 0 || names_hit.get(id as usize))
+            });
+        }
+        if k >= 63 {
+            return self.scan(|id| {
+                id != root && memmem::find(&self.path_bytes(id, folded), needle).is_some()
+            });
+        }
+        const HAS: u64 = 1 << 63;
+        let (first, last) = (parts[0], parts[k]);
+        // Bit j: the path ends with c0/.../c(j-1). The root's path is empty: it ends with c0 only if c0 is.
+        let start = |mask: u64, name: &[u8]| -> u64 {
+            if mask & HAS != 0 || (mask & (1 << k) != 0 && name.starts_with(last)) {
+                return HAS;
+            }
+            // Last bytes first: most names differ there, and a call to memcmp costs more than the test.
+            let ends = first.last().is_none_or(|l| name.last() == Some(l)) && name.ends_with(first);
+            let mut next = u64::from(ends) << 1;
+            let mut m = mask & !1;
+            while m != 0 {
+                let j = m.trailing_zeros() as usize;
+                m &= m - 1;
+                if j < k && name.first() == parts[j].first() && name == parts[j] {
+                    next |= 1 << (j + 1);
+                }
+            }
+            next
         };
+        let root_mask = u64::from(first.is_empty()) << 1;
+        let masks = self.folder_values(folded, root_mask, start);
+        let parents = idx.parents();
         self.scan(|id| {
             if id == root {
                 return false;
             }
-            let (sn, sx) = states[parents[id as usize] as usize];
-            if sn & HAS != 0 {
-                return true;
-            }
-            match &names_hit {
-                Some(h) => h.get(id as usize),
-                None => sx as usize == x.len() && self.name_bytes(id, folded).starts_with(y),
-            }
+            let mask = masks[parents[id as usize] as usize];
+            mask & HAS != 0
+                || (mask & (1 << k) != 0 && self.name_bytes(id, folded).starts_with(last))
         })
     }
 
@@ -660,7 +674,7 @@ impl Searcher {
     /// A value for every folder, computed from the root down as `step(parent's value, folder name)` (names
     /// folded or not), each folder once. Entries that are not folders keep `root_value`; only folders' values
     /// are meaningful.
-    fn folder_values<S: Copy>(
+    fn folder_values<S: Copy + Default>(
         &self,
         folded: bool,
         root_value: S,
@@ -669,12 +683,20 @@ impl Searcher {
         let idx = &*self.idx;
         let n = idx.len();
         let (fl, parents) = (idx.flags_column(), idx.parents());
-        let mut value = vec![root_value; n];
+        // Zeroed memory (for the usual zero default) costs nothing until a folder's slot is written.
+        let mut value = vec![S::default(); n];
+        value[idx.root() as usize] = root_value;
         let mut done = Bitset::empty(n);
         done.set(idx.root() as usize);
         let mut chain = Vec::new();
-        for id in 0..n {
-            if fl[id] & flags::DIRECTORY == 0 || done.get(id) {
+        let folders = self.folders.get_or_init(|| {
+            (0..n as EntryId)
+                .filter(|&id| fl[id as usize] & flags::DIRECTORY != 0)
+                .collect()
+        });
+        for &id in folders {
+            let id = id as usize;
+            if done.get(id) {
                 continue;
             }
             // Parents of folders are folders, and parent links reach the root without cycles.
@@ -1218,68 +1240,5 @@ fn mentions(n: &Node, k: &dyn Fn(&Leaf) -> bool) -> bool {
         Node::Leaf(c) => k(&c.leaf),
         Node::Not(x) => mentions(x, k),
         Node::And(xs) | Node::Or(xs) => xs.iter().any(|x| mentions(x, k)),
-    }
-}
-
-/// Knuth-Morris-Pratt matching of one pattern, fed a byte at a time: the state is how much of the pattern the
-/// text read so far ends with.
-struct Kmp<'a> {
-    pat: &'a [u8],
-    /// `fail[i]`: the longest proper prefix of `pat[..=i]` that is also its suffix.
-    fail: Vec<u32>,
-}
-
-impl<'a> Kmp<'a> {
-    fn new(pat: &'a [u8]) -> Kmp<'a> {
-        let mut fail = vec![0u32; pat.len()];
-        let mut k = 0usize;
-        for i in 1..pat.len() {
-            while k > 0 && pat[i] != pat[k] {
-                k = fail[k - 1] as usize;
-            }
-            if pat[i] == pat[k] {
-                k += 1;
-            }
-            fail[i] = k as u32;
-        }
-        Kmp { pat, fail }
-    }
-
-    /// The state after `b`, from state `s` (a full match is `pat.len()`; feeding on continues correctly).
-    fn step(&self, s: u32, b: u8) -> u32 {
-        let mut s = s as usize;
-        if s == self.pat.len() && s > 0 {
-            s = self.fail[s - 1] as usize;
-        }
-        while s > 0 && self.pat[s] != b {
-            s = self.fail[s - 1] as usize;
-        }
-        if s < self.pat.len() && self.pat[s] == b {
-            s += 1;
-        }
-        s as u32
-    }
-}
-
-#[cfg(test)]
-mod kmp_tests {
-    use super::Kmp;
-
-    #[test]
-    fn kmp_finds_every_occurrence_and_end() {
-        for (pat, text) in [
-            (&b"aab"[..], &b"aaab aab xaab"[..]),
-            (b"abab", b"abababab"),
-            (b"a", b"bab"),
-            (b"", b"xyz"),
-        ] {
-            let k = Kmp::new(pat);
-            let mut s = 0;
-            for (i, &b) in text.iter().enumerate() {
-                s = k.step(s, b);
-                let ends = text[..=i].ends_with(pat);
-                assert_eq!(s as usize == pat.len(), ends, "{pat:?} in {text:?} at {i}");
-            }
-        }
     }
 }

@@ -165,7 +165,7 @@ fn through_file(idx: &Index, name: &str) -> Index {
 
 fn check_index(rel: &str, idx: &Index, seed: u64, count: usize) {
     // Half the seeds search the built index (aids made in memory), half the index mapped from its file.
-    let s = if seed % 2 == 0 {
+    let s = if seed.is_multiple_of(2) {
         Searcher::new(Arc::new(idx.clone()))
     } else {
         Searcher::new(Arc::new(through_file(idx, rel)))
