@@ -1,7 +1,8 @@
 //! The daemon's protocol: one JSON request per connection, on one line; the answer is JSON lines.
 //!
 //! Requests: `{"op":"query","args":{…},"terminal":false}` (args are the `uffs QUERY` options),
-//! `{"op":"status"}`, `{"op":"reload"}` (re-read the registry), `{"op":"stop"}`, `{"op":"ping"}`.
+//! `{"op":"status"}`, `{"op":"reload"}` (re-read the registry, check every source for changes and rebuild
+//! what changed), `{"op":"stop"}`, `{"op":"ping"}`.
 //!
 //! Answers: a query streams `{"out":"…"}` lines (printed output, in pieces of at most [`CHUNK`] bytes) and ends
 //! with `{"done":{"found":N}}`; anything else answers one line. A failure is `{"error":"…"}`, always the last
@@ -24,10 +25,11 @@ pub enum Request {
         #[serde(default)]
         terminal: bool,
     },
-    Status,
-    Reload,
-    Stop,
-    Ping,
+    // Braces, not unit variants: serde refuses unknown fields only in struct-like variants.
+    Status {},
+    Reload {},
+    Stop {},
+    Ping {},
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -126,7 +126,9 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
         match peer_uid(&stream) {
             Ok(u) if u == uid() => {}
             other => {
-                log(&format!("refused a connection from uid {other:?}"));
+                let who =
+                    other.map_or_else(|e| format!("an unknown uid ({e})"), |u| format!("uid {u}"));
+                log(&format!("refused a connection from {who}"));
                 refuse(stream, "refused: this daemon answers only its own user");
                 continue;
             }
@@ -176,9 +178,9 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
     let mut w = BufWriter::new(&stream);
     let answer = match protocol::parse_request(&line) {
         Err(e) => Response::Error(e),
-        Ok(Request::Ping) => Response::Ok(true),
-        Ok(Request::Status) => Response::Status(status(shared)),
-        Ok(Request::Reload) => match reconcile(shared) {
+        Ok(Request::Ping {}) => Response::Ok(true),
+        Ok(Request::Status {}) => Response::Status(status(shared)),
+        Ok(Request::Reload {}) => match reconcile(shared) {
             Ok(stale) => {
                 let shared = Arc::clone(shared);
                 std::thread::spawn(move || check_sources(&shared, stale));
@@ -186,11 +188,14 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
             }
             Err(e) => Response::Error(e.to_string()),
         },
-        Ok(Request::Stop) => {
+        Ok(Request::Stop {}) => {
+            // Answer first: the process ends soon after the accept loop sees the flag.
+            let _ = protocol::send(&mut w, &Response::Ok(true));
+            let _ = w.flush();
             shared.stop.store(true, Ordering::SeqCst);
             // Wake the accept loop so it sees the flag.
             let _ = UnixStream::connect(socket_path(&shared.cfg.runtime));
-            Response::Ok(true)
+            return;
         }
         Ok(Request::Query { args, terminal }) => {
             shared.queries.fetch_add(1, Ordering::Relaxed);
@@ -254,7 +259,7 @@ fn status(shared: &Shared) -> Status {
 
 /// Makes the snapshot match the registry: keeps loaded volumes that are still registered, loads the others from
 /// their index files, drops removed ones, and starts a build for those whose file is missing or refused.
-/// Returns the volumes whose sources should be checked for changes.
+/// Returns the loaded volumes, whose sources are then checked for changes.
 fn reconcile(shared: &Arc<Shared>) -> Result<Vec<Arc<Loaded>>> {
     let registry = Registry::load(&shared.cfg.cache)?;
     let old = shared
@@ -266,6 +271,7 @@ fn reconcile(shared: &Arc<Shared>) -> Result<Vec<Arc<Loaded>>> {
     let mut to_check = Vec::new();
     for e in &registry.volumes {
         if let Some(l) = old.volumes.iter().find(|l| l.entry == *e) {
+            to_check.push(Arc::clone(l));
             volumes.push(Arc::clone(l));
             continue;
         }
@@ -343,6 +349,9 @@ fn set_state(shared: &Shared, name: &str, state: Option<String>) {
 fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
     for l in volumes {
         let e = &l.entry;
+        if building(shared, &e.name) {
+            continue;
+        }
         let meta = &l.searcher.index().meta;
         let vol = match uffs_mft::open(&e.source, e.partition) {
             Ok(src) if src.volumes.len() == 1 => src.volumes.into_iter().next(),

@@ -153,7 +153,7 @@ pub fn start() -> Result<()> {
     let t = Instant::now();
     let mut child = cmd.spawn().context("starting the daemon")?;
     loop {
-        if let Some(Response::Ok(_)) = ask(&Request::Ping).ok().flatten() {
+        if let Some(Response::Ok(_)) = ask(&Request::Ping {}).ok().flatten() {
             break;
         }
         if let Some(status) = child.try_wait()? {
@@ -184,7 +184,7 @@ pub fn start() -> Result<()> {
 pub fn stop() -> Result<()> {
     let rt = runtime()?;
     let pid = std::fs::read_to_string(rt.join("daemon.pid")).ok();
-    match ask(&Request::Stop)? {
+    match ask(&Request::Stop {})? {
         None => {
             println!("the uffs daemon is not running");
             return Ok(());
@@ -206,7 +206,7 @@ pub fn stop() -> Result<()> {
 }
 
 pub fn status(json: bool) -> Result<()> {
-    let Some(resp) = ask(&Request::Status)? else {
+    let Some(resp) = ask(&Request::Status {})? else {
         bail!("the uffs daemon is not running; start it with `uffs daemon start`");
     };
     let Response::Status(s) = resp else {
@@ -292,7 +292,7 @@ fn age(secs: u64) -> String {
 
 /// Tells a running daemon to re-read the registry; says so when there is none.
 fn notify_daemon() -> Result<()> {
-    match ask(&Request::Reload)? {
+    match ask(&Request::Reload {})? {
         None => println!("(the daemon is not running: `uffs daemon start` loads the volumes)"),
         Some(Response::Ok(_)) => println!("the daemon reloaded its volumes"),
         Some(other) => eprintln!("uffs: warning: the daemon did not reload: {other:?}"),

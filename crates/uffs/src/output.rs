@@ -10,6 +10,7 @@ use clap::ValueEnum;
 use uffs_index::{flags, EntryId, EntryKind, Index};
 
 #[derive(clap::Args, Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct OutputArgs {
     /// When to colour paths: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]

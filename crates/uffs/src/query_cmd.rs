@@ -14,6 +14,7 @@ use crate::common::load_indexes;
 use crate::output::{self, OutputArgs};
 
 #[derive(clap::Args, Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SearchArgs {
     /// The query, in Everything's syntax (several words are joined with spaces).
     #[arg(value_name = "QUERY")]

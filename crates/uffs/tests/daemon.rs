@@ -1,0 +1,495 @@
+//! The daemon end to end: a real `uffs daemon` process per test, with its own cache and runtime directories,
+//! driven through `uffs` commands and, for hostile clients, straight through its socket.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// A daemon's private world: cache (registry, index files, log) and runtime (socket) directories.
+struct World {
+    cache: PathBuf,
+    runtime: PathBuf,
+    dir: PathBuf,
+}
+
+impl World {
+    fn new(name: &str) -> World {
+        let dir = scratch(&format!("daemon-{name}"));
+        World {
+            cache: dir.join("cache"),
+            runtime: dir.join("run"),
+            dir,
+        }
+    }
+
+    fn uffs(&self) -> Command {
+        let mut c = uffs();
+        c.env("UFFS_CACHE_DIR", &self.cache)
+            .env("UFFS_RUNTIME_DIR", &self.runtime)
+            .env_remove("NO_COLOR");
+        c
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        String::from_utf8(run_ok(self.uffs().args(args)).stdout).expect("utf-8")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.uffs().args(args).output().expect("run uffs")
+    }
+
+    /// A copy of a sample in this world, so the test may change it.
+    fn copy(&self, rel: &str, as_name: &str) -> String {
+        let to = self.dir.join(as_name);
+        std::fs::copy(data(rel), &to).expect("copy sample");
+        to.to_string_lossy().into_owned()
+    }
+
+    fn start(&self) {
+        let out = self.ok(&["daemon", "start"]);
+        assert!(out.contains("uffs daemon started"), "{out}");
+    }
+
+    fn pid(&self) -> Option<i32> {
+        std::fs::read_to_string(self.runtime.join("daemon.pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.runtime.join("daemon.sock")
+    }
+
+    /// Waits until every volume is ready (no build running), or panics after `secs`.
+    fn wait_ready(&self, secs: u64) -> serde_json::Value {
+        let t = Instant::now();
+        loop {
+            let out = self.run(&["daemon", "status", "--json"]);
+            if out.status.success() {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&out.stdout).expect("status json");
+                let vols = v["volumes"].as_array().cloned().unwrap_or_default();
+                if !vols.is_empty() && vols.iter().all(|x| x["state"] == "ready") {
+                    return v;
+                }
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(secs),
+                "volumes not ready: {}\nlog:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.cache.join("daemon.log")).unwrap_or_default()
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let pid = self.pid().expect("daemon pid");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .expect("VmRSS")
+    }
+
+    /// Sends raw bytes on a fresh connection and returns every line of the answer.
+    fn raw(&self, request: &[u8]) -> Vec<String> {
+        let mut s = UnixStream::connect(self.socket()).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        // The daemon may answer and close before an oversized request is all sent.
+        let _ = s.write_all(request);
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out.lines().map(String::from).collect()
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let _ = self.uffs().args(["daemon", "stop"]).output();
+        if let Some(pid) = self.pid() {
+            // SAFETY: signalling a process id this test started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+fn kill9(pid: i32) {
+    // SAFETY: signalling a process id this test started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    // Wait for it to be gone (its socket then refuses connections).
+    let t = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() && t.elapsed() < Duration::from_secs(5) {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.contains(") Z") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn volumes_are_served_and_survive_a_restart() {
+    let w = World::new("restart");
+    let linux = w.copy("linux-made/testfs1", "testfs1.img");
+    let xp = w.copy("windows-xp-mft/MFT", "xp.mft");
+    // Two volumes built in parallel; one is named as a drive letter.
+    w.ok(&["volumes", "add", &linux]);
+    w.ok(&["volumes", "add", &xp, "--name", "C"]);
+    let list = w.ok(&["volumes", "list"]);
+    assert!(list.contains("testfs1\t") && list.contains("C\t"), "{list}");
+
+    // Without a daemon, the query says how to start one.
+    let o = w.run(&["kernel32.dll"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("uffs daemon start"));
+
+    w.start();
+    let status = w.wait_ready(30);
+    assert_eq!(status["volumes"].as_array().unwrap().len(), 2);
+    let queries: [&[&str]; 6] = [
+        &["kernel32.dll"],
+        &["-e", "txt", "--sort", "size", "--reverse", "--limit", "7"],
+        &["--count"],
+        &["system32/drivers", "--limit", "5", "--sort", "path"],
+        &[
+            "ext:dll",
+            "--format",
+            "csv",
+            "--columns",
+            "path,size",
+            "--limit",
+            "3",
+            "--sort",
+            "name",
+        ],
+        &["--sort", "name", "--limit", "4"],
+    ];
+    let before: Vec<String> = queries.iter().map(|q| w.ok(q)).collect();
+    // Drive-letter volumes print Windows paths; others NAME:/...
+    assert!(
+        before[0].contains("C:\\WINDOWS\\system32\\kernel32.dll"),
+        "{}",
+        before[0]
+    );
+    assert!(w.ok(&["--limit", "3"]).starts_with("testfs1:/"));
+    // The same answers as searching the index file directly.
+    let direct = w.ok(&[
+        "--index",
+        w.cache.join("C.uffs").to_str().unwrap(),
+        "kernel32.dll",
+    ]);
+    assert_eq!(
+        before[0],
+        direct.replace("/WINDOWS/system32/", "C:\\WINDOWS\\system32\\")
+    );
+    // Nothing found: exit status 1; a bad query: 2 and the pointed message.
+    assert_eq!(w.run(&["no-such-name-anywhere"]).status.code(), Some(1));
+    let bad = w.run(&["size:>1xb"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown size unit"));
+
+    w.ok(&["daemon", "stop"]);
+    assert!(w.run(&["kernel32.dll"]).status.code() == Some(2));
+    w.start();
+    w.wait_ready(30);
+    let after: Vec<String> = queries.iter().map(|q| w.ok(q)).collect();
+    assert_eq!(before, after, "answers changed across a restart");
+    assert!(
+        !w.log().contains("rebuilding"),
+        "an unchanged source was rebuilt:\n{}",
+        w.log()
+    );
+
+    // Removing a volume takes it out of the running daemon's answers.
+    w.ok(&["volumes", "remove", "testfs1"]);
+    assert!(!w.ok(&["--limit", "100000"]).contains("testfs1:/"));
+    assert!(!w.cache.join("testfs1.uffs").exists());
+}
+
+#[test]
+fn a_killed_build_leaves_a_loadable_index_or_a_rebuild() {
+    let w = World::new("kill");
+    let src = w.copy("windows-xp-mft/MFT", "xp.mft");
+    w.ok(&["volumes", "add", &src, "--name", "xp"]);
+    let want = w.ok(&[
+        "--index",
+        w.cache.join("xp.uffs").to_str().unwrap(),
+        "-e",
+        "dll",
+        "--count",
+    ]);
+    // Touching the source makes the index stale: each start begins a rebuild, and the daemon is killed at a
+    // different moment of it each time, the index write included.
+    for delay_ms in [0u64, 5, 15, 30, 60, 120] {
+        let f = std::fs::OpenOptions::new().append(true).open(&src).unwrap();
+        f.set_modified(std::time::SystemTime::now()).unwrap();
+        w.start();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        kill9(w.pid().expect("pid"));
+        let _ = std::fs::remove_file(w.runtime.join("daemon.pid"));
+        w.start();
+        w.wait_ready(60);
+        assert_eq!(
+            w.ok(&["-e", "dll", "--count"]),
+            want,
+            "after a kill at {delay_ms} ms"
+        );
+        let stray: Vec<_> = std::fs::read_dir(&w.cache)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+            .collect();
+        assert!(stray.is_empty(), "temporary files left: {stray:?}");
+        w.ok(&["daemon", "stop"]);
+    }
+    // A damaged index file (as a crash of a writer that did not rename would leave) is refused and rebuilt.
+    let idx = w.cache.join("xp.uffs");
+    let mut bytes = std::fs::read(&idx).unwrap();
+    let len = bytes.len();
+    bytes[len / 2] ^= 0x55;
+    std::fs::write(&idx, &bytes).unwrap();
+    w.start();
+    w.wait_ready(60);
+    assert_eq!(w.ok(&["-e", "dll", "--count"]), want);
+    assert!(w.log().contains("checksum does not match"), "{}", w.log());
+    w.ok(&["daemon", "stop"]);
+    std::fs::write(&idx, &bytes[..len / 3]).unwrap();
+    w.start();
+    w.wait_ready(60);
+    assert_eq!(w.ok(&["-e", "dll", "--count"]), want);
+}
+
+#[test]
+fn concurrent_clients_see_whole_snapshots_while_rebuilds_swap_them() {
+    let w = World::new("concurrent");
+    // Two states of one raw $MFT source: the whole capture, and its first 8,000 records.
+    let full = std::fs::read(data("windows-xp-mft/MFT")).unwrap();
+    let part = full[..8000 * 1024].to_vec();
+    let src = w.dir.join("vol.mft");
+    std::fs::write(&src, &full).unwrap();
+    let count = |bytes: &[u8]| {
+        let p = w.dir.join("probe.mft");
+        std::fs::write(&p, bytes).unwrap();
+        w.ok(&["--source", p.to_str().unwrap(), "--count"])
+    };
+    let (count_full, count_part) = (count(&full), count(&part));
+    assert_ne!(count_full, count_part);
+    w.ok(&["volumes", "add", src.to_str().unwrap(), "--name", "vol"]);
+    w.start();
+    w.wait_ready(30);
+    for _ in 0..3 {
+        w.ok(&["--count"]);
+    }
+    let rss_before = w.rss_kib();
+
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let answers = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..12 {
+            s.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let o = w.run(&["--count"]);
+                    answers.lock().unwrap().push((
+                        o.status.code(),
+                        String::from_utf8_lossy(&o.stdout).into_owned(),
+                    ));
+                }
+            });
+        }
+        // Swap the source between its two states and ask for a refresh, four times.
+        for i in 0..4 {
+            let next = if i % 2 == 0 { &part } else { &full };
+            let tmp = w.dir.join("vol.mft.new");
+            std::fs::write(&tmp, next).unwrap();
+            std::fs::rename(&tmp, &src).unwrap();
+            let r = w.raw(b"{\"op\":\"reload\"}\n");
+            assert!(r[0].contains("\"ok\""), "{r:?}");
+            let want = if i % 2 == 0 { &count_part } else { &count_full };
+            let t = Instant::now();
+            while &w.ok(&["--count"]) != want {
+                assert!(
+                    t.elapsed() < Duration::from_secs(60),
+                    "the rebuild never swapped in:\n{}",
+                    w.log()
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let answers = answers.into_inner().unwrap();
+    assert!(answers.len() > 50, "only {} answers", answers.len());
+    for (code, out) in &answers {
+        assert_eq!(*code, Some(0), "a query failed: {out}");
+        assert!(
+            out == &count_full || out == &count_part,
+            "an answer from no snapshot: {out:?}"
+        );
+    }
+    // Old snapshots are gone once their queries end: memory is back near where it was.
+    w.ok(&["--count"]);
+    let rss_after = w.rss_kib();
+    assert!(
+        rss_after < rss_before + 16 * 1024,
+        "RSS grew from {rss_before} KiB to {rss_after} KiB"
+    );
+}
+
+#[test]
+fn hostile_requests_get_an_error_and_change_nothing() {
+    let w = World::new("hostile");
+    let src = w.copy("windows-xp-mft/MFT", "xp.mft");
+    w.ok(&["volumes", "add", &src, "--name", "xp"]);
+    w.start();
+    w.wait_ready(30);
+    let want = w.ok(&["-e", "dll", "--sort", "name", "--limit", "20"]);
+
+    let error = |lines: &[String], what: &str| {
+        assert_eq!(lines.len(), 1, "{what}: {lines:?}");
+        assert!(lines[0].starts_with("{\"error\":"), "{what}: {lines:?}");
+    };
+    error(&w.raw(b"garbage\n"), "not JSON");
+    error(&w.raw(b"{\"op\":\"format-disk\"}\n"), "unknown op");
+    error(&w.raw(b"{\"op\":\"ping\",\"extra\":1}\n"), "unknown field");
+    error(
+        &w.raw(b"{\"op\":\"query\",\"args\":{\"query\":42}}\n"),
+        "wrong type",
+    );
+    error(
+        &w.raw(b"{\"op\":\"query\",\"args\":{\"query\":[\"x\"],\"index\":\"/etc/passwd\"}}\n"),
+        "client-only option",
+    );
+    error(
+        &w.raw(format!("{}\n", "[".repeat(100_000)).as_bytes()),
+        "deep nesting",
+    );
+    error(&w.raw(&vec![b'x'; 200 * 1024]), "oversized");
+    error(&w.raw(b"{\"op\":\"ping\"}"), "truncated (no newline)");
+    assert!(w.raw(b"").is_empty(), "an empty connection gets no answer");
+    let deep_query = format!(
+        "{{\"op\":\"query\",\"args\":{{\"query\":[\"{}x{}\"]}}}}\n",
+        "(".repeat(5000),
+        ")".repeat(5000)
+    );
+    error(&w.raw(deep_query.as_bytes()), "deeply nested query");
+
+    // A client that vanishes mid-stream: ask for everything, read one line, hang up.
+    for _ in 0..5 {
+        let mut s = UnixStream::connect(w.socket()).unwrap();
+        s.write_all(b"{\"op\":\"query\",\"args\":{\"query\":[]}}\n")
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(&s).read_line(&mut line).unwrap();
+        assert!(line.starts_with("{\"out\":"), "{line}");
+        drop(s);
+    }
+    // Clients that connect and say nothing hold a slot each until they time out; past the limit, "busy".
+    let idle: Vec<UnixStream> = (0..64)
+        .map(|_| UnixStream::connect(w.socket()).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let busy = w.raw(b"{\"op\":\"ping\"}\n");
+    assert!(busy[0].contains("busy"), "{busy:?}");
+    drop(idle);
+    let t = Instant::now();
+    while !w.raw(b"{\"op\":\"ping\"}\n")[0].contains("\"ok\"") {
+        assert!(t.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Through all of it the daemon kept its answers.
+    assert_eq!(
+        w.ok(&["-e", "dll", "--sort", "name", "--limit", "20"]),
+        want
+    );
+}
+
+#[test]
+fn another_user_is_refused() {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 {
+        eprintln!("skipped: switching to another uid needs root");
+        return;
+    }
+    let w = World::new("uid");
+    let src = w.copy("windows-xp-mft/MFT", "xp.mft");
+    w.ok(&["volumes", "add", &src, "--name", "xp"]);
+    w.start();
+    w.wait_ready(30);
+    // The runtime directory is the owner's alone.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&w.runtime).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    let as_nobody = |script: &str| {
+        Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "/usr/bin/python3",
+                "-c",
+                script,
+            ])
+            .output()
+            .expect("setpriv")
+    };
+    let connect = format!(
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\ntry:\n    s.sendall(b'{{\"op\":\"ping\"}}\\n')\nexcept OSError:\n    pass\nprint(s.recv(4096).decode())",
+        w.socket().to_str().unwrap()
+    );
+    // First wall: the directory. Another user cannot even reach the socket.
+    let o = as_nobody(&connect);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("Permission"),
+        "{o:?}"
+    );
+    // Second wall: the peer's uid. Open the directory and the socket for a moment: the daemon still refuses.
+    // (Only where every directory above the socket lets others through.)
+    let reachable = w
+        .runtime
+        .ancestors()
+        .skip(1)
+        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0));
+    if !reachable {
+        eprintln!(
+            "second check skipped: a directory above {} is closed to others",
+            w.runtime.display()
+        );
+        return;
+    }
+    std::fs::set_permissions(&w.runtime, std::fs::Permissions::from_mode(0o711)).unwrap();
+    std::fs::set_permissions(w.socket(), std::fs::Permissions::from_mode(0o666)).unwrap();
+    let o = as_nobody(&connect);
+    std::fs::set_permissions(&w.runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(w.socket(), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("refused"), "{o:?}");
+    assert!(
+        w.log().contains("refused a connection from uid 65534"),
+        "{}",
+        w.log()
+    );
+    // And the owner is still answered.
+    assert!(
+        w.ok(&["-e", "dll", "--count"])
+            .trim()
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+}
