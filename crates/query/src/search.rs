@@ -557,12 +557,31 @@ impl Searcher {
                 id != root && memmem::find(&self.path_bytes(id, folded), needle).is_some()
             });
         }
-        const HAS: u64 = 1 << 63;
+        // The per-folder values are as narrow as the needle allows: a query's scratch memory stays small.
+        match k {
+            ..7 => self.scan_path_parts::<u8>(&parts, folded),
+            ..15 => self.scan_path_parts::<u16>(&parts, folded),
+            ..31 => self.scan_path_parts::<u32>(&parts, folded),
+            _ => self.scan_path_parts::<u64>(&parts, folded),
+        }
+    }
+
+    /// [`Self::scan_path_substring`] for a needle of `parts.len() - 1` slashes, with per-folder values of type
+    /// `M` (its top bit is "the needle occurred", bit j "the path ends with c0/.../c(j-1)").
+    fn scan_path_parts<M>(&self, parts: &[&[u8]], folded: bool) -> Bitset
+    where
+        M: Copy + Default + Send + Sync + Into<u64> + TryFrom<u64>,
+    {
+        let idx = &*self.idx;
+        let root = idx.root();
+        let k = parts.len() - 1;
+        let has: u64 = 1 << (std::mem::size_of::<M>() * 8 - 1);
+        let narrow = |v: u64| M::try_from(v).unwrap_or_default();
         let (first, last) = (parts[0], parts[k]);
-        // Bit j: the path ends with c0/.../c(j-1). The root's path is empty: it ends with c0 only if c0 is.
-        let start = |mask: u64, name: &[u8]| -> u64 {
-            if mask & HAS != 0 || (mask & (1 << k) != 0 && name.starts_with(last)) {
-                return HAS;
+        let start = |mask: M, name: &[u8]| -> M {
+            let mask: u64 = mask.into();
+            if mask & has != 0 || (mask & (1 << k) != 0 && name.starts_with(last)) {
+                return narrow(has);
             }
             // Last bytes first: most names differ there, and a call to memcmp costs more than the test.
             let ends = first.last().is_none_or(|l| name.last() == Some(l)) && name.ends_with(first);
@@ -575,17 +594,18 @@ impl Searcher {
                     next |= 1 << (j + 1);
                 }
             }
-            next
+            narrow(next)
         };
-        let root_mask = u64::from(first.is_empty()) << 1;
+        // The root's path is empty: it ends with c0 only if c0 is.
+        let root_mask = narrow(u64::from(first.is_empty()) << 1);
         let masks = self.folder_values(folded, root_mask, start);
         let parents = idx.parents();
         self.scan(|id| {
             if id == root {
                 return false;
             }
-            let mask = masks[parents[id as usize] as usize];
-            mask & HAS != 0
+            let mask: u64 = masks[parents[id as usize] as usize].into();
+            mask & has != 0
                 || (mask & (1 << k) != 0 && self.name_bytes(id, folded).starts_with(last))
         })
     }
