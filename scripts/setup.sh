@@ -19,8 +19,8 @@ step() { echo "setup: $*"; }
 [[ $(id -u) -eq 0 ]] || { echo "setup: must run as root" >&2; exit 1; }
 
 PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
-      fuse3 fdisk gdisk attr dosfstools libfaketime util-linux coreutils xz-utils bsdutils)
-command -v python3 >/dev/null || PKGS+=(python3)
+      fuse3 fdisk gdisk attr dosfstools libfaketime util-linux coreutils xz-utils bsdutils
+      python3)  # /usr/bin/python3: the daemon test runs it as another user (setpriv, from util-linux)
 
 missing=()
 for p in "${PKGS[@]}"; do
