@@ -559,9 +559,9 @@ impl Searcher {
         }
         // The per-folder values are as narrow as the needle allows: a query's scratch memory stays small.
         match k {
-            ..7 => self.scan_path_parts::<u8>(&parts, folded),
-            ..15 => self.scan_path_parts::<u16>(&parts, folded),
-            ..31 => self.scan_path_parts::<u32>(&parts, folded),
+            0..7 => self.scan_path_parts::<u8>(&parts, folded),
+            7..15 => self.scan_path_parts::<u16>(&parts, folded),
+            15..31 => self.scan_path_parts::<u32>(&parts, folded),
             _ => self.scan_path_parts::<u64>(&parts, folded),
         }
     }
