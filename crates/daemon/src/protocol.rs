@@ -162,7 +162,7 @@ mod tests {
     fn requests_parse_and_refuse() {
         assert!(matches!(
             parse_request(br#"{"op":"ping"}"#),
-            Ok(Request::Ping)
+            Ok(Request::Ping {})
         ));
         assert!(parse_request(br#"{"op":"nope"}"#).is_err());
         assert!(parse_request(br#"{"op":"ping","x":1}"#).is_err());
