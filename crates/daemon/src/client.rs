@@ -21,6 +21,8 @@ pub fn request(
 ) -> Result<Response> {
     let mut line = serde_json::to_vec(req).map_err(|e| msg(e.to_string()))?;
     line.push(b'\n');
+    // A daemon that stops answering (killed mid-query, stuck) must not hang the client for ever.
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(60)))?;
     stream.write_all(&line)?;
     let mut r = BufReader::with_capacity(1 << 16, stream);
     let mut buf = Vec::new();

@@ -121,8 +121,7 @@ pub fn run_foreground() -> Result<()> {
 }
 
 pub fn start() -> Result<()> {
-    let rt = runtime()?;
-    if client::connect(&rt).is_some() {
+    if let Ok(Some(Response::Ok(_))) = ask(&Request::Ping {}) {
         println!("the uffs daemon is already running");
         return Ok(());
     }

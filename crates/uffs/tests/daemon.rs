@@ -128,17 +128,17 @@ impl Drop for World {
     }
 }
 
-fn kill9(pid: i32) {
+fn kill9(pid: i32, socket: &Path) {
     // SAFETY: signalling a process id this test started.
     unsafe { libc::kill(pid, libc::SIGKILL) };
-    // Wait for it to be gone (its socket then refuses connections).
+    // Gone when its socket refuses connections (its threads may outlive the main one by a moment).
     let t = Instant::now();
-    while Path::new(&format!("/proc/{pid}")).exists() && t.elapsed() < Duration::from_secs(5) {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat.contains(") Z") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    while UnixStream::connect(socket).is_ok() {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the killed daemon still listens"
+        );
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 
@@ -240,7 +240,7 @@ fn a_killed_build_leaves_a_loadable_index_or_a_rebuild() {
         f.set_modified(std::time::SystemTime::now()).unwrap();
         w.start();
         std::thread::sleep(Duration::from_millis(delay_ms));
-        kill9(w.pid().expect("pid"));
+        kill9(w.pid().expect("pid"), &w.socket());
         let _ = std::fs::remove_file(w.runtime.join("daemon.pid"));
         w.start();
         w.wait_ready(60);
@@ -402,9 +402,19 @@ fn hostile_requests_get_an_error_and_change_nothing() {
     let idle: Vec<UnixStream> = (0..64)
         .map(|_| UnixStream::connect(w.socket()).unwrap())
         .collect();
-    std::thread::sleep(Duration::from_millis(200));
-    let busy = w.raw(b"{\"op\":\"ping\"}\n");
-    assert!(busy[0].contains("busy"), "{busy:?}");
+    // (Accepting 64 connections takes a moment on a loaded machine: ask until the daemon says busy.)
+    let t = Instant::now();
+    loop {
+        let answer = w.raw(b"{\"op\":\"ping\"}\n");
+        if answer[0].contains("busy") {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(4),
+            "never busy: {answer:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     drop(idle);
     let t = Instant::now();
     while !w.raw(b"{\"op\":\"ping\"}\n")[0].contains("\"ok\"") {
