@@ -215,6 +215,19 @@ fn volumes_are_served_and_survive_a_restart() {
         w.log()
     );
 
+    // Another volume behind a registered source: the index is refused and rebuilt from what is there now.
+    std::fs::copy(data("linux-made/testfs1"), &xp).unwrap();
+    let r = w.raw(b"{\"op\":\"reload\"}\n");
+    assert!(r[0].contains("\"ok\""), "{r:?}");
+    let t = Instant::now();
+    while !w.log().contains("the index is of another volume")
+        || w.wait_ready(60)["volumes"][1]["entries"] == 11842
+    {
+        assert!(t.elapsed() < Duration::from_secs(60), "{}", w.log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(w.ok(&["--limit", "100000"]).contains("C:\\many_subdirs"));
+
     // Removing a volume takes it out of the running daemon's answers.
     w.ok(&["volumes", "remove", "testfs1"]);
     assert!(!w.ok(&["--limit", "100000"]).contains("testfs1:/"));
