@@ -60,13 +60,7 @@ def rss(pid):
 
 
 def median_ms(cmd, env, runs):
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    ts = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        ts.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(ts)
+    return bp.median_time(cmd, runs, env)[0] * 1e3
 
 
 def main():

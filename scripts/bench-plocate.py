@@ -30,13 +30,14 @@ QUERIES = [
 ]
 
 
-def median_time(cmd, runs):
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def median_time(cmd, runs, env=None):
+    """Median wall time of the whole process (one warm-up run first), and what it printed last."""
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     ts = []
     out = b""
     for _ in range(runs):
         t = time.perf_counter()
-        out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
+        out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
         ts.append(time.perf_counter() - t)
     return statistics.median(ts), out.decode().strip()
 

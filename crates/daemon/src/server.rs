@@ -15,7 +15,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use uffs_index::Index;
 use uffs_query::Searcher;
 
 use crate::dirs::{socket_path, uid};
@@ -58,6 +57,9 @@ pub type QueryFn = dyn Fn(&Snapshot, &serde_json::Value, bool, &mut dyn Write) -
 struct Shared {
     cfg: Config,
     snapshot: RwLock<Arc<Snapshot>>,
+    /// Held by whoever makes the next snapshot from the current one (reload, a finished rebuild), so two
+    /// changes made at once cannot drop each other's volume.
+    changing: Mutex<()>,
     /// Volumes that are not simply ready: name → what they are doing.
     states: Mutex<HashMap<String, String>>,
     stop: AtomicBool,
@@ -100,6 +102,7 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
     let shared = Arc::new(Shared {
         cfg,
         snapshot: RwLock::new(Arc::new(Snapshot::default())),
+        changing: Mutex::new(()),
         states: Mutex::new(HashMap::new()),
         stop: AtomicBool::new(false),
         connections: AtomicUsize::new(0),
@@ -199,11 +202,7 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
         }
         Ok(Request::Query { args, terminal }) => {
             shared.queries.fetch_add(1, Ordering::Relaxed);
-            let snap = shared
-                .snapshot
-                .read()
-                .map(|s| Arc::clone(&s))
-                .unwrap_or_default();
+            let snap = current(shared);
             let mut out = protocol::OutWriter::new(&mut w);
             let r = (shared.query)(&snap, &args, terminal, &mut out);
             if out.finish().is_err() {
@@ -220,11 +219,7 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
 }
 
 fn status(shared: &Shared) -> Status {
-    let snap = shared
-        .snapshot
-        .read()
-        .map(|s| Arc::clone(&s))
-        .unwrap_or_default();
+    let snap = current(shared);
     let states = shared.states.lock().map(|s| s.clone()).unwrap_or_default();
     let registry = Registry::load(&shared.cfg.cache).unwrap_or_default();
     let mut volumes = Vec::new();
@@ -261,12 +256,9 @@ fn status(shared: &Shared) -> Status {
 /// their index files, drops removed ones, and starts a build for those whose file is missing or refused.
 /// Returns the loaded volumes, whose sources are then checked for changes.
 fn reconcile(shared: &Arc<Shared>) -> Result<Vec<Arc<Loaded>>> {
+    let _changing = shared.changing.lock();
     let registry = Registry::load(&shared.cfg.cache)?;
-    let old = shared
-        .snapshot
-        .read()
-        .map(|s| Arc::clone(&s))
-        .unwrap_or_default();
+    let old = current(shared);
     let mut volumes = Vec::new();
     let mut to_check = Vec::new();
     for e in &registry.volumes {
@@ -376,7 +368,7 @@ fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
                 "{}: the index is of another volume (serial {:016x}, the source has {:016x}); rebuilding",
                 e.name, meta.serial, serial
             ));
-            drop_volume(shared, &e.name);
+            replace_volume(shared, &e.name, None);
             start_rebuild(shared, e.clone(), "building");
         } else if vol.change_stamp() != meta.change_stamp {
             log(&format!(
@@ -388,19 +380,33 @@ fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
     }
 }
 
-fn drop_volume(shared: &Shared, name: &str) {
-    let old = shared
+/// The snapshot queries start from now.
+fn current(shared: &Shared) -> Arc<Snapshot> {
+    shared
         .snapshot
         .read()
         .map(|s| Arc::clone(&s))
-        .unwrap_or_default();
-    let kept = old
+        .unwrap_or_default()
+}
+
+/// Swaps in a snapshot where volume `name` is `new` (or absent), in registry order; a volume no longer
+/// registered (removed while it was being built) is not added.
+fn replace_volume(shared: &Shared, name: &str, new: Option<Arc<Loaded>>) {
+    let _changing = shared.changing.lock();
+    let registry = Registry::load(&shared.cfg.cache).unwrap_or_default();
+    let old = current(shared);
+    let volumes = registry
         .volumes
         .iter()
-        .filter(|l| l.entry.name != name)
-        .cloned()
+        .filter_map(|r| {
+            if r.name == name {
+                new.clone().filter(|l| l.entry == *r)
+            } else {
+                old.volumes.iter().find(|v| v.entry.name == r.name).cloned()
+            }
+        })
         .collect();
-    swap(shared, kept);
+    swap(shared, volumes);
 }
 
 /// Builds the index of `e` in a child process, then loads it and swaps it into the snapshot.
@@ -413,27 +419,7 @@ fn start_rebuild(shared: &Arc<Shared>, e: VolumeEntry, state: &str) {
         match build_in_child(&shared.cfg.exe, &e, &path) {
             Ok(()) => match load(&e, &path) {
                 Ok(l) => {
-                    // Only if still registered: it may have been removed while building.
-                    let registry = Registry::load(&shared.cfg.cache).unwrap_or_default();
-                    if registry.get(&e.name) == Some(&e) {
-                        let old = shared
-                            .snapshot
-                            .read()
-                            .map(|s| Arc::clone(&s))
-                            .unwrap_or_default();
-                        let l = Arc::new(l);
-                        let mut volumes: Vec<Arc<Loaded>> = Vec::new();
-                        for r in &registry.volumes {
-                            if r.name == e.name {
-                                volumes.push(Arc::clone(&l));
-                            } else if let Some(v) =
-                                old.volumes.iter().find(|v| v.entry.name == r.name)
-                            {
-                                volumes.push(Arc::clone(v));
-                            }
-                        }
-                        swap(&shared, volumes);
-                    }
+                    replace_volume(&shared, &e.name, Some(Arc::new(l)));
                     set_state(&shared, &e.name, None);
                     log(&format!(
                         "rebuilt {} in {:.1} s",
@@ -583,13 +569,4 @@ pub fn rss_bytes() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
     pages * page
-}
-
-/// A loaded index for a caller that has one already (tests, benches).
-pub fn loaded(entry: VolumeEntry, idx: Index) -> Loaded {
-    Loaded {
-        entry,
-        searcher: Searcher::new(Arc::new(idx)),
-        index_bytes: 0,
-    }
 }

@@ -175,18 +175,16 @@ impl SearchAids {
     /// Checks what every lookup relies on, for aids read from a file: lengths agree with the index, offsets
     /// are in range and ordered, every order is a permutation of the entries.
     pub(crate) fn validate(&self, n: usize) -> Result<(), &'static str> {
-        let perm = |o: &[EntryId]| {
-            let mut seen = vec![false; n];
+        // One scratch array for every order: order i marks the entries it holds with i + 1.
+        let mut seen = vec![0u8; n];
+        let mut perm = |o: &[EntryId], mark: u8| {
             o.len() == n
-                && o.iter().all(|&id| {
-                    let s = seen.get_mut(id as usize);
-                    match s {
-                        Some(s) if !*s => {
-                            *s = true;
-                            true
-                        }
-                        _ => false,
+                && o.iter().all(|&id| match seen.get_mut(id as usize) {
+                    Some(s) if *s != mark => {
+                        *s = mark;
+                        true
                     }
+                    _ => false,
                 })
         };
         let offsets = |starts: &[u32], text_len: usize| {
@@ -220,7 +218,7 @@ impl SearchAids {
             &self.accessed_order,
             &self.ext_order,
         ];
-        if !orders.iter().all(|o| perm(o)) {
+        if !orders.iter().zip(1u8..).all(|(o, mark)| perm(o, mark)) {
             return Err("a stored order is not a permutation of the entries");
         }
         let keys = [

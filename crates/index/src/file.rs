@@ -246,55 +246,13 @@ pub fn read(path: &Path) -> Result<Index, FileError> {
     Ok(idx)
 }
 
-/// Verifies and returns an index held in `bytes` (copied into owned columns; for tests and fuzzing).
+/// Verifies and returns an index held in `bytes` (for tests and fuzzing): the bytes are copied once into an
+/// anonymous map, which the columns then share as they share a file's.
 pub fn from_bytes(bytes: &[u8]) -> Result<Index, FileError> {
     let mut anon = memmap2::MmapMut::map_anon(bytes.len().max(1))?;
     anon[..bytes.len()].copy_from_slice(bytes);
     let map = Arc::new(anon.make_read_only()?);
-    let mut idx = from_map_len(&map, bytes.len())?;
-    // Owned, so the caller's bytes and this map need not outlive the call's users.
-    own_all(&mut idx);
-    Ok(idx)
-}
-
-fn own_all(idx: &mut Index) {
-    idx.names.make_owned();
-    idx.name_start.make_owned();
-    idx.parent.make_owned();
-    idx.record.make_owned();
-    idx.sequence.make_owned();
-    idx.flags.make_owned();
-    idx.size.make_owned();
-    idx.allocated.make_owned();
-    idx.created.make_owned();
-    idx.modified.make_owned();
-    idx.mft_changed.make_owned();
-    idx.accessed.make_owned();
-    idx.reparse_tag.make_owned();
-    idx.tree_size.make_owned();
-    idx.descendants.make_owned();
-    let starts = idx.name_start.clone();
-    if let Some(a) = &mut idx.aids {
-        a.folded.make_owned();
-        a.starts = starts;
-        a.name_order.make_owned();
-        a.name_rank.make_owned();
-        a.path_order.make_owned();
-        a.path_rank.make_owned();
-        a.size_order.make_owned();
-        a.created_order.make_owned();
-        a.modified_order.make_owned();
-        a.accessed_order.make_owned();
-        a.ext_id.make_owned();
-        a.ext_text.make_owned();
-        a.ext_starts.make_owned();
-        a.trigrams.make_owned();
-        a.size_keys.make_owned();
-        a.created_keys.make_owned();
-        a.modified_keys.make_owned();
-        a.accessed_keys.make_owned();
-        a.ext_order.make_owned();
-    }
+    from_map_len(&map, bytes.len())
 }
 
 fn from_map(map: &Arc<Mmap>) -> Result<Index, FileError> {

@@ -1,5 +1,5 @@
-//! Full paths without building one per entry: every folder's path is built once, in one arena, and an entry's
-//! path is its folder's path, `/`, its name. Also the case folding names and paths are compared with.
+//! The case folding names and paths are compared with, and folder paths built once so that writing every
+//! entry's path (its folder's path, `/`, its name) builds no path twice.
 
 use crate::index::{flags, EntryId, Index};
 
@@ -30,30 +30,27 @@ pub fn fold(s: &str) -> String {
     String::from_utf8(v).unwrap_or_default()
 }
 
-/// The full path of every folder (`/`-separated from the root; the root's own path is empty), as given or
-/// case-folded.
+/// The full path of every folder (`/`-separated from the root; the root's own path is empty), for writing every
+/// entry's path (`uffs export`). Searches never keep these: they walk the folder tree instead.
 #[derive(Debug, Clone)]
 pub struct FolderPaths {
     text: Vec<u8>,
     /// Byte range of each folder's path (word-sized: hostile nesting can pass 4 GiB of text in total).
     span: Vec<(usize, usize)>,
-    folders: Vec<EntryId>,
 }
 
 const UNSET: (usize, usize) = (usize::MAX, 0);
 
 impl FolderPaths {
-    pub fn build(idx: &Index, folded: bool) -> FolderPaths {
+    pub fn build(idx: &Index) -> FolderPaths {
         let mut p = FolderPaths {
             text: Vec::new(),
             span: vec![UNSET; idx.len()],
-            folders: Vec::new(),
         };
         if idx.is_empty() {
             return p;
         }
         p.span[idx.root() as usize] = (0, 0);
-        p.folders.push(idx.root());
         let mut chain = Vec::new();
         for id in 0..idx.len() as EntryId {
             if idx.flags(id) & flags::DIRECTORY == 0 || p.span[id as usize] != UNSET {
@@ -70,13 +67,8 @@ impl FolderPaths {
                 let start = p.text.len();
                 p.text.extend_from_within(s..e);
                 p.text.push(b'/');
-                if folded {
-                    fold_into(idx.name_bytes(d), &mut p.text);
-                } else {
-                    p.text.extend_from_slice(idx.name_bytes(d));
-                }
+                p.text.extend_from_slice(idx.name_bytes(d));
                 p.span[d as usize] = (start, p.text.len());
-                p.folders.push(d);
             }
         }
         p
@@ -90,21 +82,15 @@ impl FolderPaths {
         }
     }
 
-    /// Every folder, the root first.
-    pub fn folders(&self) -> &[EntryId] {
-        &self.folders
-    }
-
-    /// Appends the full path of any entry (its folder's path, `/`, its name; the root is `/`). For folded
-    /// paths, `name` is the entry's folded name.
-    pub fn path_into(&self, idx: &Index, id: EntryId, name: &[u8], out: &mut Vec<u8>) {
+    /// Appends the full path of any entry (its folder's path, `/`, its name; the root is `/`).
+    pub fn path_into(&self, idx: &Index, id: EntryId, out: &mut Vec<u8>) {
         if id == idx.root() {
             out.push(b'/');
             return;
         }
         out.extend_from_slice(self.folder(idx.parent(id)));
         out.push(b'/');
-        out.extend_from_slice(name);
+        out.extend_from_slice(idx.name_bytes(id));
     }
 }
 

@@ -31,16 +31,13 @@ pub fn progress_bar(label: &str) -> ProgressBar {
     pb
 }
 
-/// Builds the index of one volume with a progress bar.
-pub fn build(vol: &Volume, opts: &ScanOptions) -> Result<(Index, ScanReport)> {
-    let pb = progress_bar(&vol.name);
-    let (idx, report) = uffs_mft::build_index(vol, opts, &|done, total| {
+/// Builds the index of one volume, showing its progress on `pb` (which it leaves in place).
+pub fn build(vol: &Volume, opts: &ScanOptions, pb: &ProgressBar) -> Result<(Index, ScanReport)> {
+    uffs_mft::build_index(vol, opts, &|done, total| {
         pb.set_length(total);
         pb.set_position(done);
     })
-    .with_context(|| format!("indexing {}", vol.name))?;
-    pb.finish_and_clear();
-    Ok((idx, report))
+    .with_context(|| format!("indexing {}", vol.name))
 }
 
 /// `1234567` → `1,234,567`.
@@ -94,19 +91,37 @@ pub fn index_command(
     threads: usize,
 ) -> Result<()> {
     let src = uffs_mft::open(source, partition)?;
-    if src.volumes.len() > 1 {
-        let names: Vec<String> = src.volumes.iter().map(|v| v.name.clone()).collect();
-        bail!(
-            "{source} holds {} NTFS volumes ({}); an index file holds one: index them one at a time, e.g. uffs index {} -o FILE",
-            src.volumes.len(),
-            names.join(", "),
-            names[0]
-        );
-    }
-    let vol = &src.volumes[0];
+    let vol = only_volume(
+        &src,
+        source,
+        "an index file holds one: index them one at a time, e.g. uffs index",
+        "-o FILE",
+    )?;
     let line = write_index(vol, output, deleted, threads, &progress_bar(&vol.name))?;
     eprintln!("{line}");
     Ok(())
+}
+
+/// The one NTFS volume of a source, or an error that names each (`disk.img@1`, `disk.img@3`) and shows the
+/// command (`before` SPEC `after`) for the first.
+pub fn only_volume<'a>(
+    src: &'a uffs_mft::Source,
+    spec: &str,
+    before: &str,
+    after: &str,
+) -> Result<&'a Volume> {
+    match &src.volumes[..] {
+        [one] => Ok(one),
+        many => {
+            let names: Vec<&str> = many.iter().map(|v| v.name.as_str()).collect();
+            bail!(
+                "{spec} holds {} NTFS volumes ({}); {before} {} {after}",
+                names.len(),
+                names.join(", "),
+                names.first().copied().unwrap_or_default()
+            )
+        }
+    }
 }
 
 /// Builds the index of `vol` with its search aids and writes it to `output`; returns the summary line.
@@ -122,11 +137,7 @@ pub fn write_index(
         threads,
         ..ScanOptions::default()
     };
-    let (mut idx, report) = uffs_mft::build_index(vol, &opts, &|done, total| {
-        pb.set_length(total);
-        pb.set_position(done);
-    })
-    .with_context(|| format!("indexing {}", vol.name))?;
+    let (mut idx, report) = build(vol, &opts, pb)?;
     pb.set_message("sorting and writing");
     let t = std::time::Instant::now();
     idx.add_search_aids();
@@ -166,7 +177,9 @@ pub fn load_indexes(
     let several = src.volumes.len() > 1;
     let mut out = Vec::new();
     for vol in &src.volumes {
-        let (idx, report) = build(vol, &opts)?;
+        let pb = progress_bar(&vol.name);
+        let (idx, report) = build(vol, &opts, &pb)?;
+        pb.finish_and_clear();
         eprintln!("{}", summary(vol, &idx, &report));
         let prefix = match (&vol.partition, several) {
             (Some(p), true) => format!("@{}:", p.index),

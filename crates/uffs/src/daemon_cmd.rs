@@ -320,15 +320,12 @@ pub fn volumes_add(
             bail!("a volume named {name} is registered already (remove it first, or give --name)");
         }
         let opened = uffs_mft::open(src, partition)?;
-        if opened.volumes.len() > 1 {
-            let names: Vec<String> = opened.volumes.iter().map(|v| v.name.clone()).collect();
-            bail!(
-                "{src} holds {} NTFS volumes ({}); add them one at a time, e.g. uffs volumes add {}",
-                names.len(),
-                names.join(", "),
-                names[0]
-            );
-        }
+        crate::common::only_volume(
+            &opened,
+            src,
+            "add them one at a time, e.g. uffs volumes add",
+            "",
+        )?;
         let entry = VolumeEntry {
             name,
             source: src.clone(),

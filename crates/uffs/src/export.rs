@@ -164,15 +164,14 @@ impl<'a> DirPaths<'a> {
         DirPaths {
             idx,
             prefix,
-            folders: FolderPaths::build(idx, false),
+            folders: FolderPaths::build(idx),
         }
     }
 
     /// Appends the full path of `id`. The root is `/`.
     fn path_into(&self, id: EntryId, out: &mut Vec<u8>) {
         out.extend_from_slice(self.prefix.as_bytes());
-        self.folders
-            .path_into(self.idx, id, self.idx.name_bytes(id), out);
+        self.folders.path_into(self.idx, id, out);
     }
 }
 

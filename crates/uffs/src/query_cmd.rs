@@ -210,7 +210,11 @@ pub fn search_and_print(
 /// used): numbers, or folded names and paths.
 fn sort_value(prefix: &str, s: &Searcher, key: SortKey, id: EntryId) -> (u64, Vec<u8>) {
     let idx = s.index();
-    let folded = |b: &[u8]| uffs_index::paths::fold(&String::from_utf8_lossy(b)).into_bytes();
+    let folded = |b: &[u8]| {
+        let mut v = Vec::with_capacity(b.len());
+        uffs_index::paths::fold_into(b, &mut v);
+        v
+    };
     match key {
         SortKey::Name => (0, folded(idx.name_bytes(id))),
         SortKey::Path => (0, folded(output::full_path(idx, prefix, id).as_bytes())),
