@@ -11,7 +11,7 @@ use std::io::{BufReader, BufWriter, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -22,7 +22,7 @@ use crate::protocol::{self, Request, Response, Status, VolumeStatus};
 use crate::registry::{Registry, VolumeEntry};
 use crate::{msg, Result};
 
-/// Connections served at once; more are answered "busy" and closed.
+/// Connections served at once (one worker thread each); more are answered "busy" and closed.
 pub const MAX_CONNECTIONS: usize = 64;
 /// Time a client has to send its request.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
@@ -63,7 +63,6 @@ struct Shared {
     /// Volumes that are not simply ready: name → what they are doing.
     states: Mutex<HashMap<String, String>>,
     stop: AtomicBool,
-    connections: AtomicUsize,
     queries: AtomicU64,
     started: Instant,
     query: Box<QueryFn>,
@@ -105,7 +104,6 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
         changing: Mutex::new(()),
         states: Mutex::new(HashMap::new()),
         stop: AtomicBool::new(false),
-        connections: AtomicUsize::new(0),
         queries: AtomicU64::new(0),
         started: Instant::now(),
         query,
@@ -121,6 +119,9 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
         std::thread::spawn(move || check_sources(&shared, stale));
     }
 
+    // A rendezvous channel: a send succeeds only when a worker is waiting for a connection.
+    let (idle_tx, idle_rx) = crossbeam_channel::bounded::<UnixStream>(0);
+    let mut workers = 0;
     for conn in listener.incoming() {
         if shared.stop.load(Ordering::SeqCst) {
             break;
@@ -136,21 +137,27 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
                 continue;
             }
         }
-        if shared.connections.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-            shared.connections.fetch_sub(1, Ordering::SeqCst);
+        // Hand the connection to an idle worker; with none idle, start one, up to the limit. Workers stay for
+        // the next connections: starting a thread per query would cost more than most queries.
+        let stream = match idle_tx.try_send(stream) {
+            Ok(()) => continue,
+            Err(e) => e.into_inner(),
+        };
+        if workers >= MAX_CONNECTIONS {
             refuse(stream, "busy: too many connections, try again");
             continue;
         }
-        let shared = Arc::clone(&shared);
-        let spawned = std::thread::Builder::new().name("uffs-conn".into()).spawn({
-            let shared = Arc::clone(&shared);
-            move || {
+        let (shared, idle_rx) = (Arc::clone(&shared), idle_rx.clone());
+        let spawned = std::thread::Builder::new()
+            .name("uffs-conn".into())
+            .spawn(move || {
                 serve(&shared, stream);
-                shared.connections.fetch_sub(1, Ordering::SeqCst);
-            }
-        });
-        if spawned.is_err() {
-            shared.connections.fetch_sub(1, Ordering::SeqCst);
+                while let Ok(next) = idle_rx.recv() {
+                    serve(&shared, next);
+                }
+            });
+        if spawned.is_ok() {
+            workers += 1;
         }
     }
     let _ = std::fs::remove_file(&sock);
@@ -493,15 +500,17 @@ fn remove_temporaries(cache: &Path) {
     }
 }
 
-/// A query allocates a few bit sets of n/8 bytes and frees them when it answers. glibc would keep such blocks
-/// in its heaps after the first few (its mmap threshold rises as they are freed), so the daemon's memory would
-/// creep up to the largest query's: a fixed threshold returns them to the system at once, and two arenas stop
-/// every connection thread from growing a heap of its own.
+/// A query allocates a few bit sets of n/8 bytes and scratch columns, and frees them when it answers. glibc's
+/// mmap threshold rises as such blocks are freed, after which they stay in its heaps and the daemon's memory
+/// creeps up to the largest query's. A fixed threshold of 512 KiB keeps bit sets of volumes up to 4 million
+/// entries on the heap (mapping and unmapping each would cost page faults and TLB shootdowns on every query)
+/// and returns anything larger to the system at once; two arenas stop every connection thread from growing a
+/// heap of its own.
 fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator tunables; called before any other thread exists.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 512 * 1024);
         libc::mallopt(libc::M_ARENA_MAX, 2);
     }
 }

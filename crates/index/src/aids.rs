@@ -7,7 +7,8 @@
 //!   any of them is a walk from one end; with the size and time keys in that order, so a range (`size:>1gb`,
 //!   `dm:2021`) is a binary search and a slice of the order, reading nothing of the other entries;
 //! * an extension id per file (ids in dictionary order, 0 for none) and the dictionary;
-//! * a trigram filter: per block of 64 entries, a bit set of the hashed trigrams of their folded names.
+//! * a trigram filter: per hashed trigram, the set of blocks of 64 entries whose folded names hold it (2 bytes
+//!   per entry); the blocks that can hold a needle are the AND of its trigrams' rows.
 
 use std::collections::HashMap;
 
@@ -17,17 +18,21 @@ use crate::column::Col;
 use crate::index::{flags, EntryId, Index};
 use crate::paths::fold_into;
 
-/// Entries per block of the trigram filter: one bitset word, so a block's hits fill exactly one word.
+/// Entries per block of the trigram filter.
 pub const TRIGRAM_BLOCK: usize = 64;
-/// Filter bits per block (1,024: 128 bytes, 2 bytes per entry). A block of names holds a few hundred distinct
-/// trigrams, so about a third of the bits are set and a needle with five trigrams rules out all but one block
-/// in a hundred or so.
-pub const TRIGRAM_WORDS: usize = 16;
+/// Hashed trigram keys. A block of names holds a few hundred distinct trigrams, so about a third of a block's
+/// keys are set and a needle with five trigrams rules out all but one block in a hundred or so.
+pub const TRIGRAM_KEYS: usize = 1024;
 
-/// The filter bit of a trigram.
+/// The filter key of a trigram.
 pub fn trigram_key(t: &[u8]) -> usize {
     let v = u32::from(t[0]) | u32::from(t[1]) << 8 | u32::from(t[2]) << 16;
-    (v.wrapping_mul(0x9E37_79B1) >> 21) as usize % (TRIGRAM_WORDS * 64)
+    (v.wrapping_mul(0x9E37_79B1) >> 21) as usize % TRIGRAM_KEYS
+}
+
+/// Words in one key's row of the trigram filter: a bit per block.
+pub fn trigram_row_words(entries: usize) -> usize {
+    entries.div_ceil(TRIGRAM_BLOCK).div_ceil(64)
 }
 
 #[derive(Debug, Clone, Default)]
@@ -233,7 +238,7 @@ impl SearchAids {
         {
             return Err("a sorted key column is not sorted");
         }
-        if self.trigrams.len() != n.div_ceil(TRIGRAM_BLOCK) * TRIGRAM_WORDS {
+        if self.trigrams.len() != TRIGRAM_KEYS * trigram_row_words(n) {
             return Err("trigram filter has the wrong size");
         }
         Ok(())
@@ -322,20 +327,30 @@ fn extensions<'a>(
     (ext_id, text, starts)
 }
 
+/// The filter, one row per key: row `k` has bit `b` set when block `b` holds a name with a trigram of key `k`.
+/// Built per run of 64 blocks (one word of every row), in parallel, then laid out row by row.
 fn trigram_blocks<'a>(n: usize, fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync)) -> Vec<u64> {
-    let mut bits = vec![0u64; n.div_ceil(TRIGRAM_BLOCK) * TRIGRAM_WORDS];
-    bits.par_chunks_mut(TRIGRAM_WORDS)
-        .enumerate()
-        .for_each(|(b, words)| {
-            let lo = b * TRIGRAM_BLOCK;
-            let hi = (lo + TRIGRAM_BLOCK).min(n);
-            for id in lo..hi {
-                for w in fname(id as EntryId).windows(3) {
-                    let k = trigram_key(w);
-                    words[k / 64] |= 1 << (k % 64);
+    let row = trigram_row_words(n);
+    let runs: Vec<Vec<u64>> = (0..row)
+        .into_par_iter()
+        .map(|w| {
+            let mut keys = vec![0u64; TRIGRAM_KEYS];
+            let first = w * 64 * TRIGRAM_BLOCK;
+            for id in first..(first + 64 * TRIGRAM_BLOCK).min(n) {
+                let bit = 1u64 << ((id - first) / TRIGRAM_BLOCK);
+                for t in fname(id as EntryId).windows(3) {
+                    keys[trigram_key(t)] |= bit;
                 }
             }
-        });
+            keys
+        })
+        .collect();
+    let mut bits = vec![0u64; TRIGRAM_KEYS * row];
+    for (w, keys) in runs.iter().enumerate() {
+        for (k, &v) in keys.iter().enumerate() {
+            bits[k * row + w] = v;
+        }
+    }
     bits
 }
 

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use memchr::memmem;
-use uffs_index::aids::{trigram_key, SearchAids, TRIGRAM_BLOCK, TRIGRAM_WORDS};
+use uffs_index::aids::{trigram_key, trigram_row_words, SearchAids, TRIGRAM_BLOCK};
 use uffs_index::paths::fold_into;
 use uffs_index::{flags, EntryId, Index};
 
@@ -459,20 +459,39 @@ impl Searcher {
         if let Some(keys) = trigram_keys(needle) {
             let t = &self.aids().trigrams;
             let blocks = n.div_ceil(TRIGRAM_BLOCK);
-            let candidate = |b: usize| {
-                keys.iter()
-                    .all(|&k| t[b * TRIGRAM_WORDS + k / 64] & (1 << (k % 64)) != 0)
-            };
-            let hits = (0..blocks).filter(|&b| candidate(b)).count();
-            if hits * 4 < blocks {
-                out.words_mut()
-                    .par_iter_mut()
-                    .enumerate()
-                    .filter(|(b, _)| candidate(*b))
-                    .for_each(|(b, w)| {
-                        let lo = b * TRIGRAM_BLOCK;
-                        scan(lo, (lo + TRIGRAM_BLOCK).min(n), std::slice::from_mut(w));
-                    });
+            // The candidate blocks: the AND of the needle's trigram rows.
+            let row = trigram_row_words(n);
+            let mut cand = t[keys[0] * row..(keys[0] + 1) * row].to_vec();
+            for &k in &keys[1..] {
+                for (c, &r) in cand.iter_mut().zip(&t[k * row..(k + 1) * row]) {
+                    *c &= r;
+                }
+            }
+            let hits: Vec<usize> = cand
+                .iter()
+                .enumerate()
+                .flat_map(|(w, &bits)| {
+                    (0..64)
+                        .filter(move |i| bits & (1 << i) != 0)
+                        .map(move |i| w * 64 + i)
+                })
+                .collect();
+            if hits.len() * 4 < blocks {
+                let words = out.words_mut();
+                let one = |b: usize, w: &mut u64| {
+                    let lo = b * TRIGRAM_BLOCK;
+                    scan(lo, (lo + TRIGRAM_BLOCK).min(n), std::slice::from_mut(w));
+                };
+                // A few blocks are quicker on this thread than handing out to (and waking) the others.
+                if hits.len() < 256 {
+                    hits.iter().for_each(|&b| one(b, &mut words[b]));
+                } else {
+                    words
+                        .par_iter_mut()
+                        .enumerate()
+                        .filter(|(b, _)| hits.binary_search(b).is_ok())
+                        .for_each(|(b, w)| one(b, w));
+                }
                 return out;
             }
         }
