@@ -3,6 +3,10 @@
 
 mod bench;
 mod common;
+#[cfg(unix)]
+mod daemon_cmd;
+#[cfg(not(unix))]
+#[path = "daemon_unsupported.rs"]
 mod daemon_cmd;
 mod export;
 mod info;
