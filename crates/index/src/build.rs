@@ -625,8 +625,9 @@ impl Builder {
             } else {
                 (x.size[e], u32::from(f & flags::STREAM == 0))
             };
-            x.tree_size[p] += own;
-            x.descendants[p] += count;
+            // Saturating: a damaged record can claim any size, and totals must not wrap round.
+            x.tree_size[p] = x.tree_size[p].saturating_add(own);
+            x.descendants[p] = x.descendants[p].saturating_add(count);
         }
     }
 

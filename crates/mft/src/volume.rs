@@ -372,7 +372,8 @@ fn to_mft_runs(extents: &[Vec<Run>], cs: u64, device_len: u64) -> Vec<MftRun> {
             let device_offset = r.lcn?.checked_mul(cs)?;
             mft_offset.checked_add(len)?;
             let end = device_offset.checked_add(len)?.min(device_len);
-            (device_offset < end).then_some(MftRun {
+            // `then`, not `then_some`: the length must not be computed for a run past the device's end.
+            (device_offset < end).then(|| MftRun {
                 mft_offset,
                 len: end - device_offset,
                 device_offset: Some(device_offset),
