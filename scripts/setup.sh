@@ -7,7 +7,8 @@
 #   (getfattr/setfattr), dosfstools (FAT partition in disk-mbr.img), libfaketime
 #   (frozen clock => byte-reproducible images), fuse3, xz-utils (unpacks the
 #   forensic sample), bsdutils (`script`, a terminal for the escaping test), plus
-#   forensics-samples-ntfs, plocate, libfsntfs-utils, hyperfine.
+#   forensics-samples-ntfs, plocate, libfsntfs-utils, hyperfine; wine64 and the MinGW-w64 C compiler, and
+#   the rustup target x86_64-pc-windows-gnu, for the Windows build's tests (scripts/test-windows.sh).
 # Then `cargo install mft --locked` (mft_dump) unless mft_dump is on PATH
 # (set UFFS_SETUP_SKIP_CARGO=1 to skip that step).
 # apt is skipped entirely when every package is already installed.
@@ -20,7 +21,8 @@ step() { echo "setup: $*"; }
 
 PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       fuse3 fdisk gdisk attr dosfstools libfaketime util-linux coreutils xz-utils bsdutils
-      python3)  # /usr/bin/python3: the daemon test runs it as another user (setpriv, from util-linux)
+      python3  # /usr/bin/python3: the daemon test runs it as another user (setpriv, from util-linux)
+      wine64 gcc-mingw-w64-x86-64-posix)  # the Windows build's tests, under Wine (scripts/test-windows.sh)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -51,6 +53,13 @@ else
     command -v cargo >/dev/null || { echo "setup: cargo not found on PATH" >&2; exit 1; }
     step "cargo install mft --locked (provides mft_dump)"
     cargo install mft --locked
+fi
+
+if rustup target list --installed 2>/dev/null | grep -qx x86_64-pc-windows-gnu; then
+    step "rustup target x86_64-pc-windows-gnu already installed"
+elif command -v rustup >/dev/null; then
+    step "rustup target add x86_64-pc-windows-gnu (the Windows build, tested under Wine)"
+    rustup target add x86_64-pc-windows-gnu || step "WARNING: could not add the target; the Windows tests will be skipped"
 fi
 
 step "done"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (idempotent; needs root), then runs every test.
 # Integration tests build their fixture volumes with mkntfs + ntfs-3g on first use (scripts/make-fixtures.sh).
+# Then the Windows build's daemon tests, under Wine (scripts/test-windows.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" = 0 ]; then
@@ -10,3 +11,4 @@ else
 fi
 export PATH="$HOME/.cargo/bin:$PATH"
 cargo test --release --workspace "$@"
+scripts/test-windows.sh

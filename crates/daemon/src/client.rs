@@ -1,30 +1,29 @@
 //! Talking to the daemon: connect, send one request, read the answer's lines.
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-use crate::dirs::socket_path;
+use crate::ipc::{self, Conn};
 use crate::protocol::{Request, Response};
 use crate::{msg, Result};
 
-/// Connects to the daemon of this user, or `None` when none is running.
-pub fn connect(runtime: &Path) -> Option<UnixStream> {
-    UnixStream::connect(socket_path(runtime)).ok()
+/// Connects to the daemon of this user; `Ok(None)` when none is running.
+pub fn connect(runtime: &Path) -> Result<Option<Conn>> {
+    ipc::connect(runtime)
 }
 
 /// Sends `req` and calls `each` for every answer line until the last one, which is returned.
 pub fn request(
-    mut stream: UnixStream,
+    conn: Conn,
     req: &Request,
     mut each: impl FnMut(&Response) -> Result<()>,
 ) -> Result<Response> {
     let mut line = serde_json::to_vec(req).map_err(|e| msg(e.to_string()))?;
     line.push(b'\n');
     // A daemon that stops answering (killed mid-query, stuck) must not hang the client for ever.
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(60)))?;
-    stream.write_all(&line)?;
-    let mut r = BufReader::with_capacity(1 << 16, stream);
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(60)))?;
+    (&conn).write_all(&line)?;
+    let mut r = BufReader::with_capacity(1 << 16, &conn);
     let mut buf = Vec::new();
     loop {
         buf.clear();

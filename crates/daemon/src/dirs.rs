@@ -1,10 +1,12 @@
 //! Where the daemon keeps things.
 //!
-//! * The cache directory (`$UFFS_CACHE_DIR`, else `$XDG_CACHE_HOME/uffs`, else `~/.cache/uffs`): the volume
-//!   registry, one index file per volume, and the daemon's log.
-//! * The runtime directory (`$UFFS_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/uffs`, else `/tmp/uffs-UID`): the
-//!   socket and the lock that makes the daemon one per user. It is created with mode 0700 and refused when
-//!   another user owns it or others can enter it.
+//! * The cache directory (`$UFFS_CACHE_DIR`, else `$XDG_CACHE_HOME/uffs`, else `~/.cache/uffs`; on Windows
+//!   `%LOCALAPPDATA%\uffs`): the volume registry, one index file per volume, and the daemon's log.
+//! * The runtime directory (`$UFFS_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/uffs`, else `/tmp/uffs-UID`; on
+//!   Windows `%LOCALAPPDATA%\uffs\run`): the socket and the lock that makes the daemon one per user. On Unix
+//!   it is created with mode 0700 and refused when another user owns it or others can enter it. On Windows
+//!   both live in the user's profile, closed to others by its inherited ACL, and the daemon's pipe carries a
+//!   security descriptor of its own (see [`crate::ipc`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,13 +16,15 @@ use crate::{msg, Result};
 pub fn cache_dir() -> Result<PathBuf> {
     let dir = if let Some(d) = std::env::var_os("UFFS_CACHE_DIR") {
         PathBuf::from(d)
+    } else if let Some(d) = local_app_data() {
+        d.join("uffs")
     } else if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         PathBuf::from(d).join("uffs")
     } else if let Some(h) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
         PathBuf::from(h).join(".cache").join("uffs")
     } else {
         return Err(msg(
-            "no cache directory: set HOME, XDG_CACHE_HOME or UFFS_CACHE_DIR",
+            "no cache directory: set HOME, XDG_CACHE_HOME or UFFS_CACHE_DIR (LOCALAPPDATA on Windows)",
         ));
     };
     private_dir(&dir)?;
@@ -30,6 +34,8 @@ pub fn cache_dir() -> Result<PathBuf> {
 pub fn runtime_dir() -> Result<PathBuf> {
     let dir = if let Some(d) = std::env::var_os("UFFS_RUNTIME_DIR") {
         PathBuf::from(d)
+    } else if let Some(d) = local_app_data() {
+        d.join("uffs").join("run")
     } else if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         PathBuf::from(d).join("uffs")
     } else {
@@ -39,8 +45,15 @@ pub fn runtime_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-pub fn socket_path(runtime: &Path) -> PathBuf {
-    runtime.join("daemon.sock")
+/// `%LOCALAPPDATA%`, the per-user, per-machine data folder: Windows only.
+fn local_app_data() -> Option<PathBuf> {
+    if cfg!(windows) {
+        std::env::var_os("LOCALAPPDATA")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+    } else {
+        None
+    }
 }
 
 #[cfg(unix)]

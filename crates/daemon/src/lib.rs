@@ -1,23 +1,26 @@
 //! The uffs daemon: one per user. It owns the indexes of the registered volumes (memory-mapped from their
-//! files), answers queries over a Unix socket that only its user can reach, and rebuilds an index in the
-//! background when its source has changed, swapping the new snapshot in atomically.
+//! files), answers queries over a channel that only its user can reach (a Unix socket, or a named pipe on
+//! Windows), and rebuilds an index in the background when its source has changed, swapping the new snapshot
+//! in atomically.
 //!
 //! * [`dirs`]: where things live: the cache directory (registry, index files, log) and the private runtime
 //!   directory (socket, lock).
+//! * [`ipc`]: the channel itself: listener, connections, time limits and the checks of who is at the other end.
+//! * [`os`]: allocator settings, resident memory, and builds that end with the daemon.
 //! * [`registry`]: the registered volumes (`uffs volumes add|list|remove`).
 //! * [`protocol`]: the JSON-lines requests and responses, and the limits on them.
-//! * [`server`]: the socket server, snapshots, staleness checks and rebuilds.
+//! * [`server`]: the server, snapshots, staleness checks and rebuilds.
 //! * [`client`]: connecting to the daemon and reading its answers.
 //!
 //! Query execution and formatting belong to the caller (the `uffs` binary), which hands the server a function
 //! from a snapshot and a request to printed output.
 
-#[cfg(unix)]
 pub mod client;
 pub mod dirs;
+pub mod ipc;
+pub mod os;
 pub mod protocol;
 pub mod registry;
-#[cfg(unix)]
 pub mod server;
 
 #[derive(Debug, thiserror::Error)]

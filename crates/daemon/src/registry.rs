@@ -1,6 +1,10 @@
 //! The registered volumes: `volumes.json` in the cache directory, one entry per volume with its name, source and
-//! index options. The index of volume `NAME` is `NAME.uffs` beside it. Changes are written to a temporary file
-//! and renamed, under a lock, so concurrent `uffs volumes` commands never lose an entry.
+//! index options. Changes are written to a temporary file and renamed, under a lock, so concurrent
+//! `uffs volumes` commands never lose an entry.
+//!
+//! The index of volume `NAME` is `NAME.uffs` or `NAME.2.uffs` beside it, whichever was built last: a rebuild
+//! writes the slot the daemon is not using, so a mapped index file is never replaced or deleted (Windows
+//! refuses that), and the previous index stays behind as a fallback should the new one be damaged.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -87,8 +91,32 @@ impl Registry {
         cache.join("volumes.json")
     }
 
+    /// The first index slot of volume `name`, where `uffs volumes add` writes.
     pub fn index_path(cache: &Path, name: &str) -> PathBuf {
-        cache.join(format!("{name}.uffs"))
+        Registry::index_slots(cache, name)[0].clone()
+    }
+
+    /// Both index slots of volume `name`.
+    pub fn index_slots(cache: &Path, name: &str) -> [PathBuf; 2] {
+        [
+            cache.join(format!("{name}.uffs")),
+            cache.join(format!("{name}.2.uffs")),
+        ]
+    }
+
+    /// The slots holding an index file of volume `name`, newest first by the build time in their headers (a
+    /// file whose header cannot be read comes last).
+    pub fn index_files(cache: &Path, name: &str) -> Vec<PathBuf> {
+        let mut found: Vec<(u64, PathBuf)> = Registry::index_slots(cache, name)
+            .into_iter()
+            .filter(|p| p.exists())
+            .map(|p| {
+                let built = uffs_index::file::read_meta(&p).map_or(0, |(m, _)| m.built_at);
+                (built, p)
+            })
+            .collect();
+        found.sort_by_key(|f| std::cmp::Reverse(f.0));
+        found.into_iter().map(|(_, p)| p).collect()
     }
 
     pub fn load(cache: &Path) -> Result<Registry> {
@@ -108,7 +136,7 @@ impl Registry {
     /// Loads, changes and saves the registry under an exclusive lock.
     pub fn update<T>(cache: &Path, f: impl FnOnce(&mut Registry) -> Result<T>) -> Result<T> {
         let lock = File::create(cache.join("volumes.lock"))?;
-        lock_exclusive(&lock)?;
+        lock.lock()?;
         let mut r = Registry::load(cache)?;
         let out = f(&mut r)?;
         let p = Registry::path(cache);
@@ -123,21 +151,6 @@ impl Registry {
     pub fn get(&self, name: &str) -> Option<&VolumeEntry> {
         self.volumes.iter().find(|v| v.name == name)
     }
-}
-
-#[cfg(unix)]
-fn lock_exclusive(f: &File) -> Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a file descriptor we own; the lock is released when the file is closed.
-    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn lock_exclusive(_f: &File) -> Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

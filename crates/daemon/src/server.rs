@@ -8,16 +8,15 @@
 
 use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
 use uffs_query::Searcher;
 
-use crate::dirs::{socket_path, uid};
+use crate::ipc::{self, Accepted, Conn};
+use crate::os;
 use crate::protocol::{self, Request, Response, Status, VolumeStatus};
 use crate::registry::{Registry, VolumeEntry};
 use crate::{msg, Result};
@@ -41,6 +40,8 @@ pub struct Loaded {
     pub entry: VolumeEntry,
     pub searcher: Searcher,
     pub index_bytes: u64,
+    /// The index file, mapped while this lives.
+    pub path: PathBuf,
 }
 
 /// The volumes a query sees, in registry order.
@@ -62,6 +63,9 @@ struct Shared {
     changing: Mutex<()>,
     /// Volumes that are not simply ready: name → what they are doing.
     states: Mutex<HashMap<String, String>>,
+    /// Every index loaded, while any snapshot or query still holds it: its file is mapped and must not be
+    /// written over.
+    mapped: Mutex<Vec<Weak<Loaded>>>,
     stop: AtomicBool,
     queries: AtomicU64,
     started: Instant,
@@ -78,20 +82,16 @@ pub fn log(s: &str) {
 
 /// Runs the daemon in this process until a `stop` request.
 pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
-    tune_allocator();
+    os::tune_allocator();
+    // Held for the whole run: one daemon per user (and runtime directory).
     let lock = std::fs::File::create(cfg.runtime.join("daemon.lock"))?;
-    if !try_lock(&lock) {
+    if lock.try_lock().is_err() {
         return Err(msg(format!(
             "a uffs daemon is already running for this user (see {})",
             cfg.runtime.join("daemon.pid").display()
         )));
     }
-    let sock = socket_path(&cfg.runtime);
-    // We hold the lock, so a socket left behind is from a daemon that died.
-    let _ = std::fs::remove_file(&sock);
-    let listener =
-        UnixListener::bind(&sock).map_err(|e| msg(format!("binding {}: {e}", sock.display())))?;
-    std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o600))?;
+    let mut listener = ipc::Listener::bind(&cfg.runtime)?;
     std::fs::write(
         cfg.runtime.join("daemon.pid"),
         std::process::id().to_string(),
@@ -103,6 +103,7 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
         snapshot: RwLock::new(Arc::new(Snapshot::default())),
         changing: Mutex::new(()),
         states: Mutex::new(HashMap::new()),
+        mapped: Mutex::new(Vec::new()),
         stop: AtomicBool::new(false),
         queries: AtomicU64::new(0),
         started: Instant::now(),
@@ -111,7 +112,7 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
     let stale = reconcile(&shared)?;
     log(&format!(
         "listening on {} with {} volume(s) loaded",
-        sock.display(),
+        listener.name(),
         shared.snapshot.read().map(|s| s.volumes.len()).unwrap_or(0)
     ));
     {
@@ -120,23 +121,27 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
     }
 
     // A rendezvous channel: a send succeeds only when a worker is waiting for a connection.
-    let (idle_tx, idle_rx) = crossbeam_channel::bounded::<UnixStream>(0);
+    let (idle_tx, idle_rx) = crossbeam_channel::bounded::<Conn>(0);
     let mut workers = 0;
-    for conn in listener.incoming() {
+    loop {
+        let accepted = listener.accept();
         if shared.stop.load(Ordering::SeqCst) {
             break;
         }
-        let Ok(stream) = conn else { continue };
-        match peer_uid(&stream) {
-            Ok(u) if u == uid() => {}
-            other => {
-                let who =
-                    other.map_or_else(|e| format!("an unknown uid ({e})"), |u| format!("uid {u}"));
+        let stream = match accepted {
+            Ok(Accepted::Ours(c)) => c,
+            Ok(Accepted::Stranger(c, who)) => {
                 log(&format!("refused a connection from {who}"));
-                refuse(stream, "refused: this daemon answers only its own user");
+                refuse(c, "refused: this daemon answers only its own user");
                 continue;
             }
-        }
+            Err(e) => {
+                log(&format!("accepting a connection: {e}"));
+                // Do not spin if accepting keeps failing (out of handles, say).
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
         // Hand the connection to an idle worker; with none idle, start one, up to the limit. Workers stay for
         // the next connections: starting a thread per query would cost more than most queries.
         let stream = match idle_tx.try_send(stream) {
@@ -160,19 +165,19 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
             workers += 1;
         }
     }
-    let _ = std::fs::remove_file(&sock);
+    drop(listener);
     let _ = std::fs::remove_file(shared.cfg.runtime.join("daemon.pid"));
     log("stopped");
     Ok(())
 }
 
-fn refuse(stream: UnixStream, why: &str) {
+fn refuse(stream: Conn, why: &str) {
     let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
     let mut w = &stream;
     let _ = protocol::send(&mut w, &Response::Error(why.into()));
 }
 
-fn serve(shared: &Arc<Shared>, stream: UnixStream) {
+fn serve(shared: &Arc<Shared>, stream: Conn) {
     let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let mut reader = BufReader::new(&stream);
@@ -204,7 +209,7 @@ fn serve(shared: &Arc<Shared>, stream: UnixStream) {
             let _ = w.flush();
             shared.stop.store(true, Ordering::SeqCst);
             // Wake the accept loop so it sees the flag.
-            let _ = UnixStream::connect(socket_path(&shared.cfg.runtime));
+            ipc::wake(&shared.cfg.runtime);
             return;
         }
         Ok(Request::Query { args, terminal }) => {
@@ -252,7 +257,7 @@ fn status(shared: &Shared) -> Status {
     }
     Status {
         pid: std::process::id(),
-        rss_bytes: rss_bytes(),
+        rss_bytes: os::rss_bytes(),
         uptime_ms: shared.started.elapsed().as_millis() as u64,
         queries: shared.queries.load(Ordering::Relaxed),
         volumes,
@@ -277,27 +282,34 @@ fn reconcile(shared: &Arc<Shared>) -> Result<Vec<Arc<Loaded>>> {
         if building(shared, &e.name) {
             continue;
         }
-        let path = Registry::index_path(&shared.cfg.cache, &e.name);
-        match load(e, &path) {
-            Ok(l) => {
-                let l = Arc::new(l);
+        match load_newest(shared, e) {
+            Some(l) => {
                 to_check.push(Arc::clone(&l));
                 volumes.push(l);
             }
-            Err(why) => {
-                log(&format!(
-                    "index of {} not used: {why}; rebuilding it",
-                    e.name
-                ));
-                start_rebuild(shared, e.clone(), "building");
-            }
+            None => start_rebuild(shared, e.clone(), "building"),
         }
     }
     swap(shared, volumes);
     Ok(to_check)
 }
 
-fn load(e: &VolumeEntry, path: &Path) -> std::result::Result<Loaded, String> {
+/// Loads the newest index file of `e` that passes every check, logging why any newer one was refused.
+fn load_newest(shared: &Shared, e: &VolumeEntry) -> Option<Arc<Loaded>> {
+    let files = Registry::index_files(&shared.cfg.cache, &e.name);
+    if files.is_empty() {
+        log(&format!("{}: no index file; building it", e.name));
+    }
+    for path in files {
+        match load(shared, e, &path) {
+            Ok(l) => return Some(l),
+            Err(why) => log(&format!("index of {} not used: {why}", e.name)),
+        }
+    }
+    None
+}
+
+fn load(shared: &Shared, e: &VolumeEntry, path: &Path) -> std::result::Result<Arc<Loaded>, String> {
     let t = Instant::now();
     let idx = uffs_index::file::read(path).map_err(|err| format!("{}: {err}", path.display()))?;
     if e.deleted && !idx.meta.has_deleted {
@@ -310,11 +322,17 @@ fn load(e: &VolumeEntry, path: &Path) -> std::result::Result<Loaded, String> {
         idx.len(),
         t.elapsed().as_secs_f64() * 1e3
     ));
-    Ok(Loaded {
+    let l = Arc::new(Loaded {
         entry: e.clone(),
         searcher: Searcher::new(Arc::new(idx)),
         index_bytes,
-    })
+        path: path.to_path_buf(),
+    });
+    if let Ok(mut m) = shared.mapped.lock() {
+        m.retain(|w| w.strong_count() > 0);
+        m.push(Arc::downgrade(&l));
+    }
+    Ok(l)
 }
 
 fn swap(shared: &Shared, volumes: Vec<Arc<Loaded>>) {
@@ -421,12 +439,13 @@ fn start_rebuild(shared: &Arc<Shared>, e: VolumeEntry, state: &str) {
     set_state(shared, &e.name, Some(state.into()));
     let shared = Arc::clone(shared);
     std::thread::spawn(move || {
-        let path = Registry::index_path(&shared.cfg.cache, &e.name);
         let t = Instant::now();
-        match build_in_child(&shared.cfg.exe, &e, &path) {
-            Ok(()) => match load(&e, &path) {
+        let built = free_slot(&shared, &e.name)
+            .and_then(|path| build_in_child(&shared.cfg.exe, &e, &path).map(|()| path));
+        match built {
+            Ok(path) => match load(&shared, &e, &path) {
                 Ok(l) => {
-                    replace_volume(&shared, &e.name, Some(Arc::new(l)));
+                    replace_volume(&shared, &e.name, Some(l));
                     set_state(&shared, &e.name, None);
                     log(&format!(
                         "rebuilt {} in {:.1} s",
@@ -444,12 +463,46 @@ fn start_rebuild(shared: &Arc<Shared>, e: VolumeEntry, state: &str) {
                 set_state(&shared, &e.name, Some(format!("error: {why}")));
             }
         }
-        release_free_memory();
+        os::release_free_memory();
     });
 }
 
+/// The index slot of volume `name` to build into: one no loaded index maps, the older one if both are free.
+/// When both are mapped (an old snapshot still finishing a query), waits for one to be let go.
+fn free_slot(shared: &Shared, name: &str) -> std::result::Result<PathBuf, String> {
+    let t = Instant::now();
+    loop {
+        let in_use: Vec<PathBuf> = shared
+            .mapped
+            .lock()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|w| w.upgrade())
+                    .map(|l| l.path.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let newest_first = Registry::index_files(&shared.cfg.cache, name);
+        let mut slots = Registry::index_slots(&shared.cfg.cache, name).to_vec();
+        // Missing files first, then the oldest: the newest index is kept as long as possible.
+        slots.sort_by_key(|p| {
+            newest_first
+                .iter()
+                .rev()
+                .position(|f| f == p)
+                .map_or(0, |i| i + 1)
+        });
+        if let Some(p) = slots.into_iter().find(|p| !in_use.contains(p)) {
+            return Ok(p);
+        }
+        if t.elapsed() > Duration::from_secs(60) {
+            return Err("both index files stayed in use for a minute".into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn build_in_child(exe: &Path, e: &VolumeEntry, path: &Path) -> std::result::Result<(), String> {
-    use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("index").arg(&e.source).arg("-o").arg(path);
     if let Some(p) = e.partition {
@@ -461,17 +514,8 @@ fn build_in_child(exe: &Path, e: &VolumeEntry, path: &Path) -> std::result::Resu
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
-    // SAFETY: prctl is async-signal-safe; it asks the kernel to end the builder if the daemon dies, so a killed
-    // daemon leaves no orphan build behind (its temporary file is removed at the next start).
-    #[cfg(target_os = "linux")]
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
-    let out = cmd
-        .output()
+    let out = os::spawn_tied(&mut cmd)
+        .and_then(|child| child.wait_with_output())
         .map_err(|err| format!("running {}: {err}", exe.display()))?;
     if out.status.success() {
         return Ok(());
@@ -498,84 +542,4 @@ fn remove_temporaries(cache: &Path) {
             let _ = std::fs::remove_file(e.path());
         }
     }
-}
-
-/// A query allocates a few bit sets of n/8 bytes and scratch columns, and frees them when it answers. glibc's
-/// mmap threshold rises as such blocks are freed, after which they stay in its heaps and the daemon's memory
-/// creeps up to the largest query's. A fixed threshold of 512 KiB keeps bit sets of volumes up to 4 million
-/// entries on the heap (mapping and unmapping each would cost page faults and TLB shootdowns on every query)
-/// and returns anything larger to the system at once; two arenas stop every connection thread from growing a
-/// heap of its own.
-fn tune_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes allocator tunables; called before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 512 * 1024);
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
-}
-
-/// Gives freed heap back to the system after a rebuild swapped an old snapshot out.
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free heap pages to the kernel.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-fn try_lock(f: &std::fs::File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor we own; the lock lives as long as the file stays open (the whole run).
-    unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
-}
-
-/// The uid of the process at the other end of a Unix socket.
-pub fn peer_uid(s: &UnixStream) -> std::io::Result<u32> {
-    use std::os::fd::AsRawFd;
-    #[cfg(target_os = "linux")]
-    {
-        let mut cred = libc::ucred {
-            pid: 0,
-            uid: 0,
-            gid: 0,
-        };
-        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-        // SAFETY: SO_PEERCRED fills a ucred of the given length.
-        let r = unsafe {
-            libc::getsockopt(
-                s.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_PEERCRED,
-                (&mut cred as *mut libc::ucred).cast(),
-                &mut len,
-            )
-        };
-        if r != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(cred.uid)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let (mut uid, mut gid) = (0, 0);
-        // SAFETY: getpeereid writes two ids.
-        if unsafe { libc::getpeereid(s.as_raw_fd(), &mut uid, &mut gid) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(uid)
-    }
-}
-
-/// Resident memory of this process (Linux: from /proc; elsewhere 0).
-pub fn rss_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
-    pages * page
 }

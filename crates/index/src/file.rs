@@ -151,7 +151,7 @@ pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.tmp{}", std::process::id()));
-    let result = (|| {
+    let result = (|| -> io::Result<()> {
         let mut f = io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
         f.write_all(&head)?;
         let mut at = head.len();
@@ -162,9 +162,13 @@ pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
         }
         let f = f.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
+        drop(f);
         fs::rename(&tmp, path)?;
-        // The rename is durable only once the directory is.
-        File::open(dir)?.sync_all()
+        // The rename is durable only once the directory is. (Windows has no directory sync: NTFS journals the
+        // rename itself.)
+        #[cfg(unix)]
+        File::open(dir)?.sync_all()?;
+        Ok(())
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);

@@ -46,11 +46,15 @@ fn written_index_loads_back_equal_and_mapped() {
     // The header alone tells what the file holds.
     let (meta, entries) = file::read_meta(&path).unwrap();
     assert_eq!((meta.serial, entries), (idx.meta.serial, idx.len() as u64));
-    // No temporary file is left beside it.
+    // No temporary file of this write is left beside it (other tests write in the same directory at once).
     let stray = std::fs::read_dir(path.parent().unwrap())
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .contains("roundtrip.uffs.tmp")
+        })
         .count();
     assert_eq!(stray, 0);
 }

@@ -22,7 +22,7 @@ fn cache() -> Result<PathBuf> {
 
 /// Sends one request to the running daemon; `Ok(None)` when none runs.
 fn ask(req: &Request) -> Result<Option<Response>> {
-    let Some(stream) = client::connect(&runtime()?) else {
+    let Some(stream) = client::connect(&runtime()?)? else {
         return Ok(None);
     };
     Ok(Some(client::request(stream, req, |_| Ok(()))?))
@@ -35,7 +35,7 @@ const NOT_RUNNING: &str = "no uffs daemon is running: start it with `uffs daemon
 pub fn query(a: &SearchArgs) -> Result<bool> {
     // Parse here too, so a bad query is reported the same way with or without a daemon.
     build_query(a, now_filetime())?;
-    let Some(stream) = client::connect(&runtime()?) else {
+    let Some(stream) = client::connect(&runtime()?)? else {
         bail!("{NOT_RUNNING}");
     };
     let (mut out, terminal): (Box<dyn Write>, bool) = match &a.output.output {
@@ -138,19 +138,8 @@ pub fn start() -> Result<()> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(log);
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: setsid is async-signal-safe; it detaches the daemon from this terminal's session.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
-    }
     let t = Instant::now();
-    let mut child = cmd.spawn().context("starting the daemon")?;
+    let mut child = uffs_daemon::os::spawn_detached(&mut cmd).context("starting the daemon")?;
     loop {
         if let Some(Response::Ok(_)) = ask(&Request::Ping {}).ok().flatten() {
             break;
@@ -193,7 +182,7 @@ pub fn stop() -> Result<()> {
     }
     // Wait until it has let go of its socket.
     let t = Instant::now();
-    while client::connect(&rt).is_some() && t.elapsed() < Duration::from_secs(10) {
+    while matches!(client::connect(&rt), Ok(Some(_))) && t.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(5));
     }
     println!(
@@ -343,7 +332,10 @@ pub fn volumes_add(
         let handles: Vec<_> = plan
             .iter()
             .map(|(e, src)| {
-                let path = Registry::index_path(&cache, &e.name);
+                let [path, other] = Registry::index_slots(&cache, &e.name);
+                // Left by a volume of the same name removed while the daemon still mapped it: it must not pass
+                // for this volume's newer index.
+                let _ = std::fs::remove_file(other);
                 let pb = bars.add(progress_bar(&e.name));
                 s.spawn(move || {
                     crate::common::write_index(&src.volumes[0], &path, e.deleted, 0, &pb)
@@ -403,7 +395,11 @@ pub fn volumes_list(json: bool) -> Result<()> {
         println!("no volumes: add one with `uffs volumes add SOURCE`");
     }
     for v in &r.volumes {
-        let path = Registry::index_path(&cache, &v.name);
+        let files = Registry::index_files(&cache, &v.name);
+        let path = files
+            .first()
+            .cloned()
+            .unwrap_or_else(|| Registry::index_path(&cache, &v.name));
         let info = match uffs_index::file::read_meta(&path) {
             Ok((_, n)) => format!("{} entries", thousands(n)),
             Err(e) => format!("no usable index ({e})"),
@@ -426,9 +422,33 @@ pub fn volumes_remove(names: &[String]) -> Result<()> {
         r.volumes.retain(|v| !names.contains(&v.name));
         Ok(())
     })?;
-    for n in names {
-        let _ = std::fs::remove_file(Registry::index_path(&cache, n));
-    }
     println!("removed {}", names.join(", "));
-    notify_daemon()
+    // The daemon lets go of the index files first: Windows does not delete a mapped file.
+    notify_daemon()?;
+    for n in names {
+        for path in Registry::index_slots(&cache, n) {
+            remove_when_unmapped(&path);
+        }
+    }
+    Ok(())
+}
+
+/// Removes `path`, retrying for a few seconds while the daemon still maps it (a query finishing on Windows).
+fn remove_when_unmapped(path: &std::path::Path) {
+    let t = Instant::now();
+    loop {
+        match std::fs::remove_file(path) {
+            Err(e)
+                if e.kind() != std::io::ErrorKind::NotFound
+                    && t.elapsed() < Duration::from_secs(5) =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                eprintln!("uffs: warning: could not remove {}: {e}", path.display());
+                return;
+            }
+            _ => return,
+        }
+    }
 }

@@ -3,10 +3,6 @@
 
 mod bench;
 mod common;
-#[cfg(unix)]
-mod daemon_cmd;
-#[cfg(not(unix))]
-#[path = "daemon_unsupported.rs"]
 mod daemon_cmd;
 mod export;
 mod info;
@@ -136,7 +132,7 @@ enum Command {
     },
     /// Run, stop or inspect the daemon that keeps the registered volumes indexed and answers `uffs QUERY`.
     #[command(
-        after_help = "EXAMPLES:\n  uffs daemon start\n  uffs daemon status\n  uffs daemon run      (in the foreground, logging to stderr)\n  uffs daemon stop\n\nFILES:\n  registry, index files, log: $UFFS_CACHE_DIR, else $XDG_CACHE_HOME/uffs, else ~/.cache/uffs\n  socket (mode 0700 directory): $UFFS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/uffs, else /tmp/uffs-UID"
+        after_help = "EXAMPLES:\n  uffs daemon start\n  uffs daemon status\n  uffs daemon run      (in the foreground, logging to stderr)\n  uffs daemon stop\n\nFILES:\n  registry, index files, log: $UFFS_CACHE_DIR, else $XDG_CACHE_HOME/uffs, else ~/.cache/uffs\n    (Windows: %LOCALAPPDATA%\\uffs)\n  socket (mode 0700 directory): $UFFS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/uffs, else /tmp/uffs-UID\n    (Windows: the named pipe \\\\.\\pipe\\uffs-<user SID>-<hash>, open to this user only; lock and pid\n    in %LOCALAPPDATA%\\uffs\\run)"
     )]
     Daemon {
         #[command(subcommand)]

@@ -1,0 +1,127 @@
+//! The Unix side of [`crate::ipc`]: a socket in the private runtime directory, peers checked by uid.
+
+use std::io::{self, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::Accepted;
+use crate::dirs::uid;
+use crate::{msg, Result};
+
+pub struct Listener {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+pub struct Conn(UnixStream);
+
+fn socket_path(runtime: &Path) -> PathBuf {
+    runtime.join("daemon.sock")
+}
+
+impl Listener {
+    /// Listens in `runtime`. The caller holds the daemon lock, so a socket left there is from a daemon that
+    /// died and is replaced.
+    pub fn bind(runtime: &Path) -> Result<Listener> {
+        let path = socket_path(runtime);
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixListener::bind(&path)
+            .map_err(|e| msg(format!("binding {}: {e}", path.display())))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+        Ok(Listener { listener, path })
+    }
+
+    /// Where clients connect, for the log.
+    pub fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    pub fn accept(&mut self) -> io::Result<Accepted> {
+        let (stream, _) = self.listener.accept()?;
+        Ok(match peer_uid(&stream) {
+            Ok(u) if u == uid() => Accepted::Ours(Conn(stream)),
+            Ok(u) => Accepted::Stranger(Conn(stream), format!("uid {u}")),
+            Err(e) => Accepted::Stranger(Conn(stream), format!("an unknown uid ({e})")),
+        })
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Conn {
+    pub fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        self.0.set_read_timeout(t)
+    }
+    pub fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        self.0.set_write_timeout(t)
+    }
+}
+
+impl Read for &Conn {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (&self.0).read(buf)
+    }
+}
+
+impl Write for &Conn {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&self.0).write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        (&self.0).flush()
+    }
+}
+
+/// Connects to the daemon of this user; `Ok(None)` when none is listening.
+pub fn connect(runtime: &Path) -> Result<Option<Conn>> {
+    // The runtime directory is ours and closed to others (checked by `dirs`), so whatever listens there is ours.
+    Ok(UnixStream::connect(socket_path(runtime)).ok().map(Conn))
+}
+
+/// Wakes a listener blocked in `accept` (after a stop request).
+pub fn wake(runtime: &Path) {
+    let _ = UnixStream::connect(socket_path(runtime));
+}
+
+/// The uid of the process at the other end of a Unix socket.
+fn peer_uid(s: &UnixStream) -> io::Result<u32> {
+    use std::os::fd::AsRawFd;
+    #[cfg(target_os = "linux")]
+    {
+        let mut cred = libc::ucred {
+            pid: 0,
+            uid: 0,
+            gid: 0,
+        };
+        let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+        // SAFETY: SO_PEERCRED fills a ucred of the given length.
+        let r = unsafe {
+            libc::getsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_PEERCRED,
+                (&mut cred as *mut libc::ucred).cast(),
+                &mut len,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(cred.uid)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let (mut uid, mut gid) = (0, 0);
+        // SAFETY: getpeereid writes two ids.
+        if unsafe { libc::getpeereid(s.as_raw_fd(), &mut uid, &mut gid) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(uid)
+    }
+}

@@ -1,0 +1,153 @@
+//! What the daemon asks of the operating system besides files and its IPC channel: allocator settings, its own
+//! resident memory, starting it detached, and build processes that end when the daemon does.
+
+use std::process::{Child, Command};
+
+/// A query allocates a few bit sets of n/8 bytes and scratch columns, and frees them when it answers. glibc's
+/// mmap threshold rises as such blocks are freed, after which they stay in its heaps and the daemon's memory
+/// creeps up to the largest query's. A fixed threshold of 512 KiB keeps bit sets of volumes up to 4 million
+/// entries on the heap (mapping and unmapping each would cost page faults and TLB shootdowns on every query)
+/// and returns anything larger to the system at once; two arenas stop every connection thread from growing a
+/// heap of its own.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator tunables; called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 512 * 1024);
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}
+
+/// Gives freed heap back to the system after a rebuild swapped an old snapshot out.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Resident memory of this process: RSS from /proc on Linux, the working set on Windows, else 0.
+pub fn rss_bytes() -> u64 {
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::System::ProcessStatus::{
+            K32GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS,
+        };
+        use windows_sys::Win32::System::Threading::GetCurrentProcess;
+        // SAFETY: the counters are plain data, filled up to the size passed.
+        unsafe {
+            let mut c: PROCESS_MEMORY_COUNTERS = std::mem::zeroed();
+            c.cb = std::mem::size_of::<PROCESS_MEMORY_COUNTERS>() as u32;
+            if K32GetProcessMemoryInfo(GetCurrentProcess(), &mut c, c.cb) == 0 {
+                return 0;
+            }
+            c.WorkingSetSize as u64
+        }
+    }
+    #[cfg(unix)]
+    {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+        let pages: u64 = statm
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
+        pages * page
+    }
+}
+
+/// Starts the daemon `cmd` detached from the caller: its own session on Unix (no terminal); on Windows no
+/// console, its own process group, and none of the caller's standard handles. Windows children inherit every
+/// inheritable handle, so without that the daemon would hold the caller's output pipe open and a caller
+/// waiting for it to close (a script running `uffs daemon start | …`) would wait for ever.
+pub fn spawn_detached(cmd: &mut Command) -> std::io::Result<Child> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsRawHandle;
+        use std::os::windows::process::CommandExt;
+        use windows_sys::Win32::Foundation::{SetHandleInformation, HANDLE_FLAG_INHERIT};
+        use windows_sys::Win32::System::Threading::{CREATE_NEW_PROCESS_GROUP, DETACHED_PROCESS};
+        cmd.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP);
+        for h in [
+            std::io::stdin().as_raw_handle(),
+            std::io::stdout().as_raw_handle(),
+            std::io::stderr().as_raw_handle(),
+        ] {
+            // SAFETY: only clears the inherit flag of this process's own standard handles (an invalid or null
+            // one makes the call fail, which is harmless).
+            unsafe { SetHandleInformation(h as _, HANDLE_FLAG_INHERIT, 0) };
+        }
+    }
+    cmd.spawn()
+}
+
+/// Starts `cmd` so that it ends if the daemon dies, leaving no orphan build behind (its temporary file is
+/// removed at the next start): `PR_SET_PDEATHSIG` on Linux, a kill-on-close job object on Windows.
+pub fn spawn_tied(cmd: &mut Command) -> std::io::Result<Child> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: prctl is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+    }
+    let child = cmd.spawn()?;
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsRawHandle;
+        use windows_sys::Win32::System::JobObjects::AssignProcessToJobObject;
+        if let Some(job) = kill_on_close_job() {
+            // SAFETY: both handles are valid; a failure leaves the child untied, which is only less tidy.
+            unsafe { AssignProcessToJobObject(job as _, child.as_raw_handle() as _) };
+        }
+    }
+    Ok(child)
+}
+
+/// The daemon's job object: its handle closes when the daemon exits, however it exits, and the kernel then
+/// ends every process in it.
+#[cfg(windows)]
+fn kill_on_close_job() -> Option<usize> {
+    use std::sync::OnceLock;
+    use windows_sys::Win32::System::JobObjects::{
+        CreateJobObjectW, JobObjectExtendedLimitInformation, SetInformationJobObject,
+        JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+    };
+    static JOB: OnceLock<Option<usize>> = OnceLock::new();
+    *JOB.get_or_init(|| {
+        // SAFETY: an unnamed job whose handle is kept for the life of the process; the limits are plain data.
+        unsafe {
+            let job = CreateJobObjectW(std::ptr::null(), std::ptr::null());
+            if job.is_null() {
+                return None;
+            }
+            let mut limits: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = std::mem::zeroed();
+            limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+            let ok = SetInformationJobObject(
+                job,
+                JobObjectExtendedLimitInformation,
+                (&limits as *const JOBOBJECT_EXTENDED_LIMIT_INFORMATION).cast(),
+                std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+            );
+            (ok != 0).then_some(job as usize)
+        }
+    })
+}

@@ -1,0 +1,380 @@
+//! The daemon end to end on Windows: a real `uffs daemon` process serving its named pipe, driven through `uffs`
+//! commands and, for hostile clients, straight through the pipe. `scripts/test.sh` runs these under Wine
+//! (`scripts/test-windows.sh`); the Unix side is `daemon.rs`.
+
+#![cfg(windows)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+struct World {
+    cache: PathBuf,
+    runtime: PathBuf,
+    dir: PathBuf,
+    foreground: Option<Child>,
+}
+
+impl World {
+    fn new(name: &str) -> World {
+        let dir = scratch(&format!("windaemon-{name}"));
+        World {
+            cache: dir.join("cache"),
+            runtime: dir.join("run"),
+            dir,
+            foreground: None,
+        }
+    }
+
+    fn uffs(&self) -> Command {
+        let mut c = uffs();
+        c.env("UFFS_CACHE_DIR", &self.cache)
+            .env("UFFS_RUNTIME_DIR", &self.runtime);
+        c
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        String::from_utf8(run_ok(self.uffs().args(args)).stdout).expect("utf-8")
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.uffs().args(args).output().expect("run uffs")
+    }
+
+    fn copy(&self, rel: &str, as_name: &str) -> String {
+        let to = self.dir.join(as_name);
+        std::fs::copy(data(rel), &to).expect("copy sample");
+        to.to_string_lossy().into_owned()
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.cache.join("daemon.log")).unwrap_or_default()
+    }
+
+    /// The pipe the daemon says it listens on.
+    fn pipe(&self) -> String {
+        let log = self.log();
+        let line = log
+            .lines()
+            .rev()
+            .find(|l| l.contains("listening on "))
+            .unwrap_or_else(|| panic!("no listening line in the log:\n{log}"));
+        let name = line.split("listening on ").nth(1).unwrap();
+        name.split(' ').next().unwrap().to_string()
+    }
+
+    /// `uffs daemon run` as a child of the test, so that it can be killed (TerminateProcess).
+    fn run_foreground(&mut self) {
+        std::fs::create_dir_all(&self.cache).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.cache.join("daemon.log"))
+            .unwrap();
+        let child = self
+            .uffs()
+            .args(["daemon", "run"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start the daemon");
+        self.foreground = Some(child);
+        let t = Instant::now();
+        while !self.run(&["daemon", "status"]).status.success() {
+            assert!(t.elapsed() < Duration::from_secs(30), "{}", self.log());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn kill(&mut self) {
+        let mut child = self.foreground.take().expect("a foreground daemon");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    fn wait_ready(&self, secs: u64) -> serde_json::Value {
+        let t = Instant::now();
+        loop {
+            let out = self.run(&["daemon", "status", "--json"]);
+            if out.status.success() {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&out.stdout).expect("status json");
+                let vols = v["volumes"].as_array().cloned().unwrap_or_default();
+                if !vols.is_empty() && vols.iter().all(|x| x["state"] == "ready") {
+                    return v;
+                }
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(secs),
+                "volumes not ready: {}\nlog:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Opens the pipe as a plain file (synchronous I/O), as any client could.
+    fn open_pipe(&self) -> std::fs::File {
+        let name = self.pipe();
+        let t = Instant::now();
+        loop {
+            match std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&name)
+            {
+                Ok(f) => return f,
+                // All instances busy for a moment: try again.
+                Err(e) if t.elapsed() < Duration::from_secs(10) => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => panic!("opening {name}: {e}"),
+            }
+        }
+    }
+
+    /// Sends raw bytes on a fresh connection and returns every line of the answer.
+    fn raw(&self, request: &[u8]) -> Vec<String> {
+        let mut f = self.open_pipe();
+        // The daemon may answer and close before an oversized request is all sent.
+        let _ = f.write_all(request);
+        let mut out = String::new();
+        let _ = f.read_to_string(&mut out);
+        out.lines().map(String::from).collect()
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let _ = self.uffs().args(["daemon", "stop"]).output();
+        if let Some(mut c) = self.foreground.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+#[test]
+fn volumes_are_served_over_the_pipe_and_survive_a_restart() {
+    let w = World::new("restart");
+    let linux = w.copy("linux-made/testfs1", "testfs1.img");
+    let xp = w.copy("windows-xp-mft/MFT", "xp.mft");
+    w.ok(&["volumes", "add", &linux, &xp]);
+    w.ok(&["volumes", "remove", "xp"]);
+    w.ok(&["volumes", "add", &xp, "--name", "C"]);
+
+    let o = w.run(&["kernel32.dll"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("uffs daemon start"));
+
+    let started = w.ok(&["daemon", "start"]);
+    assert!(started.contains("uffs daemon started"), "{started}");
+    assert_eq!(
+        w.wait_ready(30)["volumes"].as_array().unwrap().len(),
+        2,
+        "{}",
+        w.log()
+    );
+    // The pipe is named for this user and this runtime directory.
+    assert!(w.pipe().starts_with(r"\\.\pipe\uffs-S-1-"), "{}", w.pipe());
+    // A second daemon for the same user is refused while the first runs.
+    let second = w.run(&["daemon", "run"]);
+    assert_eq!(second.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("already running"),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+
+    let queries: [&[&str]; 5] = [
+        &["kernel32.dll"],
+        &["-e", "txt", "--sort", "size", "--reverse", "--limit", "7"],
+        &["--count"],
+        &["system32/drivers", "--limit", "5", "--sort", "path"],
+        &[
+            "ext:dll",
+            "--format",
+            "csv",
+            "--columns",
+            "path,size",
+            "--limit",
+            "3",
+            "--sort",
+            "name",
+        ],
+    ];
+    let before: Vec<String> = queries.iter().map(|q| w.ok(q)).collect();
+    assert!(
+        before[0].contains("C:\\WINDOWS\\system32\\kernel32.dll"),
+        "{}",
+        before[0]
+    );
+    assert!(w.ok(&["--limit", "3"]).starts_with("testfs1:/"));
+    let direct = w.ok(&[
+        "--index",
+        w.cache.join("C.uffs").to_str().unwrap(),
+        "kernel32.dll",
+    ]);
+    assert_eq!(
+        before[0],
+        direct.replace("/WINDOWS/system32/", "C:\\WINDOWS\\system32\\")
+    );
+    assert_eq!(w.run(&["no-such-name-anywhere"]).status.code(), Some(1));
+
+    let stopped = w.ok(&["daemon", "stop"]);
+    assert!(stopped.contains("stopped"), "{stopped}");
+    assert_eq!(w.run(&["kernel32.dll"]).status.code(), Some(2));
+    w.ok(&["daemon", "start"]);
+    w.wait_ready(30);
+    let after: Vec<String> = queries.iter().map(|q| w.ok(q)).collect();
+    assert_eq!(before, after, "answers changed across a restart");
+    assert!(!w.log().contains("rebuilding"), "{}", w.log());
+
+    w.ok(&["volumes", "remove", "testfs1"]);
+    assert!(!w.ok(&["--limit", "100000"]).contains("testfs1:/"));
+}
+
+#[test]
+fn hostile_clients_get_an_error_and_change_nothing() {
+    let w = World::new("hostile");
+    let xp = w.copy("windows-xp-mft/MFT", "xp.mft");
+    w.ok(&["volumes", "add", &xp, "--name", "C"]);
+    w.ok(&["daemon", "start"]);
+    w.wait_ready(30);
+    let want = w.ok(&["-e", "dll", "--count"]);
+
+    let cases: [&[u8]; 5] = [
+        b"garbage\n",
+        b"{\"op\":\"format-disk\"}\n",
+        b"{\"op\":\"ping\",\"extra\":1}\n",
+        b"{\"op\":\"query\",\"args\":{\"index\":\"C:\\\\x\"}}\n",
+        &[b'x'; 200_000],
+    ];
+    for req in cases {
+        let lines = w.raw(req);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("{\"error\""), "{lines:?}");
+    }
+    // Clients that hang up in the middle of a long answer.
+    for _ in 0..5 {
+        let mut f = w.open_pipe();
+        f.write_all(b"{\"op\":\"query\",\"args\":{\"query\":[\"*\"],\"limit\":100000}}\n")
+            .unwrap();
+        let mut some = [0u8; 100];
+        let _ = f.read(&mut some);
+    }
+    // Idle connections take every worker; the next client is told "busy"; once they go, all is well.
+    let idle: Vec<std::fs::File> = (0..64).map(|_| w.open_pipe()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let busy = w.raw(b"{\"op\":\"ping\"}\n");
+    assert!(busy[0].contains("busy"), "{busy:?}");
+    drop(idle);
+    let t = Instant::now();
+    while !w.raw(b"{\"op\":\"ping\"}\n")[0].contains("\"ok\"") {
+        assert!(t.elapsed() < Duration::from_secs(20), "no recovery");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(w.ok(&["-e", "dll", "--count"]), want);
+}
+
+#[test]
+fn a_killed_daemon_restarts_right_and_concurrent_clients_see_whole_snapshots() {
+    let mut w = World::new("kill");
+    let src = w.copy("windows-xp-mft/MFT", "vol.mft");
+    w.ok(&["volumes", "add", &src, "--name", "v"]);
+    let count = |w: &World| w.ok(&["--count"]);
+    let xp_count = w.ok(&[
+        "--index",
+        w.cache.join("v.uffs").to_str().unwrap(),
+        "--count",
+    ]);
+
+    // Touching the source makes the index stale, so every start begins a rebuild; the daemon is killed at a
+    // different moment of it each time.
+    for delay_ms in [0u64, 20, 80] {
+        let f = std::fs::OpenOptions::new().append(true).open(&src).unwrap();
+        f.set_modified(std::time::SystemTime::now()).unwrap();
+        w.run_foreground();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        w.kill();
+        w.run_foreground();
+        w.wait_ready(60);
+        assert_eq!(count(&w), xp_count, "{}", w.log());
+        w.kill();
+        let left: Vec<_> = std::fs::read_dir(&w.cache)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".tmp"))
+            .collect();
+        // A kill may leave a temporary file; the next start removes it.
+        w.run_foreground();
+        w.wait_ready(60);
+        assert!(
+            left.is_empty() || w.log().contains("left by an interrupted write"),
+            "{left:?}"
+        );
+        w.kill();
+    }
+
+    // Clients query without pause while the source swaps between two states (the whole capture and its first
+    // 8,000 records) and rebuilds swap snapshots: every answer is one of the two.
+    w.run_foreground();
+    w.wait_ready(60);
+    let full = std::fs::read(data("windows-xp-mft/MFT")).unwrap();
+    let part = full[..8000 * 1024].to_vec();
+    let probe = w.dir.join("probe.mft");
+    std::fs::write(&probe, &part).unwrap();
+    let part_count = w.ok(&["--source", probe.to_str().unwrap(), "--count"]);
+    assert_ne!(part_count, xp_count);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let answers = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..6 {
+            s.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let o = w.run(&["--count"]);
+                    answers.lock().unwrap().push((
+                        o.status.code(),
+                        String::from_utf8_lossy(&o.stdout).into_owned(),
+                    ));
+                }
+            });
+        }
+        for i in 0..2 {
+            let (next, want) = if i % 2 == 0 {
+                (&part, &part_count)
+            } else {
+                (&full, &xp_count)
+            };
+            let tmp = w.dir.join("vol.mft.new");
+            std::fs::write(&tmp, next).unwrap();
+            std::fs::rename(&tmp, &src).unwrap();
+            let r = w.raw(b"{\"op\":\"reload\"}\n");
+            assert!(r[0].contains("\"ok\""), "{r:?}");
+            let t = Instant::now();
+            while &count(&w) != want {
+                assert!(t.elapsed() < Duration::from_secs(60), "{}", w.log());
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let answers = answers.into_inner().unwrap();
+    assert!(answers.len() >= 6, "only {} answers", answers.len());
+    for (code, out) in &answers {
+        assert_eq!(*code, Some(0), "a query failed: {out}");
+        assert!(
+            out == &xp_count || out == &part_count,
+            "an answer from no snapshot: {out:?}"
+        );
+    }
+}
