@@ -8,93 +8,23 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::daemon::World;
 use common::*;
 
-/// A daemon's private world: cache (registry, index files, log) and runtime (socket) directories.
-struct World {
-    cache: PathBuf,
-    runtime: PathBuf,
-    dir: PathBuf,
+/// Talking to the daemon straight through its socket, and reading its memory.
+trait Socket {
+    fn socket(&self) -> PathBuf;
+    fn rss_kib(&self) -> u64;
+    /// Sends raw bytes on a fresh connection and returns every line of the answer.
+    fn raw(&self, request: &[u8]) -> Vec<String>;
 }
 
-impl World {
-    fn new(name: &str) -> World {
-        let dir = scratch(&format!("daemon-{name}"));
-        World {
-            cache: dir.join("cache"),
-            runtime: dir.join("run"),
-            dir,
-        }
-    }
-
-    fn uffs(&self) -> Command {
-        let mut c = uffs();
-        c.env("UFFS_CACHE_DIR", &self.cache)
-            .env("UFFS_RUNTIME_DIR", &self.runtime)
-            .env_remove("NO_COLOR");
-        c
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        String::from_utf8(run_ok(self.uffs().args(args)).stdout).expect("utf-8")
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.uffs().args(args).output().expect("run uffs")
-    }
-
-    /// A copy of a sample in this world, so the test may change it.
-    fn copy(&self, rel: &str, as_name: &str) -> String {
-        let to = self.dir.join(as_name);
-        std::fs::copy(data(rel), &to).expect("copy sample");
-        to.to_string_lossy().into_owned()
-    }
-
-    fn start(&self) {
-        let out = self.ok(&["daemon", "start"]);
-        assert!(out.contains("uffs daemon started"), "{out}");
-    }
-
-    fn pid(&self) -> Option<i32> {
-        std::fs::read_to_string(self.runtime.join("daemon.pid"))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    }
-
+impl Socket for World {
     fn socket(&self) -> PathBuf {
         self.runtime.join("daemon.sock")
-    }
-
-    /// Waits until every volume is ready (no build running), or panics after `secs`.
-    fn wait_ready(&self, secs: u64) -> serde_json::Value {
-        let t = Instant::now();
-        loop {
-            let out = self.run(&["daemon", "status", "--json"]);
-            if out.status.success() {
-                let v: serde_json::Value =
-                    serde_json::from_slice(&out.stdout).expect("status json");
-                let vols = v["volumes"].as_array().cloned().unwrap_or_default();
-                if !vols.is_empty() && vols.iter().all(|x| x["state"] == "ready") {
-                    return v;
-                }
-            }
-            assert!(
-                t.elapsed() < Duration::from_secs(secs),
-                "volumes not ready: {}\nlog:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.cache.join("daemon.log")).unwrap_or_default()
     }
 
     fn rss_kib(&self) -> u64 {
@@ -107,7 +37,6 @@ impl World {
             .expect("VmRSS")
     }
 
-    /// Sends raw bytes on a fresh connection and returns every line of the answer.
     fn raw(&self, request: &[u8]) -> Vec<String> {
         let mut s = UnixStream::connect(self.socket()).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -118,29 +47,6 @@ impl World {
         let _ = s.read_to_string(&mut out);
         out.lines().map(String::from).collect()
     }
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        let _ = self.uffs().args(["daemon", "stop"]).output();
-        if let Some(pid) = self.pid() {
-            // SAFETY: signalling a process id this test started.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    }
-}
-
-/// The index file of `name` built last (a volume's index alternates between two files).
-fn newest_index(w: &World, name: &str) -> PathBuf {
-    let slots = [
-        w.cache.join(format!("{name}.uffs")),
-        w.cache.join(format!("{name}.2.uffs")),
-    ];
-    slots
-        .into_iter()
-        .filter(|p| p.exists())
-        .max_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap())
-        .expect("an index file")
 }
 
 fn kill9(pid: i32, socket: &Path) {
@@ -288,7 +194,7 @@ fn a_killed_build_leaves_a_loadable_index_or_a_rebuild() {
     }
     // A damaged index file (as a crash of a writer that did not rename would leave) is refused; the previous
     // one or a rebuild answers.
-    let idx = newest_index(&w, "xp");
+    let idx = w.newest_index("xp");
     let mut bytes = std::fs::read(&idx).unwrap();
     let len = bytes.len();
     bytes[len / 2] ^= 0x55;
@@ -298,7 +204,7 @@ fn a_killed_build_leaves_a_loadable_index_or_a_rebuild() {
     assert_eq!(w.ok(&["-e", "dll", "--count"]), want);
     assert!(w.log().contains("checksum does not match"), "{}", w.log());
     w.ok(&["daemon", "stop"]);
-    let idx = newest_index(&w, "xp");
+    let idx = w.newest_index("xp");
     let bytes = std::fs::read(&idx).unwrap();
     std::fs::write(&idx, &bytes[..bytes.len() / 3]).unwrap();
     w.start();

@@ -7,56 +7,22 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::daemon::World;
 use common::*;
 
-struct World {
-    cache: PathBuf,
-    runtime: PathBuf,
-    dir: PathBuf,
-    foreground: Option<Child>,
+/// Talking to the daemon straight through its named pipe.
+trait Pipe {
+    /// The pipe the daemon says it listens on.
+    fn pipe(&self) -> String;
+    /// Opens the pipe as a plain file (synchronous I/O), as any client could.
+    fn open_pipe(&self) -> std::fs::File;
+    /// Sends raw bytes on a fresh connection and returns every line of the answer.
+    fn raw(&self, request: &[u8]) -> Vec<String>;
 }
 
-impl World {
-    fn new(name: &str) -> World {
-        let dir = scratch(&format!("windaemon-{name}"));
-        World {
-            cache: dir.join("cache"),
-            runtime: dir.join("run"),
-            dir,
-            foreground: None,
-        }
-    }
-
-    fn uffs(&self) -> Command {
-        let mut c = uffs();
-        c.env("UFFS_CACHE_DIR", &self.cache)
-            .env("UFFS_RUNTIME_DIR", &self.runtime);
-        c
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        String::from_utf8(run_ok(self.uffs().args(args)).stdout).expect("utf-8")
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.uffs().args(args).output().expect("run uffs")
-    }
-
-    fn copy(&self, rel: &str, as_name: &str) -> String {
-        let to = self.dir.join(as_name);
-        std::fs::copy(data(rel), &to).expect("copy sample");
-        to.to_string_lossy().into_owned()
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.cache.join("daemon.log")).unwrap_or_default()
-    }
-
-    /// The pipe the daemon says it listens on.
+impl Pipe for World {
     fn pipe(&self) -> String {
         let log = self.log();
         let line = log
@@ -68,59 +34,6 @@ impl World {
         name.split(' ').next().unwrap().to_string()
     }
 
-    /// `uffs daemon run` as a child of the test, so that it can be killed (TerminateProcess).
-    fn run_foreground(&mut self) {
-        std::fs::create_dir_all(&self.cache).unwrap();
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.cache.join("daemon.log"))
-            .unwrap();
-        let child = self
-            .uffs()
-            .args(["daemon", "run"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start the daemon");
-        self.foreground = Some(child);
-        let t = Instant::now();
-        while !self.run(&["daemon", "status"]).status.success() {
-            assert!(t.elapsed() < Duration::from_secs(30), "{}", self.log());
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    fn kill(&mut self) {
-        let mut child = self.foreground.take().expect("a foreground daemon");
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-
-    fn wait_ready(&self, secs: u64) -> serde_json::Value {
-        let t = Instant::now();
-        loop {
-            let out = self.run(&["daemon", "status", "--json"]);
-            if out.status.success() {
-                let v: serde_json::Value =
-                    serde_json::from_slice(&out.stdout).expect("status json");
-                let vols = v["volumes"].as_array().cloned().unwrap_or_default();
-                if !vols.is_empty() && vols.iter().all(|x| x["state"] == "ready") {
-                    return v;
-                }
-            }
-            assert!(
-                t.elapsed() < Duration::from_secs(secs),
-                "volumes not ready: {}\nlog:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Opens the pipe as a plain file (synchronous I/O), as any client could.
     fn open_pipe(&self) -> std::fs::File {
         let name = self.pipe();
         let t = Instant::now();
@@ -131,9 +44,8 @@ impl World {
                 .open(&name)
             {
                 Ok(f) => return f,
-                // All instances busy for a moment: try again.
-                Err(e) if t.elapsed() < Duration::from_secs(10) => {
-                    let _ = e;
+                // Every instance busy for a moment: try again.
+                Err(_) if t.elapsed() < Duration::from_secs(10) => {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 Err(e) => panic!("opening {name}: {e}"),
@@ -141,7 +53,6 @@ impl World {
         }
     }
 
-    /// Sends raw bytes on a fresh connection and returns every line of the answer.
     fn raw(&self, request: &[u8]) -> Vec<String> {
         let mut f = self.open_pipe();
         // The daemon may answer and close before an oversized request is all sent.
@@ -149,16 +60,6 @@ impl World {
         let mut out = String::new();
         let _ = f.read_to_string(&mut out);
         out.lines().map(String::from).collect()
-    }
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        let _ = self.uffs().args(["daemon", "stop"]).output();
-        if let Some(mut c) = self.foreground.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
     }
 }
 
@@ -175,8 +76,7 @@ fn volumes_are_served_over_the_pipe_and_survive_a_restart() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("uffs daemon start"));
 
-    let started = w.ok(&["daemon", "start"]);
-    assert!(started.contains("uffs daemon started"), "{started}");
+    w.start();
     assert_eq!(
         w.wait_ready(30)["volumes"].as_array().unwrap().len(),
         2,
@@ -232,7 +132,7 @@ fn volumes_are_served_over_the_pipe_and_survive_a_restart() {
     let stopped = w.ok(&["daemon", "stop"]);
     assert!(stopped.contains("stopped"), "{stopped}");
     assert_eq!(w.run(&["kernel32.dll"]).status.code(), Some(2));
-    w.ok(&["daemon", "start"]);
+    w.start();
     w.wait_ready(30);
     let after: Vec<String> = queries.iter().map(|q| w.ok(q)).collect();
     assert_eq!(before, after, "answers changed across a restart");
@@ -247,7 +147,7 @@ fn hostile_clients_get_an_error_and_change_nothing() {
     let w = World::new("hostile");
     let xp = w.copy("windows-xp-mft/MFT", "xp.mft");
     w.ok(&["volumes", "add", &xp, "--name", "C"]);
-    w.ok(&["daemon", "start"]);
+    w.start();
     w.wait_ready(30);
     let want = w.ok(&["-e", "dll", "--count"]);
 
@@ -304,11 +204,11 @@ fn a_killed_daemon_restarts_right_and_concurrent_clients_see_whole_snapshots() {
         f.set_modified(std::time::SystemTime::now()).unwrap();
         w.run_foreground();
         std::thread::sleep(Duration::from_millis(delay_ms));
-        w.kill();
+        w.kill_foreground();
         w.run_foreground();
         w.wait_ready(60);
         assert_eq!(count(&w), xp_count, "{}", w.log());
-        w.kill();
+        w.kill_foreground();
         let left: Vec<_> = std::fs::read_dir(&w.cache)
             .unwrap()
             .flatten()
@@ -322,7 +222,7 @@ fn a_killed_daemon_restarts_right_and_concurrent_clients_see_whole_snapshots() {
             left.is_empty() || w.log().contains("left by an interrupted write"),
             "{left:?}"
         );
-        w.kill();
+        w.kill_foreground();
     }
 
     // Clients query without pause while the source swaps between two states (the whole capture and its first

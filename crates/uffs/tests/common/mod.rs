@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod daemon;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,156 @@
+//! A daemon's private world for the end-to-end daemon tests (`daemon.rs` on Unix, `daemon_windows.rs` on
+//! Windows): its own cache and runtime directories, `uffs` commands run in it, a daemon started in the
+//! background or as a child of the test, and waiting for its volumes to be ready. Talking to the daemon's socket
+//! or pipe directly is each platform's own.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{data, run_ok, scratch, uffs};
+
+pub struct World {
+    /// Registry, index files, log.
+    pub cache: PathBuf,
+    /// Socket (Unix), lock and pid file.
+    pub runtime: PathBuf,
+    /// Where the test keeps its copies of sources.
+    pub dir: PathBuf,
+    /// A daemon run as a child of the test (`run_foreground`), so that it can be killed.
+    foreground: Option<Child>,
+}
+
+impl World {
+    pub fn new(name: &str) -> World {
+        let dir = scratch(&format!("daemon-{name}"));
+        World {
+            cache: dir.join("cache"),
+            runtime: dir.join("run"),
+            dir,
+            foreground: None,
+        }
+    }
+
+    pub fn uffs(&self) -> Command {
+        let mut c = uffs();
+        c.env("UFFS_CACHE_DIR", &self.cache)
+            .env("UFFS_RUNTIME_DIR", &self.runtime)
+            .env_remove("NO_COLOR");
+        c
+    }
+
+    pub fn ok(&self, args: &[&str]) -> String {
+        String::from_utf8(run_ok(self.uffs().args(args)).stdout).expect("utf-8")
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.uffs().args(args).output().expect("run uffs")
+    }
+
+    /// A copy of a sample in this world, so the test may change it.
+    pub fn copy(&self, rel: &str, as_name: &str) -> String {
+        let to = self.dir.join(as_name);
+        std::fs::copy(data(rel), &to).expect("copy sample");
+        to.to_string_lossy().into_owned()
+    }
+
+    /// `uffs daemon start`: the daemon in the background, as a user starts it.
+    pub fn start(&self) {
+        let out = self.ok(&["daemon", "start"]);
+        assert!(out.contains("uffs daemon started"), "{out}");
+    }
+
+    /// `uffs daemon run` as a child of the test, logging to the usual log; returns once it answers.
+    pub fn run_foreground(&mut self) {
+        std::fs::create_dir_all(&self.cache).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.cache.join("daemon.log"))
+            .unwrap();
+        let child = self
+            .uffs()
+            .args(["daemon", "run"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start the daemon");
+        self.foreground = Some(child);
+        let t = Instant::now();
+        while !self.run(&["daemon", "status"]).status.success() {
+            assert!(t.elapsed() < Duration::from_secs(30), "{}", self.log());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Kills the daemon started by `run_foreground` (SIGKILL, TerminateProcess) and waits for it to end.
+    pub fn kill_foreground(&mut self) {
+        let mut child = self.foreground.take().expect("a foreground daemon");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    pub fn pid(&self) -> Option<i32> {
+        std::fs::read_to_string(self.runtime.join("daemon.pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// Waits until every volume is ready (no build running), or panics after `secs`.
+    pub fn wait_ready(&self, secs: u64) -> serde_json::Value {
+        let t = Instant::now();
+        loop {
+            let out = self.run(&["daemon", "status", "--json"]);
+            if out.status.success() {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&out.stdout).expect("status json");
+                let vols = v["volumes"].as_array().cloned().unwrap_or_default();
+                if !vols.is_empty() && vols.iter().all(|x| x["state"] == "ready") {
+                    return v;
+                }
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(secs),
+                "volumes not ready: {}\nlog:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.cache.join("daemon.log")).unwrap_or_default()
+    }
+
+    /// The index file of volume `name` built last (a volume's index alternates between two files).
+    pub fn newest_index(&self, name: &str) -> PathBuf {
+        let slots = [
+            self.cache.join(format!("{name}.uffs")),
+            self.cache.join(format!("{name}.2.uffs")),
+        ];
+        slots
+            .into_iter()
+            .filter(|p| p.exists())
+            .max_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap())
+            .expect("an index file")
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        let _ = self.uffs().args(["daemon", "stop"]).output();
+        if let Some(mut c) = self.foreground.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        #[cfg(unix)]
+        if let Some(pid) = self.pid() {
+            // SAFETY: signalling a process id this test started (a daemon that did not stop).
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
