@@ -470,6 +470,16 @@ fn start_rebuild(shared: &Arc<Shared>, e: VolumeEntry, state: &str) {
 /// The index slot of volume `name` to build into: one no loaded index maps, the older one if both are free.
 /// When both are mapped (an old snapshot still finishing a query), waits for one to be let go.
 fn free_slot(shared: &Shared, name: &str) -> std::result::Result<PathBuf, String> {
+    // Missing files first, then the oldest: the newest index is kept as long as possible.
+    let newest_first = Registry::index_files(&shared.cfg.cache, name);
+    let mut slots = Registry::index_slots(&shared.cfg.cache, name).to_vec();
+    slots.sort_by_key(|p| {
+        newest_first
+            .iter()
+            .rev()
+            .position(|f| f == p)
+            .map_or(0, |i| i + 1)
+    });
     let t = Instant::now();
     loop {
         let in_use: Vec<PathBuf> = shared
@@ -482,18 +492,8 @@ fn free_slot(shared: &Shared, name: &str) -> std::result::Result<PathBuf, String
                     .collect()
             })
             .unwrap_or_default();
-        let newest_first = Registry::index_files(&shared.cfg.cache, name);
-        let mut slots = Registry::index_slots(&shared.cfg.cache, name).to_vec();
-        // Missing files first, then the oldest: the newest index is kept as long as possible.
-        slots.sort_by_key(|p| {
-            newest_first
-                .iter()
-                .rev()
-                .position(|f| f == p)
-                .map_or(0, |i| i + 1)
-        });
-        if let Some(p) = slots.into_iter().find(|p| !in_use.contains(p)) {
-            return Ok(p);
+        if let Some(p) = slots.iter().find(|p| !in_use.contains(p)) {
+            return Ok(p.clone());
         }
         if t.elapsed() > Duration::from_secs(60) {
             return Err("both index files stayed in use for a minute".into());

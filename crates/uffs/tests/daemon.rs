@@ -82,44 +82,9 @@ fn volumes_are_served_and_survive_a_restart() {
     w.start();
     let status = w.wait_ready(30);
     assert_eq!(status["volumes"].as_array().unwrap().len(), 2);
-    let queries: [&[&str]; 6] = [
-        &["kernel32.dll"],
-        &["-e", "txt", "--sort", "size", "--reverse", "--limit", "7"],
-        &["--count"],
-        &["system32/drivers", "--limit", "5", "--sort", "path"],
-        &[
-            "ext:dll",
-            "--format",
-            "csv",
-            "--columns",
-            "path,size",
-            "--limit",
-            "3",
-            "--sort",
-            "name",
-        ],
-        &["--sort", "name", "--limit", "4"],
-    ];
-    let before: Vec<String> = queries.iter().map(|q| w.ok(q)).collect();
-    // Drive-letter volumes print Windows paths; others NAME:/...
-    assert!(
-        before[0].contains("C:\\WINDOWS\\system32\\kernel32.dll"),
-        "{}",
-        before[0]
-    );
-    assert!(w.ok(&["--limit", "3"]).starts_with("testfs1:/"));
-    // The same answers as searching the index file directly.
-    let direct = w.ok(&[
-        "--index",
-        w.cache.join("C.uffs").to_str().unwrap(),
-        "kernel32.dll",
-    ]);
-    assert_eq!(
-        before[0],
-        direct.replace("/WINDOWS/system32/", "C:\\WINDOWS\\system32\\")
-    );
-    // Nothing found: exit status 1; a bad query: 2 and the pointed message.
-    assert_eq!(w.run(&["no-such-name-anywhere"]).status.code(), Some(1));
+    let before = w.restart_answers();
+    w.check_volume_paths(&before);
+    // A bad query: exit status 2 and the pointed message.
     let bad = w.run(&["size:>1xb"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown size unit"));
@@ -128,7 +93,7 @@ fn volumes_are_served_and_survive_a_restart() {
     assert!(w.run(&["kernel32.dll"]).status.code() == Some(2));
     w.start();
     w.wait_ready(30);
-    let after: Vec<String> = queries.iter().map(|q| w.ok(q)).collect();
+    let after = w.restart_answers();
     assert_eq!(before, after, "answers changed across a restart");
     assert!(
         !w.log().contains("rebuilding"),

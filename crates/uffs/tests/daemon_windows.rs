@@ -94,47 +94,15 @@ fn volumes_are_served_over_the_pipe_and_survive_a_restart() {
         String::from_utf8_lossy(&second.stderr)
     );
 
-    let queries: [&[&str]; 5] = [
-        &["kernel32.dll"],
-        &["-e", "txt", "--sort", "size", "--reverse", "--limit", "7"],
-        &["--count"],
-        &["system32/drivers", "--limit", "5", "--sort", "path"],
-        &[
-            "ext:dll",
-            "--format",
-            "csv",
-            "--columns",
-            "path,size",
-            "--limit",
-            "3",
-            "--sort",
-            "name",
-        ],
-    ];
-    let before: Vec<String> = queries.iter().map(|q| w.ok(q)).collect();
-    assert!(
-        before[0].contains("C:\\WINDOWS\\system32\\kernel32.dll"),
-        "{}",
-        before[0]
-    );
-    assert!(w.ok(&["--limit", "3"]).starts_with("testfs1:/"));
-    let direct = w.ok(&[
-        "--index",
-        w.cache.join("C.uffs").to_str().unwrap(),
-        "kernel32.dll",
-    ]);
-    assert_eq!(
-        before[0],
-        direct.replace("/WINDOWS/system32/", "C:\\WINDOWS\\system32\\")
-    );
-    assert_eq!(w.run(&["no-such-name-anywhere"]).status.code(), Some(1));
+    let before = w.restart_answers();
+    w.check_volume_paths(&before);
 
     let stopped = w.ok(&["daemon", "stop"]);
     assert!(stopped.contains("stopped"), "{stopped}");
     assert_eq!(w.run(&["kernel32.dll"]).status.code(), Some(2));
     w.start();
     w.wait_ready(30);
-    let after: Vec<String> = queries.iter().map(|q| w.ok(q)).collect();
+    let after = w.restart_answers();
     assert_eq!(before, after, "answers changed across a restart");
     assert!(!w.log().contains("rebuilding"), "{}", w.log());
 

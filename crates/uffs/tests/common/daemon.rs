@@ -140,6 +140,55 @@ impl World {
     }
 }
 
+/// The queries whose answers must survive a daemon restart, on volumes `testfs1` and `C` (the Windows XP
+/// capture): sorted, counted, by path, as CSV.
+pub const RESTART_QUERIES: [&[&str]; 6] = [
+    &["kernel32.dll"],
+    &["-e", "txt", "--sort", "size", "--reverse", "--limit", "7"],
+    &["--count"],
+    &["system32/drivers", "--limit", "5", "--sort", "path"],
+    &[
+        "ext:dll",
+        "--format",
+        "csv",
+        "--columns",
+        "path,size",
+        "--limit",
+        "3",
+        "--sort",
+        "name",
+    ],
+    &["--sort", "name", "--limit", "4"],
+];
+
+impl World {
+    /// The answers to [`RESTART_QUERIES`].
+    pub fn restart_answers(&self) -> Vec<String> {
+        RESTART_QUERIES.iter().map(|q| self.ok(q)).collect()
+    }
+
+    /// Checks the daemon's paths against the volumes: a drive-letter volume prints Windows paths (the same
+    /// entries as searching its index file directly), another `NAME:/...`; nothing found exits 1.
+    pub fn check_volume_paths(&self, answers: &[String]) {
+        assert!(
+            answers[0].contains("C:\\WINDOWS\\system32\\kernel32.dll"),
+            "{}",
+            answers[0]
+        );
+        assert!(self.ok(&["--limit", "3"]).starts_with("testfs1:/"));
+        let direct = self.ok(&[
+            "--index",
+            self.cache.join("C.uffs").to_str().unwrap(),
+            "kernel32.dll",
+        ]);
+        assert_eq!(
+            answers[0],
+            direct.replace("/WINDOWS/system32/", "C:\\WINDOWS\\system32\\")
+        );
+        assert_eq!(self.run(&["no-such-name-anywhere"]).status.code(), Some(1));
+    }
+}
+
 impl Drop for World {
     fn drop(&mut self) {
         let _ = self.uffs().args(["daemon", "stop"]).output();
