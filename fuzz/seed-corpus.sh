@@ -42,5 +42,9 @@ gpt = bytearray(b'EFI PART' + bytes(504)); struct.pack_into('<QII', gpt, 0x48, 2
 entry = bytearray(128); entry[:16] = bytes.fromhex('a2a0d0ebe5b9334487c068b6b72699c7')
 struct.pack_into('<QQ', entry, 0x20, 2048, 6143)
 put('partition_table', 'gpt', bytes(gpt) + bytes(entry))
+# USN journal fragments written by Windows: whole, and a piece with a zero page tail.
+for f in ['plaso-UsnJrnl.raw', 'go-ntfs-usn-sample.bin', 'usn-journal-parser-usnjrnl.bin']:
+    j = open(os.path.join(data, 'usn', f), 'rb').read()
+    put('usn', f, j[:8192])
 PY
 echo "corpus seeded: $(find corpus -type f | wc -l) files"

@@ -12,6 +12,7 @@ mod le;
 pub mod partition;
 pub mod record;
 pub mod runlist;
+pub mod usn;
 pub mod utf16;
 
 pub use error::{Error, Result};
