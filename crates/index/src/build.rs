@@ -315,6 +315,76 @@ impl Builder {
         }
     }
 
+    /// Starts a build that keeps the entries of `old` whose record `keep` accepts, as they are: the start of an
+    /// update, where only the changed records are parsed again (and added with [`Builder::add_batch`]). Each
+    /// kept entry's parent becomes a file reference again (the parent's record and sequence), so parents are
+    /// resolved afresh against the new entries: a renamed or moved folder carries its subtree along.
+    ///
+    /// The caller must not keep orphans (their original parent reference is not in the index; see
+    /// [`Index::records_to_recheck`]) nor synthetic entries (they are made again when needed).
+    pub fn seeded(
+        old: &Index,
+        meta: VolumeMeta,
+        opts: BuildOptions,
+        keep: impl Fn(u32) -> bool,
+    ) -> Builder {
+        let n = old.len();
+        let mut b = Builder::new(meta, opts, n);
+        let kept = |i: usize| {
+            old.flags[i] & (flags::SYNTHETIC | flags::ORPHAN) == 0 && keep(old.record[i])
+        };
+        // (record, its first kept entry): a record's entries are adjacent, its names first, and the first
+        // stands for the record when children resolve their parent.
+        let mut firsts: Vec<(u64, u32)> = Vec::new();
+        let c = &mut b.cols;
+        let mut id = 0;
+        while id < n {
+            if !kept(id) {
+                id += 1;
+                continue;
+            }
+            // A run of kept entries is copied column by column.
+            let start = id;
+            while id < n && kept(id) {
+                id += 1;
+            }
+            let base = c.len() as u32;
+            let (ns, ne) = (old.name_start[start], old.name_start[id]);
+            let to = c.names.len() as u32;
+            c.names
+                .extend_from_slice(&old.names[ns as usize..ne as usize]);
+            c.name_start
+                .extend(old.name_start[start + 1..=id].iter().map(|&e| e - ns + to));
+            c.parent_ref.extend(old.parent[start..id].iter().map(|&p| {
+                u64::from(old.record[p as usize]) | u64::from(old.sequence[p as usize]) << 48
+            }));
+            c.record.extend_from_slice(&old.record[start..id]);
+            c.sequence.extend_from_slice(&old.sequence[start..id]);
+            c.flags.extend_from_slice(&old.flags[start..id]);
+            c.size.extend_from_slice(&old.size[start..id]);
+            c.allocated.extend_from_slice(&old.allocated[start..id]);
+            c.created.extend_from_slice(&old.created[start..id]);
+            c.modified.extend_from_slice(&old.modified[start..id]);
+            c.mft_changed.extend_from_slice(&old.mft_changed[start..id]);
+            c.accessed.extend_from_slice(&old.accessed[start..id]);
+            c.reparse_tag.extend_from_slice(&old.reparse_tag[start..id]);
+            for i in start..id {
+                if i == start || old.record[i - 1] != old.record[i] {
+                    firsts.push((u64::from(old.record[i]), base + (i - start) as u32));
+                }
+            }
+        }
+        for (r, e) in firsts {
+            b.set_record_entry(r, e);
+        }
+        b
+    }
+
+    /// Entries so far (before parents are linked).
+    pub fn entries(&self) -> usize {
+        self.cols.len()
+    }
+
     /// Adds a batch of parsed records. Batches must come in ascending record order.
     pub fn add_batch(&mut self, batch: &RecordBatch) {
         self.append(Prepared::new(batch, self.opts));
@@ -460,6 +530,7 @@ impl Builder {
             descendants: Default::default(),
             root: 0,
             aids: None,
+            record_hashes: Default::default(),
         };
     }
 

@@ -3,7 +3,7 @@
 //! Layout, little-endian:
 //! * a 128-byte header: magic `UFFSIDX\0`, format version, section count, flags (bit 0: deleted entries were
 //!   read), MFT record size, volume serial, MFT record count, entry count, root entry, change-journal position,
-//!   source change stamp, build time; its last 8 bytes are an xxh3 checksum of the header and the section table;
+//!   source change stamp, build time, change-journal id; its last 8 bytes are an xxh3 checksum of the header and the section table;
 //! * the section table: per section its id, element size, offset, length and xxh3 checksum;
 //! * the sections, each starting on a 64-byte boundary: the source text, the index columns, and the search aids
 //!   (see [`crate::aids`]), each a raw little-endian array.
@@ -59,6 +59,8 @@ mod id {
     pub const SOURCE: u32 = 1;
     pub const NAMES: u32 = 2;
     pub const AIDS: u32 = 32;
+    /// Optional: a hash per MFT record, for re-scans (older files lack it; older readers ignore it).
+    pub const RECORD_HASHES: u32 = 60;
 }
 
 /// The sections of `idx` in file order, with their ids and element sizes.
@@ -106,6 +108,9 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
             c(50, &a.ext_order),
         ]);
     }
+    if !idx.record_hashes.is_empty() {
+        v.push(c(id::RECORD_HASHES, &idx.record_hashes));
+    }
     v
 }
 
@@ -128,6 +133,7 @@ pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
     put64(&mut head, 56, idx.meta.journal_usn);
     put64(&mut head, 64, idx.meta.change_stamp);
     put64(&mut head, 72, idx.meta.built_at);
+    put64(&mut head, 80, idx.meta.journal_id);
     let mut offset = (HEADER_LEN + sections.len() * SECTION_ENTRY_LEN).next_multiple_of(ALIGN);
     let mut layout = Vec::with_capacity(sections.len());
     for ((id, size, bytes), sum) in sections.iter().zip(&sums) {
@@ -221,6 +227,7 @@ fn parse_header(b: &[u8], whole: Option<&[u8]>) -> Result<(VolumeMeta, u64, usiz
         journal_usn: le_u64(b, 56),
         change_stamp: le_u64(b, 64),
         built_at: le_u64(b, 72),
+        journal_id: le_u64(b, 80),
     };
     if let Some(whole) = whole {
         let table_end = HEADER_LEN + count * SECTION_ENTRY_LEN;
@@ -347,6 +354,10 @@ fn from_map_len(map: &Arc<Mmap>, len: usize) -> Result<Index, FileError> {
         descendants: col(map, c(16))?,
         root: le_u32(b, 48),
         aids,
+        record_hashes: match find(id::RECORD_HASHES) {
+            Some(s) => col(map, Some(s))?,
+            None => Col::default(),
+        },
     };
     let n =
         usize::try_from(entries).map_err(|_| FileError::Corrupt("entry count is out of range"))?;

@@ -80,6 +80,9 @@ pub struct VolumeMeta {
     /// The change journal's next update sequence number when the index was built (the size of
     /// `$Extend/$UsnJrnl:$J`), 0 when the volume has no journal.
     pub journal_usn: u64,
+    /// The change journal's id (`$Extend/$UsnJrnl:$Max`) when `journal_usn` was read; 0 without a journal. A
+    /// journal with another id is a new journal: the index cannot follow it and is rebuilt.
+    pub journal_id: u64,
     /// A fingerprint of the source's state when it was read (see `uffs_mft::Volume::change_stamp`): a different
     /// value later means the volume changed and the index is stale.
     pub change_stamp: u64,
@@ -111,6 +114,9 @@ pub struct Index {
     pub(crate) root: EntryId,
     /// Search aids stored with the index (read from a file, or made by [`Index::add_search_aids`]).
     pub(crate) aids: Option<SearchAids>,
+    /// A hash of each MFT record's bytes as read (0: not read), by record number: a re-scan compares them to
+    /// find the records that changed (see `uffs_mft::update`). Empty when the index was built without them.
+    pub(crate) record_hashes: Col<u32>,
 }
 
 impl Index {
@@ -135,6 +141,15 @@ impl Index {
         if self.aids.is_none() {
             self.aids = Some(SearchAids::build(self));
         }
+    }
+
+    /// The hash of each record's bytes when it was read (0: not read), by record number; empty if not kept.
+    pub fn record_hashes(&self) -> &[u32] {
+        &self.record_hashes
+    }
+
+    pub fn set_record_hashes(&mut self, hashes: Vec<u32>) {
+        self.record_hashes = hashes.into();
     }
 
     /// Columns as slices, one element per entry (`name_starts` has one more), for scans over every entry.

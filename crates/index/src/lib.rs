@@ -9,6 +9,7 @@
 //! * [`aids`]: search aids (folded names, sorted orders, extension ids, trigram filter), stored in the file.
 //! * [`paths`]: folder paths built once, and the case folding used to compare names.
 //! * [`time`]: FILETIME conversions.
+//! * [`update`]: replaces the entries of changed records, giving a new index (the live-index path).
 
 pub mod aids;
 pub mod batch;
@@ -18,6 +19,7 @@ pub mod file;
 mod index;
 pub mod paths;
 pub mod time;
+pub mod update;
 
 pub use build::{BuildOptions, BuildStats, Builder};
 pub use index::{flags, EntryId, EntryKind, Index, VolumeMeta};

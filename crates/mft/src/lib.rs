@@ -6,6 +6,8 @@
 //! * [`plan`]: which MFT byte ranges to read, in how many reads.
 //! * [`parse`]: one file record to the index builder's parsed form.
 //! * [`scan`]: the pipeline: a reader thread with large reads in flight, parser threads, the index builder.
+//! * [`update`]: which records changed since an index was made (a re-scan of record hashes), and the index
+//!   with them read again.
 
 pub mod device;
 mod error;
@@ -13,6 +15,7 @@ pub mod parse;
 pub mod plan;
 pub mod scan;
 pub mod source;
+pub mod update;
 pub mod volume;
 
 pub use error::{Error, Result};

@@ -68,7 +68,7 @@ pub struct ScanReport {
 }
 
 impl ScanOptions {
-    fn plan(&self, vol: &Volume) -> Vec<Chunk> {
+    pub(crate) fn plan(&self, vol: &Volume) -> Vec<Chunk> {
         let rs = vol.record_size as usize;
         plan(
             &vol.mapped_records(),
@@ -113,7 +113,7 @@ fn unmapped(vol: &Volume) -> u64 {
 
 /// Reads one chunk. When the whole read fails (a truncated image, a bad sector), falls back to record-sized
 /// reads so only the unreadable records are lost; those are zero-filled and counted.
-fn read_chunk(vol: &Volume, c: Chunk, buf: &mut [u8]) -> u64 {
+pub(crate) fn read_chunk(vol: &Volume, c: Chunk, buf: &mut [u8]) -> u64 {
     if vol.read_records(c.first, buf).is_ok() {
         return 0;
     }
@@ -151,6 +151,7 @@ pub fn build_index(
         change_stamp: vol.change_stamp(),
         built_at: uffs_index::time::now(),
         journal_usn: 0,
+        journal_id: 0,
     };
     // Sizes the index up front; never more than the records really read (a hostile bitmap may claim more).
     let expected = vol.records_in_use().unwrap_or(planned).min(planned);
@@ -175,7 +176,9 @@ pub fn build_index(
             .map_err(|_| Error::Source("internal: buffer pool closed".into()))?;
     }
     let (work_tx, work_rx) = bounded::<(usize, Chunk, Vec<u8>)>(pool);
-    let (done_tx, done_rx) = unbounded::<(usize, Prepared, Vec<u8>, Duration)>();
+    let (done_tx, done_rx) = unbounded::<(usize, Prepared, Vec<u32>, Vec<u8>, Duration)>();
+    // A hash of every record read, kept with the index so that a re-scan finds what changed (crate::update).
+    let mut hashes = vec![0u32; usize::try_from(vol.records_total).unwrap_or(0)];
     let parse_opts = ParseOptions {
         record_size: rs,
         bitmap: vol.bitmap.as_deref(),
@@ -206,11 +209,26 @@ pub fn build_index(
                     let t = Instant::now();
                     let mut batch = RecordBatch::with_capacity(c.records as usize);
                     let len = c.records as usize * rs;
+                    let sums: Vec<u32> = buf[..len]
+                        .chunks_exact(rs)
+                        .enumerate()
+                        .map(|(i, raw)| {
+                            let r = c.first + i as u64;
+                            if crate::update::hashed(vol, build_opts.include_deleted, r) {
+                                crate::update::record_hash(raw)
+                            } else {
+                                0
+                            }
+                        })
+                        .collect();
                     parse_chunk(&mut buf[..len], c.first, &parse_opts, &mut batch);
                     let prepared = Prepared::new(&batch, build_opts);
                     // The buffer goes back to the pool only once the batch is appended (below), so the reader is
                     // never more than the pool's size ahead of the builder: memory stays bounded.
-                    if done_tx.send((seq, prepared, buf, t.elapsed())).is_err() {
+                    if done_tx
+                        .send((seq, prepared, sums, buf, t.elapsed()))
+                        .is_err()
+                    {
                         break;
                     }
                 }
@@ -221,8 +239,12 @@ pub fn build_index(
         let mut pending: BTreeMap<usize, (Prepared, Vec<u8>)> = BTreeMap::new();
         let mut next = 0;
         let mut done_records = 0;
-        for (seq, batch, buf, parse_time) in done_rx.iter() {
+        for (seq, batch, sums, buf, parse_time) in done_rx.iter() {
             report.times.parse += parse_time;
+            let first = chunks[seq].first as usize;
+            if let Some(slots) = hashes.get_mut(first..first + sums.len()) {
+                slots.copy_from_slice(&sums);
+            }
             pending.insert(seq, (batch, buf));
             while let Some((batch, buf)) = pending.remove(&next) {
                 let t = Instant::now();
@@ -243,6 +265,7 @@ pub fn build_index(
     report.bytes_read = planned * rs as u64;
     let (mut index, stats) = builder.finish();
     index.meta.journal_usn = index.usn_journal_position();
+    index.set_record_hashes(hashes);
     report.times.merge = stats.merge;
     report.times.totals = stats.totals;
     report.build = stats;

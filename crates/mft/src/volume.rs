@@ -352,7 +352,7 @@ impl Volume {
     }
 }
 
-fn decode_runs(name: &str, nr: &NonResident<'_>) -> Result<Vec<Run>> {
+pub(crate) fn decode_runs(name: &str, nr: &NonResident<'_>) -> Result<Vec<Run>> {
     nr.runs()
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(|e| Error::format(format!("{name}: $MFT runlist"), e))
@@ -436,7 +436,13 @@ pub(crate) fn read_mft_bytes(
 }
 
 /// Reads the value of a small non-resident attribute (`size` bytes) through its cluster runs.
-fn read_clusters(name: &str, dev: &Device, cs: u64, runs: &[Run], size: u64) -> Result<Vec<u8>> {
+pub(crate) fn read_clusters(
+    name: &str,
+    dev: &Device,
+    cs: u64,
+    runs: &[Run],
+    size: u64,
+) -> Result<Vec<u8>> {
     if size > dev.len() {
         return Err(Error::Source(format!(
             "{name}: an attribute of $MFT claims more bytes than the volume has"

@@ -89,6 +89,7 @@ pub fn index_command(
     output: &Path,
     deleted: bool,
     threads: usize,
+    update: bool,
 ) -> Result<()> {
     let src = uffs_mft::open(source, partition)?;
     let vol = only_volume(
@@ -97,9 +98,87 @@ pub fn index_command(
         "an index file holds one: index them one at a time, e.g. uffs index",
         "-o FILE",
     )?;
+    if update && output.exists() {
+        if let Some(line) = update_index_file(vol, output, deleted, threads)? {
+            eprintln!("{line}");
+            return Ok(());
+        }
+    }
     let line = write_index(vol, output, deleted, threads, &progress_bar(&vol.name))?;
     eprintln!("{line}");
     Ok(())
+}
+
+/// Brings the index file `output` up to date with `vol` by applying only what changed; `None` when it must be
+/// built again (the reason is printed).
+fn update_index_file(
+    vol: &Volume,
+    output: &Path,
+    deleted: bool,
+    threads: usize,
+) -> Result<Option<String>> {
+    let old = uffs_index::file::read(output)
+        .with_context(|| format!("reading index {}", output.display()))?;
+    if old.meta.has_deleted != deleted {
+        eprintln!(
+            "uffs: {} was built {} deleted entries; building it again",
+            output.display(),
+            if old.meta.has_deleted {
+                "with"
+            } else {
+                "without"
+            }
+        );
+        return Ok(None);
+    }
+    let opts = ScanOptions {
+        include_deleted: deleted,
+        threads,
+        ..ScanOptions::default()
+    };
+    let t = std::time::Instant::now();
+    match uffs_mft::update::refresh(vol, &old, &opts)? {
+        uffs_mft::update::Refresh::Unchanged { checked } => Ok(Some(format!(
+            "{}: unchanged ({checked}); {} left as it was",
+            vol.name,
+            output.display()
+        ))),
+        uffs_mft::update::Refresh::Rebuild(why) => {
+            eprintln!("uffs: {}: {why}; building it again", vol.name);
+            Ok(None)
+        }
+        uffs_mft::update::Refresh::Updated(applied) => {
+            let uffs_mft::update::Applied {
+                index,
+                report,
+                how,
+                find_time,
+            } = *applied;
+            drop(old);
+            let tw = std::time::Instant::now();
+            uffs_index::file::write(&index, output)
+                .with_context(|| format!("writing {}", output.display()))?;
+            let s = &report.stats;
+            Ok(Some(format!(
+                "{}: {} changed records found by {how} in {:.1} ms; {} records read again in {:.1} ms, \
+                 -{} +{} entries (entries {:.1} ms, links and totals {:.1} ms, search aids {:.1} ms); \
+                 written in {:.1} ms; {:.3} s in all -> {}",
+                vol.name,
+                thousands(s.records),
+                find_time.as_secs_f64() * 1e3,
+                thousands(report.records_read),
+                report.read_time.as_secs_f64() * 1e3,
+                thousands(s.entries_removed),
+                thousands(s.entries_added),
+                s.entries_time.as_secs_f64() * 1e3,
+                s.link_time.as_secs_f64() * 1e3,
+                s.aids_time.as_secs_f64() * 1e3,
+                tw.elapsed().as_secs_f64() * 1e3,
+                t.elapsed().as_secs_f64(),
+                output.display()
+            )))
+        }
+    }
 }
 
 /// The one NTFS volume of a source, or an error that names each (`disk.img@1`, `disk.img@3`) and shows the

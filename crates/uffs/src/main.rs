@@ -69,7 +69,7 @@ enum Command {
     },
     /// Build the index of a volume and write it to a file.
     #[command(
-        after_help = "EXAMPLES:\n  uffs index /dev/sdb1 -o sdb1.uffs\n  uffs index disk.img@2 -o d2.uffs --deleted"
+        after_help = "EXAMPLES:\n  uffs index /dev/sdb1 -o sdb1.uffs\n  uffs index disk.img@2 -o d2.uffs --deleted\n  uffs index /dev/sdb1 -o sdb1.uffs --update   (apply only what changed since sdb1.uffs was made)"
     )]
     Index {
         source: String,
@@ -84,6 +84,10 @@ enum Command {
         /// Parser threads (default: one per core).
         #[arg(long, default_value_t = 0)]
         threads: usize,
+        /// If FILE is an index of this volume, apply only what changed since it was made (found through the
+        /// change journal, or a re-scan of the MFT where there is none) instead of building it again.
+        #[arg(long)]
+        update: bool,
     },
     /// Write one row per entry (path, name, kind, sizes, times, attributes, record numbers) as CSV or JSON lines.
     #[command(
@@ -214,7 +218,8 @@ fn main() -> ExitCode {
             partition,
             deleted,
             threads,
-        } => common::index_command(&source, partition, &output, deleted, threads),
+            update,
+        } => common::index_command(&source, partition, &output, deleted, threads, update),
         Command::Export {
             source,
             format,
