@@ -321,7 +321,7 @@ impl Builder {
     /// resolved afresh against the new entries: a renamed or moved folder carries its subtree along.
     ///
     /// The caller must not keep orphans (their original parent reference is not in the index; see
-    /// [`Index::records_to_recheck`]) nor synthetic entries (they are made again when needed).
+    /// `Index::records_to_recheck`) nor synthetic entries (they are made again when needed).
     pub fn seeded(
         old: &Index,
         meta: VolumeMeta,

@@ -28,13 +28,32 @@ pub struct UpdateStats {
 }
 
 impl Index {
-    /// Records whose entries an update must always parse again: orphans (the index keeps their parent as
-    /// `$Orphan`, not the reference the volume has, and their parent may have come back).
-    pub fn records_to_recheck(&self) -> Vec<u64> {
+    /// Records an update must parse again besides the changed ones (`changed`, sorted), because their entries
+    /// do not keep the parent reference the volume has:
+    /// * orphans: the index hangs them under `$Orphan`, and their parent may have come back;
+    /// * deleted entries, and entries of deleted folders, whose folder's record changed: they may have been
+    ///   linked by the rule that lets a deleted entry be one sequence number behind its deleted folder, and
+    ///   whether that still holds depends on the reference only the record has.
+    ///
+    /// Live entries of live folders were linked by an exact match of the folder's sequence number, so their
+    /// parent reference is the folder's record and sequence: those are rebuilt without reading anything.
+    pub fn records_to_recheck(&self, changed: &[u64]) -> Vec<u64> {
         let mut v: Vec<u64> = (0..self.len())
-            .filter(|&i| self.flags[i] & (flags::ORPHAN | flags::SYNTHETIC) == flags::ORPHAN)
+            .filter(|&i| {
+                let f = self.flags[i];
+                if f & flags::SYNTHETIC != 0 {
+                    return false;
+                }
+                if f & flags::ORPHAN != 0 {
+                    return true;
+                }
+                let p = self.parent[i] as usize;
+                (f | self.flags[p]) & flags::DELETED != 0
+                    && changed.binary_search(&u64::from(self.record[p])).is_ok()
+            })
             .map(|i| u64::from(self.record[i]))
             .collect();
+        v.sort_unstable();
         v.dedup();
         v
     }

@@ -229,8 +229,8 @@ pub struct UpdateReport {
     pub total: Duration,
 }
 
-/// The index `old` with records `changed` read again from `vol` and their entries replaced. Orphans are always
-/// read again (their parent may have come back). The result keeps `old`'s journal position; the caller sets it.
+/// The index `old` with records `changed` read again from `vol` and their entries replaced, with the records
+/// [`Index::records_to_recheck`] names. The result keeps `old`'s journal position; the caller sets it.
 pub fn update_index(
     vol: &Volume,
     old: &Index,
@@ -239,7 +239,9 @@ pub fn update_index(
 ) -> Result<(Index, UpdateReport)> {
     let t0 = Instant::now();
     let mut records: Vec<u64> = changed.to_vec();
-    records.extend(old.records_to_recheck());
+    records.sort_unstable();
+    records.dedup();
+    records.extend(old.records_to_recheck(&records));
     records.sort_unstable();
     records.dedup();
     let include_deleted = old.meta.has_deleted;
