@@ -2,6 +2,7 @@
 //!
 //! * [`device`]: positional reads from a file, image or block device, optionally windowed to a partition.
 //! * [`source`]: what a source is, detected from its content: a volume, a whole disk (MBR/GPT) or a raw `$MFT`.
+//! * [`journal`]: the USN change journal (`$Extend\$UsnJrnl:$J`) of a volume, or a raw `$J` capture.
 //! * [`volume`]: the MFT of one volume: where its extents are, which records are in use, label and version.
 //! * [`plan`]: which MFT byte ranges to read, in how many reads.
 //! * [`parse`]: one file record to the index builder's parsed form.
@@ -11,6 +12,7 @@
 
 pub mod device;
 mod error;
+pub mod journal;
 pub mod parse;
 pub mod plan;
 pub mod scan;

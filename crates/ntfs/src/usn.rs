@@ -406,8 +406,11 @@ impl<'a> UsnScanner<'a> {
         while self.word(self.pos) == Some(0) {
             self.pos += 8;
         }
-        // A zero tail shorter than a word.
-        if self.bytes.len() - self.pos < 8 && self.bytes[self.pos..].iter().all(|&b| b == 0) {
+        // A zero tail shorter than a word (in a piece of a stream, the word may go on in the next piece).
+        if !self.stop_at_incomplete
+            && self.bytes.len() - self.pos < 8
+            && self.bytes[self.pos..].iter().all(|&b| b == 0)
+        {
             self.pos = self.bytes.len();
         }
         self.counts.zero_bytes += (self.pos - start) as u64;
@@ -417,6 +420,10 @@ impl<'a> UsnScanner<'a> {
     /// record runs past the region's end, or neither.
     fn classify(&self, pos: usize) -> Start {
         let rest = &self.bytes[pos..];
+        if rest.len() < 8 {
+            // Too short for a header: in a piece of a stream, it may go on in the next piece.
+            return Start::Incomplete;
+        }
         match header_shape(rest) {
             Some(h) if h.len as usize <= rest.len() => {
                 if body_fits(&rest[..h.len as usize], h) {

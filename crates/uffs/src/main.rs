@@ -6,6 +6,7 @@ mod common;
 mod daemon_cmd;
 mod export;
 mod info;
+mod journal_cmd;
 mod output;
 mod query_cmd;
 
@@ -46,7 +47,8 @@ EXAMPLES:
   uffs index /dev/sdb1 -o sdb1.uffs
   uffs export sdb1.uffs --format jsonl -o files.jsonl
   uffs export disk.img@2 --deleted --streams --format csv
-  uffs bench /dev/sdb1 --runs 5"
+  uffs bench /dev/sdb1 --runs 5
+  uffs journal /dev/sdb1 --since 123456789 --format table   the USN change journal, with full paths"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -106,6 +108,23 @@ enum Command {
         /// Include named data streams (alternate data streams) as entries `file:stream`.
         #[arg(long)]
         streams: bool,
+        #[arg(long, value_name = "N")]
+        partition: Option<u32>,
+    },
+    /// List the USN change journal ($Extend/$UsnJrnl:$J) of a volume, or a raw $J capture: one row per record
+    /// (usn, timestamp, reasons, file and parent record/sequence, name, full path, attributes, ...).
+    #[command(
+        after_help = "SOURCE is an NTFS volume, a partition of a disk (disk.img@2), or a raw $J capture (for instance\n`icat VOLUME <record>-128-<id> > J`; detected from its content; it has no paths). A path is given where the\nvolume's MFT still has the parent folder with the sequence number the record names.\n\nEXAMPLES:\n  uffs journal /dev/sdb1 --format table\n  uffs journal disk.img@2 --since 123456789 --format jsonl -o changes.jsonl\n  uffs journal J --format csv"
+    )]
+    Journal {
+        source: String,
+        /// Only records whose USN is at least this.
+        #[arg(long, value_name = "USN")]
+        since: Option<u64>,
+        #[arg(long, value_enum, default_value_t = journal_cmd::Format::Csv)]
+        format: journal_cmd::Format,
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
     },
@@ -235,6 +254,13 @@ fn main() -> ExitCode {
             deleted,
             streams,
         ),
+        Command::Journal {
+            source,
+            since,
+            format,
+            output,
+            partition,
+        } => journal_cmd::run(&source, partition, since, format, output.as_deref()),
         Command::Bench {
             source,
             runs,
