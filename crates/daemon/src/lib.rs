@@ -1,7 +1,7 @@
 //! The uffs daemon: one per user. It owns the indexes of the registered volumes (memory-mapped from their
 //! files), answers queries over a channel that only its user can reach (a Unix socket, or a named pipe on
-//! Windows), and rebuilds an index in the background when its source has changed, swapping the new snapshot
-//! in atomically.
+//! Windows), and keeps each index current as its source changes (applying only what changed, or rebuilding
+//! in the background when it cannot follow), swapping each new snapshot in atomically.
 //!
 //! * [`dirs`]: where things live: the cache directory (registry, index files, log) and the private runtime
 //!   directory (socket, lock).
@@ -10,6 +10,7 @@
 //! * [`registry`]: the registered volumes (`uffs volumes add|list|remove`).
 //! * [`protocol`]: the JSON-lines requests and responses, and the limits on them.
 //! * [`server`]: the server, snapshots, staleness checks and rebuilds.
+//! * [`refresh`]: keeping volumes current: periodic checks, applying changes, `uffs volumes refresh`.
 //! * [`client`]: connecting to the daemon and reading its answers.
 //!
 //! Query execution and formatting belong to the caller (the `uffs` binary), which hands the server a function
@@ -20,6 +21,7 @@ pub mod dirs;
 pub mod ipc;
 pub mod os;
 pub mod protocol;
+pub mod refresh;
 pub mod registry;
 pub mod server;
 

@@ -2,7 +2,7 @@
 //!
 //! Requests: `{"op":"query","args":{…},"terminal":false}` (args are the `uffs QUERY` options),
 //! `{"op":"status"}`, `{"op":"reload"}` (re-read the registry, check every source for changes and rebuild
-//! what changed), `{"op":"stop"}`, `{"op":"ping"}`.
+//! what changed), `{"op":"refresh","name":"D"}` (apply changes now), `{"op":"stop"}`, `{"op":"ping"}`.
 //!
 //! Answers: a query streams `{"out":"…"}` lines (printed output, in pieces of at most [`CHUNK`] bytes) and ends
 //! with `{"done":{"found":N}}`; anything else answers one line. A failure is `{"error":"…"}`, always the last
@@ -28,6 +28,12 @@ pub enum Request {
     // Braces, not unit variants: serde refuses unknown fields only in struct-like variants.
     Status {},
     Reload {},
+    /// Check volumes for changes now and apply them (all volumes, or the one named); answers with one `out`
+    /// line per volume saying what was done, then `done` with the number of changed records applied.
+    Refresh {
+        #[serde(default)]
+        name: Option<String>,
+    },
     Stop {},
     Ping {},
 }
@@ -41,8 +47,19 @@ pub struct VolumeStatus {
     pub entries: u64,
     /// Size of the index file (mapped; pages are resident only while used).
     pub index_bytes: u64,
-    /// When the index was built (FILETIME, UTC), 0 when there is none.
+    /// When the index was built or last updated (FILETIME, UTC), 0 when there is none.
     pub built_at: u64,
+    /// How changes are followed: `journal <id> at USN <n>, checked every 5 s`, `re-scan every 5 s`, `never`.
+    #[serde(default)]
+    pub follow: String,
+    /// When changes were last applied (FILETIME, UTC), 0 when never since the daemon started.
+    #[serde(default)]
+    pub updated_at: u64,
+    /// Changed records applied by the last update, and by all updates since the daemon started.
+    #[serde(default)]
+    pub last_changes: u64,
+    #[serde(default)]
+    pub total_changes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

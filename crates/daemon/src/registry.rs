@@ -25,9 +25,51 @@ pub struct VolumeEntry {
     /// Index deleted entries too.
     #[serde(default)]
     pub deleted: bool,
+    /// Seconds between checks for changes (`None`: [`DEFAULT_REFRESH_SECS`]; `Some(0)`: never, only when
+    /// asked with `uffs volumes refresh`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_secs: Option<u64>,
+}
+
+/// How often a volume is checked for changes unless its entry says otherwise: a check of an unchanged image or
+/// device costs one `stat`, so a few seconds is cheap.
+pub const DEFAULT_REFRESH_SECS: u64 = 5;
+
+/// `5s`, `2m`, `1h`, `30` (seconds) or `never` (0).
+pub fn parse_interval(s: &str) -> Result<u64> {
+    let s = s.trim();
+    if s == "never" {
+        return Ok(0);
+    }
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num
+        .parse()
+        .map_err(|_| msg(format!("bad interval {s:?}: use e.g. 5s, 2m, 1h or never")))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => {
+            return Err(msg(format!(
+                "bad interval {s:?}: use e.g. 5s, 2m, 1h or never"
+            )))
+        }
+    };
+    if secs == 0 {
+        return Err(msg("an interval of 0 is `never`"));
+    }
+    Ok(secs)
 }
 
 impl VolumeEntry {
+    /// Time between checks for changes; `None` for never.
+    pub fn refresh_interval(&self) -> Option<std::time::Duration> {
+        match self.refresh_secs.unwrap_or(DEFAULT_REFRESH_SECS) {
+            0 => None,
+            s => Some(std::time::Duration::from_secs(s)),
+        }
+    }
+
     /// What this volume's paths start with.
     pub fn prefix(&self) -> String {
         format!("{}:", self.name)

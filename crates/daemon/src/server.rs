@@ -18,6 +18,7 @@ use uffs_query::Searcher;
 use crate::ipc::{self, Accepted, Conn};
 use crate::os;
 use crate::protocol::{self, Request, Response, Status, VolumeStatus};
+use crate::refresh;
 use crate::registry::{Registry, VolumeEntry};
 use crate::{msg, Result};
 
@@ -55,7 +56,7 @@ pub type QueryFn = dyn Fn(&Snapshot, &serde_json::Value, bool, &mut dyn Write) -
     + Send
     + Sync;
 
-struct Shared {
+pub(crate) struct Shared {
     cfg: Config,
     snapshot: RwLock<Arc<Snapshot>>,
     /// Held by whoever makes the next snapshot from the current one (reload, a finished rebuild), so two
@@ -66,13 +67,17 @@ struct Shared {
     /// Every index loaded, while any snapshot or query still holds it: its file is mapped and must not be
     /// written over.
     mapped: Mutex<Vec<Weak<Loaded>>>,
-    stop: AtomicBool,
+    pub(crate) stop: AtomicBool,
     queries: AtomicU64,
+    /// How each volume follows its source (see [`crate::refresh`]).
+    pub(crate) follow: Mutex<HashMap<String, refresh::Follow>>,
+    /// Held while a volume is checked and updated: one at a time.
+    pub(crate) refreshing: Mutex<()>,
     started: Instant,
     query: Box<QueryFn>,
 }
 
-pub fn log(s: &str) {
+pub(crate) fn log(s: &str) {
     let t = uffs_index::time::to_civil(uffs_index::time::now());
     eprintln!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z uffs daemon: {s}",
@@ -106,6 +111,8 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
         mapped: Mutex::new(Vec::new()),
         stop: AtomicBool::new(false),
         queries: AtomicU64::new(0),
+        follow: Mutex::new(HashMap::new()),
+        refreshing: Mutex::new(()),
         started: Instant::now(),
         query,
     });
@@ -118,6 +125,10 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
     {
         let shared = Arc::clone(&shared);
         std::thread::spawn(move || check_sources(&shared, stale));
+    }
+    {
+        let shared = Arc::clone(&shared);
+        std::thread::spawn(move || refresh::run(shared));
     }
 
     // A rendezvous channel: a send succeeds only when a worker is waiting for a connection.
@@ -203,6 +214,30 @@ fn serve(shared: &Arc<Shared>, stream: Conn) {
             }
             Err(e) => Response::Error(e.to_string()),
         },
+        Ok(Request::Refresh { name }) => {
+            let snap = current(shared);
+            let targets: Vec<&Arc<Loaded>> = snap
+                .volumes
+                .iter()
+                .filter(|l| name.as_ref().is_none_or(|n| *n == l.entry.name))
+                .collect();
+            if targets.is_empty() {
+                Response::Error(match name {
+                    Some(n) => format!("no loaded volume named {n}"),
+                    None => "no volumes are loaded".into(),
+                })
+            } else {
+                let mut total = 0;
+                for l in targets {
+                    let (line, n) = refresh::check(shared, l, true);
+                    total += n;
+                    if protocol::send(&mut w, &Response::Out(format!("{line}\n"))).is_err() {
+                        return;
+                    }
+                }
+                Response::Done { found: total }
+            }
+        }
         Ok(Request::Stop {}) => {
             // Answer first: the process ends soon after the accept loop sees the flag.
             let _ = protocol::send(&mut w, &Response::Ok(true));
@@ -232,6 +267,7 @@ fn serve(shared: &Arc<Shared>, stream: Conn) {
 
 fn status(shared: &Shared) -> Status {
     let snap = current(shared);
+    let follow = refresh::all(shared);
     let states = shared.states.lock().map(|s| s.clone()).unwrap_or_default();
     let registry = Registry::load(&shared.cfg.cache).unwrap_or_default();
     let mut volumes = Vec::new();
@@ -253,6 +289,10 @@ fn status(shared: &Shared) -> Status {
             entries: idx.map_or(0, |i| i.len() as u64),
             index_bytes: loaded.map_or(0, |l| l.index_bytes),
             built_at: idx.map_or(0, |i| i.meta.built_at),
+            follow: refresh::describe(loaded, e),
+            updated_at: follow.get(&e.name).map_or(0, |f| f.updated_at),
+            last_changes: follow.get(&e.name).map_or(0, |f| f.last_changes),
+            total_changes: follow.get(&e.name).map_or(0, |f| f.total_changes),
         });
     }
     Status {
@@ -309,7 +349,11 @@ fn load_newest(shared: &Shared, e: &VolumeEntry) -> Option<Arc<Loaded>> {
     None
 }
 
-fn load(shared: &Shared, e: &VolumeEntry, path: &Path) -> std::result::Result<Arc<Loaded>, String> {
+pub(crate) fn load(
+    shared: &Shared,
+    e: &VolumeEntry,
+    path: &Path,
+) -> std::result::Result<Arc<Loaded>, String> {
     let t = Instant::now();
     let idx = uffs_index::file::read(path).map_err(|err| format!("{}: {err}", path.display()))?;
     if e.deleted && !idx.meta.has_deleted {
@@ -341,7 +385,7 @@ fn swap(shared: &Shared, volumes: Vec<Arc<Loaded>>) {
     }
 }
 
-fn building(shared: &Shared, name: &str) -> bool {
+pub(crate) fn building(shared: &Shared, name: &str) -> bool {
     shared
         .states
         .lock()
@@ -352,7 +396,7 @@ fn building(shared: &Shared, name: &str) -> bool {
         .unwrap_or(false)
 }
 
-fn set_state(shared: &Shared, name: &str, state: Option<String>) {
+pub(crate) fn set_state(shared: &Shared, name: &str, state: Option<String>) {
     if let Ok(mut s) = shared.states.lock() {
         match state {
             Some(st) => s.insert(name.to_string(), st),
@@ -396,17 +440,16 @@ fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
             replace_volume(shared, &e.name, None);
             start_rebuild(shared, e.clone(), "building");
         } else if vol.change_stamp() != meta.change_stamp {
-            log(&format!(
-                "{}: the source changed since the index was built; rebuilding",
-                e.name
-            ));
-            start_rebuild(shared, e.clone(), "stale (rebuilding)");
+            // Changed while the daemon was not watching: apply what changed (or rebuild, if it cannot be
+            // followed).
+            drop(vol);
+            refresh::check(shared, &l, true);
         }
     }
 }
 
 /// The snapshot queries start from now.
-fn current(shared: &Shared) -> Arc<Snapshot> {
+pub(crate) fn current(shared: &Shared) -> Arc<Snapshot> {
     shared
         .snapshot
         .read()
@@ -416,7 +459,7 @@ fn current(shared: &Shared) -> Arc<Snapshot> {
 
 /// Swaps in a snapshot where volume `name` is `new` (or absent), in registry order; a volume no longer
 /// registered (removed while it was being built) is not added.
-fn replace_volume(shared: &Shared, name: &str, new: Option<Arc<Loaded>>) {
+pub(crate) fn replace_volume(shared: &Shared, name: &str, new: Option<Arc<Loaded>>) {
     let _changing = shared.changing.lock();
     let registry = Registry::load(&shared.cfg.cache).unwrap_or_default();
     let old = current(shared);
@@ -435,7 +478,7 @@ fn replace_volume(shared: &Shared, name: &str, new: Option<Arc<Loaded>>) {
 }
 
 /// Builds the index of `e` in a child process, then loads it and swaps it into the snapshot.
-fn start_rebuild(shared: &Arc<Shared>, e: VolumeEntry, state: &str) {
+pub(crate) fn start_rebuild(shared: &Arc<Shared>, e: VolumeEntry, state: &str) {
     set_state(shared, &e.name, Some(state.into()));
     let shared = Arc::clone(shared);
     std::thread::spawn(move || {
@@ -469,7 +512,7 @@ fn start_rebuild(shared: &Arc<Shared>, e: VolumeEntry, state: &str) {
 
 /// The index slot of volume `name` to build into: one no loaded index maps, the older one if both are free.
 /// When both are mapped (an old snapshot still finishing a query), waits for one to be let go.
-fn free_slot(shared: &Shared, name: &str) -> std::result::Result<PathBuf, String> {
+pub(crate) fn free_slot(shared: &Shared, name: &str) -> std::result::Result<PathBuf, String> {
     // Missing files first, then the oldest: the newest index is kept as long as possible.
     let newest_first = Registry::index_files(&shared.cfg.cache, name);
     let mut slots = Registry::index_slots(&shared.cfg.cache, name).to_vec();

@@ -116,3 +116,57 @@ fn read_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// A cheap fingerprint of a source's writes, taken without reading it: for an image file its size and
+/// modification time, for a block device its write counters (`/sys/dev/block/MAJ:MIN/stat`). The same value
+/// later means nothing was written in between, so a periodic check can stop there; `None` when there is no such
+/// signal (then only reading the source tells). `spec` is a source as given, `@N` partition suffix allowed.
+pub fn write_stamp(spec: &str) -> Option<u64> {
+    let path = Path::new(spec);
+    let path = if path.exists() {
+        path.to_path_buf()
+    } else {
+        let (file, part) = spec.rsplit_once('@')?;
+        part.parse::<u32>().ok()?;
+        Path::new(file).to_path_buf()
+    };
+    let m = std::fs::metadata(&path).ok()?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    if m.is_file() {
+        h.update(&m.len().to_le_bytes());
+        let t = m
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        h.update(&t.as_nanos().to_le_bytes());
+        return Some(h.digest());
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        if m.file_type().is_block_device() {
+            let rdev = m.rdev();
+            let (major, minor) = (libc_major(rdev), libc_minor(rdev));
+            let stat =
+                std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/stat")).ok()?;
+            // Fields 5 to 8 count writes: completed, merged, sectors, milliseconds.
+            for f in stat.split_whitespace().skip(4).take(4) {
+                h.update(f.as_bytes());
+                h.update(b" ");
+            }
+            return Some(h.digest());
+        }
+    }
+    None
+}
+
+#[cfg(target_os = "linux")]
+fn libc_major(dev: u64) -> u64 {
+    ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff)
+}
+
+#[cfg(target_os = "linux")]
+fn libc_minor(dev: u64) -> u64 {
+    ((dev >> 12) & 0xffff_ff00) | (dev & 0xff)
+}

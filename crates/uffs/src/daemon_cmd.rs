@@ -227,7 +227,7 @@ fn print_status(s: &Status) {
         return;
     }
     let now = now_filetime();
-    let rows: Vec<[String; 6]> = s
+    let rows: Vec<[String; 8]> = s
         .volumes
         .iter()
         .map(|v| {
@@ -241,11 +241,31 @@ fn print_status(s: &Status) {
                     age(now.saturating_sub(v.built_at) / 10_000_000)
                 },
                 v.state.clone(),
+                v.follow.clone(),
+                if v.updated_at == 0 {
+                    "-".into()
+                } else {
+                    format!(
+                        "{} ago, {} changes ({} in all)",
+                        age(now.saturating_sub(v.updated_at) / 10_000_000),
+                        thousands(v.last_changes),
+                        thousands(v.total_changes)
+                    )
+                },
                 v.source.clone(),
             ]
         })
         .collect();
-    let head = ["VOLUME", "ENTRIES", "INDEX FILE", "AGE", "STATE", "SOURCE"];
+    let head = [
+        "VOLUME",
+        "ENTRIES",
+        "INDEX FILE",
+        "AGE",
+        "STATE",
+        "FOLLOWS CHANGES",
+        "LAST UPDATE",
+        "SOURCE",
+    ];
     let mut w: Vec<usize> = head.iter().map(|h| h.len()).collect();
     for r in &rows {
         for (w, c) in w.iter_mut().zip(r) {
@@ -293,7 +313,11 @@ pub fn volumes_add(
     name: Option<String>,
     partition: Option<u32>,
     deleted: bool,
+    refresh: Option<&str>,
 ) -> Result<()> {
+    let refresh_secs = refresh
+        .map(uffs_daemon::registry::parse_interval)
+        .transpose()?;
     if name.is_some() && sources.len() > 1 {
         bail!("--name names one volume; add the others separately");
     }
@@ -320,6 +344,7 @@ pub fn volumes_add(
             source: src.clone(),
             partition,
             deleted,
+            refresh_secs,
         };
         plan.push((entry, opened));
     }
@@ -382,6 +407,24 @@ pub fn volumes_add(
         );
     }
     Ok(())
+}
+
+/// `uffs volumes refresh [NAME]`: the daemon checks now and says what it applied.
+pub fn volumes_refresh(name: Option<String>) -> Result<()> {
+    let Some(conn) = client::connect(&runtime()?)? else {
+        bail!("the uffs daemon is not running; start it with `uffs daemon start`");
+    };
+    let last = client::request(conn, &Request::Refresh { name }, |r| {
+        if let Response::Out(s) = r {
+            print!("{s}");
+        }
+        Ok(())
+    })?;
+    match last {
+        Response::Done { .. } => Ok(()),
+        Response::Error(e) => bail!("{e}"),
+        other => bail!("unexpected answer from the daemon: {other:?}"),
+    }
 }
 
 pub fn volumes_list(json: bool) -> Result<()> {

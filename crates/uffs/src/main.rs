@@ -163,7 +163,7 @@ enum Command {
     },
     /// Register, list or remove the volumes the daemon serves.
     #[command(
-        after_help = "EXAMPLES:\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes list\n  uffs volumes remove backup"
+        after_help = "EXAMPLES:\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup"
     )]
     Volumes {
         #[command(subcommand)]
@@ -200,6 +200,15 @@ enum VolumesAction {
         /// Index deleted files too.
         #[arg(long)]
         deleted: bool,
+        /// How often the daemon checks the volume for changes and applies them: 5s (the default), 2m, 1h, or
+        /// never (then only `uffs volumes refresh` does).
+        #[arg(long, value_name = "INTERVAL")]
+        refresh: Option<String>,
+    },
+    /// Check volumes for changes now and apply them (through the daemon).
+    Refresh {
+        /// The volume to check (default: every volume).
+        name: Option<String>,
     },
     /// List the registered volumes.
     List {
@@ -291,7 +300,9 @@ fn main() -> ExitCode {
                 name,
                 partition,
                 deleted,
-            } => daemon_cmd::volumes_add(&sources, name, partition, deleted),
+                refresh,
+            } => daemon_cmd::volumes_add(&sources, name, partition, deleted, refresh.as_deref()),
+            VolumesAction::Refresh { name } => daemon_cmd::volumes_refresh(name),
             VolumesAction::List { json } => daemon_cmd::volumes_list(json),
             VolumesAction::Remove { names } => daemon_cmd::volumes_remove(&names),
         },

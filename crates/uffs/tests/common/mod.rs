@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod daemon;
+pub mod live;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
