@@ -264,7 +264,7 @@ pub fn build_index(
     report.records_read = planned;
     report.bytes_read = planned * rs as u64;
     let (mut index, stats) = builder.finish();
-    index.meta.journal_usn = index.usn_journal_position();
+    crate::update::set_journal_position(vol, &mut index);
     index.set_record_hashes(hashes);
     report.times.merge = stats.merge;
     report.times.totals = stats.totals;

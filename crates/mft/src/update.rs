@@ -318,6 +318,9 @@ pub fn refresh(vol: &Volume, old: &Index, opts: &ScanOptions) -> Result<Refresh>
         include_deleted: old.meta.has_deleted,
         ..*opts
     };
+    if old.meta.journal_id != 0 {
+        return from_journal(vol, old);
+    }
     let t = Instant::now();
     let Some(scan) = rescan(vol, old, &opts)? else {
         return Ok(Refresh::Rebuild(
@@ -335,11 +338,78 @@ pub fn refresh(vol: &Volume, old: &Index, opts: &ScanOptions) -> Result<Refresh>
         });
     }
     let (mut index, report) = update_index(vol, old, &scan.changed, Some(scan.hashes))?;
-    index.meta.journal_usn = index.usn_journal_position();
+    // A journal made since (on Windows, or by `fsutil usn createjournal`) is followed from now on.
+    set_journal_position(vol, &mut index);
     Ok(Refresh::Updated(Box::new(Applied {
         index,
         report,
         how: "re-scan",
+        find_time,
+    })))
+}
+
+/// Records whose changes no journal reports but whose entries an update keeps exact: the metafiles (`$MFT`
+/// grows, `$Bitmap`, `$LogFile`, `$Secure` …, records 0 to 15) and the root folder.
+const METAFILES: std::ops::Range<u64> = 0..16;
+
+/// Sets the index's journal id and position from the volume's journal as it is now (none: both 0).
+pub fn set_journal_position(vol: &Volume, index: &mut Index) {
+    let journal = crate::journal::find_usnjrnl_record(index)
+        .and_then(|r| crate::journal::Journal::open(vol, r).ok());
+    (index.meta.journal_id, index.meta.journal_usn) = journal.map_or((0, 0), |j| (j.id, j.size));
+}
+
+/// The journal path of [`refresh`]: the records the journal names since the index's position (each record's
+/// file and its parent folder, whose times change with its children), the metafiles and `$UsnJrnl` itself
+/// are read again. A journal with another id, one trimmed past the index's position, or one that is gone or
+/// unreadable cannot be followed: rebuild.
+fn from_journal(vol: &Volume, old: &Index) -> Result<Refresh> {
+    let t = Instant::now();
+    let m = &old.meta;
+    let journal = crate::journal::find_usnjrnl_record(old)
+        .ok_or_else(|| "the index has no $UsnJrnl".to_string())
+        .and_then(|r| crate::journal::Journal::open(vol, r).map_err(|e| e.to_string()));
+    let j = match journal {
+        Ok(j) => j,
+        Err(why) => {
+            return Ok(Refresh::Rebuild(format!(
+                "the change journal is gone or unreadable ({why})"
+            )))
+        }
+    };
+    if j.id != m.journal_id {
+        return Ok(Refresh::Rebuild(format!(
+            "the change journal is a new one (id {:016x}, the index followed {:016x})",
+            j.id, m.journal_id
+        )));
+    }
+    if m.journal_usn < j.lowest_valid_usn || m.journal_usn > j.size {
+        return Ok(Refresh::Rebuild(format!(
+            "the change journal no longer holds USN {} (it holds {}..{})",
+            m.journal_usn, j.lowest_valid_usn, j.size
+        )));
+    }
+    if j.size == m.journal_usn {
+        return Ok(Refresh::Unchanged {
+            checked: format!("journal at USN {}", j.size),
+        });
+    }
+    let mut changed: Vec<u64> = METAFILES.chain([j.record]).collect();
+    let counts = j.for_each_record(vol, m.journal_usn, |_, r| {
+        changed.push(r.file_record());
+        changed.push(r.parent_record());
+    })?;
+    changed.sort_unstable();
+    changed.dedup();
+    let find_time = t.elapsed();
+    let (mut index, report) = update_index(vol, old, &changed, None)?;
+    index.meta.journal_id = j.id;
+    index.meta.journal_usn = j.size;
+    let _ = counts;
+    Ok(Refresh::Updated(Box::new(Applied {
+        index,
+        report,
+        how: "journal",
         find_time,
     })))
 }

@@ -4,6 +4,8 @@
 //! same volume: the same rows (paths, sizes, times, flags, streams, deleted entries), the same folder totals,
 //! the same answers to a fixed set of queries. A failure names its seed and batch.
 
+#![cfg(unix)]
+
 mod common;
 
 use std::path::Path;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod daemon;
+#[cfg(unix)]
 pub mod live;
 
 use std::collections::HashMap;
