@@ -5,6 +5,9 @@
 //! `$J` and `$Max` streams; the test then removes the file's empty unnamed `$DATA`, which Windows' `$UsnJrnl`
 //! does not have and which `usnjls` would read instead of `$J`.
 
+// Peers (usnjls, ntfscp) and the ntfs-3g mount are Linux tools.
+#![cfg(unix)]
+
 mod common;
 
 use std::collections::{BTreeSet, HashMap};
@@ -332,4 +335,122 @@ fn usnjls_parity_on_a_volume() {
     assert_eq!(journal_rows(&disk, &["--partition", "1"]), rows);
     let at = PathBuf::from(format!("{}@1", disk.display()));
     assert_eq!(journal_rows(&at, &[]), rows);
+}
+
+/// A USN_RECORD_V2 for record `file` (parent `parent`) at stream offset `usn`.
+fn usn_record_v2(usn: u64, file: u64, parent: u64, name: &str, reason: u32) -> Vec<u8> {
+    let name: Vec<u8> = name.encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+    let len = (60 + name.len()).next_multiple_of(8);
+    let mut r = vec![0u8; len];
+    r[0..4].copy_from_slice(&(len as u32).to_le_bytes());
+    r[4..6].copy_from_slice(&2u16.to_le_bytes());
+    r[8..16].copy_from_slice(&file.to_le_bytes());
+    r[16..24].copy_from_slice(&parent.to_le_bytes());
+    r[24..32].copy_from_slice(&usn.to_le_bytes());
+    r[32..40].copy_from_slice(&0x01DB_0000_0000_0000u64.to_le_bytes());
+    r[40..44].copy_from_slice(&reason.to_le_bytes());
+    r[56..58].copy_from_slice(&(name.len() as u16).to_le_bytes());
+    r[58..60].copy_from_slice(&60u16.to_le_bytes());
+    r[60..60 + name.len()].copy_from_slice(&name);
+    r
+}
+
+/// Replaces a named stream of `$Extend/$UsnJrnl` with `bytes`.
+fn write_stream(img: &Path, dir: &Path, stream: &str, bytes: &[u8]) {
+    let f = dir.join(stream.trim_start_matches('$'));
+    std::fs::write(&f, bytes).unwrap();
+    run_ok(
+        tool("ntfscp")
+            .args(["-f", "-a", "0x80", "-N", stream])
+            .arg(img)
+            .arg(&f)
+            .arg("/$Extend/$UsnJrnl"),
+    );
+}
+
+fn index(img: &Path, out: &Path, update: bool) -> String {
+    let mut c = uffs();
+    c.arg("index").arg(img).arg("-o").arg(out);
+    if update {
+        c.arg("--update");
+    }
+    String::from_utf8_lossy(&run_ok(&mut c).stderr).into_owned()
+}
+
+fn sorted_export(index: &Path) -> Vec<String> {
+    let out = run_ok(uffs().arg("export").arg(index).arg("--streams"));
+    let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect();
+    v.sort();
+    v
+}
+
+/// The journal path of a live index: files changed through ntfs-3g, their changes written as real
+/// USN_RECORD_V2 records into `$UsnJrnl:$J`; `uffs index --update` follows the journal and equals a fresh build.
+/// A journal with a new id, and one trimmed past the index's position, make it rebuild.
+#[test]
+fn an_index_follows_the_change_journal() {
+    let dir = scratch("journal-follow");
+    let mut j = std::fs::read(data(PLASO)).unwrap();
+    j.resize(j.len().next_multiple_of(8), 0);
+    let img = volume_with_journal(&dir, &j);
+    let (upd, fresh) = (dir.join("upd.uffs"), dir.join("fresh.uffs"));
+    index(&img, &upd, false);
+    let unchanged = index(&img, &upd, true);
+    assert!(
+        unchanged.contains("unchanged (journal at USN"),
+        "{unchanged}"
+    );
+
+    // Changes through the driver, then the journal records that name them.
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    run_ok(tool("ntfs-3g").arg(&img).arg(&mnt));
+    std::fs::create_dir(mnt.join("kiwi")).unwrap();
+    std::fs::write(mnt.join("kiwi/fruit.txt"), b"green").unwrap();
+    std::fs::write(mnt.join("apple.txt"), vec![b'a'; 9000]).unwrap();
+    let ino = |p: &str| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(mnt.join(p)).unwrap().ino()
+    };
+    let (kiwi, fruit, apple) = (ino("kiwi"), ino("kiwi/fruit.txt"), ino("apple.txt"));
+    run_ok(std::process::Command::new("umount").arg(&mnt));
+    for (file, parent, name) in [
+        (kiwi, 5, "kiwi"),
+        (fruit, kiwi, "fruit.txt"),
+        (apple, 5, "apple.txt"),
+    ] {
+        let usn = j.len() as u64;
+        j.extend(usn_record_v2(usn, file, parent, name, 0x100 | 0x8000_0000));
+    }
+    write_stream(&img, &dir, "$J", &j);
+    let said = index(&img, &upd, true);
+    assert!(said.contains("found by journal"), "{said}");
+    index(&img, &fresh, false);
+    assert_eq!(sorted_export(&upd), sorted_export(&fresh));
+    let found = run_ok(uffs().arg("--index").arg(&upd).arg("fruit"));
+    assert_eq!(
+        String::from_utf8_lossy(&found.stdout).trim(),
+        "/kiwi/fruit.txt"
+    );
+
+    // A new journal id: the index cannot follow it.
+    let max = |id: u64, lowest: u64| {
+        [32u64 << 20, 8 << 20, id, lowest]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>()
+    };
+    write_stream(&img, &dir, "$Max", &max(0x0202, 0));
+    let said = index(&img, &upd, true);
+    assert!(
+        said.contains("new one") && said.contains("building it again"),
+        "{said}"
+    );
+    // A journal trimmed past the index's position.
+    write_stream(&img, &dir, "$Max", &max(0x0202, 1 << 30));
+    let said = index(&img, &upd, true);
+    assert!(said.contains("no longer holds USN"), "{said}");
 }
