@@ -285,19 +285,6 @@ impl Index {
         s
     }
 
-    /// The size of `/$Extend/$UsnJrnl:$J`, which is the change journal's next update sequence number; 0 when
-    /// the volume has no journal.
-    pub fn usn_journal_position(&self) -> u64 {
-        (0..self.len() as EntryId)
-            .find(|&id| {
-                self.flags(id) & flags::STREAM != 0 && self.name_bytes(id) == b"$UsnJrnl:$J" && {
-                    let p = self.parent(id);
-                    self.name_bytes(p) == b"$Extend" && self.parent(p) == self.root
-                }
-            })
-            .map_or(0, |id| self.size(id))
-    }
-
     /// Depth below the root (the root is 0).
     pub fn depth(&self, id: EntryId) -> usize {
         let mut d = 0;

@@ -452,21 +452,32 @@ pub fn is_raw_journal(head: &[u8]) -> bool {
 /// Offset of the first non-zero 8-byte word of `device` at or after `from` (aligned down to 8), or `None` when
 /// the rest is all zeros: where a raw capture's records start after its sparse part.
 pub fn first_nonzero(device: &Device, from: u64) -> Result<Option<u64>> {
+    let mut found = None;
+    read_chunks(device, from & !7, |pos, bytes| {
+        found = bytes
+            .iter()
+            .position(|&b| b != 0)
+            .map(|i| pos + (i as u64 & !7));
+        found.is_none()
+    })?;
+    Ok(found)
+}
+
+/// Reads `device` from `from` to its end in chunks of [`CHUNK`] bytes, calling `f(offset, bytes)` for each
+/// until it returns false.
+fn read_chunks(device: &Device, from: u64, mut f: impl FnMut(u64, &[u8]) -> bool) -> Result<()> {
     let mut buf = vec![0u8; CHUNK];
-    let mut pos = from & !7;
+    let mut pos = from;
     while pos < device.len() {
         let n = device
             .read_head(&mut buf, pos)
             .map_err(|e| Error::io(format!("reading byte {pos}"), e))?;
-        if n == 0 {
+        if n == 0 || !f(pos, &buf[..n]) {
             break;
-        }
-        if let Some(i) = buf[..n].iter().position(|&b| b != 0) {
-            return Ok(Some(pos + (i as u64 & !7)));
         }
         pos += n as u64;
     }
-    Ok(None)
+    Ok(())
 }
 
 /// Reads a raw `$J` capture (the file's bytes are the stream, its offsets the records' positions in it) and calls
@@ -477,18 +488,10 @@ pub fn scan_raw(
     f: impl FnMut(u64, &UsnRecord<'_>),
 ) -> Result<ScanCounts> {
     let mut feed = Feeder::new(from_usn, f);
-    let mut buf = vec![0u8; CHUNK];
-    let mut pos = 0;
-    while pos < device.len() {
-        let n = device
-            .read_head(&mut buf, pos)
-            .map_err(|e| Error::io(format!("reading byte {pos}"), e))?;
-        if n == 0 {
-            break;
-        }
-        feed.segment(pos, &buf[..n]);
-        pos += n as u64;
-    }
+    read_chunks(device, 0, |pos, bytes| {
+        feed.segment(pos, bytes);
+        true
+    })?;
     Ok(feed.finish())
 }
 

@@ -68,6 +68,16 @@ pub struct ScanReport {
 }
 
 impl ScanOptions {
+    /// Bytes of the largest read of `chunks`: the size of each read buffer.
+    pub(crate) fn buffer_bytes(vol: &Volume, chunks: &[Chunk]) -> usize {
+        let rs = vol.record_size as usize;
+        chunks
+            .iter()
+            .map(|c| c.records as usize * rs)
+            .max()
+            .unwrap_or(rs)
+    }
+
     pub(crate) fn plan(&self, vol: &Volume) -> Vec<Chunk> {
         let rs = vol.record_size as usize;
         plan(
@@ -161,11 +171,7 @@ pub fn build_index(
     let mut builder = Builder::new(meta, build_opts, expected as usize);
 
     let rs = vol.record_size as usize;
-    let chunk_cap = chunks
-        .iter()
-        .map(|c| c.records as usize * rs)
-        .max()
-        .unwrap_or(rs);
+    let chunk_cap = ScanOptions::buffer_bytes(vol, &chunks);
     let workers = report.threads;
     // Enough buffers that every parser has one in hand and one waiting while the builder catches up.
     let pool = 2 * workers + 2;
@@ -284,14 +290,7 @@ pub fn read_only(
     let chunks = opts.plan(vol);
     let planned: u64 = chunks.iter().map(|c| c.records).sum();
     let rs = vol.record_size as usize;
-    let mut buf = vec![
-        0u8;
-        chunks
-            .iter()
-            .map(|c| c.records as usize * rs)
-            .max()
-            .unwrap_or(rs)
-    ];
+    let mut buf = vec![0u8; ScanOptions::buffer_bytes(vol, &chunks)];
     let mut report = ScanReport {
         threads: 1,
         ..ScanReport::default()

@@ -71,11 +71,7 @@ pub fn rescan(vol: &Volume, old: &Index, opts: &ScanOptions) -> Result<Option<Re
     }
     let chunks = opts.plan(vol);
     let rs = vol.record_size as usize;
-    let cap = chunks
-        .iter()
-        .map(|c| c.records as usize * rs)
-        .max()
-        .unwrap_or(rs);
+    let cap = ScanOptions::buffer_bytes(vol, &chunks);
     let total = vol.records_total as usize;
     let mut hashes = vec![0u32; total];
     let mut changed = Vec::new();
@@ -395,7 +391,7 @@ fn from_journal(vol: &Volume, old: &Index) -> Result<Refresh> {
         });
     }
     let mut changed: Vec<u64> = METAFILES.chain([j.record]).collect();
-    let counts = j.for_each_record(vol, m.journal_usn, |_, r| {
+    j.for_each_record(vol, m.journal_usn, |_, r| {
         changed.push(r.file_record());
         changed.push(r.parent_record());
     })?;
@@ -405,7 +401,6 @@ fn from_journal(vol: &Volume, old: &Index) -> Result<Refresh> {
     let (mut index, report) = update_index(vol, old, &changed, None)?;
     index.meta.journal_id = j.id;
     index.meta.journal_usn = j.size;
-    let _ = counts;
     Ok(Refresh::Updated(Box::new(Applied {
         index,
         report,

@@ -19,16 +19,19 @@ use common::{run_ok, uffs};
 const COLUMNS: &str =
     "path,kind,size,allocated,created,modified,accessed,attributes,record,tree_size,descendants";
 
+/// The query both sides answer: every entry, sorted by path, with [`COLUMNS`].
+const ALL_ROWS: [&str; 7] = [
+    "*",
+    "--sort",
+    "path",
+    "--format",
+    "csv",
+    "--columns",
+    COLUMNS,
+];
+
 fn daemon_rows(w: &World) -> Vec<String> {
-    let out = w.run(&[
-        "*",
-        "--sort",
-        "path",
-        "--format",
-        "csv",
-        "--columns",
-        COLUMNS,
-    ]);
+    let out = w.run(&ALL_ROWS);
     assert!(out.status.success(), "{out:?}");
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -39,15 +42,7 @@ fn daemon_rows(w: &World) -> Vec<String> {
 fn fresh_rows(img: &Path, dir: &Path) -> Vec<String> {
     let fresh = dir.join("fresh.uffs");
     run_ok(uffs().arg("index").arg(img).arg("-o").arg(&fresh));
-    let out = run_ok(uffs().arg("--index").arg(&fresh).args([
-        "*",
-        "--sort",
-        "path",
-        "--format",
-        "csv",
-        "--columns",
-        COLUMNS,
-    ]));
+    let out = run_ok(uffs().arg("--index").arg(&fresh).args(ALL_ROWS));
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(String::from)
