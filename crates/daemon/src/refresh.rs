@@ -1,8 +1,10 @@
 //! Keeping every volume current: a thread checks each loaded volume on its interval (`volumes add --refresh`)
-//! and `uffs volumes refresh` asks for a check now. A check that finds changes applies them
-//! (`uffs_mft::update::refresh`: the change journal where the volume has one, else a re-scan of record hashes),
-//! writes the new index to the free slot (written, synced, renamed: a kill at any moment leaves the old index or
-//! the new one, both loadable) and swaps it into the snapshot. Queries keep reading the old snapshot meanwhile
+//! and `uffs volumes refresh` asks for a check now. A check that finds changes (`uffs_mft::update`: the change
+//! journal where the volume has one, else a re-scan of record hashes) makes a new delta over the volume's index
+//! (`uffs_index::layer`, in time proportional to the change) and swaps it into the snapshot at once; then it
+//! writes the delta beside the index, or, once the delta has grown past a sixteenth of the index, merges both
+//! into a whole index written to the free slot. Every file is written, synced and renamed, so a kill at any
+//! moment leaves a loadable state, before or after the change. Queries keep reading the old snapshot meanwhile
 //! and never wait.
 //!
 //! An unchanged image or block device costs one `stat` per check (`uffs_mft::device::write_stamp`); only when
@@ -13,7 +15,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use uffs_mft::update::Refresh;
+use uffs_index::layer::BaseMap;
+use uffs_mft::update::{refresh_layers, LayerApplied, LayerRefresh};
 use uffs_mft::ScanOptions;
 
 use crate::server::{self, log, Loaded, Shared};
@@ -121,73 +124,116 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
         log(&format!("{}: the source is back", e.name));
         server::set_state(shared, &e.name, None);
     }
-    let idx = l.searcher.index();
-    let outcome = uffs_mft::update::refresh(&vol, idx, &ScanOptions::default());
+    let base = l.base();
+    let map = l.map.get_or_init(|| BaseMap::new(base));
+    let outcome = refresh_layers(&vol, base, map, l.delta.as_deref(), &ScanOptions::default());
     set_follow(shared, &e.name, |f| f.unavailable = false);
-    match outcome {
+    let applied = match outcome {
         Err(err) => {
             log(&format!(
                 "{}: checking for changes failed ({err}); the last index keeps answering",
                 e.name
             ));
-            (format!("{}: check failed: {err}", e.name), 0)
+            return (format!("{}: check failed: {err}", e.name), 0);
         }
-        Ok(Refresh::Unchanged { checked }) => {
+        Ok(LayerRefresh::Unchanged { checked }) => {
             set_follow(shared, &e.name, |f| f.write_stamp = stamp);
-            (format!("{}: unchanged ({checked})", e.name), 0)
+            return (format!("{}: unchanged ({checked})", e.name), 0);
         }
-        Ok(Refresh::Rebuild(why)) => {
+        Ok(LayerRefresh::Rebuild(why)) => {
             log(&format!("{}: {why}; rebuilding", e.name));
             server::start_rebuild(shared, e.clone(), "stale (rebuilding)");
-            (format!("{}: {why}; rebuilding", e.name), 0)
+            return (format!("{}: {why}; rebuilding", e.name), 0);
         }
-        Ok(Refresh::Updated(applied)) => {
-            let records = applied.report.stats.records;
-            let path = match server::free_slot(shared, &e.name) {
-                Ok(p) => p,
-                Err(why) => return (format!("{}: {why}", e.name), 0),
-            };
-            let written = uffs_index::file::write(&applied.index, &path);
-            drop(applied.index);
-            if let Err(err) = written {
-                log(&format!(
-                    "{}: writing the updated index failed: {err}",
-                    e.name
-                ));
-                return (format!("{}: writing the update failed: {err}", e.name), 0);
-            }
-            match server::load(shared, e, &path) {
-                Ok(new) => server::replace_volume(shared, &e.name, Some(new)),
-                Err(why) => {
-                    log(&format!(
-                        "{}: the updated index did not load: {why}",
-                        e.name
-                    ));
-                    return (format!("{}: the update did not load: {why}", e.name), 0);
-                }
-            }
-            crate::os::release_free_memory();
-            let s = &applied.report.stats;
-            let line = format!(
-                "{}: applied {} changed records (found by {} in {:.1} ms; -{} +{} entries) in {:.1} ms",
-                e.name,
-                records,
-                applied.how,
-                applied.find_time.as_secs_f64() * 1e3,
-                s.entries_removed,
-                s.entries_added,
-                t.elapsed().as_secs_f64() * 1e3
-            );
-            log(&line);
-            set_follow(shared, &e.name, |f| {
-                f.write_stamp = stamp;
-                f.updated_at = uffs_index::time::now();
-                f.last_changes = records;
-                f.total_changes += records;
-            });
-            (line, records)
-        }
+        Ok(LayerRefresh::Updated(applied)) => *applied,
+    };
+    let LayerApplied {
+        delta,
+        report,
+        how,
+        find_time,
+    } = applied;
+    let records = report.stats.records;
+    // Queries see the change as soon as the delta is made; it is written after (a kill before leaves the
+    // previous delta, and the next check applies the change again).
+    let delta = Arc::new(delta);
+    let layered = Arc::new(l.with_delta(Arc::clone(&delta)));
+    if !server::replace_volume_if(shared, &e.name, Arc::clone(&layered), |now| {
+        Arc::ptr_eq(now, &l)
+    }) {
+        return (format!("{}: replaced while this check ran", e.name), 0);
     }
+    let applied_in = t.elapsed();
+    let kept = if delta.index.len() > uffs_index::layer::compact_at(base) {
+        compact(shared, &layered)
+    } else {
+        persist(shared, &layered)
+    };
+    let kept = match kept {
+        Ok(k) => k,
+        Err(why) => {
+            // The change stays applied in memory; the next check writes it (or the next start applies it
+            // again from the last written state).
+            log(&format!("{}: {why}", e.name));
+            return (format!("{}: {why}", e.name), records);
+        }
+    };
+    crate::os::release_free_memory();
+    let s = &report.stats;
+    let line = format!(
+        "{}: applied {} changed records (found by {how} in {:.1} ms; {} records read in {:.1} ms; delta of {} \
+         entries made in {:.1} ms) in {:.1} ms; {kept} in {:.1} ms",
+        e.name,
+        records,
+        find_time.as_secs_f64() * 1e3,
+        report.records_read,
+        report.read_time.as_secs_f64() * 1e3,
+        delta.index.len(),
+        (s.entries_time + s.link_time + s.aids_time).as_secs_f64() * 1e3,
+        applied_in.as_secs_f64() * 1e3,
+        (t.elapsed() - applied_in).as_secs_f64() * 1e3,
+    );
+    log(&line);
+    set_follow(shared, &e.name, |f| {
+        f.write_stamp = stamp;
+        f.updated_at = uffs_index::time::now();
+        f.last_changes = records;
+        f.total_changes += records;
+    });
+    (line, records)
+}
+
+/// Writes the delta of `l` beside its index, then swaps in the written one (mapped: its pages leave the
+/// process until a query reads them) unless the snapshot moved on meanwhile.
+fn persist(shared: &Shared, l: &Arc<Loaded>) -> Result<&'static str, String> {
+    let Some(delta) = &l.delta else {
+        return Ok("nothing to write");
+    };
+    let path = uffs_index::file::delta_path(&l.path);
+    uffs_index::file::write_delta(delta, l.base(), &path)
+        .map_err(|err| format!("writing {} failed: {err}", path.display()))?;
+    let mapped = uffs_index::file::read_delta(&path, l.base())
+        .map_err(|err| format!("{} did not load: {err}", path.display()))?;
+    let new = Arc::new(l.with_delta(Arc::new(mapped)));
+    server::replace_volume_if(shared, &l.entry.name, new, |now| Arc::ptr_eq(now, l));
+    Ok("delta written")
+}
+
+/// Merges the delta of `l` into a whole index written to the volume's free slot, and swaps that in unless the
+/// snapshot moved on meanwhile.
+fn compact(shared: &Shared, l: &Arc<Loaded>) -> Result<&'static str, String> {
+    let Some(delta) = &l.delta else {
+        return Ok("nothing to merge");
+    };
+    let (whole, _) = uffs_index::layer::compact(l.base(), delta);
+    let path = server::free_slot(shared, &l.entry.name)?;
+    uffs_index::file::write(&whole, &path)
+        .map_err(|err| format!("writing the merged index failed: {err}"))?;
+    drop(whole);
+    let new = server::load(shared, &l.entry, &path)
+        .map_err(|why| format!("the merged index did not load: {why}"))?;
+    server::replace_volume_if(shared, &l.entry.name, new, |now| Arc::ptr_eq(now, l));
+    Ok("merged into a new index")
 }
 
 /// The `follow` column of `daemon status` for a volume.
@@ -196,7 +242,7 @@ pub(crate) fn describe(l: Option<&Arc<Loaded>>, entry: &crate::registry::VolumeE
         Some(d) => format!("every {} s", d.as_secs()),
         None => "never (uffs volumes refresh)".into(),
     };
-    match l.map(|l| &l.searcher.index().meta) {
+    match l.map(|l| l.meta()) {
         Some(m) if m.journal_id != 0 => {
             format!(
                 "journal {:016x} at USN {}, {every}",

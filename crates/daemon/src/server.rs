@@ -10,9 +10,11 @@ use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::{Duration, Instant};
 
+use uffs_index::layer::{BaseMap, Delta};
+use uffs_index::{Index, VolumeMeta};
 use uffs_query::Searcher;
 
 use crate::ipc::{self, Accepted, Conn};
@@ -36,13 +38,55 @@ pub struct Config {
     pub exe: PathBuf,
 }
 
-/// One volume ready to search.
+/// One volume ready to search: its index, and the delta of the changes applied since it was written.
 pub struct Loaded {
     pub entry: VolumeEntry,
-    pub searcher: Searcher,
+    /// What queries search: the index (less the entries the delta replaces), then the delta's entries.
+    pub searchers: Vec<Searcher>,
+    pub delta: Option<Arc<Delta>>,
+    /// Lookups on the index that each update needs, made by the first update and shared by the snapshots
+    /// after it (they share the index).
+    pub map: Arc<OnceLock<BaseMap>>,
     pub index_bytes: u64,
     /// The index file, mapped while this lives.
     pub path: PathBuf,
+}
+
+impl Loaded {
+    /// The volume's index, without the delta.
+    pub fn base(&self) -> &Arc<Index> {
+        self.searchers[0].index_arc()
+    }
+
+    /// The volume as the newest change left it: the delta's description when there is one.
+    pub fn meta(&self) -> &VolumeMeta {
+        self.delta
+            .as_ref()
+            .map_or(&self.base().meta, |d| &d.index.meta)
+    }
+
+    /// Entries of the volume now (the index's visible ones and the delta's).
+    pub fn entries(&self) -> usize {
+        self.delta
+            .as_ref()
+            .map_or(self.base().len(), |d| d.entries(self.base()))
+    }
+
+    /// The same volume with `delta` over the same index.
+    pub fn with_delta(&self, delta: Arc<Delta>) -> Loaded {
+        let base = Arc::clone(self.base());
+        Loaded {
+            entry: self.entry.clone(),
+            searchers: vec![
+                Searcher::with_hidden(base, delta.hidden.clone()),
+                Searcher::new(Arc::clone(&delta.index)),
+            ],
+            delta: Some(delta),
+            map: Arc::clone(&self.map),
+            index_bytes: self.index_bytes,
+            path: self.path.clone(),
+        }
+    }
 }
 
 /// The volumes a query sees, in registry order.
@@ -281,14 +325,13 @@ fn status(shared: &Shared) -> Status {
             }
             .into()
         });
-        let idx = loaded.map(|l| l.searcher.index());
         volumes.push(VolumeStatus {
             name: e.name.clone(),
             source: e.source.clone(),
             state,
-            entries: idx.map_or(0, |i| i.len() as u64),
+            entries: loaded.map_or(0, |l| l.entries() as u64),
             index_bytes: loaded.map_or(0, |l| l.index_bytes),
-            built_at: idx.map_or(0, |i| i.meta.built_at),
+            built_at: loaded.map_or(0, |l| l.base().meta.built_at),
             follow: refresh::describe(loaded, e),
             updated_at: follow.get(&e.name).map_or(0, |f| f.updated_at),
             last_changes: follow.get(&e.name).map_or(0, |f| f.last_changes),
@@ -360,18 +403,40 @@ pub(crate) fn load(
         return Err("it was built without deleted entries".into());
     }
     let index_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    log(&format!(
-        "loaded {} ({} entries) in {:.1} ms",
-        e.name,
-        idx.len(),
-        t.elapsed().as_secs_f64() * 1e3
-    ));
-    let l = Arc::new(Loaded {
+    let delta_file = uffs_index::file::delta_path(path);
+    let delta = match delta_file.exists() {
+        false => None,
+        true => match uffs_index::file::read_delta(&delta_file, &idx) {
+            Ok(d) => Some(Arc::new(d)),
+            Err(err) => {
+                // The index alone is an older state of the volume: the next check brings it up to date.
+                log(&format!("{}: {err}; not used", delta_file.display()));
+                None
+            }
+        },
+    };
+    let whole = Loaded {
         entry: e.clone(),
-        searcher: Searcher::new(Arc::new(idx)),
+        searchers: vec![Searcher::new(Arc::new(idx))],
+        delta: None,
+        map: Arc::default(),
         index_bytes,
         path: path.to_path_buf(),
+    };
+    let l = Arc::new(match delta {
+        Some(d) => whole.with_delta(d),
+        None => whole,
     });
+    log(&format!(
+        "loaded {} ({} entries{}) in {:.1} ms",
+        e.name,
+        l.entries(),
+        l.delta.as_ref().map_or(String::new(), |d| format!(
+            ", {} of them from the delta",
+            d.index.len()
+        )),
+        t.elapsed().as_secs_f64() * 1e3
+    ));
     if let Ok(mut m) = shared.mapped.lock() {
         m.retain(|w| w.strong_count() > 0);
         m.push(Arc::downgrade(&l));
@@ -413,7 +478,7 @@ fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
         if building(shared, &e.name) {
             continue;
         }
-        let meta = &l.searcher.index().meta;
+        let meta = l.meta();
         let vol = match uffs_mft::open(&e.source, e.partition) {
             Ok(src) if src.volumes.len() == 1 => src.volumes.into_iter().next(),
             Ok(_) => None,
@@ -461,6 +526,27 @@ pub(crate) fn current(shared: &Shared) -> Arc<Snapshot> {
 /// registered (removed while it was being built) is not added.
 pub(crate) fn replace_volume(shared: &Shared, name: &str, new: Option<Arc<Loaded>>) {
     let _changing = shared.changing.lock();
+    replace_locked(shared, name, new);
+}
+
+/// Replaces volume `name` with `new` as [`replace_volume`] does, if `still` holds for the loaded one (that is,
+/// nothing replaced it since the caller read it); returns whether it did.
+pub(crate) fn replace_volume_if(
+    shared: &Shared,
+    name: &str,
+    new: Arc<Loaded>,
+    still: impl Fn(&Arc<Loaded>) -> bool,
+) -> bool {
+    let _changing = shared.changing.lock();
+    let now = current(shared);
+    if !now.volumes.iter().any(|v| v.entry.name == name && still(v)) {
+        return false;
+    }
+    replace_locked(shared, name, Some(new));
+    true
+}
+
+fn replace_locked(shared: &Shared, name: &str, new: Option<Arc<Loaded>>) {
     let registry = Registry::load(&shared.cfg.cache).unwrap_or_default();
     let old = current(shared);
     let volumes = registry
@@ -536,6 +622,8 @@ pub(crate) fn free_slot(shared: &Shared, name: &str) -> std::result::Result<Path
             })
             .unwrap_or_default();
         if let Some(p) = slots.iter().find(|p| !in_use.contains(p)) {
+            // A delta over what the slot held would not fit what is written there now.
+            let _ = std::fs::remove_file(uffs_index::file::delta_path(p));
             return Ok(p.clone());
         }
         if t.elapsed() > Duration::from_secs(60) {

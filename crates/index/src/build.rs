@@ -328,24 +328,43 @@ impl Builder {
         opts: BuildOptions,
         keep: impl Fn(u32) -> bool,
     ) -> Builder {
-        let n = old.len();
-        let mut b = Builder::new(meta, opts, n);
-        let kept = |i: usize| {
-            old.flags[i] & (flags::SYNTHETIC | flags::ORPHAN) == 0 && keep(old.record[i])
-        };
+        let mut b = Builder::new(meta, opts, old.len());
+        b.seed(
+            old,
+            (0..old.len() as EntryId).filter(|&i| keep(old.record[i as usize])),
+        );
+        b
+    }
+
+    /// Copies the entries `ids` (ascending) of `old`, as [`Builder::seeded`] does; orphans and synthetic
+    /// entries are never copied. May be called for several indexes (a base and a delta over it), as long as no
+    /// record's entries come from two of them.
+    pub fn seed(&mut self, old: &Index, ids: impl IntoIterator<Item = EntryId>) {
+        self.copy_entries(old, ids, false);
+    }
+
+    /// Copies the entries `ids` (ascending) of `old` as they are, orphans too (they stay orphans: their parent
+    /// reference is gone): for merging an index with a delta that describes the same state.
+    pub fn seed_as_is(&mut self, old: &Index, ids: impl IntoIterator<Item = EntryId>) {
+        self.copy_entries(old, ids, true);
+    }
+
+    fn copy_entries(&mut self, old: &Index, ids: impl IntoIterator<Item = EntryId>, orphans: bool) {
+        let skip = flags::SYNTHETIC | if orphans { 0 } else { flags::ORPHAN };
+        let kept = |i: usize| old.flags[i] & skip == 0;
         // (record, its first kept entry): a record's entries are adjacent, its names first, and the first
         // stands for the record when children resolve their parent.
         let mut firsts: Vec<(u64, u32)> = Vec::new();
-        let c = &mut b.cols;
-        let mut id = 0;
-        while id < n {
-            if !kept(id) {
-                id += 1;
-                continue;
-            }
-            // A run of kept entries is copied column by column.
-            let start = id;
-            while id < n && kept(id) {
+        let c = &mut self.cols;
+        let mut ids = ids
+            .into_iter()
+            .map(|i| i as usize)
+            .filter(|&i| kept(i))
+            .peekable();
+        while let Some(start) = ids.next() {
+            // A run of consecutive kept entries is copied column by column.
+            let mut id = start + 1;
+            while ids.next_if_eq(&id).is_some() {
                 id += 1;
             }
             let base = c.len() as u32;
@@ -355,9 +374,12 @@ impl Builder {
                 .extend_from_slice(&old.names[ns as usize..ne as usize]);
             c.name_start
                 .extend(old.name_start[start + 1..=id].iter().map(|&e| e - ns + to));
-            c.parent_ref.extend(old.parent[start..id].iter().map(|&p| {
-                u64::from(old.record[p as usize]) | u64::from(old.sequence[p as usize]) << 48
-            }));
+            c.parent_ref
+                .extend((start..id).map(|i| match old.parent[i] as usize {
+                    // No record has this number: the entry is an orphan again.
+                    _ if old.flags[i] & flags::ORPHAN != 0 => u64::MAX,
+                    p => u64::from(old.record[p]) | u64::from(old.sequence[p]) << 48,
+                }));
             c.record.extend_from_slice(&old.record[start..id]);
             c.sequence.extend_from_slice(&old.sequence[start..id]);
             c.flags.extend_from_slice(&old.flags[start..id]);
@@ -375,9 +397,8 @@ impl Builder {
             }
         }
         for (r, e) in firsts {
-            b.set_record_entry(r, e);
+            self.set_record_entry(r, e);
         }
-        b
     }
 
     /// Entries so far (before parents are linked).

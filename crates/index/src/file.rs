@@ -28,6 +28,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::aids::SearchAids;
 use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
+use crate::layer::Delta;
 
 pub const MAGIC: &[u8; 8] = b"UFFSIDX\0";
 pub const VERSION: u32 = 2;
@@ -61,7 +62,15 @@ mod id {
     pub const AIDS: u32 = 32;
     /// Optional: a hash per MFT record, for re-scans (older files lack it; older readers ignore it).
     pub const RECORD_HASHES: u32 = 60;
+    /// A delta file's own sections (see [`super::write_delta`]).
+    pub const DELTA_BASE: u32 = 61;
+    pub const DELTA_HIDDEN: u32 = 62;
+    pub const DELTA_RECORDS: u32 = 63;
+    pub const DELTA_HASHES: u32 = 64;
 }
+
+/// Extra sections to write besides an index's own: (id, element size, bytes).
+type Extra<'a> = Vec<(u32, usize, Cow<'a, [u8]>)>;
 
 /// The sections of `idx` in file order, with their ids and element sizes.
 fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
@@ -116,7 +125,12 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
 
 /// Writes `idx` to `path` atomically (temporary file, fsync, rename, fsync of the directory).
 pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
-    let sections = sections(idx);
+    write_with(idx, Vec::new(), path)
+}
+
+fn write_with(idx: &Index, extra: Extra<'_>, path: &Path) -> Result<(), FileError> {
+    let mut sections = sections(idx);
+    sections.extend(extra);
     let sums: Vec<u64> = sections.par_iter().map(|(_, _, b)| xxh3_64(b)).collect();
     let mut head = vec![0u8; HEADER_LEN];
     let put32 = |h: &mut [u8], at: usize, v: u32| h[at..at + 4].copy_from_slice(&v.to_le_bytes());
@@ -271,6 +285,16 @@ fn from_map(map: &Arc<Mmap>) -> Result<Index, FileError> {
 }
 
 fn from_map_len(map: &Arc<Mmap>, len: usize) -> Result<Index, FileError> {
+    Ok(from_map_sections(map, len)?.0)
+}
+
+/// The index in `map[..len]`, verified, and the file's section table: (id, element size, byte range), every
+/// range checked against its checksum.
+#[allow(clippy::type_complexity)]
+fn from_map_sections(
+    map: &Arc<Mmap>,
+    len: usize,
+) -> Result<(Index, Vec<(u32, usize, std::ops::Range<usize>)>), FileError> {
     let b = &map[..len];
     let (mut meta, entries, count) = parse_header(b, Some(b))?;
     let mut table = Vec::with_capacity(count);
@@ -367,7 +391,94 @@ fn from_map_len(map: &Arc<Mmap>, len: usize) -> Result<Index, FileError> {
         a.validate(n).map_err(FileError::Corrupt)?;
         a.make_fences();
     }
-    Ok(idx)
+    let table = table
+        .into_iter()
+        .map(|(i, size, r, _)| (i, size, r))
+        .collect();
+    Ok((idx, table))
+}
+
+/// Where the delta over index file `path` is kept: beside it, `FILE.delta`.
+pub fn delta_path(path: &Path) -> std::path::PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".delta");
+    p.into()
+}
+
+/// What ties a delta to its base: the base's build time, entry count and name bytes.
+fn base_identity(base: &Index) -> [u64; 3] {
+    [
+        base.meta.built_at,
+        base.len() as u64,
+        base.names.len() as u64,
+    ]
+}
+
+/// Writes the delta over `base` to `path` (see [`crate::layer`]), atomically like an index: an index file with
+/// the delta's entries and four more sections (the base's identity, the hidden bits, the records replaced and
+/// the record hashes changed).
+pub fn write_delta(delta: &Delta, base: &Index, path: &Path) -> Result<(), FileError> {
+    fn bytes<T: Plain>(v: Vec<T>) -> Cow<'static, [u8]> {
+        Col::from(v).le_bytes().into_owned().into()
+    }
+    let hashes: Vec<u64> = delta
+        .hashes
+        .iter()
+        .map(|&(r, h)| u64::from(r) << 32 | u64::from(h))
+        .collect();
+    let extra = vec![
+        (id::DELTA_BASE, 8, bytes(base_identity(base).to_vec())),
+        (id::DELTA_HIDDEN, 8, bytes(delta.hidden.clone())),
+        (id::DELTA_RECORDS, 8, bytes(delta.records.clone())),
+        (id::DELTA_HASHES, 8, bytes(hashes)),
+    ];
+    write_with(&delta.index, extra, path)
+}
+
+/// Reads the delta file `path` over `base`; refused (as damaged) when it was made over another base.
+pub fn read_delta(path: &Path, base: &Index) -> Result<Delta, FileError> {
+    let file = File::open(path)?;
+    // SAFETY: as in `read`: files are replaced by rename, never rewritten in place.
+    let map = Arc::new(unsafe { Mmap::map(&file)? });
+    let (index, table) = from_map_sections(&map, map.len())?;
+    let words = |want: u32| -> Result<Vec<u64>, FileError> {
+        let (_, size, r) = table
+            .iter()
+            .find(|(i, ..)| *i == want)
+            .ok_or(FileError::Corrupt("a delta section is missing"))?;
+        if *size != 8 || r.len() % 8 != 0 {
+            return Err(FileError::Corrupt(
+                "a delta section has the wrong element size",
+            ));
+        }
+        Ok(map[r.clone()]
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect())
+    };
+    if words(id::DELTA_BASE)? != base_identity(base) {
+        return Err(FileError::Corrupt("the delta was made over another index"));
+    }
+    let hidden = words(id::DELTA_HIDDEN)?;
+    if hidden.len() != base.len().div_ceil(64) {
+        return Err(FileError::Corrupt(
+            "the delta's hidden entries do not fit its base",
+        ));
+    }
+    let hashes = words(id::DELTA_HASHES)?
+        .into_iter()
+        .map(|w| ((w >> 32) as u32, w as u32))
+        .collect();
+    // As for an index: the verified pages go back to the page cache until a query reads them.
+    #[cfg(unix)]
+    // SAFETY: as in `read`.
+    let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    Ok(Delta {
+        index: Arc::new(index),
+        hidden,
+        records: words(id::DELTA_RECORDS)?,
+        hashes,
+    })
 }
 
 /// Checks the invariants every accessor relies on, so a file that passes never makes the index panic.

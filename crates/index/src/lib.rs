@@ -10,6 +10,7 @@
 //! * [`paths`]: folder paths built once, and the case folding used to compare names.
 //! * [`time`]: FILETIME conversions.
 //! * [`update`]: replaces the entries of changed records, giving a new index (the live-index path).
+//! * [`layer`]: the same as a small delta over an unchanged base index, in time proportional to the change.
 
 pub mod aids;
 pub mod batch;
@@ -17,6 +18,7 @@ pub mod build;
 pub mod column;
 pub mod file;
 mod index;
+pub mod layer;
 pub mod paths;
 pub mod time;
 pub mod update;

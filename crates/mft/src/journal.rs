@@ -499,7 +499,24 @@ pub fn scan_raw(
 /// `None` when the volume has no journal.
 pub fn find_usnjrnl_record(index: &Index) -> Option<u64> {
     let root = index.root();
-    (0..index.len() as EntryId)
+    // With search aids, the few entries named `$UsnJrnl…` are a binary search of the name order away; an
+    // update looks for it every time, so it must not cost a pass over every name.
+    const FOLDED: &[u8] = b"$usnjrnl";
+    let named: Box<dyn Iterator<Item = EntryId>> = match index.search_aids() {
+        Some(a) => {
+            let order = &a.name_order[..];
+            let lo = order.partition_point(|&id| a.folded_name(id) < FOLDED);
+            Box::new(
+                order[lo..]
+                    .iter()
+                    .copied()
+                    .take_while(|&id| a.folded_name(id).starts_with(FOLDED)),
+            )
+        }
+        None => Box::new(0..index.len() as EntryId),
+    };
+    let mut named = named;
+    named
         .find(|&id| {
             let n = index.name_bytes(id);
             (n == b"$UsnJrnl" || n.starts_with(b"$UsnJrnl:"))

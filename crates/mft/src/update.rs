@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::bounded;
 use uffs_index::batch::RecordBatch;
+use uffs_index::layer::{self, BaseMap, Delta};
 use uffs_index::update::{self, UpdateStats};
-use uffs_index::{BuildOptions, Index};
+use uffs_index::{BuildOptions, Index, VolumeMeta};
 use uffs_ntfs::attr::{kind, AttributeBody, AttributeList};
 use uffs_ntfs::record::{has_file_signature, Record};
 
@@ -61,11 +62,11 @@ pub struct Rescan {
     pub time: Duration,
 }
 
-/// Reads the MFT as a build would (the same plan and read size) and compares each record's hash with the one
-/// `old` keeps. `None` when `old` keeps no hashes (an index from an older uffs): rebuild it instead.
-pub fn rescan(vol: &Volume, old: &Index, opts: &ScanOptions) -> Result<Option<Rescan>> {
+/// Reads the MFT as a build would (the same plan and read size) and compares each record's hash with `before`
+/// (the hashes an index keeps, by record). `None` when there are none (an index from an older uffs): rebuild
+/// it instead.
+pub fn rescan(vol: &Volume, before: &[u32], opts: &ScanOptions) -> Result<Option<Rescan>> {
     let t = Instant::now();
-    let before = old.record_hashes();
     if before.is_empty() {
         return Ok(None);
     }
@@ -300,47 +301,184 @@ pub struct Applied {
     pub find_time: Duration,
 }
 
-/// Brings `old` up to date with `vol`: the changed records are found (from a re-scan of record hashes) and
-/// applied, or the reason the index must be built again is given.
-pub fn refresh(vol: &Volume, old: &Index, opts: &ScanOptions) -> Result<Refresh> {
+/// What changed on a volume since an index's state.
+enum Found {
+    Unchanged(String),
+    Rebuild(String),
+    Changed(Changes),
+}
+
+/// The records that changed, and how they were found.
+struct Changes {
+    records: Vec<u64>,
+    /// Every record's hash, when a re-scan found the changes.
+    hashes: Option<Vec<u32>>,
+    /// The journal's id and next USN, when the journal named them. After a re-scan, a journal made since (on
+    /// Windows, or by `fsutil usn createjournal`) is looked for in the updated index and followed from then on.
+    journal: Option<(u64, u64)>,
+    how: &'static str,
+    find_time: Duration,
+}
+
+/// Finds what changed on `vol` since the state `meta` describes (an index of it whose `$UsnJrnl` record
+/// `base` gives, whose record hashes `hashes` gives): through the journal when the index follows one, else by
+/// a re-scan.
+fn find_changes(
+    vol: &Volume,
+    base: &Index,
+    meta: &VolumeMeta,
+    hashes: impl FnOnce() -> Vec<u32>,
+    opts: &ScanOptions,
+) -> Result<Found> {
     let serial = vol.boot.map_or(0, |b| b.serial);
-    if serial != old.meta.serial || vol.record_size != old.meta.record_size {
-        return Ok(Refresh::Rebuild(format!(
+    if serial != meta.serial || vol.record_size != meta.record_size {
+        return Ok(Found::Rebuild(format!(
             "the index is of another volume (serial {:016x}, the source has {serial:016x})",
-            old.meta.serial
+            meta.serial
         )));
     }
+    if meta.journal_id != 0 {
+        return from_journal(vol, base, meta);
+    }
     let opts = ScanOptions {
-        include_deleted: old.meta.has_deleted,
+        include_deleted: meta.has_deleted,
         ..*opts
     };
-    if old.meta.journal_id != 0 {
-        return from_journal(vol, old);
-    }
     let t = Instant::now();
-    let Some(scan) = rescan(vol, old, &opts)? else {
-        return Ok(Refresh::Rebuild(
+    let Some(scan) = rescan(vol, &hashes(), &opts)? else {
+        return Ok(Found::Rebuild(
             "the index keeps no record hashes to compare (it was made by an older uffs)".into(),
         ));
     };
     let find_time = t.elapsed();
     if scan.changed.is_empty() {
-        return Ok(Refresh::Unchanged {
-            checked: format!(
-                "re-scan of {} MB in {:.1} ms",
-                scan.bytes_read >> 20,
-                find_time.as_secs_f64() * 1e3
-            ),
-        });
+        return Ok(Found::Unchanged(format!(
+            "re-scan of {} MB in {:.1} ms",
+            scan.bytes_read >> 20,
+            find_time.as_secs_f64() * 1e3
+        )));
     }
-    let (mut index, report) = update_index(vol, old, &scan.changed, Some(scan.hashes))?;
-    // A journal made since (on Windows, or by `fsutil usn createjournal`) is followed from now on.
-    set_journal_position(vol, &mut index);
+    Ok(Found::Changed(Changes {
+        records: scan.changed,
+        hashes: Some(scan.hashes),
+        journal: None,
+        how: "re-scan",
+        find_time,
+    }))
+}
+
+/// Brings `old` up to date with `vol`: the changed records are found (from the journal or a re-scan of record
+/// hashes) and applied to a whole new index, or the reason the index must be built again is given.
+pub fn refresh(vol: &Volume, old: &Index, opts: &ScanOptions) -> Result<Refresh> {
+    let c = match find_changes(vol, old, &old.meta, || old.record_hashes().to_vec(), opts)? {
+        Found::Unchanged(checked) => return Ok(Refresh::Unchanged { checked }),
+        Found::Rebuild(why) => return Ok(Refresh::Rebuild(why)),
+        Found::Changed(c) => c,
+    };
+    let (mut index, report) = update_index(vol, old, &c.records, c.hashes)?;
+    (index.meta.journal_id, index.meta.journal_usn) =
+        c.journal.unwrap_or_else(|| journal_position(vol, &index));
     Ok(Refresh::Updated(Box::new(Applied {
         index,
         report,
-        how: "re-scan",
-        find_time,
+        how: c.how,
+        find_time: c.find_time,
+    })))
+}
+
+/// What [`refresh_layers`] decided.
+pub enum LayerRefresh {
+    Unchanged {
+        checked: String,
+    },
+    /// The changes, as a new delta over the same base.
+    Updated(Box<LayerApplied>),
+    Rebuild(String),
+}
+
+pub struct LayerApplied {
+    pub delta: Delta,
+    pub report: UpdateReport,
+    pub how: &'static str,
+    pub find_time: Duration,
+}
+
+/// Brings `base` + `delta` up to date with `vol` as [`refresh`] does, but as a new delta over the same base: in
+/// time proportional to the change and the delta, not to the volume (see `uffs_index::layer`).
+pub fn refresh_layers(
+    vol: &Volume,
+    base: &Index,
+    map: &BaseMap,
+    delta: Option<&Delta>,
+    opts: &ScanOptions,
+) -> Result<LayerRefresh> {
+    let meta = delta.map_or(&base.meta, |d| &d.index.meta);
+    let hashes = || delta.map_or_else(|| base.record_hashes().to_vec(), |d| d.record_hashes(base));
+    let c = match find_changes(vol, base, meta, hashes, opts)? {
+        Found::Unchanged(checked) => return Ok(LayerRefresh::Unchanged { checked }),
+        Found::Rebuild(why) => return Ok(LayerRefresh::Rebuild(why)),
+        Found::Changed(c) => c,
+    };
+    let t0 = Instant::now();
+    let mut records = c.records.clone();
+    records.extend(layer::records_to_recheck(base, map, delta, &c.records));
+    records.sort_unstable();
+    records.dedup();
+    let include_deleted = meta.has_deleted;
+    let (batch, read) = read_records(vol, &records, include_deleted)?;
+    let read_time = t0.elapsed();
+    records.extend(read.iter().map(|&(r, _)| r));
+    records.sort_unstable();
+    records.dedup();
+    let mut meta = meta.clone();
+    meta.records_total = vol.records_total;
+    meta.change_stamp = vol.change_stamp();
+    meta.built_at = uffs_index::time::now();
+    let opts = BuildOptions { include_deleted };
+    let (mut new, stats) = layer::apply(base, map, delta, &records, &batch, meta, opts);
+    let journal = c
+        .journal
+        .unwrap_or_else(|| match journal_position(vol, &new.index) {
+            (0, _) => journal_position(vol, base),
+            found => found,
+        });
+    if let Some(idx) = std::sync::Arc::get_mut(&mut new.index) {
+        (idx.meta.journal_id, idx.meta.journal_usn) = journal;
+    }
+    // The hashes that differ from the base's now: from the re-scan, or the previous ones patched with the
+    // records just read.
+    let before = base.record_hashes();
+    new.hashes = match c.hashes {
+        // Over the longer of the two: records past a shrunk MFT are no longer read (hash 0).
+        Some(now) => (0..now.len().max(before.len()))
+            .map(|r| (r, now.get(r).copied().unwrap_or(0)))
+            .filter(|&(r, h)| before.get(r).copied().unwrap_or(0) != h)
+            .map(|(r, h)| (r as u32, h))
+            .collect(),
+        None => {
+            let mut m: std::collections::BTreeMap<u32, u32> = new.hashes.iter().copied().collect();
+            for &(r, hash) in &read {
+                let h = if hashed(vol, include_deleted, r) {
+                    hash
+                } else {
+                    0
+                };
+                m.insert(r as u32, h);
+            }
+            m.into_iter().collect()
+        }
+    };
+    let report = UpdateReport {
+        records_read: read.len() as u64,
+        read_time,
+        stats,
+        total: t0.elapsed(),
+    };
+    Ok(LayerRefresh::Updated(Box::new(LayerApplied {
+        delta: new,
+        report,
+        how: c.how,
+        find_time: c.find_time,
     })))
 }
 
@@ -350,45 +488,47 @@ const METAFILES: std::ops::Range<u64> = 0..16;
 
 /// Sets the index's journal id and position from the volume's journal as it is now (none: both 0).
 pub fn set_journal_position(vol: &Volume, index: &mut Index) {
-    let journal = crate::journal::find_usnjrnl_record(index)
-        .and_then(|r| crate::journal::Journal::open(vol, r).ok());
-    (index.meta.journal_id, index.meta.journal_usn) = journal.map_or((0, 0), |j| (j.id, j.size));
+    (index.meta.journal_id, index.meta.journal_usn) = journal_position(vol, index);
+}
+
+/// The volume's journal id and next USN now, found through `index`'s `$UsnJrnl` record ((0, 0): none).
+fn journal_position(vol: &Volume, index: &Index) -> (u64, u64) {
+    crate::journal::find_usnjrnl_record(index)
+        .and_then(|r| crate::journal::Journal::open(vol, r).ok())
+        .map_or((0, 0), |j| (j.id, j.size))
 }
 
 /// The journal path of [`refresh`]: the records the journal names since the index's position (each record's
 /// file and its parent folder, whose times change with its children), the metafiles and `$UsnJrnl` itself
 /// are read again. A journal with another id, one trimmed past the index's position, or one that is gone or
 /// unreadable cannot be followed: rebuild.
-fn from_journal(vol: &Volume, old: &Index) -> Result<Refresh> {
+fn from_journal(vol: &Volume, base: &Index, m: &VolumeMeta) -> Result<Found> {
     let t = Instant::now();
-    let m = &old.meta;
-    let journal = crate::journal::find_usnjrnl_record(old)
+    let journal = crate::journal::find_usnjrnl_record(base)
         .ok_or_else(|| "the index has no $UsnJrnl".to_string())
         .and_then(|r| crate::journal::Journal::open(vol, r).map_err(|e| e.to_string()));
     let j = match journal {
         Ok(j) => j,
         Err(why) => {
-            return Ok(Refresh::Rebuild(format!(
+            return Ok(Found::Rebuild(format!(
                 "the change journal is gone or unreadable ({why})"
             )))
         }
     };
     if j.id != m.journal_id {
-        return Ok(Refresh::Rebuild(format!(
+        return Ok(Found::Rebuild(format!(
             "the change journal is a new one (id {:016x}, the index followed {:016x})",
             j.id, m.journal_id
         )));
     }
     if m.journal_usn < j.lowest_valid_usn || m.journal_usn > j.size {
-        return Ok(Refresh::Rebuild(format!(
+        return Ok(Found::Rebuild(format!(
             "the change journal no longer holds USN {} (it holds {}..{})",
             m.journal_usn, j.lowest_valid_usn, j.size
         )));
     }
     if j.size == m.journal_usn {
-        return Ok(Refresh::Unchanged {
-            checked: format!("journal at USN {}", j.size),
-        });
+        return Ok(Found::Unchanged(format!("journal at USN {}", j.size)));
     }
     let mut changed: Vec<u64> = METAFILES.chain([j.record]).collect();
     j.for_each_record(vol, m.journal_usn, |_, r| {
@@ -397,14 +537,11 @@ fn from_journal(vol: &Volume, old: &Index) -> Result<Refresh> {
     })?;
     changed.sort_unstable();
     changed.dedup();
-    let find_time = t.elapsed();
-    let (mut index, report) = update_index(vol, old, &changed, None)?;
-    index.meta.journal_id = j.id;
-    index.meta.journal_usn = j.size;
-    Ok(Refresh::Updated(Box::new(Applied {
-        index,
-        report,
+    Ok(Found::Changed(Changes {
+        records: changed,
+        hashes: None,
+        journal: Some((j.id, j.size)),
         how: "journal",
-        find_time,
-    })))
+        find_time: t.elapsed(),
+    }))
 }

@@ -33,6 +33,14 @@ impl Bitset {
         }
     }
 
+    /// A set of `len` entries from its words (bit `i % 64` of word `i / 64`); missing words are empty.
+    pub fn from_words(mut words: Vec<u64>, len: usize) -> Bitset {
+        words.resize(len.div_ceil(64), 0);
+        let mut b = Bitset { words, len };
+        b.trim();
+        b
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

@@ -50,6 +50,8 @@ pub struct Searcher {
     dupes: OnceLock<Bitset>,
     /// Visible entries for each (deleted shown, streams shown).
     visible: [OnceLock<Bitset>; 4],
+    /// Entries no answer includes: those of a base index that a delta over it replaces (`uffs_index::layer`).
+    hidden: Option<Bitset>,
 }
 
 /// The filter keys of a needle, when the filter applies: at least two trigrams, ASCII only (lower-casing the
@@ -184,7 +186,23 @@ impl Searcher {
             depth: OnceLock::new(),
             dupes: OnceLock::new(),
             visible: Default::default(),
+            hidden: None,
         }
+    }
+
+    /// A searcher over a base index whose entries with a bit set in `hidden` (a bit per entry) are replaced by a
+    /// delta: they are left out of every answer.
+    pub fn with_hidden(idx: Arc<Index>, hidden: Vec<u64>) -> Searcher {
+        let n = idx.len();
+        Searcher {
+            hidden: Some(Bitset::from_words(hidden, n)),
+            ..Searcher::new(idx)
+        }
+    }
+
+    /// The index searched, shared.
+    pub fn index_arc(&self) -> &Arc<Index> {
+        &self.idx
     }
 
     pub fn index(&self) -> &Index {
@@ -215,8 +233,15 @@ impl Searcher {
         let root = self.idx.root();
         let fl = self.idx.flags_column();
         let slot = &self.visible[usize::from(deleted) * 2 + usize::from(streams)];
+        let hidden = self.hidden.as_ref();
         let mut visible = slot
-            .get_or_init(|| self.scan(|id| fl[id as usize] & hide == 0 && id != root))
+            .get_or_init(|| {
+                self.scan(|id| {
+                    fl[id as usize] & hide == 0
+                        && id != root
+                        && !hidden.is_some_and(|h| h.get(id as usize))
+                })
+            })
             .clone();
         let m = self.eval(&node, Some(&visible));
         visible.and(&m);

@@ -246,15 +246,25 @@ pub fn run_queries(
     runs: usize,
     as_json: bool,
 ) -> Result<()> {
-    use uffs_query::{SearchOptions, Searcher};
+    use uffs_query::Searcher;
     let mix = read_mix(file)?;
     let t = Instant::now();
-    let mut indexes = crate::common::load_indexes(spec, partition, false)?;
+    let parts = crate::common::load_indexes(spec, partition, false)?;
     let load = t.elapsed();
-    let (_, idx) = indexes.swap_remove(0);
-    let s = Searcher::new(std::sync::Arc::new(idx));
-    let idx = s.index();
-    let opts = SearchOptions::default();
+    // An index under a delta is searched as the user's query searches it: both parts, the answers merged.
+    let searchers: Vec<(String, Searcher)> = parts
+        .into_iter()
+        .map(|p| {
+            let idx = p.index;
+            let s = match p.hidden {
+                Some(h) => Searcher::with_hidden(idx, h),
+                None => Searcher::new(idx),
+            };
+            (p.prefix, s)
+        })
+        .collect();
+    let targets: Vec<(&str, &Searcher)> = searchers.iter().map(|(p, s)| (p.as_str(), s)).collect();
+    let entries: usize = searchers.iter().map(|(_, s)| s.index().len()).sum();
     let now = crate::query_cmd::now_filetime();
     let run_one = |q: &MixQuery| -> Result<usize> {
         let args = crate::query_cmd::SearchArgs {
@@ -264,14 +274,15 @@ pub fn run_queries(
                 vec![q.text.clone()]
             },
             glob: q.glob,
+            count: q.count,
+            reverse: q.desc,
+            limit: q.limit,
             ..Default::default()
         };
         let expr = crate::query_cmd::build_query(&args, now)?;
-        let set = s.search(&expr, &opts);
-        if !q.count {
-            std::hint::black_box(s.sorted(&set, q.sort, q.desc, q.limit));
-        }
-        Ok(set.count())
+        let (found, hits) = crate::query_cmd::search_targets(&targets, &args, &expr, q.sort)?;
+        std::hint::black_box(hits);
+        Ok(found)
     };
     let t = Instant::now();
     for q in &mix {
@@ -315,14 +326,14 @@ pub fn run_queries(
             .iter()
             .map(|(q, hits, med, min)| json!({"class": q.class, "query": label(q), "hits": hits, "median_ms": med, "min_ms": min}))
             .collect();
-        let out = json!({"source": spec, "entries": idx.len(), "runs": runs, "load_ms": load.as_secs_f64() * 1e3,
+        let out = json!({"source": spec, "entries": entries, "runs": runs, "load_ms": load.as_secs_f64() * 1e3,
             "prepare_ms": prepare.as_secs_f64() * 1e3, "queries": qs});
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(());
     }
     println!(
         "{} entries; load {:.0} ms; first run of the mix (builds helper structures) {:.0} ms; median of {runs} runs:",
-        thousands(idx.len() as u64),
+        thousands(entries as u64),
         load.as_secs_f64() * 1e3,
         prepare.as_secs_f64() * 1e3
     );

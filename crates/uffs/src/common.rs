@@ -2,11 +2,14 @@
 
 use std::io::{IsTerminal, Read};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use uffs_index::layer::{BaseMap, Delta};
 use uffs_index::Index;
+use uffs_mft::update::{refresh_layers, LayerApplied, LayerRefresh};
 use uffs_mft::{ScanOptions, ScanReport, Volume};
 
 /// Prints an error as one line (with its causes) to stderr.
@@ -90,6 +93,7 @@ pub fn index_command(
     deleted: bool,
     threads: usize,
     update: bool,
+    compact: bool,
 ) -> Result<()> {
     let src = uffs_mft::open(source, partition)?;
     let vol = only_volume(
@@ -99,7 +103,7 @@ pub fn index_command(
         "-o FILE",
     )?;
     if update && output.exists() {
-        if let Some(line) = update_index_file(vol, output, deleted, threads)? {
+        if let Some(line) = update_index_file(vol, output, deleted, threads, compact)? {
             eprintln!("{line}");
             return Ok(());
         }
@@ -109,21 +113,24 @@ pub fn index_command(
     Ok(())
 }
 
-/// Brings the index file `output` up to date with `vol` by applying only what changed; `None` when it must be
-/// built again (the reason is printed).
+/// Brings the index file `output` up to date with `vol` by applying only what changed, as a delta beside it
+/// (`FILE.delta`), merged into a new whole index when it has grown large (`uffs_index::layer::compact_at`) or
+/// `compact` asks;
+/// `None` when it must be built again (the reason is printed).
 fn update_index_file(
     vol: &Volume,
     output: &Path,
     deleted: bool,
     threads: usize,
+    compact: bool,
 ) -> Result<Option<String>> {
-    let old = uffs_index::file::read(output)
+    let base = uffs_index::file::read(output)
         .with_context(|| format!("reading index {}", output.display()))?;
-    if old.meta.has_deleted != deleted {
+    if base.meta.has_deleted != deleted {
         eprintln!(
             "uffs: {} was built {} deleted entries; building it again",
             output.display(),
-            if old.meta.has_deleted {
+            if base.meta.has_deleted {
                 "with"
             } else {
                 "without"
@@ -131,54 +138,134 @@ fn update_index_file(
         );
         return Ok(None);
     }
+    let delta = read_delta(output, &base);
     let opts = ScanOptions {
         include_deleted: deleted,
         threads,
         ..ScanOptions::default()
     };
     let t = std::time::Instant::now();
-    match uffs_mft::update::refresh(vol, &old, &opts)? {
-        uffs_mft::update::Refresh::Unchanged { checked } => Ok(Some(format!(
-            "{}: unchanged ({checked}); {} left as it was",
-            vol.name,
-            output.display()
-        ))),
-        uffs_mft::update::Refresh::Rebuild(why) => {
-            eprintln!("uffs: {}: {why}; building it again", vol.name);
-            Ok(None)
+    let map = BaseMap::new(&base);
+    let applied = match refresh_layers(vol, &base, &map, delta.as_ref(), &opts)? {
+        LayerRefresh::Unchanged { checked } if !(compact && delta.is_some()) => {
+            return Ok(Some(format!(
+                "{}: unchanged ({checked}); {} left as it was",
+                vol.name,
+                output.display()
+            )))
         }
-        uffs_mft::update::Refresh::Updated(applied) => {
-            let uffs_mft::update::Applied {
-                index,
-                report,
-                how,
-                find_time,
-            } = *applied;
-            drop(old);
-            let tw = std::time::Instant::now();
-            uffs_index::file::write(&index, output)
-                .with_context(|| format!("writing {}", output.display()))?;
+        LayerRefresh::Unchanged { .. } => None,
+        LayerRefresh::Rebuild(why) => {
+            eprintln!("uffs: {}: {why}; building it again", vol.name);
+            return Ok(None);
+        }
+        LayerRefresh::Updated(applied) => Some(*applied),
+    };
+    let mut line = match &applied {
+        Some(LayerApplied {
+            report,
+            how,
+            find_time,
+            delta,
+        }) => {
             let s = &report.stats;
-            Ok(Some(format!(
-                "{}: {} changed records found by {how} in {:.1} ms; {} records read again in {:.1} ms, \
-                 -{} +{} entries (entries {:.1} ms, links and totals {:.1} ms, search aids {:.1} ms); \
-                 written in {:.1} ms; {:.3} s in all -> {}",
+            format!(
+                "{}: {} changed records found by {how} in {:.1} ms; {} records read again in {:.1} ms; \
+                 delta of {} entries hiding {} (entries {:.1} ms, links and totals {:.1} ms, search aids {:.1} ms)",
                 vol.name,
                 thousands(s.records),
                 find_time.as_secs_f64() * 1e3,
                 thousands(report.records_read),
                 report.read_time.as_secs_f64() * 1e3,
-                thousands(s.entries_removed),
-                thousands(s.entries_added),
+                thousands(delta.index.len() as u64),
+                thousands(delta.hidden_count() as u64),
                 s.entries_time.as_secs_f64() * 1e3,
                 s.link_time.as_secs_f64() * 1e3,
                 s.aids_time.as_secs_f64() * 1e3,
-                tw.elapsed().as_secs_f64() * 1e3,
-                t.elapsed().as_secs_f64(),
-                output.display()
-            )))
+            )
+        }
+        None => format!("{}: unchanged", vol.name),
+    };
+    let Some(delta) = applied.map(|a| a.delta).or(delta) else {
+        return Ok(Some(line));
+    };
+    let tw = std::time::Instant::now();
+    let delta_file = uffs_index::file::delta_path(output);
+    if compact || delta.index.len() > uffs_index::layer::compact_at(&base) {
+        let (whole, _) = uffs_index::layer::compact(&base, &delta);
+        drop(base);
+        uffs_index::file::write(&whole, output)
+            .with_context(|| format!("writing {}", output.display()))?;
+        // The new index stands alone: the old delta no longer matches it (and would be ignored).
+        let _ = std::fs::remove_file(&delta_file);
+        line += &format!(
+            "; merged into a whole index of {} entries in {:.1} ms",
+            thousands(whole.len() as u64),
+            tw.elapsed().as_secs_f64() * 1e3
+        );
+    } else {
+        uffs_index::file::write_delta(&delta, &base, &delta_file)
+            .with_context(|| format!("writing {}", delta_file.display()))?;
+        line += &format!("; written in {:.1} ms", tw.elapsed().as_secs_f64() * 1e3);
+    }
+    line += &format!(
+        "; {:.3} s in all -> {}",
+        t.elapsed().as_secs_f64(),
+        output.display()
+    );
+    Ok(Some(line))
+}
+
+/// The delta over index file `path`, if it has one that fits `base`; one that does not (left over from before
+/// the index was built again, or damaged) is ignored, with a warning when it is damaged.
+pub fn read_delta(path: &Path, base: &Index) -> Option<Delta> {
+    let file = uffs_index::file::delta_path(path);
+    if !file.exists() {
+        return None;
+    }
+    match uffs_index::file::read_delta(&file, base) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            eprintln!("uffs: ignoring {}: {e}", file.display());
+            None
         }
     }
+}
+
+/// Something to search or export: an index with the prefix its paths get, and for an index under a delta, the
+/// entries the delta replaces (a bit per entry). An index file with a delta gives two parts: the index with
+/// the delta's entries hidden, and the delta.
+pub struct Part {
+    pub prefix: String,
+    pub index: Arc<Index>,
+    pub hidden: Option<Vec<u64>>,
+}
+
+impl Part {
+    fn whole(prefix: String, index: Arc<Index>) -> Part {
+        Part {
+            prefix,
+            index,
+            hidden: None,
+        }
+    }
+}
+
+/// The parts of index file `path`: the index, and its delta when it has one.
+pub fn read_index_file(path: &Path) -> Result<Vec<Part>> {
+    let base = uffs_index::file::read(path)
+        .with_context(|| format!("reading index {}", path.display()))?;
+    Ok(match read_delta(path, &base) {
+        None => vec![Part::whole(String::new(), Arc::new(base))],
+        Some(d) => vec![
+            Part {
+                prefix: String::new(),
+                index: Arc::new(base),
+                hidden: Some(d.hidden),
+            },
+            Part::whole(String::new(), d.index),
+        ],
+    })
 }
 
 /// The one NTFS volume of a source, or an error that names each (`disk.img@1`, `disk.img@3`) and shows the
@@ -231,22 +318,17 @@ pub fn write_index(
     ))
 }
 
-/// The indexes of a source (every selected volume), or of an index file. Each comes with the prefix its paths
-/// get: empty for a single volume, `@N:` for partition N of a disk with several.
-pub fn load_indexes(
-    spec: &str,
-    partition: Option<u32>,
-    deleted: bool,
-) -> Result<Vec<(String, Index)>> {
+/// The indexes of a source (every selected volume), or of an index file (with its delta). Each comes with the
+/// prefix its paths get: empty for a single volume, `@N:` for partition N of a disk with several.
+pub fn load_indexes(spec: &str, partition: Option<u32>, deleted: bool) -> Result<Vec<Part>> {
     if is_index_file(spec) {
-        let idx = uffs_index::file::read(Path::new(spec))
-            .with_context(|| format!("reading index {spec}"))?;
-        if deleted && !idx.meta.has_deleted {
+        let parts = read_index_file(Path::new(spec))?;
+        if deleted && !parts[0].index.meta.has_deleted {
             bail!(
                 "{spec} was built without deleted entries; rebuild it with `uffs index --deleted`"
             );
         }
-        return Ok(vec![(String::new(), idx)]);
+        return Ok(parts);
     }
     let src = uffs_mft::open(spec, partition)?;
     let opts = ScanOptions {
@@ -264,7 +346,7 @@ pub fn load_indexes(
             (Some(p), true) => format!("@{}:", p.index),
             _ => String::new(),
         };
-        out.push((prefix, idx));
+        out.push(Part::whole(prefix, Arc::new(idx)));
     }
     Ok(out)
 }

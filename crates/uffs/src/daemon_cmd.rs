@@ -100,7 +100,7 @@ fn serve_query(
         .volumes
         .iter()
         .zip(&prefixes)
-        .map(|(l, p)| (p.as_str(), &l.searcher))
+        .flat_map(|(l, p)| l.searchers.iter().map(move |s| (p.as_str(), s)))
         .collect();
     let mut printer =
         Printer::to_writer(Box::new(out), &a.output, terminal).map_err(|e| format!("{e:#}"))?;
@@ -360,7 +360,10 @@ pub fn volumes_add(
                 let [path, other] = Registry::index_slots(&cache, &e.name);
                 // Left by a volume of the same name removed while the daemon still mapped it: it must not pass
                 // for this volume's newer index.
-                let _ = std::fs::remove_file(other);
+                let _ = std::fs::remove_file(&other);
+                for slot in [&path, &other] {
+                    let _ = std::fs::remove_file(uffs_index::file::delta_path(slot));
+                }
                 let pb = bars.add(progress_bar(&e.name));
                 s.spawn(move || {
                     crate::common::write_index(&src.volumes[0], &path, e.deleted, 0, &pb)
@@ -471,6 +474,7 @@ pub fn volumes_remove(names: &[String]) -> Result<()> {
     for n in names {
         for path in Registry::index_slots(&cache, n) {
             remove_when_unmapped(&path);
+            remove_when_unmapped(&uffs_index::file::delta_path(&path));
         }
     }
     Ok(())

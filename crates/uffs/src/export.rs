@@ -57,9 +57,13 @@ pub fn run(
     if format == Format::Csv {
         writeln!(out, "{}", COLUMNS.join(","))?;
     }
-    let filter = Filter { deleted, streams };
-    for (prefix, idx) in &indexes {
-        write_rows(idx, prefix, format, filter, &mut out)?;
+    for part in &indexes {
+        let filter = Filter {
+            deleted,
+            streams,
+            hidden: part.hidden.as_deref(),
+        };
+        write_rows(&part.index, &part.prefix, format, filter, &mut out)?;
     }
     match out.flush() {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
@@ -68,15 +72,19 @@ pub fn run(
 }
 
 #[derive(Clone, Copy)]
-struct Filter {
+struct Filter<'a> {
     deleted: bool,
     streams: bool,
+    /// Entries a delta replaces (a bit per entry).
+    hidden: Option<&'a [u64]>,
 }
 
-impl Filter {
+impl Filter<'_> {
     fn keep(&self, idx: &Index, id: EntryId) -> bool {
         let f = idx.flags(id);
+        let i = id as usize;
         f & flags::SYNTHETIC == 0
+            && self.hidden.is_none_or(|h| h[i / 64] >> (i % 64) & 1 == 0)
             && (self.deleted || f & flags::DELETED == 0)
             && (self.streams || f & flags::STREAM == 0)
     }
@@ -89,7 +97,7 @@ fn write_rows(
     idx: &Index,
     prefix: &str,
     format: Format,
-    filter: Filter,
+    filter: Filter<'_>,
     out: &mut impl Write,
 ) -> Result<()> {
     let paths = DirPaths::build(idx, prefix);

@@ -71,7 +71,7 @@ enum Command {
     },
     /// Build the index of a volume and write it to a file.
     #[command(
-        after_help = "EXAMPLES:\n  uffs index /dev/sdb1 -o sdb1.uffs\n  uffs index disk.img@2 -o d2.uffs --deleted\n  uffs index /dev/sdb1 -o sdb1.uffs --update   (apply only what changed since sdb1.uffs was made)"
+        after_help = "EXAMPLES:\n  uffs index /dev/sdb1 -o sdb1.uffs\n  uffs index disk.img@2 -o d2.uffs --deleted\n  uffs index /dev/sdb1 -o sdb1.uffs --update   (apply only what changed since sdb1.uffs was made)\n  uffs index /dev/sdb1 -o sdb1.uffs --update --compact   (and merge the changes into sdb1.uffs)"
     )]
     Index {
         source: String,
@@ -87,9 +87,14 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         threads: usize,
         /// If FILE is an index of this volume, apply only what changed since it was made (found through the
-        /// change journal, or a re-scan of the MFT where there is none) instead of building it again.
+        /// change journal, or a re-scan of the MFT where there is none) instead of building it again. The
+        /// changes go to a small delta file beside it (FILE.delta), merged into FILE once it grows past a
+        /// sixteenth of the index.
         #[arg(long)]
         update: bool,
+        /// With --update: merge the delta into FILE now.
+        #[arg(long, requires = "update")]
+        compact: bool,
     },
     /// Write one row per entry (path, name, kind, sizes, times, attributes, record numbers) as CSV or JSON lines.
     #[command(
@@ -247,7 +252,10 @@ fn main() -> ExitCode {
             deleted,
             threads,
             update,
-        } => common::index_command(&source, partition, &output, deleted, threads, update),
+            compact,
+        } => common::index_command(
+            &source, partition, &output, deleted, threads, update, compact,
+        ),
         Command::Export {
             source,
             format,

@@ -1,12 +1,11 @@
 //! `uffs QUERY`: search an index file or a source with the query language and fd-style shortcut flags.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::ValueEnum;
 use uffs_index::time::{from_civil_date, TICKS_PER_SECOND};
-use uffs_index::{EntryId, Index};
+use uffs_index::EntryId;
 use uffs_query::ast::{Cmp, DateField, KindFilter, Pattern, Term, TermKind, TextMatch};
 use uffs_query::{parse, Expr, ParseOptions, SearchOptions, Searcher, SortKey};
 
@@ -115,24 +114,30 @@ pub fn run(a: &SearchArgs) -> Result<bool> {
     }
     let now = now_filetime();
     let expr = build_query(a, now)?;
-    let indexes: Vec<(String, Index)> = match (&a.index, &a.source) {
+    let parts = match (&a.index, &a.source) {
         (Some(f), _) => {
-            let idx = uffs_index::file::read(f)
-                .with_context(|| format!("reading index {}", f.display()))?;
-            if a.deleted && !idx.meta.has_deleted {
+            let parts = crate::common::read_index_file(f)?;
+            if a.deleted && !parts[0].index.meta.has_deleted {
                 bail!(
                     "{} was built without deleted entries; rebuild it with `uffs index --deleted`",
                     f.display()
                 );
             }
-            vec![(String::new(), idx)]
+            parts
         }
         (None, Some(s)) => load_indexes(s, a.partition, a.deleted)?,
         (None, None) => unreachable!("handled above"),
     };
-    let targets: Vec<(String, Searcher)> = indexes
+    let targets: Vec<(String, Searcher)> = parts
         .into_iter()
-        .map(|(p, idx)| (p, Searcher::new(Arc::new(idx))))
+        .map(|p| {
+            let idx = p.index;
+            let s = match p.hidden {
+                Some(h) => Searcher::with_hidden(idx, h),
+                None => Searcher::new(idx),
+            };
+            (p.prefix, s)
+        })
         .collect();
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let mut out = output::Printer::new(&a.output)?;
@@ -142,18 +147,43 @@ pub fn run(a: &SearchArgs) -> Result<bool> {
 }
 
 /// Runs `expr` on every volume and prints the hits (or their count) with `out`; returns how many matched.
-/// Several volumes sorted by a key are merged by that key; unsorted, they follow one another.
 pub fn search_and_print(
     targets: &[(&str, &Searcher)],
     a: &SearchArgs,
     expr: &Expr,
     out: &mut output::Printer<'_>,
 ) -> Result<usize> {
+    let key = a.sort.map(SortKey::from);
+    let (found, hits) = search_targets(targets, a, expr, key)?;
+    if a.count {
+        out.count(found)?;
+        return Ok(found);
+    }
+    // Runs of hits from one target are printed together.
+    let mut start = 0;
+    while start < hits.len() {
+        let t = hits[start].0;
+        let end = start + hits[start..].iter().take_while(|h| h.0 == t).count();
+        let ids: Vec<EntryId> = hits[start..end].iter().map(|h| h.1).collect();
+        out.rows(targets[t].1.index(), targets[t].0, &ids)?;
+        start = end;
+    }
+    Ok(found)
+}
+
+/// Runs `expr` on every target (volumes, and the parts of a volume under a delta): how many matched, and the
+/// hits to show as (target, entry), in order: several targets sorted by a key are merged by that key;
+/// unsorted, they follow one another. Nothing when `a.count`.
+pub fn search_targets(
+    targets: &[(&str, &Searcher)],
+    a: &SearchArgs,
+    expr: &Expr,
+    key: Option<SortKey>,
+) -> Result<(usize, Vec<(usize, EntryId)>)> {
     let opts = SearchOptions {
         include_deleted: a.deleted,
         include_streams: a.streams,
     };
-    let key = a.sort.map(SortKey::from);
     let mut found = 0usize;
     let mut hits: Vec<(usize, Vec<EntryId>)> = Vec::with_capacity(targets.len());
     for (t, (prefix, s)) in targets.iter().enumerate() {
@@ -167,7 +197,7 @@ pub fn search_and_print(
         if a.count {
             continue;
         }
-        // Unsorted, the volumes follow one another, so the limit left shrinks; sorted, each gives its best.
+        // Unsorted, the targets follow one another, so the limit left shrinks; sorted, each gives its best.
         let limit = match key {
             None => a
                 .limit
@@ -176,16 +206,12 @@ pub fn search_and_print(
         };
         hits.push((t, s.sorted(&set, key, a.reverse, limit)));
     }
-    if a.count {
-        out.count(found)?;
-        return Ok(found);
-    }
-    match key {
-        Some(k) if hits.len() > 1 => {
-            let mut all: Vec<(usize, EntryId)> = hits
-                .iter()
-                .flat_map(|(t, ids)| ids.iter().map(move |&id| (*t, id)))
-                .collect();
+    let mut all: Vec<(usize, EntryId)> = hits
+        .iter()
+        .flat_map(|(t, ids)| ids.iter().map(move |&id| (*t, id)))
+        .collect();
+    if let Some(k) = key {
+        if hits.iter().filter(|h| !h.1.is_empty()).count() > 1 {
             let sort_value =
                 |&(t, id): &(usize, EntryId)| sort_value(targets[t].0, targets[t].1, k, id);
             all.sort_by_cached_key(|x| sort_value(x));
@@ -193,17 +219,9 @@ pub fn search_and_print(
                 all.reverse();
             }
             all.truncate(a.limit.unwrap_or(usize::MAX));
-            for (t, id) in all {
-                out.rows(targets[t].1.index(), targets[t].0, &[id])?;
-            }
-        }
-        _ => {
-            for (t, ids) in &hits {
-                out.rows(targets[*t].1.index(), targets[*t].0, ids)?;
-            }
         }
     }
-    Ok(found)
+    Ok((found, all))
 }
 
 /// A value that orders entries of different volumes by `key` (within one volume the searcher's own order is

@@ -214,6 +214,15 @@ fn concurrent_clients_see_whole_snapshots_while_rebuilds_swap_them() {
                 }
             });
         }
+        // The clients stop when this scope ends, also by a failed assertion (else the scope would wait for
+        // them forever).
+        struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let _stop = StopOnDrop(&stop);
         // Swap the source between its two states and ask for a refresh, four times.
         for i in 0..4 {
             let next = if i % 2 == 0 { &part } else { &full };
@@ -233,7 +242,6 @@ fn concurrent_clients_see_whole_snapshots_while_rebuilds_swap_them() {
                 std::thread::sleep(Duration::from_millis(20));
             }
         }
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
     });
     let answers = answers.into_inner().unwrap();
     assert!(answers.len() > 50, "only {} answers", answers.len());

@@ -1,6 +1,7 @@
 //! Live indexes, the differential test: a volume made with mkntfs and changed through the real ntfs-3g driver by
 //! a seeded random sequence of operations; after each batch, the index brought up to date (`uffs index
-//! --update`: a re-scan finds the changed records, only those are read again) must equal a fresh build of the
+//! --update`: a re-scan finds the changed records, only those are read again, and a delta over the index holds
+//! their entries; or `--update --compact`, merged into a whole index) must equal a fresh build of the
 //! same volume: the same rows (paths, sizes, times, flags, streams, deleted entries), the same folder totals,
 //! the same answers to a fixed set of queries. A failure names its seed and batch.
 
@@ -78,11 +79,14 @@ fn differential(seed: u64, batches: usize, ops: usize, deleted: bool) {
     let dir = scratch(&format!("live-{seed}-{deleted}"));
     let img = make_volume(&dir, 48);
     let (updated, fresh) = (dir.join("updated.uffs"), dir.join("fresh.uffs"));
-    let index = |out: &Path, update: bool| {
+    let index = |out: &Path, update: bool, compact: bool| {
         let mut c = uffs();
         c.arg("index").arg(&img).arg("-o").arg(out);
         if update {
             c.arg("--update");
+        }
+        if compact {
+            c.arg("--compact");
         }
         if deleted {
             c.arg("--deleted");
@@ -90,7 +94,7 @@ fn differential(seed: u64, batches: usize, ops: usize, deleted: bool) {
         let o = run_ok(&mut c);
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
-    index(&updated, false);
+    index(&updated, false, false);
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut counter = 0;
     for batch in 0..batches {
@@ -100,12 +104,20 @@ fn differential(seed: u64, batches: usize, ops: usize, deleted: bool) {
                 random_op(&mut rng, &m.dir, &mut counter);
             }
         }
-        let how = index(&updated, true);
+        // Most updates go to the delta beside the index, over several batches; every third is merged into
+        // a whole index, so both the layered index and the merged one are compared with fresh builds.
+        let compact = (seed as usize + batch) % 3 == 2;
+        let how = index(&updated, true, compact);
+        assert_eq!(
+            dir.join("updated.uffs.delta").exists(),
+            !compact && !how.contains("unchanged"),
+            "seed {seed} batch {batch}: {how}"
+        );
         assert!(
             how.contains("re-scan") || how.contains("unchanged"),
             "seed {seed} batch {batch}: the index was not updated in place: {how}"
         );
-        index(&fresh, false);
+        index(&fresh, false, false);
         let (a, b) = (observe(&updated, deleted), observe(&fresh, deleted));
         if a != b {
             let diff: Vec<String> = a
