@@ -74,11 +74,10 @@ impl Loaded {
 
     /// The same volume with `delta` over the same index.
     pub fn with_delta(&self, delta: Arc<Delta>) -> Loaded {
-        let base = Arc::clone(self.base());
         Loaded {
             entry: self.entry.clone(),
             searchers: vec![
-                Searcher::with_hidden(base, delta.hidden.clone()),
+                self.searchers[0].hiding(delta.hidden.clone()),
                 Searcher::new(Arc::clone(&delta.index)),
             ],
             delta: Some(delta),

@@ -48,6 +48,10 @@ pub enum FileError {
     Version { found: u32 },
     #[error("index file is damaged: {0}; rebuild the index")]
     Corrupt(&'static str),
+    /// A delta whose index was written again since (a crash between writing a merged index and removing the
+    /// delta leaves one): it describes nothing current and is ignored.
+    #[error("the delta was made over an earlier version of its index")]
+    StaleDelta,
 }
 
 /// True when the bytes start with the index file magic.
@@ -457,7 +461,7 @@ pub fn read_delta(path: &Path, base: &Index) -> Result<Delta, FileError> {
             .collect())
     };
     if words(id::DELTA_BASE)? != base_identity(base) {
-        return Err(FileError::Corrupt("the delta was made over another index"));
+        return Err(FileError::StaleDelta);
     }
     let hidden = words(id::DELTA_HIDDEN)?;
     if hidden.len() != base.len().div_ceil(64) {

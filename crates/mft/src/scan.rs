@@ -91,7 +91,7 @@ impl ScanOptions {
         )
     }
 
-    fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         if self.threads > 0 {
             self.threads
         } else {

@@ -39,19 +39,26 @@ pub enum SortKey {
 }
 
 /// A searcher over one index. Helper structures (case-folded names, folder paths, depths, duplicate names) are
-/// built on first use and kept for later queries.
+/// built on first use and kept for later queries, and shared by the searchers of the same index that hide other
+/// entries (one per delta over it).
 pub struct Searcher {
     idx: Arc<Index>,
+    derived: Arc<Derived>,
+    /// Visible entries for each (deleted shown, streams shown).
+    visible: [OnceLock<Bitset>; 4],
+    /// Entries no answer includes: those of a base index that a delta over it replaces (`uffs_index::layer`).
+    hidden: Option<Bitset>,
+}
+
+/// Structures derived from an index alone, made on first use.
+#[derive(Default)]
+struct Derived {
     /// Search aids made here when the index has none stored (an index built from a source, not loaded).
     made_aids: OnceLock<SearchAids>,
     /// The folders' ids (a few percent of the entries), for walks down the folder tree.
     folders: OnceLock<Vec<EntryId>>,
     depth: OnceLock<Vec<u16>>,
     dupes: OnceLock<Bitset>,
-    /// Visible entries for each (deleted shown, streams shown).
-    visible: [OnceLock<Bitset>; 4],
-    /// Entries no answer includes: those of a base index that a delta over it replaces (`uffs_index::layer`).
-    hidden: Option<Bitset>,
 }
 
 /// The filter keys of a needle, when the filter applies: at least two trigrams, ASCII only (lower-casing the
@@ -181,10 +188,7 @@ impl Searcher {
     pub fn new(idx: Arc<Index>) -> Searcher {
         Searcher {
             idx,
-            made_aids: OnceLock::new(),
-            folders: OnceLock::new(),
-            depth: OnceLock::new(),
-            dupes: OnceLock::new(),
+            derived: Arc::default(),
             visible: Default::default(),
             hidden: None,
         }
@@ -193,10 +197,17 @@ impl Searcher {
     /// A searcher over a base index whose entries with a bit set in `hidden` (a bit per entry) are replaced by a
     /// delta: they are left out of every answer.
     pub fn with_hidden(idx: Arc<Index>, hidden: Vec<u64>) -> Searcher {
-        let n = idx.len();
+        Searcher::new(idx).hiding(hidden)
+    }
+
+    /// A searcher over the same index, sharing the structures made so far, that leaves out the entries with a
+    /// bit set in `hidden` (a bit per entry) instead of those this one leaves out.
+    pub fn hiding(&self, hidden: Vec<u64>) -> Searcher {
         Searcher {
-            hidden: Some(Bitset::from_words(hidden, n)),
-            ..Searcher::new(idx)
+            idx: Arc::clone(&self.idx),
+            derived: Arc::clone(&self.derived),
+            visible: Default::default(),
+            hidden: Some(Bitset::from_words(hidden, self.idx.len())),
         }
     }
 
@@ -213,7 +224,10 @@ impl Searcher {
     pub fn aids(&self) -> &SearchAids {
         match self.idx.search_aids() {
             Some(a) => a,
-            None => self.made_aids.get_or_init(|| SearchAids::build(&self.idx)),
+            None => self
+                .derived
+                .made_aids
+                .get_or_init(|| SearchAids::build(&self.idx)),
         }
     }
 
@@ -753,7 +767,7 @@ impl Searcher {
         let mut done = Bitset::empty(n);
         done.set(idx.root() as usize);
         let mut chain = Vec::new();
-        let folders = self.folders.get_or_init(|| {
+        let folders = self.derived.folders.get_or_init(|| {
             (0..n as EntryId)
                 .filter(|&id| fl[id as usize] & flags::DIRECTORY != 0)
                 .collect()
@@ -879,7 +893,7 @@ impl Searcher {
     }
 
     fn depths(&self) -> &[u16] {
-        self.depth.get_or_init(|| {
+        self.derived.depth.get_or_init(|| {
             let idx = &*self.idx;
             const UNKNOWN: u16 = u16::MAX;
             let mut depth = vec![UNKNOWN; idx.len()];
@@ -907,7 +921,7 @@ impl Searcher {
     /// Entries whose folded name another live entry also has (a deleted copy does not make a duplicate;
     /// streams and synthetic folders are not names).
     fn dupes(&self) -> &Bitset {
-        self.dupes.get_or_init(|| {
+        self.derived.dupes.get_or_init(|| {
             let a = self.aids();
             let n = self.idx.len();
             let name = |id: u32| a.folded_name(id);

@@ -217,7 +217,7 @@ fn update_index_file(
 }
 
 /// The delta over index file `path`, if it has one that fits `base`; one that does not (left over from before
-/// the index was built again, or damaged) is ignored, with a warning when it is damaged.
+/// the index was written again, or damaged) is ignored, with a warning when it is damaged.
 pub fn read_delta(path: &Path, base: &Index) -> Option<Delta> {
     let file = uffs_index::file::delta_path(path);
     if !file.exists() {
@@ -225,6 +225,7 @@ pub fn read_delta(path: &Path, base: &Index) -> Option<Delta> {
     }
     match uffs_index::file::read_delta(&file, base) {
         Ok(d) => Some(d),
+        Err(uffs_index::file::FileError::StaleDelta) => None,
         Err(e) => {
             eprintln!("uffs: ignoring {}: {e}", file.display());
             None
@@ -309,6 +310,8 @@ pub fn write_index(
     idx.add_search_aids();
     uffs_index::file::write(&idx, output)
         .with_context(|| format!("writing {}", output.display()))?;
+    // A delta beside the file applied to what it held before.
+    let _ = std::fs::remove_file(uffs_index::file::delta_path(output));
     pb.finish_and_clear();
     Ok(format!(
         "{}; search aids and write {:.3} s -> {}",

@@ -212,9 +212,17 @@ pub fn search_targets(
         .collect();
     if let Some(k) = key {
         if hits.iter().filter(|h| !h.1.is_empty()).count() > 1 {
-            let sort_value =
-                |&(t, id): &(usize, EntryId)| sort_value(targets[t].0, targets[t].1, k, id);
-            all.sort_by_cached_key(|x| sort_value(x));
+            if k == SortKey::Path {
+                all.sort_by_cached_key(|&(t, id)| {
+                    let (prefix, s) = targets[t];
+                    let mut v = Vec::new();
+                    let path = output::full_path(s.index(), prefix, id);
+                    uffs_index::paths::fold_into(path.as_bytes(), &mut v);
+                    v
+                });
+            } else {
+                all.sort_by(|&x, &y| order(targets, k, x, y));
+            }
             if a.reverse {
                 all.reverse();
             }
@@ -224,34 +232,28 @@ pub fn search_targets(
     Ok((found, all))
 }
 
-/// A value that orders entries of different volumes by `key` (within one volume the searcher's own order is
-/// used): numbers, or folded names and paths.
-fn sort_value(prefix: &str, s: &Searcher, key: SortKey, id: EntryId) -> (u64, Vec<u8>) {
-    let idx = s.index();
-    let folded = |b: &[u8]| {
-        let mut v = Vec::with_capacity(b.len());
-        uffs_index::paths::fold_into(b, &mut v);
-        v
-    };
+/// How two hits of different targets order by `key` (within one target the searcher's own order is used):
+/// by the key's number, then by folded name, which the search aids hold (nothing is allocated). Not for paths.
+fn order(
+    targets: &[(&str, &Searcher)],
+    key: SortKey,
+    (ta, a): (usize, EntryId),
+    (tb, b): (usize, EntryId),
+) -> std::cmp::Ordering {
+    let (sa, sb) = (targets[ta].1, targets[tb].1);
+    let (xa, xb) = (sa.aids(), sb.aids());
+    let (ia, ib) = (sa.index(), sb.index());
+    let by_name = || xa.folded_name(a).cmp(xb.folded_name(b));
     match key {
-        SortKey::Name => (0, folded(idx.name_bytes(id))),
-        SortKey::Path => (0, folded(output::full_path(idx, prefix, id).as_bytes())),
-        SortKey::Extension => {
-            let a = s.aids();
-            (
-                0,
-                [
-                    a.ext(a.ext_id[id as usize]),
-                    b"\0",
-                    &folded(idx.name_bytes(id)),
-                ]
-                .concat(),
-            )
-        }
-        SortKey::Size => (idx.size(id), folded(idx.name_bytes(id))),
-        SortKey::Created => (idx.created(id), folded(idx.name_bytes(id))),
-        SortKey::Modified => (idx.modified(id), folded(idx.name_bytes(id))),
-        SortKey::Accessed => (idx.accessed(id), folded(idx.name_bytes(id))),
+        SortKey::Name | SortKey::Path => by_name(),
+        SortKey::Extension => xa
+            .ext(xa.ext_id[a as usize])
+            .cmp(xb.ext(xb.ext_id[b as usize]))
+            .then_with(by_name),
+        SortKey::Size => ia.size(a).cmp(&ib.size(b)).then_with(by_name),
+        SortKey::Created => ia.created(a).cmp(&ib.created(b)).then_with(by_name),
+        SortKey::Modified => ia.modified(a).cmp(&ib.modified(b)).then_with(by_name),
+        SortKey::Accessed => ia.accessed(a).cmp(&ib.accessed(b)).then_with(by_name),
     }
 }
 

@@ -1,7 +1,8 @@
 //! Live indexes through the daemon: a volume changed by ntfs-3g is brought up to date by the daemon (`uffs
-//! volumes refresh`, and by itself on its interval), and its answers equal those of a fresh build; a daemon
-//! killed with SIGKILL at several moments of an update restarts to an index that, once refreshed, equals a fresh
-//! build; a source that vanishes leaves the last index answering.
+//! volumes refresh`, and by itself on its interval), and its answers equal those of a fresh build, whether the
+//! update was kept as a delta or merged into a whole index; a daemon killed with SIGKILL at several moments of
+//! an update restarts to an index that, once refreshed, equals a fresh build; a source that vanishes leaves the
+//! last index answering.
 
 #![cfg(unix)]
 
@@ -67,6 +68,8 @@ fn assert_same(what: &str, a: &[String], b: &[String]) {
 #[test]
 fn the_daemon_follows_changes_and_survives_kills_during_updates() {
     let mut w = World::new("live");
+    // Deltas past 40 entries are merged into a whole index: both ways of keeping an update are exercised.
+    w.env.push(("UFFS_COMPACT_AT".into(), "40".into()));
     std::fs::create_dir_all(&w.dir).unwrap();
     let img = make_volume(&w.dir, 32);
     let img_s = img.to_string_lossy().into_owned();

@@ -137,6 +137,9 @@ fn differential(seed: u64, batches: usize, ops: usize, deleted: bool) {
             );
         }
     }
+    // Building the file again leaves no delta that would apply to what it held before.
+    index(&updated, false, false);
+    assert!(!dir.join("updated.uffs.delta").exists());
 }
 
 #[test]

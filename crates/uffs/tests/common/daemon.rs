@@ -18,6 +18,8 @@ pub struct World {
     pub dir: PathBuf,
     /// A daemon run as a child of the test (`run_foreground`), so that it can be killed.
     foreground: Option<Child>,
+    /// More environment for every command (and so for the daemon).
+    pub env: Vec<(String, String)>,
 }
 
 impl World {
@@ -28,6 +30,7 @@ impl World {
             runtime: dir.join("run"),
             dir,
             foreground: None,
+            env: Vec::new(),
         }
     }
 
@@ -35,7 +38,8 @@ impl World {
         let mut c = uffs();
         c.env("UFFS_CACHE_DIR", &self.cache)
             .env("UFFS_RUNTIME_DIR", &self.runtime)
-            .env_remove("NO_COLOR");
+            .env_remove("NO_COLOR")
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         c
     }
 
