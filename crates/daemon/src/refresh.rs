@@ -179,6 +179,9 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
         }
     };
     crate::os::release_free_memory();
+    // The update read columns of the index that queries do not (record numbers, parents, hashes): their pages
+    // leave the process again.
+    uffs_index::file::release_pages(base);
     let s = &report.stats;
     let line = format!(
         "{}: applied {} changed records (found by {how} in {:.1} ms; {} records read in {:.1} ms; delta of {} \

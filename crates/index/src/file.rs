@@ -402,6 +402,20 @@ fn from_map_sections(
     Ok((idx, table))
 }
 
+/// Releases from the process the pages of `idx`'s file that it has touched (they stay in the page cache; the next
+/// read maps them back), as loading does: for a daemon after an update, which reads columns of its index that
+/// queries do not.
+pub fn release_pages(idx: &Index) {
+    #[cfg(unix)]
+    if let Some(map) = idx.parent.map() {
+        // SAFETY: as in `read`: the map is private and read-only, so dropping its page table entries only makes
+        // the next access read the same file bytes again.
+        let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    }
+    #[cfg(not(unix))]
+    let _ = idx;
+}
+
 /// Where the delta over index file `path` is kept: beside it, `FILE.delta`.
 pub fn delta_path(path: &Path) -> std::path::PathBuf {
     let mut p = path.as_os_str().to_owned();
