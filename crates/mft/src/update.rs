@@ -162,40 +162,70 @@ pub fn read_records(
 ) -> Result<(RecordBatch, Vec<(u64, u32)>)> {
     let rs = vol.record_size as usize;
     let mut batch = RecordBatch::with_capacity(records.len());
-    let mut buf = vec![0u8; rs];
     let mut read: Vec<(u64, u32)> = Vec::with_capacity(records.len());
     let mut extensions: Vec<u64> = Vec::new();
-    let mut read_one = |r: u64, batch: &mut RecordBatch, buf: &mut [u8]| -> Result<bool> {
-        if r >= vol.records_total {
-            return Ok(false);
-        }
-        vol.read_records(r, buf)
-            .map_err(|e| Error::io(format!("{}: MFT record {r}", vol.name), e))?;
+    // Hashes, then parses one record read into `buf`; false when it is not in use (and deleted entries are not
+    // wanted) or does not parse.
+    let mut take = |r: u64, buf: &mut [u8], batch: &mut RecordBatch| -> bool {
         read.push((r, record_hash(buf)));
         let in_use = buf.get(0x16).is_some_and(|f| f & 1 != 0) && vol.bitmap_bit(r).unwrap_or(true);
-        if !include_deleted && !in_use {
-            return Ok(false);
-        }
-        Ok(parse_record(buf, r, batch))
+        (include_deleted || in_use) && parse_record(buf, r, batch)
     };
-    for &r in records {
-        if !read_one(r, &mut batch, &mut buf)? {
-            continue;
+    let read_err = |r: u64, e| Error::io(format!("{}: MFT record {r}", vol.name), e);
+    // Records close together (changes cluster: a folder's files were often made together) are read with one
+    // call: a call costs more than copying a few records nobody asked for.
+    const RUN: usize = 64;
+    const GAP: u64 = 8;
+    let mut buf = vec![0u8; rs * RUN];
+    let wanted: Vec<u64> = records
+        .iter()
+        .copied()
+        .filter(|&r| r < vol.records_total)
+        .collect();
+    let mut i = 0;
+    while i < wanted.len() {
+        let first = wanted[i];
+        // `taken` wanted records lie in the `span` records from `first`.
+        let (mut taken, mut span) = (1, 1u64);
+        while let Some(&r) = wanted.get(i + taken) {
+            if r - first >= RUN as u64 || r - (first + span - 1) > GAP {
+                break;
+            }
+            span = r - first + 1;
+            taken += 1;
         }
-        let has_list = batch
-            .records
-            .last()
-            .is_some_and(|i| i.number == r && i.has_attribute_list);
-        if has_list {
-            // `parse_record` applied the fixups in place: `buf` is the record as parsed.
-            extensions.extend(extension_records(vol, r, &buf));
+        let n = span as usize;
+        let run = &mut buf[..n * rs];
+        if vol.read_records(first, run).is_err() {
+            // Read one by one, so the error names the record.
+            for (k, rec) in run.chunks_exact_mut(rs).enumerate() {
+                vol.read_records(first + k as u64, rec)
+                    .map_err(|e| read_err(first + k as u64, e))?;
+            }
         }
+        for &r in &wanted[i..i + taken] {
+            let rec = &mut run[(r - first) as usize * rs..][..rs];
+            if !take(r, rec, &mut batch) {
+                continue;
+            }
+            let has_list = batch
+                .records
+                .last()
+                .is_some_and(|x| x.number == r && x.has_attribute_list);
+            if has_list {
+                // `parse_record` applied the fixups in place: `rec` is the record as parsed.
+                extensions.extend(extension_records(vol, r, rec));
+            }
+        }
+        i += taken;
     }
     extensions.sort_unstable();
     extensions.dedup();
     extensions.retain(|e| records.binary_search(e).is_err());
-    for e in extensions {
-        read_one(e, &mut batch, &mut buf)?;
+    let rec = &mut buf[..rs];
+    for e in extensions.into_iter().filter(|&e| e < vol.records_total) {
+        vol.read_records(e, rec).map_err(|err| read_err(e, err))?;
+        take(e, rec, &mut batch);
     }
     Ok((batch, read))
 }
