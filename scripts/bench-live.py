@@ -13,7 +13,7 @@ Works on a sparse copy of the volume (VOLUME.live/live.img), never on the volume
 3. times the same with `--compact` on a copy of the index before the update (the delta merged into a whole
    index), and a fresh `uffs index` for comparison;
 4. runs the query mix (bench/queries.tsv, `uffs bench --queries`) on the updated index (index and delta
-   searched together) and on the fresh one, and prints the per-class ratio.
+   searched together), on the merged one and on the fresh one, and prints the per-class ratios.
 
 Then the unchanged re-scan against the raw MFT read (`uffs bench --read-only`), and through the daemon (own
 cache and runtime directories beside the copy): the time from `uffs volumes refresh` starting to a `uffs QUERY`
@@ -158,6 +158,8 @@ def main():
         print(f"  uffs index (fresh build), whole process: {t * 1e3:.0f} ms")
         print("  query mix, updated (index + delta) against fresh, median per class:")
         mix_ratio(index, fresh, a.runs, env)
+        print("  query mix, updated and merged (--compact) against fresh, median per class:")
+        mix_ratio(index + ".compact", fresh, a.runs, env)
         for p in (index + ".before", index + ".compact", index + ".compact.delta"):
             if os.path.exists(p):
                 os.remove(p)
