@@ -254,14 +254,7 @@ pub fn run_queries(
     // An index under a delta is searched as the user's query searches it: both parts, the answers merged.
     let searchers: Vec<(String, Searcher)> = parts
         .into_iter()
-        .map(|p| {
-            let idx = p.index;
-            let s = match p.hidden {
-                Some(h) => Searcher::with_hidden(idx, h),
-                None => Searcher::new(idx),
-            };
-            (p.prefix, s)
-        })
+        .map(crate::common::Part::searcher)
         .collect();
     let targets: Vec<(&str, &Searcher)> = searchers.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let entries: usize = searchers.iter().map(|(_, s)| s.index().len()).sum();

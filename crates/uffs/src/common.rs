@@ -250,6 +250,15 @@ impl Part {
             hidden: None,
         }
     }
+
+    /// The part's prefix and a searcher over it (leaving out its hidden entries).
+    pub fn searcher(self) -> (String, uffs_query::Searcher) {
+        let s = match self.hidden {
+            Some(h) => uffs_query::Searcher::with_hidden(self.index, h),
+            None => uffs_query::Searcher::new(self.index),
+        };
+        (self.prefix, s)
+    }
 }
 
 /// The parts of index file `path`: the index, and its delta when it has one.

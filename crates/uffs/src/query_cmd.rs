@@ -130,14 +130,7 @@ pub fn run(a: &SearchArgs) -> Result<bool> {
     };
     let targets: Vec<(String, Searcher)> = parts
         .into_iter()
-        .map(|p| {
-            let idx = p.index;
-            let s = match p.hidden {
-                Some(h) => Searcher::with_hidden(idx, h),
-                None => Searcher::new(idx),
-            };
-            (p.prefix, s)
-        })
+        .map(crate::common::Part::searcher)
         .collect();
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let mut out = output::Printer::new(&a.output)?;
