@@ -43,6 +43,7 @@ pub enum Col<T: Plain> {
 
 impl<T: Plain> Col<T> {
     /// The file map this column lies in, when it is mapped.
+    #[cfg(unix)]
     pub(crate) fn map(&self) -> Option<&Arc<Mmap>> {
         match self {
             Col::Mapped { map, .. } => Some(map),
