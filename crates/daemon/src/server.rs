@@ -76,10 +76,12 @@ impl Loaded {
     pub fn with_delta(&self, delta: Arc<Delta>) -> Loaded {
         Loaded {
             entry: self.entry.clone(),
-            searchers: vec![
-                self.searchers[0].hiding(delta.hidden.clone()),
-                Searcher::new(Arc::clone(&delta.index)),
-            ],
+            searchers: Searcher::layered(
+                &self.searchers[0],
+                delta.hidden.clone(),
+                Arc::clone(&delta.index),
+            )
+            .into(),
             delta: Some(delta),
             map: Arc::clone(&self.map),
             index_bytes: self.index_bytes,

@@ -48,6 +48,16 @@ pub struct Searcher {
     visible: [OnceLock<Bitset>; 4],
     /// Entries no answer includes: those of a base index that a delta over it replaces (`uffs_index::layer`).
     hidden: Option<Bitset>,
+    /// For an index and the delta over it: what they must know of each other (which of them this is).
+    pair: Option<(Arc<Pair>, usize)>,
+}
+
+/// An index (less its hidden entries) and the delta over it, which answer as one volume: a name is a duplicate
+/// (`dupe:`) when it occurs twice among the entries of both.
+struct Pair {
+    parts: [Arc<Index>; 2],
+    hidden: Bitset,
+    dupes: OnceLock<[Bitset; 2]>,
 }
 
 /// Structures derived from an index alone, made on first use.
@@ -59,6 +69,11 @@ struct Derived {
     folders: OnceLock<Vec<EntryId>>,
     depth: OnceLock<Vec<u16>>,
     dupes: OnceLock<Bitset>,
+}
+
+/// Whether `dupe:` counts entry `id` of `idx`: files and folders that exist (not streams, deleted or made up).
+fn names_a_file(idx: &Index, id: EntryId) -> bool {
+    idx.flags(id) & (flags::STREAM | flags::SYNTHETIC | flags::DELETED) == 0
 }
 
 /// The filter keys of a needle, when the filter applies: at least two trigrams, ASCII only (lower-casing the
@@ -191,6 +206,7 @@ impl Searcher {
             derived: Arc::default(),
             visible: Default::default(),
             hidden: None,
+            pair: None,
         }
     }
 
@@ -198,6 +214,22 @@ impl Searcher {
     /// delta: they are left out of every answer.
     pub fn with_hidden(idx: Arc<Index>, hidden: Vec<u64>) -> Searcher {
         Searcher::new(idx).hiding(hidden)
+    }
+
+    /// Searchers over an index whose entries with a bit set in `hidden` are replaced by `delta`, and over the
+    /// delta: they answer as one volume (their answers are merged like those of several volumes), and `dupe:`
+    /// sees the names of both. The first shares what `base` has made so far.
+    pub fn layered(base: &Searcher, hidden: Vec<u64>, delta: Arc<Index>) -> [Searcher; 2] {
+        let mut b = base.hiding(hidden);
+        let mut d = Searcher::new(delta);
+        let pair = Arc::new(Pair {
+            parts: [Arc::clone(&b.idx), Arc::clone(&d.idx)],
+            hidden: b.hidden.clone().unwrap_or_else(|| Bitset::empty(0)),
+            dupes: OnceLock::new(),
+        });
+        b.pair = Some((Arc::clone(&pair), 0));
+        d.pair = Some((pair, 1));
+        [b, d]
     }
 
     /// A searcher over the same index, sharing the structures made so far, that leaves out the entries with a
@@ -208,6 +240,7 @@ impl Searcher {
             derived: Arc::clone(&self.derived),
             visible: Default::default(),
             hidden: Some(Bitset::from_words(hidden, self.idx.len())),
+            pair: None,
         }
     }
 
@@ -921,14 +954,15 @@ impl Searcher {
     /// Entries whose folded name another live entry also has (a deleted copy does not make a duplicate;
     /// streams and synthetic folders are not names).
     fn dupes(&self) -> &Bitset {
+        if let Some((pair, which)) = &self.pair {
+            return &pair.dupes.get_or_init(|| pair.dupes())[*which];
+        }
         self.derived.dupes.get_or_init(|| {
             let a = self.aids();
             let n = self.idx.len();
             let name = |id: u32| a.folded_name(id);
             let mut ids: Vec<u32> = (0..n as u32)
-                .filter(|&id| {
-                    self.idx.flags(id) & (flags::STREAM | flags::SYNTHETIC | flags::DELETED) == 0
-                })
+                .filter(|&id| names_a_file(&self.idx, id))
                 .collect();
             ids.sort_unstable_by(|&x, &y| name(x).cmp(name(y)));
             let mut out = Bitset::empty(n);
@@ -1161,6 +1195,45 @@ impl Searcher {
 }
 
 /// Whether `needle` occurs in `hay` (bounded by non-alphanumerics when `whole_word`).
+impl Pair {
+    /// The duplicate names of both parts, as one set of names: the visible entries of the index and the delta's.
+    fn dupes(&self) -> [Bitset; 2] {
+        // Folding keeps lengths: the folded names have the names' offsets (the stored aids hold them).
+        let folded: [Cow<'_, [u8]>; 2] = [0, 1].map(|p| {
+            let idx = &self.parts[p];
+            match idx.search_aids() {
+                Some(a) => Cow::Borrowed(&a.folded[..]),
+                None => {
+                    let mut v = Vec::new();
+                    fold_into(idx.name_arena(), &mut v);
+                    Cow::Owned(v)
+                }
+            }
+        });
+        let name = |&(p, id): &(usize, EntryId)| {
+            let s = self.parts[p].name_starts();
+            &folded[p][s[id as usize] as usize..s[id as usize + 1] as usize]
+        };
+        let mut ids: Vec<(usize, EntryId)> = Vec::new();
+        for (p, idx) in self.parts.iter().enumerate() {
+            ids.extend(
+                (0..idx.len() as EntryId)
+                    .filter(|&id| names_a_file(idx, id))
+                    .filter(|&id| p == 1 || !self.hidden.get(id as usize))
+                    .map(|id| (p, id)),
+            );
+        }
+        ids.sort_unstable_by(|x, y| name(x).cmp(name(y)));
+        let mut out = [0, 1].map(|p| Bitset::empty(self.parts[p].len()));
+        for w in ids.chunk_by(|x, y| name(x) == name(y)) {
+            if w.len() > 1 {
+                w.iter().for_each(|&(p, id)| out[p].set(id as usize));
+            }
+        }
+        out
+    }
+}
+
 fn find_word(hay: &[u8], needle: &[u8], whole_word: bool) -> bool {
     if !whole_word {
         return memmem::find(hay, needle).is_some();

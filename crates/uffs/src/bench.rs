@@ -252,10 +252,7 @@ pub fn run_queries(
     let parts = crate::common::load_indexes(spec, partition, false)?;
     let load = t.elapsed();
     // An index under a delta is searched as the user's query searches it: both parts, the answers merged.
-    let searchers: Vec<(String, Searcher)> = parts
-        .into_iter()
-        .map(crate::common::Part::searcher)
-        .collect();
+    let searchers: Vec<(String, Searcher)> = crate::common::searchers(parts);
     let targets: Vec<(&str, &Searcher)> = searchers.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let entries: usize = searchers.iter().map(|(_, s)| s.index().len()).sum();
     let now = crate::query_cmd::now_filetime();

@@ -250,15 +250,29 @@ impl Part {
             hidden: None,
         }
     }
+}
 
-    /// The part's prefix and a searcher over it (leaving out its hidden entries).
-    pub fn searcher(self) -> (String, uffs_query::Searcher) {
-        let s = match self.hidden {
-            Some(h) => uffs_query::Searcher::with_hidden(self.index, h),
-            None => uffs_query::Searcher::new(self.index),
+/// A searcher over each part, with its prefix; an index and the delta after it (the part with hidden entries,
+/// then the next) are searched as one volume.
+pub fn searchers(parts: Vec<Part>) -> Vec<(String, uffs_query::Searcher)> {
+    use uffs_query::Searcher;
+    let mut out = Vec::with_capacity(parts.len());
+    let mut parts = parts.into_iter();
+    while let Some(p) = parts.next() {
+        let s = match p.hidden {
+            Some(h) => match parts.next() {
+                Some(delta) => {
+                    let [b, d] = Searcher::layered(&Searcher::new(p.index), h, delta.index);
+                    out.extend([(p.prefix, b), (delta.prefix, d)]);
+                    continue;
+                }
+                None => Searcher::with_hidden(p.index, h),
+            },
+            None => Searcher::new(p.index),
         };
-        (self.prefix, s)
+        out.push((p.prefix, s));
     }
+    out
 }
 
 /// The parts of index file `path`: the index, and its delta when it has one.

@@ -128,10 +128,7 @@ pub fn run(a: &SearchArgs) -> Result<bool> {
         (None, Some(s)) => load_indexes(s, a.partition, a.deleted)?,
         (None, None) => unreachable!("handled above"),
     };
-    let targets: Vec<(String, Searcher)> = parts
-        .into_iter()
-        .map(crate::common::Part::searcher)
-        .collect();
+    let targets: Vec<(String, Searcher)> = crate::common::searchers(parts);
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let mut out = output::Printer::new(&a.output)?;
     let found = search_and_print(&refs, a, &expr, &mut out)?;

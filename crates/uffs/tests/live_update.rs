@@ -160,3 +160,48 @@ fn updated_indexes_with_deleted_entries_equal_fresh_builds() {
         differential(seed, 4, 40, true);
     }
 }
+
+/// `dupe:` on an index with a delta sees the names of both as one volume: a file made after the index under a
+/// name the index has makes both duplicates, and a duplicate whose twin was deleted since is no longer one.
+#[test]
+fn duplicates_span_the_index_and_its_delta() {
+    let dir = scratch("live-dupes");
+    let img = make_volume(&dir, 32);
+    let mnt = dir.join("mnt");
+    {
+        let m = Mounted::new(&img, &mnt);
+        for d in ["a", "b"] {
+            std::fs::create_dir(m.dir.join(d)).unwrap();
+        }
+        for f in ["a/twin.txt", "a/gone.txt", "b/gone.txt"] {
+            std::fs::write(m.dir.join(f), b"1").unwrap();
+        }
+    }
+    let index = dir.join("i.uffs");
+    run_ok(uffs().arg("index").arg(&img).arg("-o").arg(&index));
+    {
+        let m = Mounted::new(&img, &mnt);
+        std::fs::write(m.dir.join("b/twin.txt"), b"2").unwrap();
+        std::fs::remove_file(m.dir.join("b/gone.txt")).unwrap();
+    }
+    run_ok(
+        uffs()
+            .arg("index")
+            .arg(&img)
+            .arg("-o")
+            .arg(&index)
+            .arg("--update"),
+    );
+    assert!(dir.join("i.uffs.delta").exists());
+    let dupes = |name: &str| {
+        let o = uffs()
+            .arg("--index")
+            .arg(&index)
+            .args(["dupe:", name, "--sort", "path"])
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    };
+    assert_eq!(dupes("twin"), "/a/twin.txt\n/b/twin.txt\n");
+    assert_eq!(dupes("gone"), "");
+}
