@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use uffs_index::layer::BaseMap;
-use uffs_mft::update::{refresh_layers, LayerApplied, LayerRefresh};
+use uffs_mft::update::{refresh, Applied, Refresh};
 use uffs_mft::ScanOptions;
 
 use crate::server::{self, log, Loaded, Shared};
@@ -126,7 +126,7 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
     }
     let base = l.base();
     let map = l.map.get_or_init(|| BaseMap::new(base));
-    let outcome = refresh_layers(&vol, base, map, l.delta.as_deref(), &ScanOptions::default());
+    let outcome = refresh(&vol, base, map, l.delta.as_deref(), &ScanOptions::default());
     set_follow(shared, &e.name, |f| f.unavailable = false);
     let applied = match outcome {
         Err(err) => {
@@ -136,18 +136,18 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
             ));
             return (format!("{}: check failed: {err}", e.name), 0);
         }
-        Ok(LayerRefresh::Unchanged { checked }) => {
+        Ok(Refresh::Unchanged { checked }) => {
             set_follow(shared, &e.name, |f| f.write_stamp = stamp);
             return (format!("{}: unchanged ({checked})", e.name), 0);
         }
-        Ok(LayerRefresh::Rebuild(why)) => {
+        Ok(Refresh::Rebuild(why)) => {
             log(&format!("{}: {why}; rebuilding", e.name));
             server::start_rebuild(shared, e.clone(), "stale (rebuilding)");
             return (format!("{}: {why}; rebuilding", e.name), 0);
         }
-        Ok(LayerRefresh::Updated(applied)) => *applied,
+        Ok(Refresh::Updated(applied)) => *applied,
     };
-    let LayerApplied {
+    let Applied {
         delta,
         report,
         how,

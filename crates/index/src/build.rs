@@ -315,30 +315,13 @@ impl Builder {
         }
     }
 
-    /// Starts a build that keeps the entries of `old` whose record `keep` accepts, as they are: the start of an
-    /// update, where only the changed records are parsed again (and added with [`Builder::add_batch`]). Each
-    /// kept entry's parent becomes a file reference again (the parent's record and sequence), so parents are
-    /// resolved afresh against the new entries: a renamed or moved folder carries its subtree along.
-    ///
-    /// The caller must not keep orphans (their original parent reference is not in the index; see
-    /// `Index::records_to_recheck`) nor synthetic entries (they are made again when needed).
-    pub fn seeded(
-        old: &Index,
-        meta: VolumeMeta,
-        opts: BuildOptions,
-        keep: impl Fn(u32) -> bool,
-    ) -> Builder {
-        let mut b = Builder::new(meta, opts, old.len());
-        b.seed(
-            old,
-            (0..old.len() as EntryId).filter(|&i| keep(old.record[i as usize])),
-        );
-        b
-    }
-
-    /// Copies the entries `ids` (ascending) of `old`, as [`Builder::seeded`] does; orphans and synthetic
-    /// entries are never copied. May be called for several indexes (a base and a delta over it), as long as no
-    /// record's entries come from two of them.
+    /// Copies the entries `ids` (ascending) of `old`, as they are: the start of an update, where only the changed
+    /// records are parsed again (and added with [`Builder::add_batch`]). Each copied entry's parent becomes a file
+    /// reference again (the parent's record and sequence), so parents are resolved afresh against the new
+    /// entries: a renamed or moved folder carries its subtree along. Orphans (their original parent reference
+    /// is not in the index; see `Index::records_to_recheck`) and synthetic entries (made again when needed) are
+    /// never copied. May be called for several indexes (a base and a delta over it), as long as no record's
+    /// entries come from two of them.
     pub fn seed(&mut self, old: &Index, ids: impl IntoIterator<Item = EntryId>) {
         self.copy_entries(old, ids, false);
     }

@@ -9,8 +9,8 @@
 //! * [`aids`]: search aids (folded names, sorted orders, extension ids, trigram filter), stored in the file.
 //! * [`paths`]: folder paths built once, and the case folding used to compare names.
 //! * [`time`]: FILETIME conversions.
-//! * [`update`]: replaces the entries of changed records, giving a new index (the live-index path).
-//! * [`layer`]: the same as a small delta over an unchanged base index, in time proportional to the change.
+//! * [`layer`]: the live-index path: the entries of changed records as a small delta over an unchanged index,
+//!   in time proportional to the change ([`update`]: which records to read again, what an update did).
 
 pub mod aids;
 pub mod batch;

@@ -1,15 +1,10 @@
-//! Applying changes to an index: the entries of the records that changed are replaced by those records as they
-//! are now, and everything derived from entries (parents, folder totals, search aids) is made again.
-//!
-//! The caller (`uffs_mft::update`) finds which records changed — from the change journal or a re-scan — and
-//! parses them again; this module only replaces entries. Kept entries are copied column by column, never parsed
-//! again, so the cost beyond the changed records is a few linear passes over the columns.
+//! What applying changes to an index needs besides the delta itself (`crate::layer`): the records an update must
+//! read again although they did not change, and what an update did.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::batch::RecordBatch;
-use crate::build::{BuildOptions, BuildStats, Builder};
-use crate::index::{flags, Index, VolumeMeta};
+use crate::build::BuildStats;
+use crate::index::{flags, Index};
 
 /// What an update did.
 #[derive(Debug, Clone, Default)]
@@ -57,44 +52,4 @@ impl Index {
         v.dedup();
         v
     }
-}
-
-/// The index `old` with the entries of records `changed` (sorted, no duplicates) replaced by the records in
-/// `fresh`, which holds those records as parsed now, with their extension records. A changed record that is
-/// missing from `fresh` (no longer in use) just loses its entries. Search aids are made when `old` had them.
-pub fn apply(
-    old: &Index,
-    changed: &[u64],
-    fresh: &RecordBatch,
-    meta: VolumeMeta,
-    opts: BuildOptions,
-) -> (Index, UpdateStats) {
-    let t = Instant::now();
-    let is_changed = |r: u32| changed.binary_search(&u64::from(r)).is_ok();
-    let mut builder = Builder::seeded(old, meta, opts, |r| !is_changed(r));
-    let kept = builder.entries();
-    builder.add_batch(fresh);
-    let entries_time = t.elapsed();
-    let t = Instant::now();
-    let (mut idx, build) = builder.finish();
-    let link_time = t.elapsed();
-    let t = Instant::now();
-    if old.search_aids().is_some() {
-        idx.add_search_aids();
-    }
-    let synthetic = |x: &Index| {
-        (0..x.len())
-            .filter(|&i| x.flags[i] & flags::SYNTHETIC != 0)
-            .count()
-    };
-    let stats = UpdateStats {
-        records: changed.len() as u64,
-        entries_removed: (old.len() - synthetic(old) - kept) as u64,
-        entries_added: (idx.len() - synthetic(&idx) - kept) as u64,
-        build,
-        entries_time,
-        link_time,
-        aids_time: t.elapsed(),
-    };
-    (idx, stats)
 }

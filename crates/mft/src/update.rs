@@ -1,7 +1,8 @@
-//! Following a volume's changes: which records changed since an index was built, and the index with those
-//! records read again.
+//! Following a volume's changes: which records changed since an index was built, and those records read again
+//! into a delta over it.
 //!
-//! Two ways to find the changed records end in the same step ([`update_index`]):
+//! Two ways to find the changed records end in the same step ([`refresh`]: the records read again, made into a
+//! delta over the index by `uffs_index::layer`):
 //! * a re-scan ([`rescan`]) reads the MFT as a build does but parses nothing: it hashes each record's bytes and
 //!   compares them with the hashes the index keeps. Volumes written by ntfs-3g or Linux's ntfs3 keep no change
 //!   journal, and their drivers do not maintain `$LogFile` sequence numbers in file records, so the bytes are
@@ -15,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use uffs_index::batch::RecordBatch;
 use uffs_index::layer::{self, BaseMap, Delta};
-use uffs_index::update::{self, UpdateStats};
+use uffs_index::update::UpdateStats;
 use uffs_index::{BuildOptions, Index, VolumeMeta};
 use uffs_ntfs::attr::{kind, AttributeBody, AttributeList};
 use uffs_ntfs::record::{has_file_signature, Record};
@@ -267,7 +268,7 @@ fn extension_records(vol: &Volume, number: u64, rec: &[u8]) -> Vec<u64> {
     out
 }
 
-/// What [`update_index`] did.
+/// What reading the changed records and making the delta did.
 #[derive(Debug, Clone, Default)]
 pub struct UpdateReport {
     /// Records read again (changed ones, orphans, extension records).
@@ -275,81 +276,6 @@ pub struct UpdateReport {
     pub read_time: Duration,
     pub stats: UpdateStats,
     pub total: Duration,
-}
-
-/// The index `old` with records `changed` read again from `vol` and their entries replaced, with the records
-/// [`Index::records_to_recheck`] names. The result keeps `old`'s journal position; the caller sets it.
-pub fn update_index(
-    vol: &Volume,
-    old: &Index,
-    changed: &[u64],
-    hashes: Option<Vec<u32>>,
-) -> Result<(Index, UpdateReport)> {
-    let t0 = Instant::now();
-    let mut records: Vec<u64> = changed.to_vec();
-    records.sort_unstable();
-    records.dedup();
-    records.extend(old.records_to_recheck(&records));
-    records.sort_unstable();
-    records.dedup();
-    let include_deleted = old.meta.has_deleted;
-    let (batch, read) = read_records(vol, &records, include_deleted)?;
-    let read_time = t0.elapsed();
-    // Every record whose entries may change: asked for, and extension records read on the way (their base
-    // records are among those asked for).
-    let mut replaced: Vec<u64> = records.clone();
-    replaced.extend(read.iter().map(|&(r, _)| r));
-    replaced.sort_unstable();
-    replaced.dedup();
-    let mut meta = old.meta.clone();
-    meta.records_total = vol.records_total;
-    meta.change_stamp = vol.change_stamp();
-    meta.built_at = uffs_index::time::now();
-    let opts = BuildOptions { include_deleted };
-    let (mut idx, stats) = update::apply(old, &replaced, &batch, meta, opts);
-    let hashes = hashes.unwrap_or_else(|| {
-        let mut h = old.record_hashes().to_vec();
-        h.resize(vol.records_total as usize, 0);
-        for &(r, hash) in &read {
-            if let Some(slot) = h.get_mut(r as usize) {
-                *slot = if hashed(vol, include_deleted, r) {
-                    hash
-                } else {
-                    0
-                };
-            }
-        }
-        h
-    });
-    idx.set_record_hashes(hashes);
-    let report = UpdateReport {
-        records_read: read.len() as u64,
-        read_time,
-        stats,
-        total: t0.elapsed(),
-    };
-    Ok((idx, report))
-}
-
-/// What [`refresh`] decided.
-pub enum Refresh {
-    /// Nothing the index holds has changed.
-    Unchanged { checked: String },
-    /// The changes are applied.
-    Updated(Box<Applied>),
-    /// The index cannot follow this source: build it again (the reason, for the log).
-    Rebuild(String),
-}
-
-/// An index with changes applied.
-pub struct Applied {
-    /// The new index, with its search aids; not yet written.
-    pub index: Index,
-    pub report: UpdateReport,
-    /// How the changes were found, for logs: `journal` or `re-scan`.
-    pub how: &'static str,
-    /// Time spent finding them (reading the journal, or the re-scan).
-    pub find_time: Duration,
 }
 
 /// What changed on a volume since an index's state.
@@ -418,56 +344,42 @@ fn find_changes(
     }))
 }
 
-/// Brings `old` up to date with `vol`: the changed records are found (from the journal or a re-scan of record
-/// hashes) and applied to a whole new index, or the reason the index must be built again is given.
-pub fn refresh(vol: &Volume, old: &Index, opts: &ScanOptions) -> Result<Refresh> {
-    let c = match find_changes(vol, old, &old.meta, || old.record_hashes().to_vec(), opts)? {
-        Found::Unchanged(checked) => return Ok(Refresh::Unchanged { checked }),
-        Found::Rebuild(why) => return Ok(Refresh::Rebuild(why)),
-        Found::Changed(c) => c,
-    };
-    let (mut index, report) = update_index(vol, old, &c.records, c.hashes)?;
-    (index.meta.journal_id, index.meta.journal_usn) =
-        c.journal.unwrap_or_else(|| journal_position(vol, &index));
-    Ok(Refresh::Updated(Box::new(Applied {
-        index,
-        report,
-        how: c.how,
-        find_time: c.find_time,
-    })))
-}
-
-/// What [`refresh_layers`] decided.
-pub enum LayerRefresh {
-    Unchanged {
-        checked: String,
-    },
-    /// The changes, as a new delta over the same base.
-    Updated(Box<LayerApplied>),
+/// What [`refresh`] decided.
+pub enum Refresh {
+    /// Nothing the index holds has changed.
+    Unchanged { checked: String },
+    /// The changes, as a new delta over the same index.
+    Updated(Box<Applied>),
+    /// The index cannot follow this source: build it again (the reason, for the log).
     Rebuild(String),
 }
 
-pub struct LayerApplied {
+/// Changes applied: the new delta, and how they were found.
+pub struct Applied {
     pub delta: Delta,
     pub report: UpdateReport,
+    /// How the changes were found, for logs: `journal` or `re-scan`.
     pub how: &'static str,
+    /// Time spent finding them (reading the journal, or the re-scan).
     pub find_time: Duration,
 }
 
-/// Brings `base` + `delta` up to date with `vol` as [`refresh`] does, but as a new delta over the same base: in
-/// time proportional to the change and the delta, not to the volume (see `uffs_index::layer`).
-pub fn refresh_layers(
+/// Brings `base` + `delta` (none: the index alone) up to date with `vol`: the changed records are found (from the
+/// journal, or a re-scan of record hashes), read again and made into a new delta over the same index, in time
+/// proportional to the change and the delta, not to the volume (see `uffs_index::layer`); or the reason the
+/// index must be built again is given.
+pub fn refresh(
     vol: &Volume,
     base: &Index,
     map: &BaseMap,
     delta: Option<&Delta>,
     opts: &ScanOptions,
-) -> Result<LayerRefresh> {
+) -> Result<Refresh> {
     let meta = delta.map_or(&base.meta, |d| &d.index.meta);
     let hashes = || delta.map_or_else(|| base.record_hashes().to_vec(), |d| d.record_hashes(base));
     let c = match find_changes(vol, base, meta, hashes, opts)? {
-        Found::Unchanged(checked) => return Ok(LayerRefresh::Unchanged { checked }),
-        Found::Rebuild(why) => return Ok(LayerRefresh::Rebuild(why)),
+        Found::Unchanged(checked) => return Ok(Refresh::Unchanged { checked }),
+        Found::Rebuild(why) => return Ok(Refresh::Rebuild(why)),
         Found::Changed(c) => c,
     };
     let t0 = Instant::now();
@@ -525,7 +437,7 @@ pub fn refresh_layers(
         stats,
         total: t0.elapsed(),
     };
-    Ok(LayerRefresh::Updated(Box::new(LayerApplied {
+    Ok(Refresh::Updated(Box::new(Applied {
         delta: new,
         report,
         how: c.how,

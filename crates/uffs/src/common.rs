@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use uffs_index::layer::{BaseMap, Delta};
 use uffs_index::Index;
-use uffs_mft::update::{refresh_layers, LayerApplied, LayerRefresh};
+use uffs_mft::update::{refresh, Applied, Refresh};
 use uffs_mft::{ScanOptions, ScanReport, Volume};
 
 /// Prints an error as one line (with its causes) to stderr.
@@ -146,23 +146,23 @@ fn update_index_file(
     };
     let t = std::time::Instant::now();
     let map = BaseMap::new(&base);
-    let applied = match refresh_layers(vol, &base, &map, delta.as_ref(), &opts)? {
-        LayerRefresh::Unchanged { checked } if !(compact && delta.is_some()) => {
+    let applied = match refresh(vol, &base, &map, delta.as_ref(), &opts)? {
+        Refresh::Unchanged { checked } if !(compact && delta.is_some()) => {
             return Ok(Some(format!(
                 "{}: unchanged ({checked}); {} left as it was",
                 vol.name,
                 output.display()
             )))
         }
-        LayerRefresh::Unchanged { .. } => None,
-        LayerRefresh::Rebuild(why) => {
+        Refresh::Unchanged { .. } => None,
+        Refresh::Rebuild(why) => {
             eprintln!("uffs: {}: {why}; building it again", vol.name);
             return Ok(None);
         }
-        LayerRefresh::Updated(applied) => Some(*applied),
+        Refresh::Updated(applied) => Some(*applied),
     };
     let mut line = match &applied {
-        Some(LayerApplied {
+        Some(Applied {
             report,
             how,
             find_time,
