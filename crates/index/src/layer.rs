@@ -246,9 +246,17 @@ pub fn apply(
     let mut seeds: Vec<EntryId> = Vec::new();
     for s in starts {
         let mut x = s;
-        while hide(&mut hidden, x as usize) {
-            if base.flags[x as usize] & flags::SYNTHETIC == 0 {
-                seeds.push(x);
+        while !bit(&hidden, x as usize) {
+            if base.flags[x as usize] & flags::SYNTHETIC != 0 {
+                hide(&mut hidden, x as usize);
+            } else {
+                // The whole record joins (a folder's named streams too): a record's entries stay together, in
+                // the delta and in an index merged from it, where `BaseMap::entries` finds them.
+                for e in map.entries(base, u64::from(base.record[x as usize])) {
+                    if hide(&mut hidden, e) {
+                        seeds.push(e as EntryId);
+                    }
+                }
             }
             if x == base.root {
                 break;

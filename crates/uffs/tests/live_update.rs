@@ -205,3 +205,46 @@ fn duplicates_span_the_index_and_its_delta() {
     assert_eq!(dupes("twin"), "/a/twin.txt\n/b/twin.txt\n");
     assert_eq!(dupes("gone"), "");
 }
+
+/// A folder with a named stream joins a delta as an ancestor (a file below it changed): its stream must join with
+/// it, or an index merged from that delta holds the folder's entries apart, and the folder's next change leaves
+/// its old entry visible beside the new one.
+#[test]
+fn a_folder_with_a_stream_stays_whole_through_a_merge() {
+    let dir = scratch("live-folder-stream");
+    let img = make_volume(&dir, 32);
+    let mnt = dir.join("mnt");
+    let (index, fresh) = (dir.join("i.uffs"), dir.join("f.uffs"));
+    let build = |out: &Path, args: &[&str]| {
+        run_ok(uffs().arg("index").arg(&img).arg("-o").arg(out).args(args));
+    };
+    {
+        let m = Mounted::new(&img, &mnt);
+        std::fs::create_dir_all(m.dir.join("d/sub")).unwrap();
+        std::fs::write(m.dir.join("d/sub/f"), b"a").unwrap();
+        std::fs::write(format!("{}:ads", m.dir.join("d").display()), b"s").unwrap();
+    }
+    build(&index, &[]);
+    let change = |what: &dyn Fn(&Path)| {
+        let m = Mounted::new(&img, &mnt);
+        what(&m.dir);
+    };
+    let grow = |root: &Path| {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(root.join("d/sub/f"))
+            .unwrap();
+        f.write_all(b"more").unwrap();
+    };
+    change(&grow);
+    build(&index, &["--update"]);
+    build(&index, &["--update", "--compact"]);
+    change(&|root: &Path| {
+        std::fs::remove_file(format!("{}:ads", root.join("d").display())).unwrap();
+        grow(root);
+    });
+    build(&index, &["--update"]);
+    build(&fresh, &[]);
+    assert_eq!(observe(&index, false), observe(&fresh, false));
+}

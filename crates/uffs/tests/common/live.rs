@@ -148,8 +148,9 @@ pub fn random_op(rng: &mut Rng, root: &Path, counter: &mut u32) {
             }
         }
         9 => {
-            // A named stream added, or removed.
-            if let Some(f) = rng.pick(&files) {
+            // A named stream added, or removed, on a file or a folder.
+            let on_folder = rng.below(3) == 0;
+            if let Some(f) = rng.pick(if on_folder { &dirs } else { &files }) {
                 let ads = format!("{}:ads{}", at(f).display(), rng.below(2));
                 if rng.below(2) == 0 {
                     let _ = fs::write(&ads, vec![b's'; [5, 3000][rng.below(2)]]);
