@@ -69,7 +69,6 @@ mod id {
     /// A delta file's own sections (see [`super::write_delta`]).
     pub const DELTA_BASE: u32 = 61;
     pub const DELTA_HIDDEN: u32 = 62;
-    pub const DELTA_RECORDS: u32 = 63;
     pub const DELTA_HASHES: u32 = 64;
 }
 
@@ -433,8 +432,8 @@ fn base_identity(base: &Index) -> [u64; 3] {
 }
 
 /// Writes the delta over `base` to `path` (see [`crate::layer`]), atomically like an index: an index file with
-/// the delta's entries and four more sections (the base's identity, the hidden bits, the records replaced and
-/// the record hashes changed).
+/// the delta's entries and three more sections (the base's identity, the hidden bits and the record hashes
+/// changed).
 pub fn write_delta(delta: &Delta, base: &Index, path: &Path) -> Result<(), FileError> {
     fn bytes<T: Plain>(v: Vec<T>) -> Cow<'static, [u8]> {
         Col::from(v).le_bytes().into_owned().into()
@@ -447,7 +446,6 @@ pub fn write_delta(delta: &Delta, base: &Index, path: &Path) -> Result<(), FileE
     let extra = vec![
         (id::DELTA_BASE, 8, bytes(base_identity(base).to_vec())),
         (id::DELTA_HIDDEN, 8, bytes(delta.hidden.clone())),
-        (id::DELTA_RECORDS, 8, bytes(delta.records.clone())),
         (id::DELTA_HASHES, 8, bytes(hashes)),
     ];
     write_with(&delta.index, extra, path)
@@ -494,7 +492,6 @@ pub fn read_delta(path: &Path, base: &Index) -> Result<Delta, FileError> {
     Ok(Delta {
         index: Arc::new(index),
         hidden,
-        records: words(id::DELTA_RECORDS)?,
         hashes,
     })
 }

@@ -104,8 +104,6 @@ pub struct Delta {
     pub index: Arc<Index>,
     /// A bit per base entry: set for the entries the delta replaces or that are gone.
     pub hidden: Vec<u64>,
-    /// Records whose entries the delta holds in place of the base's (sorted).
-    pub records: Vec<u64>,
     /// Record hashes that changed since the base was made, as (record, hash), sorted by record: a re-scan compares
     /// the base's hashes patched with these.
     pub hashes: Vec<(u32, u32)>,
@@ -295,10 +293,6 @@ pub fn apply(
     if base.search_aids().is_some() {
         idx.add_search_aids();
     }
-    let mut records = prev.map(|d| d.records.clone()).unwrap_or_default();
-    records.extend_from_slice(changed);
-    records.sort_unstable();
-    records.dedup();
     let stats = UpdateStats {
         records: changed.len() as u64,
         entries_removed: removed,
@@ -313,7 +307,6 @@ pub fn apply(
         Delta {
             index: Arc::new(idx),
             hidden,
-            records,
             hashes,
         },
         stats,

@@ -275,7 +275,6 @@ pub struct UpdateReport {
     pub records_read: u64,
     pub read_time: Duration,
     pub stats: UpdateStats,
-    pub total: Duration,
 }
 
 /// What changed on a volume since an index's state.
@@ -435,7 +434,6 @@ pub fn refresh(
         records_read: read.len() as u64,
         read_time,
         stats,
-        total: t0.elapsed(),
     };
     Ok(Refresh::Updated(Box::new(Applied {
         delta: new,

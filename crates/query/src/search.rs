@@ -210,12 +210,6 @@ impl Searcher {
         }
     }
 
-    /// A searcher over a base index whose entries with a bit set in `hidden` (a bit per entry) are replaced by a
-    /// delta: they are left out of every answer.
-    pub fn with_hidden(idx: Arc<Index>, hidden: Vec<u64>) -> Searcher {
-        Searcher::new(idx).hiding(hidden)
-    }
-
     /// Searchers over an index whose entries with a bit set in `hidden` are replaced by `delta`, and over the
     /// delta: they answer as one volume (their answers are merged like those of several volumes), and `dupe:`
     /// sees the names of both. The first shares what `base` has made so far.

@@ -266,7 +266,7 @@ pub fn searchers(parts: Vec<Part>) -> Vec<(String, uffs_query::Searcher)> {
                     out.extend([(p.prefix, b), (delta.prefix, d)]);
                     continue;
                 }
-                None => Searcher::with_hidden(p.index, h),
+                None => Searcher::new(p.index).hiding(h),
             },
             None => Searcher::new(p.index),
         };
