@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The Windows side of the test suite, run under Wine: cross-builds for x86_64-pc-windows-gnu and runs, as
-# Windows programs, the named-pipe unit tests of crates/daemon and the daemon's end-to-end tests
-# (crates/uffs/tests/daemon_windows.rs). scripts/setup.sh installs what it needs (wine64, the MinGW-w64
-# linker, the rustup target); scripts/test.sh calls it after the Linux tests.
+# Windows programs, the named-pipe unit tests of crates/daemon, the daemon's end-to-end tests
+# (crates/uffs/tests/daemon_windows.rs) and the live-drive tests (crates/uffs/tests/live_windows.rs, with drive
+# D: of the Wine prefix mapped to a loop device), then checks that a user who may not read the drive gets one
+# line and exit 2. scripts/setup.sh installs what it needs (wine64, the MinGW-w64 linker, the rustup target);
+# scripts/test.sh calls it after the Linux tests. Needs root (loop devices, a second user).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -32,3 +34,47 @@ fi
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=$wine
 cargo test --target "$target" -p uffs-daemon "$@"
 cargo test --target "$target" -p uffs --test daemon_windows "$@"
+
+# A live drive: D: is a read-only loop device over a copy of a fixture volume. Wine opens \\.\D: as the device
+# that dosdevices/d:: points to, and lists D: (GetLogicalDrives, GetDriveTypeW) through dosdevices/d:.
+live_img=$PWD/target/live-d.img
+cp tests/data/linux-made/testfs1 "$live_img"
+loop=$(losetup --find --show --read-only "$live_img")
+user_prefix=$(mktemp -d /tmp/uffs-wine-unprivileged.XXXXXX)
+cleanup() {
+    losetup -d "$loop" 2>/dev/null || true
+    rm -f "$WINEPREFIX/dosdevices/d:" "$WINEPREFIX/dosdevices/d::"
+    rm -rf "$user_prefix"
+}
+trap cleanup EXIT
+mkdir -p target/live-d
+ln -sfn "$PWD/target/live-d" "$WINEPREFIX/dosdevices/d:"
+ln -sfn "$loop" "$WINEPREFIX/dosdevices/d::"
+cargo build --release -q -p uffs
+target/release/uffs export "$loop" --format csv -o target/live-d.csv
+export UFFS_TEST_LIVE_DRIVE=D: UFFS_TEST_LIVE_EXPORT="Z:${PWD//\//\\}\\target\\live-d.csv"
+cargo test --target "$target" -p uffs --test live_windows "$@"
+
+# Wanting rights: a user who may not read the device (brw-rw---- root disk) runs uffs.exe info D: in a copy of
+# the prefix (Wine refuses a prefix its user does not own; the copy's `wineserver` file names root's server
+# directory, so it goes).
+id uffs-unprivileged >/dev/null 2>&1 || useradd --no-create-home --home-dir /nonexistent uffs-unprivileged
+/usr/lib/wine/wineserver -w
+cp -a "$WINEPREFIX/." "$user_prefix/"
+rm -f "$user_prefix/wineserver"
+cp "target/$target/debug/uffs.exe" "$user_prefix/drive_c/uffs.exe"
+chown -R uffs-unprivileged: "$user_prefix"
+set +e
+err=$(runuser -u uffs-unprivileged -- env HOME="$user_prefix" WINEPREFIX="$user_prefix" WINEDEBUG=-all \
+    WINEDLLOVERRIDES="mscoree,mshtml=" "$wine" 'C:\uffs.exe' info D: 2>&1 >/dev/null)
+code=$?
+set -e
+WINEPREFIX="$user_prefix" runuser -u uffs-unprivileged -- /usr/lib/wine/wineserver -k 2>/dev/null || true
+lines=$(printf '%s\n' "$err" | grep -c . || true)
+if [[ $code -eq 2 && $lines -eq 1 && $err == *"needs an elevated process"* ]]; then
+    echo "test-windows: a user without rights to D: gets one line and exit 2: $err"
+else
+    echo "test-windows: FAILED: a user without rights to D: got exit $code and:" >&2
+    printf '%s\n' "$err" >&2
+    exit 1
+fi

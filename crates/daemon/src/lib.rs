@@ -24,6 +24,8 @@ pub mod protocol;
 pub mod refresh;
 pub mod registry;
 pub mod server;
+#[cfg(windows)]
+mod watch;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -7,6 +7,9 @@
 //! moment leaves a loadable state, before or after the change. Queries keep reading the old snapshot meanwhile
 //! and never wait.
 //!
+//! A live Windows volume with a change journal is not checked on its interval but as soon as the journal has new
+//! records (`crate::watch`).
+//!
 //! An unchanged image or block device costs one `stat` per check (`uffs_mft::device::write_stamp`); only when
 //! that moves is the source read.
 
@@ -36,15 +39,24 @@ pub(crate) struct Follow {
     pub unavailable: bool,
 }
 
-/// The refresher thread: every quarter second, checks the volumes whose interval has passed.
+/// The refresher thread: every quarter second, checks the volumes whose interval has passed. On Windows, live
+/// volumes with a change journal are followed by their watchers instead (`crate::watch`).
 pub(crate) fn run(shared: Arc<Shared>) {
+    #[cfg(windows)]
+    let mut watchers = crate::watch::Watchers::default();
     while !shared.stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(250));
         let snap = server::current(&shared);
+        #[cfg(windows)]
+        watchers.sync(&shared, &snap.volumes);
         for l in &snap.volumes {
             let Some(every) = l.entry.refresh_interval() else {
                 continue;
             };
+            #[cfg(windows)]
+            if watchers.watching(&l.entry.name) {
+                continue;
+            }
             let due = follow_of(&shared, &l.entry.name)
                 .last_check
                 .is_none_or(|t| t.elapsed() >= every);
@@ -53,6 +65,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
             }
         }
     }
+    #[cfg(windows)]
+    watchers.stop_all();
 }
 
 pub(crate) fn follow_of(shared: &Shared, name: &str) -> Follow {

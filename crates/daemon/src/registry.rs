@@ -100,6 +100,10 @@ pub fn check_name(name: &str) -> Result<()> {
 /// A name for a source given without `--name`: its file name without extension (`/dev/sdb1` → `sdb1`,
 /// `disk.img@2` → `disk-2`), made plain.
 pub fn default_name(source: &str, partition: Option<u32>) -> String {
+    // A drive read live goes by its letter, so its paths print as `C:\...`.
+    if let Some(letter) = uffs_mft::live::parse_spec(source).and_then(|l| l.letter) {
+        return letter.to_string();
+    }
     let (path, part) = match source.rsplit_once('@') {
         Some((p, n)) if n.parse::<u32>().is_ok() => (p, Some(n.to_string())),
         _ => (source, partition.map(|p| p.to_string())),

@@ -1,16 +1,29 @@
 //! Positional reads from a source: a regular file (image or `$MFT` capture), a block device, or on Windows a
-//! raw volume. A [`Device`] may be a window (a partition) onto a larger one; reads past its end are errors.
+//! live volume ([`crate::live`]). A [`Device`] may be a window (a partition) onto a larger one; reads past its
+//! end are errors.
 
 use std::fs::File;
 use std::io;
+use std::ops::{Deref, DerefMut};
 use std::path::Path;
+use std::ptr::NonNull;
 use std::sync::Arc;
+
+use crate::ioctl::IoProfile;
 
 #[derive(Debug, Clone)]
 pub struct Device {
-    file: Arc<File>,
+    io: Arc<Io>,
     base: u64,
     len: u64,
+}
+
+/// What a device reads from.
+#[derive(Debug)]
+enum Io {
+    File(File),
+    #[cfg(windows)]
+    Live(crate::live::LiveDevice),
 }
 
 impl Device {
@@ -18,17 +31,72 @@ impl Device {
         let file = File::open(path)?;
         let len = byte_len(&file)?;
         Ok(Device {
-            file: Arc::new(file),
+            io: Arc::new(Io::File(file)),
             base: 0,
             len,
         })
+    }
+
+    /// Opens a live volume or disk of the running system (`\\.\C:`); its length is the device's, or else
+    /// the NTFS boot sector's.
+    #[cfg(windows)]
+    pub fn open_live(path: &str) -> io::Result<Device> {
+        let live = crate::live::LiveDevice::open(path)?;
+        let len = match live.len {
+            Some(n) => n,
+            None => {
+                let mut head = IoBuf::zeroed(live.align);
+                live.read_at(&mut head, 0)?;
+                uffs_ntfs::boot::BootSector::parse(&head)
+                    .map(|b| (b.total_sectors + 1) * u64::from(b.bytes_per_sector))
+                    .map_err(|e| {
+                        io::Error::other(format!(
+                            "the device does not tell its size and has no NTFS boot sector ({e})"
+                        ))
+                    })?
+            }
+        };
+        Ok(Device {
+            io: Arc::new(Io::Live(live)),
+            base: 0,
+            len,
+        })
+    }
+
+    /// Whether this is a live volume of the running system (read through the file system's controls where the
+    /// raw bytes may lag).
+    pub fn is_live(&self) -> bool {
+        match &*self.io {
+            Io::File(_) => false,
+            #[cfg(windows)]
+            Io::Live(_) => true,
+        }
+    }
+
+    /// The live device, on Windows.
+    #[cfg(windows)]
+    pub fn live(&self) -> Option<&crate::live::LiveDevice> {
+        match &*self.io {
+            Io::Live(l) => Some(l),
+            Io::File(_) => None,
+        }
+    }
+
+    /// How many reads to keep in flight, and how large: from the device for a live volume; one read of 1 MiB
+    /// at a time for a file or block device (most often already in the page cache, where more do not help).
+    pub fn io_profile(&self) -> IoProfile {
+        match &*self.io {
+            Io::File(_) => IoProfile::file(),
+            #[cfg(windows)]
+            Io::Live(l) => l.profile.clone(),
+        }
     }
 
     /// A window of `len` bytes starting at `offset` (clamped to this device).
     pub fn window(&self, offset: u64, len: u64) -> Device {
         let offset = offset.min(self.len);
         Device {
-            file: self.file.clone(),
+            io: self.io.clone(),
             base: self.base + offset,
             len: len.min(self.len - offset),
         }
@@ -41,7 +109,14 @@ impl Device {
     /// Size and modification time (ns since the Unix epoch) when the source is a regular file, whose
     /// modification time changes with every write; `None` for block devices, where it does not.
     pub fn file_stamp(&self) -> Option<(u64, i128)> {
-        let m = self.file.metadata().ok()?;
+        // Only one kind of device outside Windows.
+        #[cfg_attr(not(windows), allow(clippy::infallible_destructuring_match))]
+        let file = match &*self.io {
+            Io::File(f) => f,
+            #[cfg(windows)]
+            Io::Live(_) => return None,
+        };
+        let m = file.metadata().ok()?;
         if !m.is_file() {
             return None;
         }
@@ -70,7 +145,11 @@ impl Device {
                 ),
             ));
         }
-        read_at(&self.file, buf, self.base + offset)
+        match &*self.io {
+            Io::File(f) => read_at(f, buf, self.base + offset),
+            #[cfg(windows)]
+            Io::Live(l) => l.read_at(buf, self.base + offset),
+        }
     }
 
     /// Reads up to `buf.len()` bytes from `offset`, fewer at the end of the device.
@@ -78,6 +157,62 @@ impl Device {
         let n = (self.len.saturating_sub(offset)).min(buf.len() as u64) as usize;
         self.read_exact_at(&mut buf[..n], offset)?;
         Ok(n)
+    }
+}
+
+/// A zeroed buffer whose address is a multiple of 4096: unbuffered reads of a live volume need sector-aligned
+/// buffers, and the kernel copies out of the page cache faster into page-aligned ones.
+pub struct IoBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: an IoBuf owns its bytes like a Box<[u8]>.
+unsafe impl Send for IoBuf {}
+// SAFETY: shared access only hands out `&[u8]`.
+unsafe impl Sync for IoBuf {}
+
+impl IoBuf {
+    const ALIGN: usize = 4096;
+
+    fn layout(len: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(len.max(1), Self::ALIGN).expect("buffer size overflows")
+    }
+
+    pub fn zeroed(len: usize) -> IoBuf {
+        let layout = Self::layout(len);
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        IoBuf { ptr, len }
+    }
+}
+
+impl Deref for IoBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `ptr` points to `len` initialised (zeroed, then written) bytes owned by self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl DerefMut for IoBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `deref`, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for IoBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), Self::layout(self.len)) }
+    }
+}
+
+impl std::fmt::Debug for IoBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "IoBuf({} bytes)", self.len)
     }
 }
 

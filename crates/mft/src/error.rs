@@ -2,23 +2,22 @@ use std::io;
 
 use thiserror::Error;
 
-/// Errors opening or reading a source. Messages name the source and say what was wrong with it.
+/// Errors opening or reading a source. Messages name the source and say what was wrong with it, cause included
+/// (so the cause is not also given as `source()`, which would print it twice in a chain).
 #[derive(Debug, Error)]
 pub enum Error {
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: io::Error,
-    },
-    #[error("{what}: {source}")]
+    #[error("{what}: {cause}")]
+    Io { what: String, cause: io::Error },
+    #[error("{what}: {cause}")]
     Format {
         what: String,
-        #[source]
-        source: uffs_ntfs::Error,
+        cause: uffs_ntfs::Error,
     },
     #[error("{0}")]
     Source(String),
+    /// The process lacks the rights to open the source (an elevated process on Windows, root on Linux).
+    #[error("{0}")]
+    Privilege(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -27,13 +26,13 @@ impl Error {
     pub(crate) fn io(what: impl Into<String>, source: io::Error) -> Error {
         Error::Io {
             what: what.into(),
-            source,
+            cause: source,
         }
     }
     pub(crate) fn format(what: impl Into<String>, source: uffs_ntfs::Error) -> Error {
         Error::Format {
             what: what.into(),
-            source,
+            cause: source,
         }
     }
 }

@@ -2,6 +2,8 @@
 //!
 //! * [`device`]: positional reads from a file, image or block device, optionally windowed to a partition.
 //! * [`source`]: what a source is, detected from its content: a volume, a whole disk (MBR/GPT) or a raw `$MFT`.
+//! * [`live`]: live volumes of the running system (Windows): their names, and reading them raw.
+//! * [`ioctl`]: the byte layouts of the Windows device and file-system controls a live volume is asked.
 //! * [`journal`]: the USN change journal (`$Extend\$UsnJrnl:$J`) of a volume, or a raw `$J` capture.
 //! * [`volume`]: the MFT of one volume: where its extents are, which records are in use, label and version.
 //! * [`plan`]: which MFT byte ranges to read, in how many reads.
@@ -12,7 +14,9 @@
 
 pub mod device;
 mod error;
+pub mod ioctl;
 pub mod journal;
+pub mod live;
 pub mod parse;
 pub mod plan;
 pub mod scan;

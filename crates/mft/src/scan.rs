@@ -1,11 +1,13 @@
 //! The read–parse–build pipeline.
 //!
-//! One reader thread issues large positional reads (planned by [`crate::plan`]) into a small pool of buffers, so
-//! a few reads are in flight while parser threads turn finished chunks into record batches; the calling thread
-//! feeds batches to the index builder in record order. Memory stays bounded by the buffer pool and the index
-//! itself: the MFT is never held whole.
+//! Reader threads issue large positional reads (planned by [`crate::plan`]) into a small pool of buffers, one
+//! read in flight each, as many and as large as the device wants ([`crate::device::Device::io_profile`]), while
+//! parser threads turn finished chunks into record batches; the calling thread feeds batches to the index
+//! builder in record order. Memory stays bounded by the buffer pool and the index itself: the MFT is never held
+//! whole.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded};
@@ -13,6 +15,7 @@ use uffs_index::batch::RecordBatch;
 use uffs_index::build::Prepared;
 use uffs_index::{BuildOptions, BuildStats, Builder, Index, VolumeMeta};
 
+use crate::device::IoBuf;
 use crate::parse::{parse_chunk, ParseOptions};
 use crate::plan::{plan, Chunk, PlanOptions};
 use crate::volume::Volume;
@@ -24,7 +27,9 @@ pub struct ScanOptions {
     pub include_deleted: bool,
     /// Parser threads (0: one per core).
     pub threads: usize,
-    /// Size of one read in bytes.
+    /// Reads kept in flight (0: as many as the device wants).
+    pub concurrency: usize,
+    /// Size of one read in bytes (0: as large as the device wants).
     pub chunk_bytes: usize,
     /// Unused records read through rather than skipped, when fewer than this many bytes.
     pub merge_gap_bytes: usize,
@@ -35,7 +40,8 @@ impl Default for ScanOptions {
         ScanOptions {
             include_deleted: false,
             threads: 0,
-            chunk_bytes: 1 << 20,
+            concurrency: 0,
+            chunk_bytes: 0,
             merge_gap_bytes: 256 << 10,
         }
     }
@@ -65,6 +71,9 @@ pub struct ScanReport {
     pub records_unreadable: u64,
     pub build: BuildStats,
     pub threads: usize,
+    /// Reads kept in flight, and the size of each.
+    pub concurrency: usize,
+    pub io_size: usize,
 }
 
 impl ScanOptions {
@@ -78,13 +87,23 @@ impl ScanOptions {
             .unwrap_or(rs)
     }
 
+    /// Reads in flight and the size of each: as given, else as the device wants.
+    pub fn io(&self, vol: &Volume) -> (usize, usize) {
+        let p = vol.device.io_profile();
+        let pick = |given: usize, dev: usize| if given > 0 { given } else { dev.max(1) };
+        (
+            pick(self.concurrency, p.concurrency),
+            pick(self.chunk_bytes, p.io_size),
+        )
+    }
+
     pub(crate) fn plan(&self, vol: &Volume) -> Vec<Chunk> {
         let rs = vol.record_size as usize;
         plan(
             &vol.mapped_records(),
             vol.bitmap.as_deref(),
             &PlanOptions {
-                chunk_records: (self.chunk_bytes / rs).max(1) as u64,
+                chunk_records: (self.io(vol).1 / rs).max(1) as u64,
                 merge_gap: (self.merge_gap_bytes / rs) as u64,
                 include_unused: self.include_deleted,
             },
@@ -147,8 +166,11 @@ pub fn build_index(
     let t0 = Instant::now();
     let chunks = opts.plan(vol);
     let planned: u64 = chunks.iter().map(|c| c.records).sum();
+    let (concurrency, io_size) = opts.io(vol);
     let mut report = ScanReport {
         threads: opts.threads(),
+        concurrency,
+        io_size,
         ..ScanReport::default()
     };
     report.times.plan = t0.elapsed();
@@ -173,16 +195,18 @@ pub fn build_index(
     let rs = vol.record_size as usize;
     let chunk_cap = ScanOptions::buffer_bytes(vol, &chunks);
     let workers = report.threads;
-    // Enough buffers that every parser has one in hand and one waiting while the builder catches up.
-    let pool = 2 * workers + 2;
-    let (free_tx, free_rx) = bounded::<Vec<u8>>(pool);
+    let readers = concurrency.min(chunks.len()).max(1);
+    // Enough buffers that every read in flight has one, and every parser one in hand and one waiting while the
+    // builder catches up.
+    let pool = 2 * workers + 1 + readers;
+    let (free_tx, free_rx) = bounded::<IoBuf>(pool);
     for _ in 0..pool {
         free_tx
-            .send(vec![0u8; chunk_cap])
+            .send(IoBuf::zeroed(chunk_cap))
             .map_err(|_| Error::Source("internal: buffer pool closed".into()))?;
     }
-    let (work_tx, work_rx) = bounded::<(usize, Chunk, Vec<u8>)>(pool);
-    let (done_tx, done_rx) = unbounded::<(usize, Prepared, Vec<u32>, Vec<u8>, Duration)>();
+    let (work_tx, work_rx) = bounded::<(usize, Chunk, IoBuf)>(pool);
+    let (done_tx, done_rx) = unbounded::<(usize, Prepared, Vec<u32>, IoBuf, Duration)>();
     // A hash of every record read, kept with the index so that a re-scan finds what changed (crate::update).
     let mut hashes = vec![0u32; usize::try_from(vol.records_total).unwrap_or(0)];
     let parse_opts = ParseOptions {
@@ -191,23 +215,30 @@ pub fn build_index(
         include_unused: opts.include_deleted,
     };
 
-    let (read_time, unreadable) = std::thread::scope(|s| {
-        let reader = s.spawn(|| {
-            let mut busy = Duration::ZERO;
-            let mut lost = 0;
-            for (seq, &c) in chunks.iter().enumerate() {
-                let Ok(mut buf) = free_rx.recv() else { break };
-                let t = Instant::now();
-                let len = c.records as usize * rs;
-                lost += read_chunk(vol, c, &mut buf[..len]);
-                busy += t.elapsed();
-                if work_tx.send((seq, c, buf)).is_err() {
-                    break;
+    let next_chunk = AtomicUsize::new(0);
+    let (read_ns, unreadable) = (AtomicU64::new(0), AtomicU64::new(0));
+    std::thread::scope(|s| {
+        // Each reader takes a free buffer, then the next chunk: every chunk taken has a buffer, so the builder,
+        // waiting for chunks in order, always gets the one it waits for.
+        for _ in 0..readers {
+            let (free_rx, work_tx) = (free_rx.clone(), work_tx.clone());
+            let (next_chunk, read_ns, unreadable, chunks) =
+                (&next_chunk, &read_ns, &unreadable, &chunks);
+            s.spawn(move || {
+                while let Ok(mut buf) = free_rx.recv() {
+                    let seq = next_chunk.fetch_add(1, Ordering::Relaxed);
+                    let Some(&c) = chunks.get(seq) else { break };
+                    let t = Instant::now();
+                    let len = c.records as usize * rs;
+                    unreadable.fetch_add(read_chunk(vol, c, &mut buf[..len]), Ordering::Relaxed);
+                    read_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    if work_tx.send((seq, c, buf)).is_err() {
+                        break;
+                    }
                 }
-            }
-            drop(work_tx);
-            (busy, lost)
-        });
+            });
+        }
+        drop(work_tx);
         for _ in 0..workers {
             let (work_rx, done_tx) = (work_rx.clone(), done_tx.clone());
             s.spawn(move || {
@@ -242,7 +273,7 @@ pub fn build_index(
         }
         drop(done_tx);
         // Feed batches to the builder in record order as they complete.
-        let mut pending: BTreeMap<usize, (Prepared, Vec<u8>)> = BTreeMap::new();
+        let mut pending: BTreeMap<usize, (Prepared, IoBuf)> = BTreeMap::new();
         let mut next = 0;
         let mut done_records = 0;
         for (seq, batch, sums, buf, parse_time) in done_rx.iter() {
@@ -262,10 +293,9 @@ pub fn build_index(
                 progress(done_records, planned);
             }
         }
-        reader.join().unwrap_or_default()
     });
-    report.times.read = read_time;
-    report.records_unreadable = unreadable + unmapped(vol);
+    report.times.read = Duration::from_nanos(read_ns.into_inner());
+    report.records_unreadable = unreadable.into_inner() + unmapped(vol);
     report.reads = chunks.len() as u64;
     report.records_read = planned;
     report.bytes_read = planned * rs as u64;
@@ -279,8 +309,8 @@ pub fn build_index(
     Ok((index, report))
 }
 
-/// Reads every byte the index build would read, with the same plan and read size, and nothing else: the
-/// floor that `uffs bench --read-only` compares the build against.
+/// Reads every byte the index build would read, with the same plan, read size and reads in flight, and nothing
+/// else: the floor that `uffs bench --read-only` compares the build against.
 pub fn read_only(
     vol: &Volume,
     opts: &ScanOptions,
@@ -290,18 +320,33 @@ pub fn read_only(
     let chunks = opts.plan(vol);
     let planned: u64 = chunks.iter().map(|c| c.records).sum();
     let rs = vol.record_size as usize;
-    let mut buf = vec![0u8; ScanOptions::buffer_bytes(vol, &chunks)];
+    let cap = ScanOptions::buffer_bytes(vol, &chunks);
+    let (concurrency, io_size) = opts.io(vol);
+    let readers = concurrency.min(chunks.len()).max(1);
     let mut report = ScanReport {
-        threads: 1,
+        threads: 0,
+        concurrency,
+        io_size,
         ..ScanReport::default()
     };
     report.times.plan = t0.elapsed();
-    let mut done = 0;
-    for &c in &chunks {
-        report.records_unreadable += read_chunk(vol, c, &mut buf[..c.records as usize * rs]);
-        done += c.records;
-        progress(done, planned);
-    }
+    let (next, done, lost) = (AtomicUsize::new(0), AtomicU64::new(0), AtomicU64::new(0));
+    std::thread::scope(|s| {
+        for _ in 0..readers {
+            s.spawn(|| {
+                let mut buf = IoBuf::zeroed(cap);
+                while let Some(&c) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let n = read_chunk(vol, c, &mut buf[..c.records as usize * rs]);
+                    lost.fetch_add(n, Ordering::Relaxed);
+                    progress(
+                        done.fetch_add(c.records, Ordering::Relaxed) + c.records,
+                        planned,
+                    );
+                }
+            });
+        }
+    });
+    report.records_unreadable = lost.into_inner();
     report.reads = chunks.len() as u64;
     report.records_read = planned;
     report.bytes_read = planned * rs as u64;

@@ -55,8 +55,7 @@ pub struct Source {
 pub fn open(spec: &str, partition: Option<u32>) -> Result<Source> {
     let (path, at) = split_partition_suffix(spec);
     let partition = partition.or(at);
-    let device =
-        Device::open(Path::new(path)).map_err(|e| Error::io(format!("cannot open {path}"), e))?;
+    let device = open_device(path)?;
     let mut head = vec![0u8; 4096];
     let n = device
         .read_head(&mut head, 0)
@@ -147,6 +146,28 @@ pub fn open(spec: &str, partition: Option<u32>) -> Result<Source> {
         kind: SourceKind::Disk { table },
         partitions,
         volumes,
+    })
+}
+
+/// Opens the device `path` names: on Windows a live volume (`C:`, `\\.\C:`, `\\?\Volume{GUID}`) when it is one of
+/// those, else a file or block device. Wanting rights to open it is said in one line of its own.
+fn open_device(path: &str) -> Result<Device> {
+    #[cfg(windows)]
+    if let Some(live) = crate::live::parse_spec(path) {
+        return Device::open_live(&live.device).map_err(|e| match e.kind() {
+            std::io::ErrorKind::PermissionDenied => {
+                Error::Privilege(crate::live::privilege_message(path))
+            }
+            _ => Error::io(format!("cannot open {path} ({})", live.device), e),
+        });
+    }
+    Device::open(Path::new(path)).map_err(|e| match e.kind() {
+        std::io::ErrorKind::PermissionDenied if cfg!(unix) && !Path::new(path).is_file() => {
+            Error::Privilege(format!(
+                "reading {path} needs root or membership of its group (often `disk`): run uffs with sudo"
+            ))
+        }
+        _ => Error::io(format!("cannot open {path}"), e),
     })
 }
 

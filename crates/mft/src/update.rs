@@ -169,7 +169,10 @@ pub fn read_records(
     // wanted) or does not parse.
     let mut take = |r: u64, buf: &mut [u8], batch: &mut RecordBatch| -> bool {
         read.push((r, record_hash(buf)));
-        let in_use = buf.get(0x16).is_some_and(|f| f & 1 != 0) && vol.bitmap_bit(r).unwrap_or(true);
+        // A live volume's records come from the file system, which answers for records in use only; its
+        // bitmap, read raw when the volume was opened, may not have the newest yet.
+        let in_use = buf.get(0x16).is_some_and(|f| f & 1 != 0)
+            && (vol.device.is_live() || vol.bitmap_bit(r).unwrap_or(true));
         (include_deleted || in_use) && parse_record(buf, r, batch)
     };
     let read_err = |r: u64, e| Error::io(format!("{}: MFT record {r}", vol.name), e);
@@ -197,10 +200,10 @@ pub fn read_records(
         }
         let n = span as usize;
         let run = &mut buf[..n * rs];
-        if vol.read_records(first, run).is_err() {
+        if vol.read_records_now(first, run).is_err() {
             // Read one by one, so the error names the record.
             for (k, rec) in run.chunks_exact_mut(rs).enumerate() {
-                vol.read_records(first + k as u64, rec)
+                vol.read_records_now(first + k as u64, rec)
                     .map_err(|e| read_err(first + k as u64, e))?;
             }
         }
@@ -225,7 +228,8 @@ pub fn read_records(
     extensions.retain(|e| records.binary_search(e).is_err());
     let rec = &mut buf[..rs];
     for e in extensions.into_iter().filter(|&e| e < vol.records_total) {
-        vol.read_records(e, rec).map_err(|err| read_err(e, err))?;
+        vol.read_records_now(e, rec)
+            .map_err(|err| read_err(e, err))?;
         take(e, rec, &mut batch);
     }
     Ok((batch, read))
@@ -452,8 +456,16 @@ pub fn set_journal_position(vol: &Volume, index: &mut Index) {
     (index.meta.journal_id, index.meta.journal_usn) = journal_position(vol, index);
 }
 
-/// The volume's journal id and next USN now, found through `index`'s `$UsnJrnl` record ((0, 0): none).
+/// The volume's journal id and next USN now, found through `index`'s `$UsnJrnl` record, or on a live volume
+/// asked of the file system ((0, 0): none).
 fn journal_position(vol: &Volume, index: &Index) -> (u64, u64) {
+    #[cfg(windows)]
+    if let Some(live) = vol.device.live() {
+        return match live.query_journal() {
+            Ok(Some(j)) => (j.journal_id, j.next_usn),
+            _ => (0, 0),
+        };
+    }
     crate::journal::find_usnjrnl_record(index)
         .and_then(|r| crate::journal::Journal::open(vol, r).ok())
         .map_or((0, 0), |j| (j.id, j.size))
@@ -464,6 +476,10 @@ fn journal_position(vol: &Volume, index: &Index) -> (u64, u64) {
 /// are read again. A journal with another id, one trimmed past the index's position, or one that is gone or
 /// unreadable cannot be followed: rebuild.
 fn from_journal(vol: &Volume, base: &Index, m: &VolumeMeta) -> Result<Found> {
+    #[cfg(windows)]
+    if let Some(live) = vol.device.live() {
+        return from_live_journal(vol, live, m);
+    }
     let t = Instant::now();
     let journal = crate::journal::find_usnjrnl_record(base)
         .ok_or_else(|| "the index has no $UsnJrnl".to_string())
@@ -502,6 +518,55 @@ fn from_journal(vol: &Volume, base: &Index, m: &VolumeMeta) -> Result<Found> {
         records: changed,
         hashes: None,
         journal: Some((j.id, j.size)),
+        how: "journal",
+        find_time: t.elapsed(),
+    }))
+}
+
+/// [`from_journal`] on a live volume: the file system is asked for the journal (FSCTL_QUERY_USN_JOURNAL) and its
+/// records (FSCTL_READ_USN_JOURNAL), which are current where the raw `$J` on disk may lag.
+#[cfg(windows)]
+fn from_live_journal(
+    vol: &Volume,
+    live: &crate::live::LiveDevice,
+    m: &VolumeMeta,
+) -> Result<Found> {
+    let t = Instant::now();
+    let err = |e| Error::io(format!("{}: reading the change journal", vol.name), e);
+    let Some(j) = live.query_journal().map_err(err)? else {
+        return Ok(Found::Rebuild(
+            "the volume no longer has a change journal (`fsutil usn createjournal` makes one)"
+                .into(),
+        ));
+    };
+    if j.journal_id != m.journal_id {
+        return Ok(Found::Rebuild(format!(
+            "the change journal is a new one (id {:016x}, the index followed {:016x})",
+            j.journal_id, m.journal_id
+        )));
+    }
+    if m.journal_usn < j.lowest_valid_usn || m.journal_usn > j.next_usn {
+        return Ok(Found::Rebuild(format!(
+            "the change journal no longer holds USN {} (it holds {}..{})",
+            m.journal_usn, j.lowest_valid_usn, j.next_usn
+        )));
+    }
+    if j.next_usn == m.journal_usn {
+        return Ok(Found::Unchanged(format!("journal at USN {}", j.next_usn)));
+    }
+    let mut changed: Vec<u64> = METAFILES.collect();
+    let next = live
+        .read_journal(j.journal_id, m.journal_usn, j.next_usn, |r| {
+            changed.push(r.file_record());
+            changed.push(r.parent_record());
+        })
+        .map_err(err)?;
+    changed.sort_unstable();
+    changed.dedup();
+    Ok(Found::Changed(Changes {
+        records: changed,
+        hashes: None,
+        journal: Some((j.journal_id, next)),
         how: "journal",
         find_time: t.elapsed(),
     }))

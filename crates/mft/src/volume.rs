@@ -325,6 +325,21 @@ impl Volume {
         )
     }
 
+    /// Reads whole records as [`Volume::read_records`] does, but on a live volume through the file system
+    /// (FSCTL_GET_NTFS_FILE_RECORD), which has them as they are now where the raw MFT on disk may lag behind its
+    /// cache; a record not in use comes back zeroed.
+    pub fn read_records_now(&self, first: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        #[cfg(windows)]
+        if let Some(live) = self.device.live() {
+            let rs = self.record_size as usize;
+            for (i, rec) in buf.chunks_exact_mut(rs).enumerate() {
+                live.file_record(first + i as u64, rec)?;
+            }
+            return Ok(());
+        }
+        self.read_records(first, buf)
+    }
+
     /// Whether `$MFT:$BITMAP` marks the record in use (`None` without a bitmap).
     pub fn bitmap_bit(&self, record: u64) -> Option<bool> {
         self.bitmap

@@ -81,6 +81,36 @@ pub fn apply_fixups(rec: &mut [u8]) -> Result<()> {
     Ok(())
 }
 
+/// Puts the update-sequence protection back on a record whose fixups were already applied, so that it reads as
+/// on disk and [`apply_fixups`] takes it. The file system hands records over that way (Windows'
+/// FSCTL_GET_NTFS_FILE_RECORD copies them from its cache, where the fixups are undone). A record whose strides
+/// all end in the update sequence number already (as read raw), or that is not a well-formed record, is left
+/// alone.
+pub fn protect(rec: &mut [u8]) {
+    let (Ok(usa_offset), Ok(usa_count)) = (u16_at(rec, 4, ""), u16_at(rec, 6, "")) else {
+        return;
+    };
+    let (usa_offset, usa_count) = (usize::from(usa_offset), usize::from(usa_count));
+    if usa_count < 2
+        || (usa_count - 1) * FIXUP_STRIDE != rec.len()
+        || usa_offset + usa_count * 2 > FIXUP_STRIDE - 2
+    {
+        return;
+    }
+    let strides = usa_count - 1;
+    let usn = [rec[usa_offset], rec[usa_offset + 1]];
+    let tail = |rec: &[u8], i: usize| [rec[i * FIXUP_STRIDE - 2], rec[i * FIXUP_STRIDE - 1]];
+    let saved = |rec: &[u8], i: usize| [rec[usa_offset + 2 * i], rec[usa_offset + 2 * i + 1]];
+    if (1..=strides).all(|i| tail(rec, i) == usn)
+        || !(1..=strides).all(|i| tail(rec, i) == saved(rec, i))
+    {
+        return;
+    }
+    for i in 1..=strides {
+        rec[i * FIXUP_STRIDE - 2..i * FIXUP_STRIDE].copy_from_slice(&usn);
+    }
+}
+
 /// The fixed header of a `FILE` record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordHeader {
@@ -290,6 +320,23 @@ mod tests {
         apply_fixups(&mut r).unwrap();
         assert_eq!(&r[510..512], &[1, 2]);
         assert_eq!(&r[1022..1024], &[3, 4]);
+    }
+
+    #[test]
+    fn protect_undoes_applied_fixups_and_leaves_raw_records_alone() {
+        let raw = record_with_usa();
+        let mut r = raw.clone();
+        protect(&mut r);
+        assert_eq!(r, raw, "a raw record stays as it is");
+        apply_fixups(&mut r).unwrap();
+        protect(&mut r);
+        assert_eq!(
+            r, raw,
+            "a record with its fixups applied gets its protection back"
+        );
+        let mut short = raw[..100].to_vec();
+        protect(&mut short);
+        assert_eq!(short, &raw[..100]);
     }
 
     #[test]

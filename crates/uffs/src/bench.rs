@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use serde_json::json;
-use uffs_mft::{ScanOptions, ScanReport};
+use uffs_mft::ScanReport;
 
-use crate::common::{per_second, progress_bar, thousands};
+use crate::common::{per_second, progress_bar, thousands, ReadArgs};
 
 pub fn run(
     spec: &str,
@@ -16,13 +16,9 @@ pub fn run(
     as_json: bool,
     read_only: bool,
     deleted: bool,
-    threads: usize,
+    read: &ReadArgs,
 ) -> Result<()> {
-    let opts = ScanOptions {
-        include_deleted: deleted,
-        threads,
-        ..ScanOptions::default()
-    };
+    let opts = read.scan_options(deleted);
     let rss_before = peak_rss_bytes();
     // The process-wide peak after the first build: later runs reuse memory the allocator kept from earlier ones,
     // so only the first is a clean measurement of one build.
@@ -68,7 +64,10 @@ pub fn run(
     if let Some(m) = median(&results) {
         println!("median: {}", m.text(read_only));
         println!(
-            "phases (median run; read, parse and build overlap, parse is summed over {} threads):",
+            "phases (median run; read, parse and build overlap; read is summed over {} reads of {} in flight, \
+             parse over {} threads):",
+            m.report.concurrency,
+            size(m.report.io_size as u64),
             m.report.threads
         );
         let t = &m.report.times;
@@ -99,6 +98,15 @@ pub fn run(
         }
     }
     Ok(())
+}
+
+/// `1048576` → `1 MiB`.
+fn size(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
 }
 
 struct Run {
@@ -145,6 +153,7 @@ impl Run {
         json!({
             "volume": self.volume, "entries": self.entries, "records_read": self.report.records_read,
             "bytes_read": self.report.bytes_read, "reads": self.report.reads, "threads": self.report.threads,
+            "concurrency": self.report.concurrency, "io_size": self.report.io_size,
             "ms": {"open": ms(self.open), "plan": ms(t.plan), "read": ms(t.read), "parse": ms(t.parse),
                    "build": ms(t.build), "merge": ms(t.merge), "totals": ms(t.totals), "total": ms(total)},
             "entries_per_s": per_second(self.entries, total),

@@ -12,6 +12,65 @@ use uffs_index::Index;
 use uffs_mft::update::{refresh, Applied, Refresh};
 use uffs_mft::{ScanOptions, ScanReport, Volume};
 
+/// How a source is read: parser threads, and the reads kept in flight and their size (by default as the device
+/// wants: see `uffs_mft::device::Device::io_profile`).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct ReadArgs {
+    /// Parser threads (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Reads kept in flight (default: from the device: 2 on a hard disk, 8 on a SATA SSD, 32 on NVMe; 1 for an
+    /// image file or a Linux device).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub concurrency: usize,
+    /// Size of each read: 512K, 1M, 4M ... (default: from the device: 1M on a hard disk, 2M on a SATA SSD, 4M on
+    /// NVMe; 1M for an image file or a Linux device).
+    #[arg(long, value_name = "SIZE", value_parser = parse_io_size)]
+    pub io_size: Option<usize>,
+}
+
+impl ReadArgs {
+    pub fn scan_options(&self, include_deleted: bool) -> ScanOptions {
+        ScanOptions {
+            include_deleted,
+            threads: self.threads,
+            concurrency: self.concurrency,
+            chunk_bytes: self.io_size.unwrap_or(0),
+            ..ScanOptions::default()
+        }
+    }
+}
+
+/// `4M` → 4194304: a size with an optional K, M or G (powers of 1024), from 4 KiB to 1 GiB.
+fn parse_io_size(s: &str) -> std::result::Result<usize, String> {
+    let t = s
+        .trim()
+        .trim_end_matches(['b', 'B'])
+        .trim_end_matches(['i', 'I']);
+    let (num, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
+    };
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        _ => return Err(format!("{s}: a size is a number with K, M or G, e.g. 2M")),
+    };
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("{s}: a size is a number with K, M or G, e.g. 2M"))?;
+    let bytes = n
+        .checked_shl(shift)
+        .filter(|b| b >> shift == n)
+        .unwrap_or(usize::MAX);
+    if !(4096..=1 << 30).contains(&bytes) {
+        return Err(format!("{s}: reads are from 4K to 1G"));
+    }
+    Ok(bytes)
+}
+
 /// Prints an error as one line (with its causes) to stderr.
 pub fn report_error(e: &anyhow::Error) {
     eprintln!("uffs: error: {e:#}");
@@ -91,7 +150,7 @@ pub fn index_command(
     partition: Option<u32>,
     output: &Path,
     deleted: bool,
-    threads: usize,
+    read: &ReadArgs,
     update: bool,
     compact: bool,
 ) -> Result<()> {
@@ -103,12 +162,12 @@ pub fn index_command(
         "-o FILE",
     )?;
     if update && output.exists() {
-        if let Some(line) = update_index_file(vol, output, deleted, threads, compact)? {
+        if let Some(line) = update_index_file(vol, output, deleted, read, compact)? {
             eprintln!("{line}");
             return Ok(());
         }
     }
-    let line = write_index(vol, output, deleted, threads, &progress_bar(&vol.name))?;
+    let line = write_index(vol, output, deleted, read, &progress_bar(&vol.name))?;
     eprintln!("{line}");
     Ok(())
 }
@@ -121,7 +180,7 @@ fn update_index_file(
     vol: &Volume,
     output: &Path,
     deleted: bool,
-    threads: usize,
+    read: &ReadArgs,
     compact: bool,
 ) -> Result<Option<String>> {
     let base = uffs_index::file::read(output)
@@ -139,11 +198,7 @@ fn update_index_file(
         return Ok(None);
     }
     let delta = read_delta(output, &base);
-    let opts = ScanOptions {
-        include_deleted: deleted,
-        threads,
-        ..ScanOptions::default()
-    };
+    let opts = read.scan_options(deleted);
     let t = std::time::Instant::now();
     let map = BaseMap::new(&base);
     let applied = match refresh(vol, &base, &map, delta.as_ref(), &opts)? {
@@ -319,14 +374,10 @@ pub fn write_index(
     vol: &Volume,
     output: &Path,
     deleted: bool,
-    threads: usize,
+    read: &ReadArgs,
     pb: &ProgressBar,
 ) -> Result<String> {
-    let opts = ScanOptions {
-        include_deleted: deleted,
-        threads,
-        ..ScanOptions::default()
-    };
+    let opts = read.scan_options(deleted);
     let (mut idx, report) = build(vol, &opts, pb)?;
     pb.set_message("sorting and writing");
     let t = std::time::Instant::now();

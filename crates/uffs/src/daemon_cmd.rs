@@ -308,13 +308,26 @@ fn notify_daemon() -> Result<()> {
     Ok(())
 }
 
-pub fn volumes_add(
-    sources: &[String],
-    name: Option<String>,
-    partition: Option<u32>,
-    deleted: bool,
-    refresh: Option<&str>,
-) -> Result<()> {
+/// `uffs volumes add`: `all` is `Some(removable)` for `--all`, which adds every NTFS volume the system shows
+/// (the fixed ones, and the removable ones when asked) that is not registered yet.
+/// How `uffs volumes add` registers each source.
+pub struct AddOptions<'a> {
+    pub name: Option<String>,
+    pub partition: Option<u32>,
+    pub deleted: bool,
+    pub refresh: Option<&'a str>,
+    pub create_journal: bool,
+}
+
+pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> Result<()> {
+    let AddOptions {
+        name,
+        partition,
+        deleted,
+        refresh,
+        create_journal,
+    } = add;
+    let (partition, deleted) = (*partition, *deleted);
     let refresh_secs = refresh
         .map(uffs_daemon::registry::parse_interval)
         .transpose()?;
@@ -323,7 +336,29 @@ pub fn volumes_add(
     }
     let cache = cache()?;
     let registry = Registry::load(&cache)?;
+    let found: Vec<String>;
+    let sources = match all {
+        None => sources,
+        Some(removable) => {
+            let registered: Vec<&str> =
+                registry.volumes.iter().map(|v| v.source.as_str()).collect();
+            found = crate::drives::ntfs_volumes()
+                .0
+                .into_iter()
+                .filter(|f| removable || !f.removable)
+                .map(|f| f.spec)
+                .filter(|s| !registered.contains(&s.as_str()))
+                .collect();
+            if found.is_empty() {
+                println!("no NTFS volume to add (see `uffs info` and `uffs volumes list`)");
+                return Ok(());
+            }
+            &found[..]
+        }
+    };
     let mut plan = Vec::new();
+    // With --all: drives that could not be opened for want of rights.
+    let mut denied = Vec::new();
     for src in sources {
         let name = name.clone().unwrap_or_else(|| default_name(src, partition));
         check_name(&name)?;
@@ -332,7 +367,22 @@ pub fn volumes_add(
         {
             bail!("a volume named {name} is registered already (remove it first, or give --name)");
         }
-        let opened = uffs_mft::open(src, partition)?;
+        if *create_journal {
+            create_journal_on(src)?;
+        }
+        let opened = match uffs_mft::open(src, partition) {
+            Ok(o) => o,
+            // With --all, a drive that cannot be read is passed over; if none could be read for want of
+            // rights, that is the error (below).
+            Err(e) if all.is_some() => {
+                match e {
+                    uffs_mft::Error::Privilege(why) => denied.push((src, why)),
+                    e => eprintln!("uffs: skipping {src}: {e}"),
+                }
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         crate::common::only_volume(
             &opened,
             src,
@@ -353,6 +403,18 @@ pub fn volumes_add(
     if !std::io::stderr().is_terminal() {
         bars.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
+    // Rights are wanting for every drive or none (an elevated process or not): said in one line when no drive
+    // could be read.
+    if plan.is_empty() {
+        match denied.first() {
+            Some((_, why)) => bail!("{why}"),
+            None => bail!("none of the NTFS volumes found could be read (see above)"),
+        }
+    }
+    for (src, why) in denied {
+        eprintln!("uffs: skipping {src}: {why}");
+    }
+    let plan_len = plan.len();
     let results: Vec<Result<String>> = std::thread::scope(|s| {
         let handles: Vec<_> = plan
             .iter()
@@ -366,7 +428,13 @@ pub fn volumes_add(
                 }
                 let pb = bars.add(progress_bar(&e.name));
                 s.spawn(move || {
-                    crate::common::write_index(&src.volumes[0], &path, e.deleted, 0, &pb)
+                    crate::common::write_index(
+                        &src.volumes[0],
+                        &path,
+                        e.deleted,
+                        &crate::common::ReadArgs::default(),
+                        &pb,
+                    )
                 })
             })
             .collect();
@@ -402,14 +470,43 @@ pub fn volumes_add(
         println!("added {}", names.join(", "));
         notify_daemon()?;
     }
-    if n < sources.len() {
+    if n < plan_len {
         bail!(
             "{} of {} sources could not be added",
-            sources.len() - n,
-            sources.len()
+            plan_len - n,
+            plan_len
         );
     }
     Ok(())
+}
+
+/// Makes a change journal on the Windows drive `src` when it has none (`--create-journal`).
+fn create_journal_on(src: &str) -> Result<()> {
+    let Some(spec) = uffs_mft::live::parse_spec(src) else {
+        bail!("--create-journal is for Windows drives (C:); {src} is not one");
+    };
+    #[cfg(windows)]
+    {
+        let dev = uffs_mft::live::LiveDevice::open(&spec.device).map_err(|e| match e.kind() {
+            std::io::ErrorKind::PermissionDenied => anyhow!(uffs_mft::live::privilege_message(src)),
+            _ => anyhow!("cannot open {src}: {e}"),
+        })?;
+        if dev
+            .query_journal()
+            .with_context(|| format!("{src}: asking for its change journal"))?
+            .is_none()
+        {
+            dev.create_journal(32 << 20, 8 << 20)
+                .with_context(|| format!("{src}: making a change journal"))?;
+            println!("{src}: made a change journal of 32 MiB");
+        }
+        Ok(())
+    }
+    #[cfg(not(windows))]
+    bail!(
+        "--create-journal works on Windows only ({} is a Windows drive)",
+        spec.device
+    )
 }
 
 /// `uffs volumes refresh [NAME]`: the daemon checks now and says what it applied.

@@ -6,6 +6,78 @@ use uffs_mft::{Source, Volume};
 
 use crate::common::thousands;
 
+/// `uffs info` without a source: the NTFS volumes this system shows, one line each (or a JSON array).
+pub fn list(as_json: bool) -> Result<()> {
+    let (found, unreadable) = crate::drives::ntfs_volumes();
+    let mut rows = Vec::new();
+    for f in &found {
+        let opened = uffs_mft::open(&f.spec, None);
+        let (size, records, error) = match &opened {
+            Ok(src) => (
+                src.volumes.iter().map(volume_bytes).sum::<u64>(),
+                src.volumes.iter().map(|v| v.records_total).sum::<u64>(),
+                None,
+            ),
+            Err(e) => (0, 0, Some(e.to_string())),
+        };
+        // The drive's own word where it gives one (Windows), else the volume's.
+        let label = match (&opened, f.label.is_empty()) {
+            (Ok(src), true) => src
+                .volumes
+                .first()
+                .and_then(|v| v.label.clone())
+                .unwrap_or_default(),
+            _ => f.label.clone(),
+        };
+        rows.push(
+            json!({"source": f.spec, "kind": f.kind, "label": f.label, "bytes": size,
+                         "mft_records": records, "error": error}),
+        );
+        if !as_json {
+            let label = if label.is_empty() {
+                String::new()
+            } else {
+                format!(" \"{label}\"")
+            };
+            match error {
+                None => println!(
+                    "{:<12} {:<9} NTFS{label}, {:.1} GiB, {} MFT records   (uffs info {})",
+                    f.spec,
+                    f.kind,
+                    size as f64 / (1u64 << 30) as f64,
+                    thousands(records),
+                    f.spec
+                ),
+                Some(e) => println!("{:<12} {:<9} NTFS{label}: {e}", f.spec, f.kind),
+            }
+        }
+    }
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"volumes": rows, "unreadable": unreadable}))?
+        );
+        return Ok(());
+    }
+    if found.is_empty() {
+        println!("no NTFS volume found");
+    }
+    if !unreadable.is_empty() {
+        println!(
+            "({} devices could not be read to tell, e.g. {}: run as root to see them)",
+            unreadable.len(),
+            unreadable[0]
+        );
+    }
+    Ok(())
+}
+
+/// The volume's size from its boot sector (0 for a raw `$MFT`).
+fn volume_bytes(v: &Volume) -> u64 {
+    v.boot
+        .map_or(0, |b| b.total_sectors * u64::from(b.bytes_per_sector))
+}
+
 pub fn run(spec: &str, partition: Option<u32>, as_json: bool) -> Result<()> {
     let src = uffs_mft::open(spec, partition)?;
     if as_json {

@@ -4,6 +4,7 @@
 mod bench;
 mod common;
 mod daemon_cmd;
+mod drives;
 mod export;
 mod info;
 mod journal_cmd;
@@ -59,10 +60,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Describe a source: geometry, serial, label, version, MFT location and size, partitions.
-    #[command(after_help = "EXAMPLES:\n  uffs info /dev/sdb1\n  uffs info disk.img --json")]
+    /// Describe a source: geometry, serial, label, version, MFT location and size, partitions. Without one: list
+    /// the NTFS volumes this system shows (a Windows PC's drives, Linux block devices).
+    #[command(
+        after_help = "EXAMPLES:\n  uffs info                 (the NTFS volumes here)\n  uffs info C:              (a Windows drive, read live: needs an elevated prompt)\n  uffs info /dev/sdb1\n  uffs info disk.img --json"
+    )]
     Info {
-        source: String,
+        source: Option<String>,
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
         /// Print JSON instead of text.
@@ -83,9 +87,8 @@ enum Command {
         /// Also read unused MFT records and index deleted files that still parse.
         #[arg(long)]
         deleted: bool,
-        /// Parser threads (default: one per core).
-        #[arg(long, default_value_t = 0)]
-        threads: usize,
+        #[command(flatten)]
+        read: common::ReadArgs,
         /// If FILE is an index of this volume, apply only what changed since it was made (found through the
         /// change journal, or a re-scan of the MFT where there is none) instead of building it again. The
         /// changes go to a small delta file beside it (FILE.delta), merged into FILE once it grows past a
@@ -150,8 +153,8 @@ enum Command {
         /// Read every record and index deleted files too.
         #[arg(long)]
         deleted: bool,
-        #[arg(long, default_value_t = 0)]
-        threads: usize,
+        #[command(flatten)]
+        read: common::ReadArgs,
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
         /// Measure the queries of FILE (one per line, see bench/queries.tsv) on the index instead of the build.
@@ -168,7 +171,7 @@ enum Command {
     },
     /// Register, list or remove the volumes the daemon serves.
     #[command(
-        after_help = "EXAMPLES:\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup"
+        after_help = "EXAMPLES:\n  uffs volumes add --all                    (every fixed NTFS drive: C:, D: ... on Windows)\n  uffs volumes add C:                       (a Windows drive, read live; paths print as C:\\...)\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup"
     )]
     Volumes {
         #[command(subcommand)]
@@ -195,8 +198,19 @@ enum DaemonAction {
 enum VolumesAction {
     /// Index sources (in parallel) and register them; a running daemon loads them at once.
     Add {
-        #[arg(required = true, value_name = "SOURCE")]
+        #[arg(required_unless_present = "all", value_name = "SOURCE")]
         sources: Vec<String>,
+        /// Every fixed NTFS volume this system shows, each under its drive letter on Windows (paths print as
+        /// `C:\...`), under its device name on Linux.
+        #[arg(long, conflicts_with_all = ["sources", "name", "partition"])]
+        all: bool,
+        /// With --all: removable drives too.
+        #[arg(long, requires = "all")]
+        removable: bool,
+        /// On a Windows drive without a change journal, make one (32 MiB, as `fsutil usn createjournal`), so
+        /// that its changes are followed as they happen; a drive without one is re-scanned on its interval.
+        #[arg(long)]
+        create_journal: bool,
         /// The volume's name: one letter for a drive (paths print as `C:\...`), else paths print as `NAME:/...`.
         #[arg(long)]
         name: Option<String>,
@@ -244,18 +258,19 @@ fn main() -> ExitCode {
             source,
             partition,
             json,
-        } => info::run(&source, partition, json),
+        } => match source {
+            Some(source) => info::run(&source, partition, json),
+            None => info::list(json),
+        },
         Command::Index {
             source,
             output,
             partition,
             deleted,
-            threads,
+            read,
             update,
             compact,
-        } => common::index_command(
-            &source, partition, &output, deleted, threads, update, compact,
-        ),
+        } => common::index_command(&source, partition, &output, deleted, &read, update, compact),
         Command::Export {
             source,
             format,
@@ -292,10 +307,10 @@ fn main() -> ExitCode {
             json,
             read_only,
             deleted,
-            threads,
+            read,
             partition,
             queries: None,
-        } => bench::run(&source, partition, runs, json, read_only, deleted, threads),
+        } => bench::run(&source, partition, runs, json, read_only, deleted, &read),
         Command::Daemon { action } => match action {
             DaemonAction::Start => daemon_cmd::start(),
             DaemonAction::Stop => daemon_cmd::stop(),
@@ -305,11 +320,24 @@ fn main() -> ExitCode {
         Command::Volumes { action } => match action {
             VolumesAction::Add {
                 sources,
+                all,
+                removable,
+                create_journal,
                 name,
                 partition,
                 deleted,
                 refresh,
-            } => daemon_cmd::volumes_add(&sources, name, partition, deleted, refresh.as_deref()),
+            } => {
+                let all = all.then_some(removable);
+                let add = daemon_cmd::AddOptions {
+                    name,
+                    partition,
+                    deleted,
+                    refresh: refresh.as_deref(),
+                    create_journal,
+                };
+                daemon_cmd::volumes_add(&sources, all, &add)
+            }
             VolumesAction::Refresh { name } => daemon_cmd::volumes_refresh(name),
             VolumesAction::List { json } => daemon_cmd::volumes_list(json),
             VolumesAction::Remove { names } => daemon_cmd::volumes_remove(&names),

@@ -45,6 +45,57 @@ fn a_loop_device_reads_like_its_image() {
     );
 }
 
+/// A device the user may not read is one line that says what is wanting, and exit 2 (the test runs as root and
+/// asks `nobody` to read a root-only loop device).
+#[test]
+fn a_device_without_rights_to_read_it_is_one_line_and_exit_2() {
+    let img = data("linux-made/testfs1");
+    let dev = Loop::attach(&img);
+    let o = run_as_nobody(&["info", dev.0.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "uffs: error: reading {} needs root",
+            dev.0.display()
+        )),
+        "{err}"
+    );
+}
+
+/// `uffs info` without a source lists the NTFS block devices it can read, a loop device among them.
+#[test]
+fn info_without_a_source_lists_the_ntfs_devices() {
+    let img = data("linux-made/testfs1");
+    let dev = Loop::attach(&img);
+    let out = String::from_utf8(run_ok(uffs().arg("info")).stdout).expect("utf-8");
+    let name = dev.0.to_str().unwrap();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("{name} is not listed:\n{out}"));
+    assert!(
+        line.contains("NTFS \"mylabel\"") || line.contains("NTFS,"),
+        "{line}"
+    );
+    assert!(line.contains("581 MFT records"), "{line}");
+    // As a user who may read no device, it says why nothing is listed.
+    let o = run_as_nobody(&["info"]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains("could not be read to tell"), "{said}");
+}
+
+fn run_as_nobody(args: &[&str]) -> std::process::Output {
+    Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(env!("CARGO_BIN_EXE_uffs"))
+        .args(args)
+        .output()
+        .expect("runuser")
+}
+
 #[test]
 fn raw_mft_capture_is_detected() {
     let info = String::from_utf8(run_ok(uffs().arg("info").arg(data("windows-xp-mft/MFT"))).stdout)

@@ -1,8 +1,10 @@
 //! The Windows side of [`crate::ipc`]: a named pipe that only this user can open.
 //!
-//! * The pipe's security descriptor is `O:<SID>D:P(A;;GA;;;<SID>)`: owned by the user, with a protected DACL
-//!   (nothing inherited) whose one ACE grants the user. Everyone else, administrators and SYSTEM included, is
-//!   refused by the kernel when opening the pipe.
+//! * The pipe's security descriptor is `O:<SID>D:P(A;;GA;;;<SID>)S:(ML;;NW;;;ME)`: owned by the user, with a
+//!   protected DACL (nothing inherited) whose one ACE grants the user. Everyone else, administrators and SYSTEM
+//!   included, is refused by the kernel when opening the pipe. Its integrity label is medium, so that the
+//!   user's ordinary (not elevated) processes may open the pipe of a daemon run elevated to read live volumes:
+//!   an elevated process's objects are otherwise labelled high, and closed to them.
 //! * The first instance is created with `FILE_FLAG_FIRST_PIPE_INSTANCE`: if any other process already holds
 //!   the name (a squatter), the daemon refuses to start instead of sharing it. Remote clients are refused
 //!   (`PIPE_REJECT_REMOTE_CLIENTS`).
@@ -130,6 +132,37 @@ fn token_user_sid(process: HANDLE) -> io::Result<Vec<u8>> {
     }
 }
 
+/// The owner SID of the pipe that `h` is an end of.
+fn pipe_owner(h: &Handle) -> io::Result<Vec<u8>> {
+    use windows_sys::Win32::Security::Authorization::{GetSecurityInfo, SE_KERNEL_OBJECT};
+    use windows_sys::Win32::Security::OWNER_SECURITY_INFORMATION;
+    let (mut owner, mut sd) = (null_mut(), null_mut());
+    // SAFETY: asks for the owner only; the descriptor it allocates is freed below and `owner` points into it.
+    let err = unsafe {
+        GetSecurityInfo(
+            h.0,
+            SE_KERNEL_OBJECT,
+            OWNER_SECURITY_INFORMATION,
+            &mut owner,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            &mut sd,
+        )
+    };
+    if err != 0 {
+        return Err(io::Error::from_raw_os_error(err as i32));
+    }
+    // SAFETY: `owner` points to a valid SID inside `sd`, copied out before `sd` is freed.
+    let sid = unsafe {
+        let n = GetLengthSid(owner) as usize;
+        std::slice::from_raw_parts(owner as *const u8, n).to_vec()
+    };
+    // SAFETY: allocated by GetSecurityInfo.
+    unsafe { LocalFree(sd) };
+    Ok(sid)
+}
+
 /// `S-1-5-21-…` for a SID given as bytes.
 fn sid_string(sid: &[u8]) -> io::Result<String> {
     let mut p = null_mut();
@@ -182,9 +215,10 @@ impl OwnerOnly {
         Ok(OwnerOnly(sd))
     }
 
-    /// Owner: the user; DACL protected from inheritance, one ACE: generic all for the user.
+    /// Owner: the user; DACL protected from inheritance, one ACE: generic all for the user; label: medium
+    /// integrity, no write up.
     fn sddl(sid: &str) -> String {
-        format!("O:{sid}D:P(A;;GA;;;{sid})")
+        format!("O:{sid}D:P(A;;GA;;;{sid})S:(ML;;NW;;;ME)")
     }
 }
 
@@ -506,8 +540,13 @@ pub fn connect(runtime: &Path) -> Result<Option<Conn>> {
             last_error()
         )));
     }
-    let theirs =
-        process_sid(pid).map_err(|e| msg(format!("checking the daemon process {pid}: {e}")))?;
+    // An ordinary process may not read the token of an elevated daemon's process; then the pipe's owner
+    // tells: only the user (or an administrator, who may do anything anyway) can make a pipe owned by them.
+    let theirs = match process_sid(pid) {
+        Err(e) if e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32) => pipe_owner(&conn.handle),
+        found => found,
+    }
+    .map_err(|e| msg(format!("checking the daemon process {pid}: {e}")))?;
     if theirs != own_sid()? {
         return Err(msg(format!(
             "the daemon's pipe is served by process {pid} of another user ({}); refusing to talk to it",

@@ -1,0 +1,601 @@
+//! Live volumes: a drive of the running Windows system (`C:`, `C:\`, `\\.\C:`, `\\?\Volume{GUID}\`) read raw
+//! through its volume device, with sector-aligned overlapped reads, several in flight, sized to the device.
+//!
+//! Only the open, the reads and the device and file-system controls differ from an image: past the open, a
+//! live volume is read by the same code (boot sector, `$MFT` extents, `$MFT:$BITMAP`, the planned reads). The
+//! names are parsed on every platform (so Linux tests check them); opening one is Windows only.
+
+/// A live volume as named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveSpec {
+    /// The path that opens the raw volume: `\\.\C:`, `\\?\Volume{GUID}` or `\\.\PhysicalDriveN` (without a
+    /// trailing backslash, which would open the volume's root folder instead).
+    pub device: String,
+    /// The drive letter (upper case), when the volume was named by one.
+    pub letter: Option<char>,
+}
+
+/// Reads `spec` as a live volume name: `C:`, `C:\`, `\\.\C:`, `\\?\C:`, `\\?\Volume{GUID}[\]` or
+/// `\\.\PhysicalDriveN` (`/` is taken for `\`). `None` for anything else: a path to an image or a device.
+pub fn parse_spec(spec: &str) -> Option<LiveSpec> {
+    let s = spec.replace('/', "\\");
+    let (prefixed, rest) = match s.strip_prefix("\\\\.\\").or(s.strip_prefix("\\\\?\\")) {
+        Some(rest) => (true, rest),
+        None => (false, s.as_str()),
+    };
+    let rest = rest.strip_suffix('\\').unwrap_or(rest);
+    let b = rest.as_bytes();
+    if b.len() == 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        let letter = char::from(b[0].to_ascii_uppercase());
+        return Some(LiveSpec {
+            device: format!("\\\\.\\{letter}:"),
+            letter: Some(letter),
+        });
+    }
+    if !prefixed {
+        return None;
+    }
+    if let Some(guid) = rest
+        .get(..7)
+        .filter(|p| p.eq_ignore_ascii_case("Volume{"))
+        .map(|_| &rest[7..])
+        .and_then(|g| g.strip_suffix('}'))
+    {
+        let shape = guid.len() == 36
+            && guid.bytes().enumerate().all(|(i, c)| match i {
+                8 | 13 | 18 | 23 => c == b'-',
+                _ => c.is_ascii_hexdigit(),
+            });
+        return shape.then(|| LiveSpec {
+            device: format!("\\\\?\\Volume{{{guid}}}"),
+            letter: None,
+        });
+    }
+    let n = rest
+        .get(..13)
+        .filter(|p| p.eq_ignore_ascii_case("PhysicalDrive"))
+        .map(|_| &rest[13..])?;
+    (!n.is_empty() && n.bytes().all(|c| c.is_ascii_digit())).then(|| LiveSpec {
+        device: format!("\\\\.\\PhysicalDrive{n}"),
+        letter: None,
+    })
+}
+
+/// The one line said when a live volume cannot be opened for want of rights.
+pub fn privilege_message(name: &str) -> String {
+    format!(
+        "reading {name} needs an elevated process: run uffs from a terminal opened with \"Run as \
+         administrator\" (or register it with `uffs volumes add` from one and start the daemon there; see \
+         the README)"
+    )
+}
+
+/// A drive letter the system has, and what it says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drive {
+    pub letter: char,
+    pub kind: DriveKind,
+    /// The file system's name (`NTFS`, `FAT32`, `ReFS` ...); empty when the drive does not say (no media).
+    pub fs: String,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriveKind {
+    Fixed,
+    Removable,
+    Network,
+    CdRom,
+    RamDisk,
+    Unknown,
+}
+
+impl DriveKind {
+    /// From `GetDriveTypeW`'s answer.
+    pub fn from_drive_type(t: u32) -> DriveKind {
+        match t {
+            2 => DriveKind::Removable,
+            3 => DriveKind::Fixed,
+            4 => DriveKind::Network,
+            5 => DriveKind::CdRom,
+            6 => DriveKind::RamDisk,
+            _ => DriveKind::Unknown,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DriveKind::Fixed => "fixed",
+            DriveKind::Removable => "removable",
+            DriveKind::Network => "network",
+            DriveKind::CdRom => "cd-rom",
+            DriveKind::RamDisk => "ram disk",
+            DriveKind::Unknown => "unknown",
+        }
+    }
+}
+
+impl Drive {
+    /// Whether `volumes add --all` takes it: an NTFS drive that is fixed, or removable when asked.
+    pub fn wanted(&self, removable: bool) -> bool {
+        self.fs.eq_ignore_ascii_case("NTFS")
+            && (self.kind == DriveKind::Fixed || (removable && self.kind == DriveKind::Removable))
+    }
+}
+
+#[cfg(windows)]
+pub use win::{drives, LiveDevice, StopSignal};
+
+#[cfg(windows)]
+mod win {
+    use std::io;
+    use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+
+    use windows_sys::Win32::Foundation::{
+        CloseHandle, GetLastError, ERROR_IO_PENDING, GENERIC_READ, HANDLE, INVALID_HANDLE_VALUE,
+    };
+    use windows_sys::Win32::Storage::FileSystem::{
+        CreateFileW, ReadFile, FILE_FLAG_NO_BUFFERING, FILE_FLAG_OVERLAPPED, FILE_SHARE_READ,
+        FILE_SHARE_WRITE, OPEN_EXISTING,
+    };
+    use windows_sys::Win32::System::Threading::CreateEventW;
+    use windows_sys::Win32::System::IO::{DeviceIoControl, GetOverlappedResult, OVERLAPPED};
+
+    use crate::device::IoBuf;
+    use crate::ioctl::{self, IoProfile};
+
+    /// An open volume (or disk) device: every read is overlapped and unbuffered, so its offset, length and
+    /// buffer address are multiples of [`LiveDevice::align`]; [`LiveDevice::read_at`] takes care of reads
+    /// that are not.
+    #[derive(Debug)]
+    pub struct LiveDevice {
+        handle: OwnedHandle,
+        pub path: String,
+        /// The device's sector size, at least 4096 (the page size), so that aligned reads are aligned for
+        /// both 512-byte and 4K-sector devices.
+        pub align: usize,
+        /// Bytes, from IOCTL_DISK_GET_LENGTH_INFO; `None` when the device does not say.
+        pub len: Option<u64>,
+        /// Reads in flight and their size, from the device's bus type and seek penalty.
+        pub profile: IoProfile,
+    }
+
+    /// An event for one overlapped call, closed when dropped.
+    struct Event(HANDLE);
+
+    // SAFETY: an event handle may be used and closed from any thread.
+    unsafe impl Send for Event {}
+    // SAFETY: SetEvent and waits on one event from several threads are what events are for.
+    unsafe impl Sync for Event {}
+
+    /// Set once to end a [`LiveDevice::wait_journal`] from another thread.
+    pub struct StopSignal(Event);
+
+    impl StopSignal {
+        pub fn new() -> io::Result<StopSignal> {
+            Event::new().map(StopSignal)
+        }
+
+        pub fn stop(&self) {
+            // SAFETY: a valid event handle owned by self.
+            unsafe { windows_sys::Win32::System::Threading::SetEvent(self.0 .0) };
+        }
+    }
+
+    impl Event {
+        fn new() -> io::Result<Event> {
+            // SAFETY: an unnamed manual-reset event with default security; the handle is owned by `Event`.
+            let h = unsafe { CreateEventW(std::ptr::null(), 1, 0, std::ptr::null()) };
+            if h.is_null() {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(Event(h))
+        }
+    }
+
+    impl Drop for Event {
+        fn drop(&mut self) {
+            // SAFETY: the handle was made by CreateEventW and is closed once.
+            unsafe { CloseHandle(self.0) };
+        }
+    }
+
+    fn wide(s: &str) -> Vec<u16> {
+        s.encode_utf16().chain([0]).collect()
+    }
+
+    /// Every drive letter in use, with its kind, file system and label (GetLogicalDrives, GetDriveTypeW,
+    /// GetVolumeInformationW).
+    pub fn drives() -> Vec<super::Drive> {
+        use windows_sys::Win32::Storage::FileSystem::{
+            GetDriveTypeW, GetLogicalDrives, GetVolumeInformationW,
+        };
+        // SAFETY: no arguments; returns a bit mask.
+        let mask = unsafe { GetLogicalDrives() };
+        let mut out = Vec::new();
+        for i in 0..26u8 {
+            if mask & (1 << i) == 0 {
+                continue;
+            }
+            let letter = char::from(b'A' + i);
+            let root = wide(&format!("{letter}:\\"));
+            // SAFETY: `root` is NUL-terminated.
+            let kind = super::DriveKind::from_drive_type(unsafe { GetDriveTypeW(root.as_ptr()) });
+            let (mut label, mut fs) = ([0u16; 261], [0u16; 261]);
+            let (mut serial, mut max_len, mut flags) = (0u32, 0u32, 0u32);
+            // SAFETY: the buffers' lengths are passed with them; the out-parameters are valid.
+            let ok = unsafe {
+                GetVolumeInformationW(
+                    root.as_ptr(),
+                    label.as_mut_ptr(),
+                    label.len() as u32,
+                    &mut serial,
+                    &mut max_len,
+                    &mut flags,
+                    fs.as_mut_ptr(),
+                    fs.len() as u32,
+                )
+            } != 0;
+            let text = |b: &[u16]| {
+                let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+                String::from_utf16_lossy(&b[..n])
+            };
+            out.push(super::Drive {
+                letter,
+                kind,
+                fs: if ok { text(&fs) } else { String::new() },
+                label: if ok { text(&label) } else { String::new() },
+            });
+        }
+        out
+    }
+
+    impl LiveDevice {
+        /// Opens `path` (`\\.\C:`, `\\?\Volume{GUID}`) for reading, sharing read and write with the running
+        /// system, and asks the device how to read it.
+        pub fn open(path: &str) -> io::Result<LiveDevice> {
+            let name = wide(path);
+            // SAFETY: `name` is NUL-terminated and outlives the call; no security attributes or template.
+            let h = unsafe {
+                CreateFileW(
+                    name.as_ptr(),
+                    GENERIC_READ,
+                    FILE_SHARE_READ | FILE_SHARE_WRITE,
+                    std::ptr::null(),
+                    OPEN_EXISTING,
+                    FILE_FLAG_OVERLAPPED | FILE_FLAG_NO_BUFFERING,
+                    std::ptr::null_mut(),
+                )
+            };
+            if h == INVALID_HANDLE_VALUE {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: a valid handle just opened, owned from here on.
+            let handle = unsafe { OwnedHandle::from_raw_handle(h as _) };
+            let mut dev = LiveDevice {
+                handle,
+                path: path.to_string(),
+                align: 4096,
+                len: None,
+                profile: IoProfile::unknown(),
+            };
+            let mut out = [0u8; 8];
+            if dev
+                .ioctl(ioctl::IOCTL_DISK_GET_LENGTH_INFO, &[], &mut out)
+                .ok()
+                == Some(8)
+            {
+                dev.len = ioctl::decode_length_info(&out).filter(|&n| n > 0);
+            }
+            let mut out = [0u8; 64];
+            let query = ioctl::storage_property_query(ioctl::STORAGE_ACCESS_ALIGNMENT_PROPERTY, 0);
+            if let Ok(n) = dev.ioctl(ioctl::IOCTL_STORAGE_QUERY_PROPERTY, &query, &mut out) {
+                if let Some(a) = ioctl::decode_access_alignment(&out[..n]) {
+                    let sector =
+                        a.bytes_per_physical_sector.max(a.bytes_per_logical_sector) as usize;
+                    if sector.is_power_of_two() && sector <= 1 << 16 {
+                        dev.align = sector.max(4096);
+                    }
+                }
+            }
+            dev.profile = dev.probe_profile();
+            Ok(dev)
+        }
+
+        /// Reads in flight and their size from the device's bus type and seek penalty (each `None` where the
+        /// device does not answer).
+        fn probe_profile(&self) -> IoProfile {
+            let mut out = vec![0u8; 1024];
+            let query = ioctl::storage_property_query(ioctl::STORAGE_DEVICE_PROPERTY, 0);
+            let bus = self
+                .ioctl(ioctl::IOCTL_STORAGE_QUERY_PROPERTY, &query, &mut out)
+                .ok()
+                .and_then(|n| ioctl::decode_device_descriptor(&out[..n]))
+                .map(|d| d.bus_type);
+            let query =
+                ioctl::storage_property_query(ioctl::STORAGE_DEVICE_SEEK_PENALTY_PROPERTY, 0);
+            let seek = self
+                .ioctl(ioctl::IOCTL_STORAGE_QUERY_PROPERTY, &query, &mut out)
+                .ok()
+                .and_then(|n| ioctl::decode_seek_penalty(&out[..n]));
+            ioctl::io_profile(bus, seek)
+        }
+
+        fn raw(&self) -> HANDLE {
+            self.handle.as_raw_handle() as HANDLE
+        }
+
+        /// Sends control `code` with `input`; returns the bytes written to `output`.
+        pub fn ioctl(&self, code: u32, input: &[u8], output: &mut [u8]) -> io::Result<usize> {
+            let event = Event::new()?;
+            // SAFETY: OVERLAPPED is plain data; zeroed is its documented initial state.
+            let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
+            ov.hEvent = event.0;
+            let mut n = 0u32;
+            // SAFETY: the buffers and `ov` outlive the call and its completion, which is awaited below
+            // before they are dropped.
+            let ok = unsafe {
+                DeviceIoControl(
+                    self.raw(),
+                    code,
+                    if input.is_empty() {
+                        std::ptr::null()
+                    } else {
+                        input.as_ptr().cast()
+                    },
+                    input.len() as u32,
+                    output.as_mut_ptr().cast(),
+                    output.len() as u32,
+                    &mut n,
+                    &mut ov,
+                )
+            };
+            self.finish(ok, &mut ov, n)
+        }
+
+        /// Completes an overlapped call: waits for it when it is pending.
+        fn finish(&self, ok: i32, ov: &mut OVERLAPPED, n: u32) -> io::Result<usize> {
+            if ok != 0 {
+                return Ok(n as usize);
+            }
+            // SAFETY: reads this thread's last error, set by the call just made.
+            if unsafe { GetLastError() } != ERROR_IO_PENDING {
+                return Err(io::Error::last_os_error());
+            }
+            let mut n = 0u32;
+            // SAFETY: `ov` is the structure of the pending call; waiting (bWait = TRUE) until it completes.
+            if unsafe { GetOverlappedResult(self.raw(), ov, &mut n, 1) } == 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(n as usize)
+        }
+
+        /// The volume's change journal (FSCTL_QUERY_USN_JOURNAL); `None` when it has none (or one being
+        /// deleted).
+        pub fn query_journal(&self) -> io::Result<Option<ioctl::UsnJournalData>> {
+            const ERROR_JOURNAL_DELETE_IN_PROGRESS: i32 = 1178;
+            const ERROR_JOURNAL_NOT_ACTIVE: i32 = 1179;
+            let mut out = [0u8; ioctl::USN_JOURNAL_DATA_V2_SIZE];
+            match self.ioctl(ioctl::FSCTL_QUERY_USN_JOURNAL, &[], &mut out) {
+                Ok(n) => ioctl::UsnJournalData::decode(&out[..n])
+                    .map(Some)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string())),
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(ERROR_JOURNAL_NOT_ACTIVE | ERROR_JOURNAL_DELETE_IN_PROGRESS)
+                    ) =>
+                {
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            }
+        }
+
+        /// Makes a change journal (FSCTL_CREATE_USN_JOURNAL), or changes the size of the one there: only when
+        /// the user asks.
+        pub fn create_journal(&self, maximum_size: u64, allocation_delta: u64) -> io::Result<()> {
+            let input = ioctl::create_usn_journal_input(maximum_size, allocation_delta);
+            self.ioctl(ioctl::FSCTL_CREATE_USN_JOURNAL, &input, &mut [])
+                .map(|_| ())
+        }
+
+        /// Every journal record from `start` up to `end` (FSCTL_READ_USN_JOURNAL, not waiting), each given to
+        /// `f`; returns the USN to read from next time.
+        pub fn read_journal(
+            &self,
+            journal_id: u64,
+            start: u64,
+            end: u64,
+            mut f: impl FnMut(&uffs_ntfs::usn::UsnRecord<'_>),
+        ) -> io::Result<u64> {
+            let mut out = IoBuf::zeroed(64 << 10);
+            let mut at = start;
+            while at < end {
+                let input =
+                    ioctl::read_usn_journal_input(at, u32::MAX, false, 0, 0, journal_id, 2, 3);
+                let n = self.ioctl(ioctl::FSCTL_READ_USN_JOURNAL, &input, &mut out)?;
+                let got = ioctl::ReadJournalOutput::decode(&out[..n])
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+                got.records.iter().for_each(&mut f);
+                if got.next_usn <= at {
+                    break;
+                }
+                at = got.next_usn;
+            }
+            Ok(at)
+        }
+
+        /// Waits until the journal holds records past `start` (FSCTL_READ_USN_JOURNAL with BytesToWaitFor: the
+        /// thread sleeps in the kernel, no polling while the drive is idle) or `stop` is signalled. True when
+        /// there are records; false when stopped.
+        pub fn wait_journal(
+            &self,
+            journal_id: u64,
+            start: u64,
+            stop: &StopSignal,
+        ) -> io::Result<bool> {
+            use windows_sys::Win32::Foundation::WAIT_OBJECT_0;
+            use windows_sys::Win32::System::Threading::{WaitForMultipleObjects, INFINITE};
+            use windows_sys::Win32::System::IO::CancelIoEx;
+            let input =
+                ioctl::read_usn_journal_input(start, u32::MAX, false, 0, 1, journal_id, 2, 3);
+            let mut out = vec![0u8; 4096];
+            let event = Event::new()?;
+            // SAFETY: OVERLAPPED is plain data; zeroed is its documented initial state.
+            let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
+            ov.hEvent = event.0;
+            let mut n = 0u32;
+            // SAFETY: `input`, `out` and `ov` live until the call has completed or been cancelled and waited
+            // for, below.
+            let ok = unsafe {
+                DeviceIoControl(
+                    self.raw(),
+                    ioctl::FSCTL_READ_USN_JOURNAL,
+                    input.as_ptr().cast(),
+                    input.len() as u32,
+                    out.as_mut_ptr().cast(),
+                    out.len() as u32,
+                    &mut n,
+                    &mut ov,
+                )
+            };
+            // SAFETY: reads this thread's last error, set by the call just made.
+            if ok == 0 && unsafe { GetLastError() } == ERROR_IO_PENDING {
+                let handles = [event.0, stop.0 .0];
+                // SAFETY: both handles are valid events.
+                let woke = unsafe { WaitForMultipleObjects(2, handles.as_ptr(), 0, INFINITE) };
+                if woke != WAIT_OBJECT_0 {
+                    // SAFETY: cancels this handle's pending call made with `ov`, then waits for it to end so
+                    // that its buffers may be freed.
+                    unsafe {
+                        CancelIoEx(self.raw(), &ov);
+                        GetOverlappedResult(self.raw(), &ov, &mut n, 1);
+                    }
+                    return Ok(false);
+                }
+            }
+            self.finish(ok, &mut ov, n).map(|_| true)
+        }
+
+        /// Reads record `number` through the file system (FSCTL_GET_NTFS_FILE_RECORD), which has it as it is
+        /// now even where the raw MFT on disk lags; `buf` gets it with its update sequence in place, as read
+        /// raw. False (and `buf` zeroed) when the record is not in use.
+        pub fn file_record(&self, number: u64, buf: &mut [u8]) -> io::Result<bool> {
+            let mut out = vec![0u8; ioctl::ntfs_file_record_output_len(buf.len() as u32)];
+            let n = self.ioctl(
+                ioctl::FSCTL_GET_NTFS_FILE_RECORD,
+                &ioctl::ntfs_file_record_input(number),
+                &mut out,
+            )?;
+            let got = ioctl::NtfsFileRecord::decode(&out[..n])
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+            // The control returns the nearest record in use at or below the one asked for.
+            if !got.is_record(number) || got.record.len() != buf.len() {
+                buf.fill(0);
+                return Ok(false);
+            }
+            buf.copy_from_slice(got.record);
+            uffs_ntfs::record::protect(buf);
+            Ok(true)
+        }
+
+        /// Fills `buf` from byte `offset`: directly when all three are aligned, else through an aligned
+        /// buffer covering the sectors around the range.
+        pub fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+            let a = self.align;
+            if (buf.as_ptr() as usize).is_multiple_of(a)
+                && buf.len().is_multiple_of(a)
+                && offset.is_multiple_of(a as u64)
+            {
+                return self.read_aligned(buf, offset);
+            }
+            let start = offset - offset % a as u64;
+            let end = (offset + buf.len() as u64).div_ceil(a as u64) * a as u64;
+            let mut bounce = IoBuf::zeroed((end - start) as usize);
+            self.read_aligned(&mut bounce, start)?;
+            let skip = (offset - start) as usize;
+            buf.copy_from_slice(&bounce[skip..skip + buf.len()]);
+            Ok(())
+        }
+
+        /// One or more overlapped reads (at most 64 MiB each) of aligned ranges.
+        fn read_aligned(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+            while !buf.is_empty() {
+                let len = buf.len().min(64 << 20);
+                let event = Event::new()?;
+                // SAFETY: OVERLAPPED is plain data; zeroed is its documented initial state.
+                let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
+                ov.Anonymous.Anonymous.Offset = offset as u32;
+                ov.Anonymous.Anonymous.OffsetHigh = (offset >> 32) as u32;
+                ov.hEvent = event.0;
+                let mut n = 0u32;
+                // SAFETY: `buf` and `ov` outlive the read, which `finish` awaits before returning.
+                let ok =
+                    unsafe { ReadFile(self.raw(), buf.as_mut_ptr(), len as u32, &mut n, &mut ov) };
+                let got = self.finish(ok, &mut ov, n)?;
+                if got == 0 {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+                buf = &mut buf[got..];
+                offset += got as u64;
+            }
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dev(spec: &str) -> Option<(String, Option<char>)> {
+        parse_spec(spec).map(|s| (s.device, s.letter))
+    }
+
+    #[test]
+    fn drive_letters_in_every_spelling() {
+        for s in [
+            "C:",
+            "c:",
+            "C:\\",
+            "C:/",
+            "\\\\.\\C:",
+            "\\\\?\\c:\\",
+            "//./C:",
+        ] {
+            assert_eq!(dev(s), Some(("\\\\.\\C:".into(), Some('C'))), "{s}");
+        }
+    }
+
+    #[test]
+    fn volume_guids_and_physical_drives() {
+        let g = "\\\\?\\Volume{0b1a3e4c-5d6f-11ee-9a2b-806e6f6e6963}\\";
+        assert_eq!(
+            dev(g),
+            Some((g.trim_end_matches('\\').to_string(), None)),
+            "the trailing backslash would open the root folder"
+        );
+        assert_eq!(
+            dev("\\\\.\\PhysicalDrive0"),
+            Some(("\\\\.\\PhysicalDrive0".into(), None))
+        );
+    }
+
+    #[test]
+    fn paths_are_not_live_volumes() {
+        for s in [
+            "disk.img",
+            "/dev/sdb1",
+            "C:\\images\\disk.img",
+            "C:disk.img",
+            "CC:",
+            "\\\\?\\Volume{not-a-guid}",
+            "\\\\.\\PhysicalDrive",
+            "\\\\server\\share",
+            "",
+        ] {
+            assert_eq!(dev(s), None, "{s}");
+        }
+    }
+}
