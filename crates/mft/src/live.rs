@@ -130,6 +130,7 @@ pub use win::{drives, LiveDevice, StopSignal};
 mod win {
     use std::io;
     use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     use windows_sys::Win32::Foundation::{
         CloseHandle, GetLastError, ERROR_IO_PENDING, GENERIC_READ, HANDLE, INVALID_HANDLE_VALUE,
@@ -151,13 +152,14 @@ mod win {
     pub struct LiveDevice {
         handle: OwnedHandle,
         pub path: String,
-        /// The device's sector size, at least 4096 (the page size), so that aligned reads are aligned for
-        /// both 512-byte and 4K-sector devices.
+        /// The device's logical sector size: unbuffered reads start, end and land at multiples of it.
         pub align: usize,
         /// Bytes, from IOCTL_DISK_GET_LENGTH_INFO; `None` when the device does not say.
         pub len: Option<u64>,
         /// Reads in flight and their size, from the device's bus type and seek penalty.
         pub profile: IoProfile,
+        /// Cleared once the file system refuses FSCTL_GET_NTFS_FILE_RECORD as not supported.
+        file_records: AtomicBool,
     }
 
     /// An event for one overlapped call, closed when dropped.
@@ -198,6 +200,24 @@ mod win {
             // SAFETY: the handle was made by CreateEventW and is closed once.
             unsafe { CloseHandle(self.0) };
         }
+    }
+
+    /// This thread's event for its overlapped calls, made once (a call on one thread is awaited before the next
+    /// starts, and ReadFile and DeviceIoControl reset the event as they begin): making one per call costs two
+    /// round trips to the kernel, or under Wine to its server, per read.
+    fn thread_event() -> io::Result<HANDLE> {
+        thread_local! {
+            static EVENT: std::cell::OnceCell<Event> = const { std::cell::OnceCell::new() };
+        }
+        EVENT.with(|e| {
+            if let Some(ev) = e.get() {
+                return Ok(ev.0);
+            }
+            let ev = Event::new()?;
+            let h = ev.0;
+            let _ = e.set(ev);
+            Ok(h)
+        })
     }
 
     fn wide(s: &str) -> Vec<u16> {
@@ -278,6 +298,7 @@ mod win {
                 align: 4096,
                 len: None,
                 profile: IoProfile::unknown(),
+                file_records: AtomicBool::new(true),
             };
             let mut out = [0u8; 8];
             if dev
@@ -287,19 +308,39 @@ mod win {
             {
                 dev.len = ioctl::decode_length_info(&out).filter(|&n| n > 0);
             }
-            let mut out = [0u8; 64];
-            let query = ioctl::storage_property_query(ioctl::STORAGE_ACCESS_ALIGNMENT_PROPERTY, 0);
-            if let Ok(n) = dev.ioctl(ioctl::IOCTL_STORAGE_QUERY_PROPERTY, &query, &mut out) {
-                if let Some(a) = ioctl::decode_access_alignment(&out[..n]) {
-                    let sector =
-                        a.bytes_per_physical_sector.max(a.bytes_per_logical_sector) as usize;
-                    if sector.is_power_of_two() && sector <= 1 << 16 {
-                        dev.align = sector.max(4096);
-                    }
-                }
-            }
+            dev.align = dev.logical_sector();
             dev.profile = dev.probe_profile();
             Ok(dev)
+        }
+
+        /// The logical sector size: as the device says (its access alignment, else its geometry), else as the
+        /// NTFS boot sector says (read with 4096-byte alignment, which suits any sector size up to that), else
+        /// 4096.
+        fn logical_sector(&self) -> usize {
+            let plausible =
+                |n: u32| (n.is_power_of_two() && (512..=65536).contains(&n)).then_some(n as usize);
+            let mut out = [0u8; 256];
+            let query = ioctl::storage_property_query(ioctl::STORAGE_ACCESS_ALIGNMENT_PROPERTY, 0);
+            let said = self
+                .ioctl(ioctl::IOCTL_STORAGE_QUERY_PROPERTY, &query, &mut out)
+                .ok()
+                .and_then(|n| ioctl::decode_access_alignment(&out[..n]))
+                .and_then(|a| plausible(a.bytes_per_logical_sector))
+                .or_else(|| {
+                    self.ioctl(ioctl::IOCTL_DISK_GET_DRIVE_GEOMETRY_EX, &[], &mut out)
+                        .ok()
+                        .and_then(|n| ioctl::decode_disk_geometry_ex(&out[..n]))
+                        .and_then(|g| plausible(g.bytes_per_sector))
+                });
+            if let Some(n) = said {
+                return n;
+            }
+            let mut head = IoBuf::zeroed(4096);
+            self.read_aligned(&mut head, 0)
+                .ok()
+                .and_then(|_| uffs_ntfs::boot::BootSector::parse(&head).ok())
+                .and_then(|b| plausible(b.bytes_per_sector))
+                .unwrap_or(4096)
         }
 
         /// Reads in flight and their size from the device's bus type and seek penalty (each `None` where the
@@ -327,10 +368,9 @@ mod win {
 
         /// Sends control `code` with `input`; returns the bytes written to `output`.
         pub fn ioctl(&self, code: u32, input: &[u8], output: &mut [u8]) -> io::Result<usize> {
-            let event = Event::new()?;
             // SAFETY: OVERLAPPED is plain data; zeroed is its documented initial state.
             let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
-            ov.hEvent = event.0;
+            ov.hEvent = thread_event()?;
             let mut n = 0u32;
             // SAFETY: the buffers and `ov` outlive the call and its completion, which is awaited below
             // before they are dropped.
@@ -482,12 +522,23 @@ mod win {
         /// now even where the raw MFT on disk lags; `buf` gets it with its update sequence in place, as read
         /// raw. False (and `buf` zeroed) when the record is not in use.
         pub fn file_record(&self, number: u64, buf: &mut [u8]) -> io::Result<bool> {
+            const ERROR_INVALID_FUNCTION: i32 = 1;
+            const ERROR_NOT_SUPPORTED: i32 = 50;
             let mut out = vec![0u8; ioctl::ntfs_file_record_output_len(buf.len() as u32)];
-            let n = self.ioctl(
-                ioctl::FSCTL_GET_NTFS_FILE_RECORD,
-                &ioctl::ntfs_file_record_input(number),
-                &mut out,
-            )?;
+            let n = self
+                .ioctl(
+                    ioctl::FSCTL_GET_NTFS_FILE_RECORD,
+                    &ioctl::ntfs_file_record_input(number),
+                    &mut out,
+                )
+                .inspect_err(|e| {
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(ERROR_INVALID_FUNCTION | ERROR_NOT_SUPPORTED)
+                    ) {
+                        self.file_records.store(false, Ordering::Relaxed);
+                    }
+                })?;
             let got = ioctl::NtfsFileRecord::decode(&out[..n])
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
             // The control returns the nearest record in use at or below the one asked for.
@@ -498,6 +549,11 @@ mod win {
             buf.copy_from_slice(got.record);
             uffs_ntfs::record::protect(buf);
             Ok(true)
+        }
+
+        /// Whether the file system answers FSCTL_GET_NTFS_FILE_RECORD (as far as known: true until refused).
+        pub fn answers_file_records(&self) -> bool {
+            self.file_records.load(Ordering::Relaxed)
         }
 
         /// Fills `buf` from byte `offset`: directly when all three are aligned, else through an aligned
@@ -523,12 +579,11 @@ mod win {
         fn read_aligned(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
             while !buf.is_empty() {
                 let len = buf.len().min(64 << 20);
-                let event = Event::new()?;
                 // SAFETY: OVERLAPPED is plain data; zeroed is its documented initial state.
                 let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
                 ov.Anonymous.Anonymous.Offset = offset as u32;
                 ov.Anonymous.Anonymous.OffsetHigh = (offset >> 32) as u32;
-                ov.hEvent = event.0;
+                ov.hEvent = thread_event()?;
                 let mut n = 0u32;
                 // SAFETY: `buf` and `ov` outlive the read, which `finish` awaits before returning.
                 let ok =

@@ -327,13 +327,18 @@ impl Volume {
 
     /// Reads whole records as [`Volume::read_records`] does, but on a live volume through the file system
     /// (FSCTL_GET_NTFS_FILE_RECORD), which has them as they are now where the raw MFT on disk may lag behind its
-    /// cache; a record not in use comes back zeroed.
+    /// cache; a record not in use comes back zeroed. Where the file system does not answer that control (Wine,
+    /// or a driver other than Windows' NTFS), raw.
     pub fn read_records_now(&self, first: u64, buf: &mut [u8]) -> std::io::Result<()> {
         #[cfg(windows)]
-        if let Some(live) = self.device.live() {
+        if let Some(live) = self.device.live().filter(|l| l.answers_file_records()) {
             let rs = self.record_size as usize;
             for (i, rec) in buf.chunks_exact_mut(rs).enumerate() {
-                live.file_record(first + i as u64, rec)?;
+                match live.file_record(first + i as u64, rec) {
+                    Ok(_) => {}
+                    Err(_) if !live.answers_file_records() => return self.read_records(first, buf),
+                    Err(e) => return Err(e),
+                }
             }
             return Ok(());
         }
