@@ -31,10 +31,6 @@ if [[ ! -f $dll ]]; then
         scripts/wine/bcryptprimitives.def -lbcrypt
 fi
 
-export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=$wine
-cargo test --target "$target" -p uffs-daemon "$@"
-cargo test --target "$target" -p uffs --test daemon_windows "$@"
-
 # A live drive: D: is a read-only loop device over a copy of a fixture volume. Wine opens \\.\D: as the device
 # that dosdevices/d:: points to, and lists D: (GetLogicalDrives, GetDriveTypeW) through dosdevices/d:.
 live_img=$PWD/target/live-d.img
@@ -50,10 +46,25 @@ trap cleanup EXIT
 mkdir -p target/live-d
 ln -sfn "$PWD/target/live-d" "$WINEPREFIX/dosdevices/d:"
 ln -sfn "$loop" "$WINEPREFIX/dosdevices/d::"
+# Wine's mount manager reads the drives when it starts: a server still running from before would not see D:.
+/usr/lib/wine/wineserver -k 2>/dev/null || true
+/usr/lib/wine/wineserver -w
 cargo build --release -q -p uffs
 target/release/uffs export "$loop" --format csv -o target/live-d.csv
 export UFFS_TEST_LIVE_DRIVE=D: UFFS_TEST_LIVE_EXPORT="Z:${PWD//\//\\}\\target\\live-d.csv"
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=$wine
+cargo test --target "$target" -p uffs-daemon "$@"
+cargo test --target "$target" -p uffs --test daemon_windows "$@"
+
 cargo test --target "$target" -p uffs --test live_windows "$@"
+
+# The release a user downloads: built, unpacked, and run on the live drive.
+scripts/build-windows.sh
+unpacked=$(mktemp -d)
+python3 -m zipfile -e target/dist/uffs-*-windows-x86_64.zip "$unpacked"
+"$wine" "$unpacked"/uffs-*/uffs.exe info D: | grep "FILE (the MFT was found)" >/dev/null
+echo "test-windows: the release's uffs.exe reads the live drive D:"
+rm -rf "$unpacked"
 
 # Wanting rights: a user who may not read the device (brw-rw---- root disk) runs uffs.exe info D: in a copy of
 # the prefix (Wine refuses a prefix its user does not own; the copy's `wineserver` file names root's server
