@@ -122,6 +122,14 @@ pub(crate) struct Shared {
     query: Box<QueryFn>,
 }
 
+#[cfg(windows)]
+impl Shared {
+    /// The directory of the registry, the index files and the log.
+    pub(crate) fn cache_dir(&self) -> &std::path::Path {
+        &self.cfg.cache
+    }
+}
+
 pub(crate) fn log(s: &str) {
     let t = uffs_index::time::to_civil(uffs_index::time::now());
     eprintln!(

@@ -38,10 +38,14 @@ impl Device {
     }
 
     /// Opens a live volume or disk of the running system (`\\.\C:`); its length is the device's, or else
-    /// the NTFS boot sector's.
+    /// the NTFS boot sector's. `whole`: for a whole read, which first takes the journal's position and flushes
+    /// the volume's cache ([`crate::live::LiveDevice::settle`]); a check for changes needs neither.
     #[cfg(windows)]
-    pub fn open_live(path: &str) -> io::Result<Device> {
-        let live = crate::live::LiveDevice::open(path)?;
+    pub fn open_live(path: &str, whole: bool) -> io::Result<Device> {
+        let mut live = crate::live::LiveDevice::open(path)?;
+        if whole {
+            live.settle();
+        }
         let len = match live.len {
             Some(n) => n,
             None => {

@@ -160,6 +160,9 @@ mod win {
         pub profile: IoProfile,
         /// Cleared once the file system refuses FSCTL_GET_NTFS_FILE_RECORD as not supported.
         file_records: AtomicBool,
+        /// The journal's id and next USN taken by [`LiveDevice::settle`], before the volume's cache was
+        /// flushed ((0, 0): no journal).
+        pub journal_at_open: Option<(u64, u64)>,
     }
 
     /// An event for one overlapped call, closed when dropped.
@@ -181,6 +184,16 @@ mod win {
         pub fn stop(&self) {
             // SAFETY: a valid event handle owned by self.
             unsafe { windows_sys::Win32::System::Threading::SetEvent(self.0 .0) };
+        }
+
+        /// Whether [`StopSignal::stop`] was called.
+        pub fn stopped(&self) -> bool {
+            use windows_sys::Win32::Foundation::WAIT_OBJECT_0;
+            // SAFETY: a valid event handle owned by self; a zero timeout only looks.
+            unsafe {
+                windows_sys::Win32::System::Threading::WaitForSingleObject(self.0 .0, 0)
+                    == WAIT_OBJECT_0
+            }
         }
     }
 
@@ -230,6 +243,13 @@ mod win {
         use windows_sys::Win32::Storage::FileSystem::{
             GetDriveTypeW, GetLogicalDrives, GetVolumeInformationW,
         };
+        use windows_sys::Win32::System::Diagnostics::Debug::{
+            SetThreadErrorMode, SEM_FAILCRITICALERRORS,
+        };
+        // A removable drive without its medium would otherwise put up a "no disk" dialog.
+        let mut before = 0;
+        // SAFETY: changes this thread's error mode only; restored below.
+        unsafe { SetThreadErrorMode(SEM_FAILCRITICALERRORS, &mut before) };
         // SAFETY: no arguments; returns a bit mask.
         let mask = unsafe { GetLogicalDrives() };
         let mut out = Vec::new();
@@ -241,6 +261,17 @@ mod win {
             let root = wide(&format!("{letter}:\\"));
             // SAFETY: `root` is NUL-terminated.
             let kind = super::DriveKind::from_drive_type(unsafe { GetDriveTypeW(root.as_ptr()) });
+            // Only local disks are asked for their file system: a network drive may hang for long, a CD drive
+            // without a disc is of no use.
+            if !matches!(kind, super::DriveKind::Fixed | super::DriveKind::Removable) {
+                out.push(super::Drive {
+                    letter,
+                    kind,
+                    fs: String::new(),
+                    label: String::new(),
+                });
+                continue;
+            }
             let (mut label, mut fs) = ([0u16; 261], [0u16; 261]);
             let (mut serial, mut max_len, mut flags) = (0u32, 0u32, 0u32);
             // SAFETY: the buffers' lengths are passed with them; the out-parameters are valid.
@@ -267,6 +298,8 @@ mod win {
                 label: if ok { text(&label) } else { String::new() },
             });
         }
+        // SAFETY: as above.
+        unsafe { SetThreadErrorMode(before, std::ptr::null_mut()) };
         out
     }
 
@@ -274,12 +307,26 @@ mod win {
         /// Opens `path` (`\\.\C:`, `\\?\Volume{GUID}`) for reading, sharing read and write with the running
         /// system, and asks the device how to read it.
         pub fn open(path: &str) -> io::Result<LiveDevice> {
+            Self::open_with(path, GENERIC_READ)
+        }
+
+        /// Opens `path` as [`LiveDevice::open`] does, with a handle that may also write: for the controls
+        /// that change the volume (FSCTL_CREATE_USN_JOURNAL, which fsutil sends on such a handle). Nothing in
+        /// uffs writes through it.
+        pub fn open_for_writing(path: &str) -> io::Result<LiveDevice> {
+            Self::open_with(
+                path,
+                GENERIC_READ | windows_sys::Win32::Foundation::GENERIC_WRITE,
+            )
+        }
+
+        fn open_with(path: &str, access: u32) -> io::Result<LiveDevice> {
             let name = wide(path);
             // SAFETY: `name` is NUL-terminated and outlives the call; no security attributes or template.
             let h = unsafe {
                 CreateFileW(
                     name.as_ptr(),
-                    GENERIC_READ,
+                    access,
                     FILE_SHARE_READ | FILE_SHARE_WRITE,
                     std::ptr::null(),
                     OPEN_EXISTING,
@@ -299,6 +346,7 @@ mod win {
                 len: None,
                 profile: IoProfile::unknown(),
                 file_records: AtomicBool::new(true),
+                journal_at_open: None,
             };
             let mut out = [0u8; 8];
             if dev
@@ -318,7 +366,7 @@ mod win {
         /// 4096.
         fn logical_sector(&self) -> usize {
             let plausible =
-                |n: u32| (n.is_power_of_two() && (512..=65536).contains(&n)).then_some(n as usize);
+                |n: u32| (n.is_power_of_two() && (512..=4096).contains(&n)).then_some(n as usize);
             let mut out = [0u8; 256];
             let query = ioctl::storage_property_query(ioctl::STORAGE_ACCESS_ALIGNMENT_PROPERTY, 0);
             let said = self
@@ -341,6 +389,38 @@ mod win {
                 .and_then(|_| uffs_ntfs::boot::BootSector::parse(&head).ok())
                 .and_then(|b| plausible(b.bytes_per_sector))
                 .unwrap_or(4096)
+        }
+
+        /// Readies the volume for a whole read: takes the journal's position, then flushes the volume's cache
+        /// (FlushFileBuffers on a handle opened for writing, as an administrator may), so that what changed
+        /// before that position is on disk for the raw read and what changes after is in the journal, read
+        /// by the first update. Without the flush (refused), the raw MFT may lag the cache by a few seconds.
+        pub fn settle(&mut self) {
+            self.journal_at_open = Some(match self.query_journal() {
+                Ok(Some(j)) => (j.journal_id, j.next_usn),
+                _ => (0, 0),
+            });
+            use windows_sys::Win32::Foundation::GENERIC_WRITE;
+            use windows_sys::Win32::Storage::FileSystem::FlushFileBuffers;
+            let name = wide(&self.path);
+            // SAFETY: `name` is NUL-terminated; the handle is owned (and closed) below.
+            let h = unsafe {
+                CreateFileW(
+                    name.as_ptr(),
+                    GENERIC_READ | GENERIC_WRITE,
+                    FILE_SHARE_READ | FILE_SHARE_WRITE,
+                    std::ptr::null(),
+                    OPEN_EXISTING,
+                    0,
+                    std::ptr::null_mut(),
+                )
+            };
+            if h != INVALID_HANDLE_VALUE {
+                // SAFETY: a valid handle just opened, owned from here on (closed when dropped).
+                let w = unsafe { OwnedHandle::from_raw_handle(h as _) };
+                // SAFETY: flushes the volume behind a valid handle; nothing is written but the cache.
+                unsafe { FlushFileBuffers(w.as_raw_handle() as HANDLE) };
+            }
         }
 
         /// Reads in flight and their size from the device's bus type and seek penalty (each `None` where the
@@ -371,7 +451,6 @@ mod win {
             // SAFETY: OVERLAPPED is plain data; zeroed is its documented initial state.
             let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
             ov.hEvent = thread_event()?;
-            let mut n = 0u32;
             // SAFETY: the buffers and `ov` outlive the call and its completion, which is awaited below
             // before they are dropped.
             let ok = unsafe {
@@ -386,20 +465,19 @@ mod win {
                     input.len() as u32,
                     output.as_mut_ptr().cast(),
                     output.len() as u32,
-                    &mut n,
+                    std::ptr::null_mut(),
                     &mut ov,
                 )
             };
-            self.finish(ok, &mut ov, n)
+            self.finish(ok, &mut ov)
         }
 
         /// Completes an overlapped call: waits for it when it is pending.
-        fn finish(&self, ok: i32, ov: &mut OVERLAPPED, n: u32) -> io::Result<usize> {
-            if ok != 0 {
-                return Ok(n as usize);
-            }
+        /// The byte count comes from GetOverlappedResult in both cases: the call's own count is not to be
+        /// relied on for an overlapped call (it returns at once for one already complete).
+        fn finish(&self, ok: i32, ov: &mut OVERLAPPED) -> io::Result<usize> {
             // SAFETY: reads this thread's last error, set by the call just made.
-            if unsafe { GetLastError() } != ERROR_IO_PENDING {
+            if ok == 0 && unsafe { GetLastError() } != ERROR_IO_PENDING {
                 return Err(io::Error::last_os_error());
             }
             let mut n = 0u32;
@@ -430,6 +508,16 @@ mod win {
                 }
                 Err(e) => Err(e),
             }
+        }
+
+        /// The volume's serial number as Windows reports it (the low 32 bits of the NTFS serial), from the
+        /// boot sector.
+        pub fn volume_serial(&self) -> Option<u64> {
+            let mut head = IoBuf::zeroed(4096);
+            self.read_aligned(&mut head, 0).ok()?;
+            uffs_ntfs::boot::BootSector::parse(&head)
+                .ok()
+                .map(|b| b.serial & 0xFFFF_FFFF)
         }
 
         /// Makes a change journal (FSCTL_CREATE_USN_JOURNAL), or changes the size of the one there: only when
@@ -475,9 +563,16 @@ mod win {
             start: u64,
             stop: &StopSignal,
         ) -> io::Result<bool> {
-            use windows_sys::Win32::Foundation::WAIT_OBJECT_0;
-            use windows_sys::Win32::System::Threading::{WaitForMultipleObjects, INFINITE};
+            use windows_sys::Win32::Foundation::{WAIT_OBJECT_0, WAIT_TIMEOUT};
+            use windows_sys::Win32::System::Threading::{
+                WaitForMultipleObjects, WaitForSingleObject, INFINITE,
+            };
             use windows_sys::Win32::System::IO::CancelIoEx;
+            // Stopped already: a call that completes at once (records are there) would never look.
+            // SAFETY: a valid event handle.
+            if unsafe { WaitForSingleObject(stop.0 .0, 0) } != WAIT_TIMEOUT {
+                return Ok(false);
+            }
             let input =
                 ioctl::read_usn_journal_input(start, u32::MAX, false, 0, 1, journal_id, 2, 3);
             let mut out = vec![0u8; 4096];
@@ -485,7 +580,6 @@ mod win {
             // SAFETY: OVERLAPPED is plain data; zeroed is its documented initial state.
             let mut ov: OVERLAPPED = unsafe { std::mem::zeroed() };
             ov.hEvent = event.0;
-            let mut n = 0u32;
             // SAFETY: `input`, `out` and `ov` live until the call has completed or been cancelled and waited
             // for, below.
             let ok = unsafe {
@@ -496,26 +590,36 @@ mod win {
                     input.len() as u32,
                     out.as_mut_ptr().cast(),
                     out.len() as u32,
-                    &mut n,
+                    std::ptr::null_mut(),
                     &mut ov,
                 )
             };
             // SAFETY: reads this thread's last error, set by the call just made.
-            if ok == 0 && unsafe { GetLastError() } == ERROR_IO_PENDING {
+            let pending = ok == 0 && unsafe { GetLastError() } == ERROR_IO_PENDING;
+            if ok == 0 && !pending {
+                return Err(io::Error::last_os_error());
+            }
+            if pending {
                 let handles = [event.0, stop.0 .0];
                 // SAFETY: both handles are valid events.
                 let woke = unsafe { WaitForMultipleObjects(2, handles.as_ptr(), 0, INFINITE) };
                 if woke != WAIT_OBJECT_0 {
+                    let failed = (woke != WAIT_OBJECT_0 + 1).then(io::Error::last_os_error);
                     // SAFETY: cancels this handle's pending call made with `ov`, then waits for it to end so
                     // that its buffers may be freed.
                     unsafe {
                         CancelIoEx(self.raw(), &ov);
-                        GetOverlappedResult(self.raw(), &ov, &mut n, 1);
+                        GetOverlappedResult(self.raw(), &ov, &mut 0, 1);
                     }
-                    return Ok(false);
+                    return failed.map_or(Ok(false), Err);
                 }
             }
-            self.finish(ok, &mut ov, n).map(|_| true)
+            let mut n = 0u32;
+            // SAFETY: the call has completed (synchronously, or its event is set); this only reads its result.
+            if unsafe { GetOverlappedResult(self.raw(), &ov, &mut n, 1) } == 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(true)
         }
 
         /// Reads record `number` through the file system (FSCTL_GET_NTFS_FILE_RECORD), which has it as it is
@@ -560,7 +664,9 @@ mod win {
         /// buffer covering the sectors around the range.
         pub fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
             let a = self.align;
-            if (buf.as_ptr() as usize).is_multiple_of(a)
+            // Addresses want the physical sector's alignment (a 512-byte-sector view of a 4K disk too): the
+            // page's, which IoBuf gives, covers every sector size uffs reads.
+            if (buf.as_ptr() as usize).is_multiple_of(4096)
                 && buf.len().is_multiple_of(a)
                 && offset.is_multiple_of(a as u64)
             {
@@ -584,11 +690,17 @@ mod win {
                 ov.Anonymous.Anonymous.Offset = offset as u32;
                 ov.Anonymous.Anonymous.OffsetHigh = (offset >> 32) as u32;
                 ov.hEvent = thread_event()?;
-                let mut n = 0u32;
                 // SAFETY: `buf` and `ov` outlive the read, which `finish` awaits before returning.
-                let ok =
-                    unsafe { ReadFile(self.raw(), buf.as_mut_ptr(), len as u32, &mut n, &mut ov) };
-                let got = self.finish(ok, &mut ov, n)?;
+                let ok = unsafe {
+                    ReadFile(
+                        self.raw(),
+                        buf.as_mut_ptr(),
+                        len as u32,
+                        std::ptr::null_mut(),
+                        &mut ov,
+                    )
+                };
+                let got = self.finish(ok, &mut ov)?;
                 if got == 0 {
                     return Err(io::ErrorKind::UnexpectedEof.into());
                 }

@@ -21,6 +21,10 @@ use crate::plan::{plan, Chunk, PlanOptions};
 use crate::volume::Volume;
 use crate::{Error, Result};
 
+/// The most memory the read buffers of a build take (NVMe's 32 reads of 4 MiB in flight and the parsers' need
+/// about 150 MiB).
+const POOL_BYTES: usize = 256 << 20;
+
 #[derive(Debug, Clone, Copy)]
 pub struct ScanOptions {
     /// Read every record, not only those in use, and index deleted files whose records still parse.
@@ -164,6 +168,9 @@ pub fn build_index(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<(Index, ScanReport)> {
     let t0 = Instant::now();
+    // A live volume changes while it is read: its journal position is taken before, so that what changes during
+    // the read is applied again by the first update.
+    let journal_before = crate::update::live_journal_position(vol);
     let chunks = opts.plan(vol);
     let planned: u64 = chunks.iter().map(|c| c.records).sum();
     let (concurrency, io_size) = opts.io(vol);
@@ -195,10 +202,11 @@ pub fn build_index(
     let rs = vol.record_size as usize;
     let chunk_cap = ScanOptions::buffer_bytes(vol, &chunks);
     let workers = report.threads;
-    let readers = concurrency.min(chunks.len()).max(1);
     // Enough buffers that every read in flight has one, and every parser one in hand and one waiting while the
-    // builder catches up.
-    let pool = 2 * workers + 1 + readers;
+    // builder catches up; all within POOL_BYTES (fewer reads in flight if need be).
+    let fit = (POOL_BYTES / chunk_cap.max(1)).max(workers + 2);
+    let readers = concurrency.min(chunks.len()).min(fit - workers - 1).max(1);
+    let pool = (2 * workers + 1 + readers).min(fit.max(readers + workers + 1));
     let (free_tx, free_rx) = bounded::<IoBuf>(pool);
     for _ in 0..pool {
         free_tx
@@ -300,7 +308,10 @@ pub fn build_index(
     report.records_read = planned;
     report.bytes_read = planned * rs as u64;
     let (mut index, stats) = builder.finish();
-    crate::update::set_journal_position(vol, &mut index);
+    match journal_before {
+        Some(at) => (index.meta.journal_id, index.meta.journal_usn) = at,
+        None => crate::update::set_journal_position(vol, &mut index),
+    }
     index.set_record_hashes(hashes);
     report.times.merge = stats.merge;
     report.times.totals = stats.totals;

@@ -53,9 +53,19 @@ pub struct Source {
 
 /// Opens `spec`: a path, optionally suffixed `@N` to pick partition N of a whole disk (`partition` does the same).
 pub fn open(spec: &str, partition: Option<u32>) -> Result<Source> {
+    open_as(spec, partition, true)
+}
+
+/// Opens `spec` as [`open`] does, to check it for changes: a live volume is not readied for a whole read (its
+/// cache flushed), which a check does not need and would cost the system on every change.
+pub fn open_for_check(spec: &str, partition: Option<u32>) -> Result<Source> {
+    open_as(spec, partition, false)
+}
+
+fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     let (path, at) = split_partition_suffix(spec);
     let partition = partition.or(at);
-    let device = open_device(path)?;
+    let device = open_device(path, whole)?;
     let mut head = vec![0u8; 4096];
     let n = device
         .read_head(&mut head, 0)
@@ -149,12 +159,13 @@ pub fn open(spec: &str, partition: Option<u32>) -> Result<Source> {
     })
 }
 
-/// Opens the device `path` names: on Windows a live volume (`C:`, `\\.\C:`, `\\?\Volume{GUID}`) when it is one of
+/// Opens the device `path` names (`whole`: see [`open_for_check`]): on Windows a live volume (`C:`, `\\.\C:`, `\\?\Volume{GUID}`) when it is one of
 /// those, else a file or block device. Wanting rights to open it is said in one line of its own.
-fn open_device(path: &str) -> Result<Device> {
+fn open_device(path: &str, whole: bool) -> Result<Device> {
+    let _ = whole;
     #[cfg(windows)]
     if let Some(live) = crate::live::parse_spec(path) {
-        return Device::open_live(&live.device).map_err(|e| match e.kind() {
+        return Device::open_live(&live.device, whole).map_err(|e| match e.kind() {
             std::io::ErrorKind::PermissionDenied => {
                 Error::Privilege(crate::live::privilege_message(path))
             }

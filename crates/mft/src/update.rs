@@ -456,15 +456,28 @@ pub fn set_journal_position(vol: &Volume, index: &mut Index) {
     (index.meta.journal_id, index.meta.journal_usn) = journal_position(vol, index);
 }
 
+/// A live volume's journal id and next USN, asked of the file system (`Some((0, 0))`: it has none): as taken
+/// when it was opened for a whole read, else now; `None` for any other source.
+pub(crate) fn live_journal_position(vol: &Volume) -> Option<(u64, u64)> {
+    #[cfg(windows)]
+    if let Some(live) = vol.device.live() {
+        if let Some(at) = live.journal_at_open {
+            return Some(at);
+        }
+        return Some(match live.query_journal() {
+            Ok(Some(j)) => (j.journal_id, j.next_usn),
+            _ => (0, 0),
+        });
+    }
+    let _ = vol;
+    None
+}
+
 /// The volume's journal id and next USN now, found through `index`'s `$UsnJrnl` record, or on a live volume
 /// asked of the file system ((0, 0): none).
 fn journal_position(vol: &Volume, index: &Index) -> (u64, u64) {
-    #[cfg(windows)]
-    if let Some(live) = vol.device.live() {
-        return match live.query_journal() {
-            Ok(Some(j)) => (j.journal_id, j.next_usn),
-            _ => (0, 0),
-        };
+    if let Some(at) = live_journal_position(vol) {
+        return at;
     }
     crate::journal::find_usnjrnl_record(index)
         .and_then(|r| crate::journal::Journal::open(vol, r).ok())
@@ -545,22 +558,32 @@ fn from_live_journal(
             j.journal_id, m.journal_id
         )));
     }
-    if m.journal_usn < j.lowest_valid_usn || m.journal_usn > j.next_usn {
-        return Ok(Found::Rebuild(format!(
-            "the change journal no longer holds USN {} (it holds {}..{})",
-            m.journal_usn, j.lowest_valid_usn, j.next_usn
-        )));
+    // Records below FirstUsn are gone (LowestValidUsn only says where this journal instance began).
+    let gone = |held_from: u64| {
+        Found::Rebuild(format!(
+            "the change journal no longer holds USN {} (it holds {held_from}..{})",
+            m.journal_usn, j.next_usn
+        ))
+    };
+    if m.journal_usn < j.first_usn || m.journal_usn > j.next_usn {
+        return Ok(gone(j.first_usn));
     }
     if j.next_usn == m.journal_usn {
         return Ok(Found::Unchanged(format!("journal at USN {}", j.next_usn)));
     }
     let mut changed: Vec<u64> = METAFILES.collect();
-    let next = live
-        .read_journal(j.journal_id, m.journal_usn, j.next_usn, |r| {
-            changed.push(r.file_record());
-            changed.push(r.parent_record());
-        })
-        .map_err(err)?;
+    const ERROR_JOURNAL_ENTRY_DELETED: i32 = 1181;
+    let next = match live.read_journal(j.journal_id, m.journal_usn, j.next_usn, |r| {
+        changed.push(r.file_record());
+        changed.push(r.parent_record());
+    }) {
+        Ok(next) => next,
+        // Trimmed between the query and the read.
+        Err(e) if e.raw_os_error() == Some(ERROR_JOURNAL_ENTRY_DELETED) => {
+            return Ok(gone(j.first_usn))
+        }
+        Err(e) => return Err(err(e)),
+    };
     changed.sort_unstable();
     changed.dedup();
     Ok(Found::Changed(Changes {

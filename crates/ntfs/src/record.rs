@@ -83,9 +83,10 @@ pub fn apply_fixups(rec: &mut [u8]) -> Result<()> {
 
 /// Puts the update-sequence protection back on a record whose fixups were already applied, so that it reads as
 /// on disk and [`apply_fixups`] takes it. The file system hands records over that way (Windows'
-/// FSCTL_GET_NTFS_FILE_RECORD copies them from its cache, where the fixups are undone). A record whose strides
-/// all end in the update sequence number already (as read raw), or that is not a well-formed record, is left
-/// alone.
+/// FSCTL_GET_NTFS_FILE_RECORD copies them from its cache, where the fixups are undone): each stride's last two
+/// bytes are the record's own, so they go into the update sequence array (whose copies may be older) and the
+/// update sequence number takes their place. A record whose strides all end in the number already (as read
+/// raw), or that is not a well-formed record, is left alone.
 pub fn protect(rec: &mut [u8]) {
     let (Ok(usa_offset), Ok(usa_count)) = (u16_at(rec, 4, ""), u16_at(rec, 6, "")) else {
         return;
@@ -99,15 +100,14 @@ pub fn protect(rec: &mut [u8]) {
     }
     let strides = usa_count - 1;
     let usn = [rec[usa_offset], rec[usa_offset + 1]];
-    let tail = |rec: &[u8], i: usize| [rec[i * FIXUP_STRIDE - 2], rec[i * FIXUP_STRIDE - 1]];
-    let saved = |rec: &[u8], i: usize| [rec[usa_offset + 2 * i], rec[usa_offset + 2 * i + 1]];
-    if (1..=strides).all(|i| tail(rec, i) == usn)
-        || !(1..=strides).all(|i| tail(rec, i) == saved(rec, i))
-    {
+    let tail = |i: usize| i * FIXUP_STRIDE - 2..i * FIXUP_STRIDE;
+    if (1..=strides).all(|i| rec[tail(i)] == usn) {
         return;
     }
     for i in 1..=strides {
-        rec[i * FIXUP_STRIDE - 2..i * FIXUP_STRIDE].copy_from_slice(&usn);
+        let own = [rec[tail(i).start], rec[tail(i).start + 1]];
+        rec[usa_offset + 2 * i..usa_offset + 2 * i + 2].copy_from_slice(&own);
+        rec[tail(i)].copy_from_slice(&usn);
     }
 }
 
@@ -337,6 +337,15 @@ mod tests {
         let mut short = raw[..100].to_vec();
         protect(&mut short);
         assert_eq!(short, &raw[..100]);
+        // The file system's copy may have changed the bytes at a stride's end since the array was written:
+        // those bytes are the record's, and survive.
+        let mut changed = raw.clone();
+        apply_fixups(&mut changed).unwrap();
+        changed[1022..1024].copy_from_slice(&[7, 8]);
+        protect(&mut changed);
+        apply_fixups(&mut changed).unwrap();
+        assert_eq!(&changed[510..512], &[1, 2]);
+        assert_eq!(&changed[1022..1024], &[7, 8]);
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub struct ReadArgs {
     pub threads: usize,
     /// Reads kept in flight (default: from the device: 2 on a hard disk, 8 on a SATA SSD, 32 on NVMe; 1 for an
     /// image file or a Linux device).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = parse_concurrency)]
     pub concurrency: usize,
     /// Size of each read: 512K, 1M, 4M ... (default: from the device: 1M on a hard disk, 2M on a SATA SSD, 4M on
     /// NVMe; 1M for an image file or a Linux device).
@@ -38,6 +38,14 @@ impl ReadArgs {
             chunk_bytes: self.io_size.unwrap_or(0),
             ..ScanOptions::default()
         }
+    }
+}
+
+/// Reads in flight: 1 to 256 (0, the default, is the device's choice).
+fn parse_concurrency(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n <= 256 => Ok(n),
+        _ => Err(format!("{s}: from 1 to 256 reads in flight")),
     }
 }
 

@@ -340,14 +340,17 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
     let sources = match all {
         None => sources,
         Some(removable) => {
-            let registered: Vec<&str> =
-                registry.volumes.iter().map(|v| v.source.as_str()).collect();
+            // A drive registered as `c:` or `\\.\C:` is registered all the same.
+            let device =
+                |s: &str| uffs_mft::live::parse_spec(s).map_or(s.to_string(), |l| l.device);
+            let registered: Vec<String> =
+                registry.volumes.iter().map(|v| device(&v.source)).collect();
             found = crate::drives::ntfs_volumes()
                 .0
                 .into_iter()
                 .filter(|f| removable || !f.removable)
                 .map(|f| f.spec)
-                .filter(|s| !registered.contains(&s.as_str()))
+                .filter(|s| !registered.contains(&device(s)))
                 .collect();
             if found.is_empty() {
                 println!("no NTFS volume to add (see `uffs info` and `uffs volumes list`)");
@@ -368,7 +371,13 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             bail!("a volume named {name} is registered already (remove it first, or give --name)");
         }
         if *create_journal {
-            create_journal_on(src)?;
+            match create_journal_on(src) {
+                Err(e) if all.is_some() => {
+                    eprintln!("uffs: skipping {src}: {e:#}");
+                    continue;
+                }
+                r => r?,
+            }
         }
         let opened = match uffs_mft::open(src, partition) {
             Ok(o) => o,
@@ -487,10 +496,15 @@ fn create_journal_on(src: &str) -> Result<()> {
     };
     #[cfg(windows)]
     {
-        let dev = uffs_mft::live::LiveDevice::open(&spec.device).map_err(|e| match e.kind() {
-            std::io::ErrorKind::PermissionDenied => anyhow!(uffs_mft::live::privilege_message(src)),
-            _ => anyhow!("cannot open {src}: {e}"),
-        })?;
+        let dev =
+            uffs_mft::live::LiveDevice::open_for_writing(&spec.device).map_err(|e| {
+                match e.kind() {
+                    std::io::ErrorKind::PermissionDenied => {
+                        anyhow!(uffs_mft::live::privilege_message(src))
+                    }
+                    _ => anyhow!("cannot open {src}: {e}"),
+                }
+            })?;
         if dev
             .query_journal()
             .with_context(|| format!("{src}: asking for its change journal"))?

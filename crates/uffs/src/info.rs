@@ -10,14 +10,24 @@ use crate::common::thousands;
 pub fn list(as_json: bool) -> Result<()> {
     let (found, unreadable) = crate::drives::ntfs_volumes();
     let mut rows = Vec::new();
+    // Wanting rights is said once, after the list, not on every line.
+    let mut denied = None;
     for f in &found {
-        let opened = uffs_mft::open(&f.spec, None);
+        let opened = uffs_mft::open_for_check(&f.spec, None);
         let (size, records, error) = match &opened {
             Ok(src) => (
                 src.volumes.iter().map(volume_bytes).sum::<u64>(),
                 src.volumes.iter().map(|v| v.records_total).sum::<u64>(),
                 None,
             ),
+            Err(uffs_mft::Error::Privilege(why)) => {
+                denied.get_or_insert_with(|| why.clone());
+                (
+                    0,
+                    0,
+                    Some("cannot be read without rights (below)".to_string()),
+                )
+            }
             Err(e) => (0, 0, Some(e.to_string())),
         };
         // The drive's own word where it gives one (Windows), else the volume's.
@@ -30,7 +40,7 @@ pub fn list(as_json: bool) -> Result<()> {
             _ => f.label.clone(),
         };
         rows.push(
-            json!({"source": f.spec, "kind": f.kind, "label": f.label, "bytes": size,
+            json!({"source": f.spec, "kind": f.kind, "label": label, "bytes": size,
                          "mft_records": records, "error": error}),
         );
         if !as_json {
@@ -61,6 +71,9 @@ pub fn list(as_json: bool) -> Result<()> {
     }
     if found.is_empty() {
         println!("no NTFS volume found");
+    }
+    if let Some(why) = denied {
+        println!("({why})");
     }
     if !unreadable.is_empty() {
         println!(

@@ -124,11 +124,17 @@ fn volumes_add_all_registers_the_drive_under_its_letter_and_answers_print_its_pa
 
     w.start();
     w.wait_ready(30);
+    // (The script maps another NTFS drive too, which --all adds as well.)
     let answers = w.ok(&["many_subdirs", "--limit", "3"]);
     let first = answers.lines().next().unwrap_or_default();
     assert_eq!(first, format!("{letter}:\\many_subdirs"), "{answers}");
-    let deep = w.ok(&["file-with-12345"]);
-    assert_eq!(deep.trim_end(), format!("{letter}:\\file-with-12345"));
+    let found = w.ok(&["file-with-12345"]);
+    assert!(
+        found
+            .lines()
+            .any(|l| l == format!("{letter}:\\file-with-12345")),
+        "{found}"
+    );
     let status = w.ok(&["daemon", "status"]);
     assert!(status.contains(&d), "{status}");
 }
