@@ -76,10 +76,22 @@ pub fn list(as_json: bool) -> Result<()> {
         println!("({why})");
     }
     if !unreadable.is_empty() {
+        // Root may be refused too (a container's devices): say what happened, and the remedy only where it is one.
+        #[cfg(unix)]
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        #[cfg(not(unix))]
+        let root = false;
         println!(
-            "({} devices could not be read to tell, e.g. {}: run as root to see them)",
+            "({} device{} could not be read to tell, e.g. {}: permission denied{})",
             unreadable.len(),
-            unreadable[0]
+            if unreadable.len() == 1 { "" } else { "s" },
+            unreadable[0],
+            if root {
+                ""
+            } else {
+                "; run as root to see them"
+            }
         );
     }
     Ok(())
