@@ -36,16 +36,26 @@ fi
 live_img=$PWD/target/live-d.img
 cp tests/data/linux-made/testfs1 "$live_img"
 loop=$(losetup --find --show --read-only "$live_img")
+# E: is a writable one, which ntfs-3g changes below while the Windows daemon follows it.
+live_rw_img=$PWD/target/live-e.img
+cp tests/data/linux-made/testfs1 "$live_rw_img"
+loop_rw=$(losetup --find --show "$live_rw_img")
 user_prefix=$(mktemp -d /tmp/uffs-wine-unprivileged.XXXXXX)
+state=$(mktemp -d /tmp/uffs-wine-daemon.XXXXXX)
 cleanup() {
+    umount "$state/mnt" 2>/dev/null || true
     losetup -d "$loop" 2>/dev/null || true
+    losetup -d "$loop_rw" 2>/dev/null || true
     rm -f "$WINEPREFIX/dosdevices/d:" "$WINEPREFIX/dosdevices/d::"
-    rm -rf "$user_prefix"
+    rm -f "$WINEPREFIX/dosdevices/e:" "$WINEPREFIX/dosdevices/e::"
+    rm -rf "$user_prefix" "$state"
 }
 trap cleanup EXIT
-mkdir -p target/live-d
+mkdir -p target/live-d target/live-e
 ln -sfn "$PWD/target/live-d" "$WINEPREFIX/dosdevices/d:"
 ln -sfn "$loop" "$WINEPREFIX/dosdevices/d::"
+ln -sfn "$PWD/target/live-e" "$WINEPREFIX/dosdevices/e:"
+ln -sfn "$loop_rw" "$WINEPREFIX/dosdevices/e::"
 # Wine's mount manager reads the drives when it starts: a server still running from before would not see D:.
 /usr/lib/wine/wineserver -k 2>/dev/null || true
 /usr/lib/wine/wineserver -w
@@ -57,6 +67,39 @@ cargo test --target "$target" -p uffs-daemon "$@"
 cargo test --target "$target" -p uffs --test daemon_windows "$@"
 
 cargo test --target "$target" -p uffs --test live_windows "$@"
+
+# Following a live drive that another driver writes: the Windows daemon serves E:, ntfs-3g (on Linux) makes a
+# file on the same device, and `uffs.exe volumes refresh E` finds it (by a re-scan: Wine answers no change
+# journal call). One persistent Wine server for the block, started with its output nowhere: a server or service
+# started by a command whose output is captured would hold that pipe open.
+/usr/lib/wine/wineserver -w
+/usr/lib/wine/wineserver -p >/dev/null 2>&1
+uffsw() {
+    UFFS_CACHE_DIR="Z:${state//\//\\}\\cache" UFFS_RUNTIME_DIR="Z:${state//\//\\}\\run" \
+        "$wine" "target/$target/debug/uffs.exe" "$@"
+}
+fail() {
+    echo "test-windows: FAILED: $*" >&2
+    uffsw daemon stop >/dev/null 2>&1 || true
+    exit 1
+}
+uffsw volumes add E: --refresh never >/dev/null 2>&1 || fail "volumes add E:"
+uffsw daemon start >/dev/null 2>&1 || fail "daemon start"
+for _ in $(seq 100); do
+    uffsw many_subdirs >/dev/null 2>&1 && break
+    sleep 0.3
+done
+found=$(uffsw made-by-linux 2>&1) && fail "made-by-linux found before it was made: $found"
+mkdir -p "$state/mnt"
+ntfs-3g "$loop_rw" "$state/mnt"
+echo "made while the Windows daemon served the drive" > "$state/mnt/made-by-linux.txt"
+umount "$state/mnt"
+refreshed=$(uffsw volumes refresh E 2>&1) || fail "volumes refresh E: $refreshed"
+found=$(uffsw made-by-linux 2>&1) || fail "made-by-linux not found after the refresh ($refreshed): $found"
+[[ ${found%$'\r'} == 'E:\made-by-linux.txt' ]] || fail "made-by-linux answered as: $found"
+uffsw daemon stop >/dev/null 2>&1
+/usr/lib/wine/wineserver -k
+echo "test-windows: a file made on the live drive E: by another driver is found after volumes refresh: $refreshed"
 
 # The release a user downloads: built, unpacked, and run on the live drive.
 scripts/build-windows.sh
