@@ -8,7 +8,7 @@ that dosdevices/d:: points to), then alternates, ROUNDS times:
     uffs bench /dev/loopN --read-only          (Linux: the device as a file, 1 read of 1 MiB at a time)
     uffs.exe bench D: --read-only               (Windows, under Wine: the live-volume path, overlapped reads
                                                  sized to the device; Wine answers no storage query, so the
-                                                 unknown-device profile: 8 reads of 2 MiB)
+                                                 unknown-device profile: 8 reads of 1 MiB)
     uffs.exe bench D: --read-only --concurrency 1 --io-size 1M   (the same read shape as Linux)
 
 and prints each one's median time and its ratio to Linux's, measured in the same run. With --build, the whole
@@ -74,7 +74,9 @@ def main():
         # timed: otherwise each uffs.exe may start them anew while it measures, on the same two cores.
         # (Their output goes nowhere: they outlive the command that starts them, and would hold its pipes.)
         quiet = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        subprocess.run([WINE.replace("wine64", "wineserver"), "-p"], check=True, **quiet)
+        server = WINE.replace("wine64", "wineserver")
+        subprocess.run([server, "-w"], check=True, **quiet)  # one still running from before ends first
+        subprocess.run([server, "-p"], check=True, **quiet)
         subprocess.run(windows + ["info", "D:"], check=True, **quiet)
         # A new loop device starts with an empty cache of its own: read it once, untimed, from both sides.
         for _, cmd, e in cases[:2]:
