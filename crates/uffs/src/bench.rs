@@ -127,7 +127,7 @@ impl Run {
         if read_only {
             return format!(
                 "{}: read {} bytes in {} reads, {:.3} s, {:.0} MB/s",
-                self.volume,
+                crate::common::head(&self.volume),
                 thousands(r.bytes_read),
                 r.reads,
                 t.as_secs_f64(),
@@ -136,7 +136,7 @@ impl Run {
         }
         format!(
             "{}: {} entries from {} records in {:.3} s: {:.2} M entries/s, {:.2} M records/s, {:.0} MB/s",
-            self.volume,
+            crate::common::head(&self.volume),
             thousands(self.entries),
             thousands(r.records_read),
             t.as_secs_f64(),

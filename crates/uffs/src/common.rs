@@ -110,6 +110,12 @@ pub fn build(vol: &Volume, opts: &ScanOptions, pb: &ProgressBar) -> Result<(Inde
     .with_context(|| format!("indexing {}", vol.name))
 }
 
+/// A volume's name as the head of a line (`NAME: ...`): a drive's `D:` without its colon, so the line reads
+/// `D: 535 entries`, not `D:: 535 entries`.
+pub fn head(name: &str) -> &str {
+    name.strip_suffix(':').unwrap_or(name)
+}
+
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
@@ -133,7 +139,7 @@ pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
     let c = &r.build.counts;
     let mut s = format!(
         "{}: {} entries from {} records in {:.3} s ({:.2} M records/s, {:.0} MB/s)",
-        vol.name,
+        head(&vol.name),
         thousands(idx.len() as u64),
         thousands(r.records_read),
         t.as_secs_f64(),

@@ -373,7 +373,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         if *create_journal {
             match create_journal_on(src) {
                 Err(e) if all.is_some() => {
-                    eprintln!("uffs: skipping {src}: {e:#}");
+                    eprintln!("uffs: skipping {src} ({e:#})");
                     continue;
                 }
                 r => r?,
@@ -386,7 +386,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             Err(e) if all.is_some() => {
                 match e {
                     uffs_mft::Error::Privilege(why) => denied.push((src, why)),
-                    e => eprintln!("uffs: skipping {src}: {e}"),
+                    e => eprintln!("uffs: skipping {src} ({e})"),
                 }
                 continue;
             }
@@ -421,7 +421,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         }
     }
     for (src, why) in denied {
-        eprintln!("uffs: skipping {src}: {why}");
+        eprintln!("uffs: skipping {src} ({why})");
     }
     let plan_len = plan.len();
     let results: Vec<Result<String>> = std::thread::scope(|s| {
