@@ -77,7 +77,7 @@ pub(crate) fn follow_of(shared: &Shared, name: &str) -> Follow {
         .unwrap_or_default()
 }
 
-fn set_follow(shared: &Shared, name: &str, f: impl FnOnce(&mut Follow)) {
+pub(crate) fn set_follow(shared: &Shared, name: &str, f: impl FnOnce(&mut Follow)) {
     if let Ok(mut m) = shared.follow.lock() {
         f(m.entry(name.to_string()).or_default());
     }
@@ -123,7 +123,7 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
             server::set_state(
                 shared,
                 &e.name,
-                Some(format!("ready (source unavailable: {err})")),
+                Some(server::offline_state(&err.to_string())),
             );
             return (format!("{}: source unavailable: {err}", e.name), 0);
         }

@@ -479,6 +479,12 @@ pub(crate) fn set_state(shared: &Shared, name: &str, state: Option<String>) {
     }
 }
 
+/// The state of a volume whose source cannot be read (an unplugged disk, a deleted image): it answers from its
+/// index, and is checked again on its interval until the source is back.
+pub(crate) fn offline_state(why: &str) -> String {
+    format!("offline, answering from its index (source unavailable: {why})")
+}
+
 /// Whether each volume's source still matches its index: another volume behind the same source makes the index
 /// unusable; a changed one is rebuilt while the old index keeps answering.
 fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
@@ -488,7 +494,8 @@ fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
             continue;
         }
         let meta = l.meta();
-        let vol = match uffs_mft::open(&e.source, e.partition) {
+        // Only the serial is wanted: a live volume is not readied for a whole read.
+        let vol = match uffs_mft::open_for_check(&e.source, e.partition) {
             Ok(src) if src.volumes.len() == 1 => src.volumes.into_iter().next(),
             Ok(_) => None,
             Err(err) => {
@@ -496,11 +503,9 @@ fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
                     "{}: source unavailable ({err}); answering from the index",
                     e.name
                 ));
-                set_state(
-                    shared,
-                    &e.name,
-                    Some(format!("ready (source unavailable: {err})")),
-                );
+                set_state(shared, &e.name, Some(offline_state(&err.to_string())));
+                // So that the check that finds it back says so and clears the state.
+                refresh::set_follow(shared, &e.name, |f| f.unavailable = true);
                 continue;
             }
         };

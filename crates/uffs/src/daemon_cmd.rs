@@ -557,10 +557,18 @@ pub fn volumes_list(json: bool) -> Result<()> {
             .first()
             .cloned()
             .unwrap_or_else(|| Registry::index_path(&cache, &v.name));
-        let info = match uffs_index::file::read_meta(&path) {
+        let mut info = match uffs_index::file::read_meta(&path) {
             Ok((_, n)) => format!("{} entries", thousands(n)),
             Err(e) => format!("no usable index ({e})"),
         };
+        // An image or device that is gone (a drive letter is not looked at: that takes opening it).
+        let (file, _) = v.source.rsplit_once('@').unwrap_or((&v.source, ""));
+        if uffs_mft::live::parse_spec(&v.source).is_none()
+            && !std::path::Path::new(&v.source).exists()
+            && !std::path::Path::new(file).exists()
+        {
+            info += ", offline (source not found)";
+        }
         println!("{}\t{}\t{info}\t{}", v.name, v.source, path.display());
     }
     Ok(())

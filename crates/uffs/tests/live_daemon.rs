@@ -141,7 +141,31 @@ fn the_daemon_follows_changes_and_survives_kills_during_updates() {
     assert!(said.contains("unavailable"), "{said}");
     assert_eq!(daemon_rows(&w), before);
     assert!(w.log().contains("source unavailable"), "{}", w.log());
+    // Offline: said by `daemon status` and `volumes list`, and still searchable after a restart.
+    assert!(w.ok(&["daemon", "status"]).contains("offline"));
+    w.kill_foreground();
+    w.run_foreground();
+    let t = Instant::now();
+    let status = loop {
+        let status = w.ok(&["daemon", "status"]);
+        if status.contains("offline, answering from its index") {
+            break status;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "not offline: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        daemon_rows(&w),
+        before,
+        "an offline volume answers from its index after a restart: {status}"
+    );
+    let list = w.ok(&["volumes", "list"]);
+    assert!(list.contains("offline (source not found)"), "{list}");
     std::fs::rename(&away, &img).unwrap();
+    assert!(!w.ok(&["volumes", "list"]).contains("offline"));
     change(&img, &w.dir, &mut rng, &mut counter, 10);
     w.ok(&["volumes", "refresh", "lv"]);
     assert_same(
@@ -149,6 +173,7 @@ fn the_daemon_follows_changes_and_survives_kills_during_updates() {
         &daemon_rows(&w),
         &fresh_rows(&img, &w.dir),
     );
+    assert!(!w.ok(&["daemon", "status"]).contains("offline"));
     w.kill_foreground();
 }
 
