@@ -24,6 +24,7 @@
 //! fields padded to 48 (`sizeof`); `USN_JOURNAL_DATA_V1` is 60 bytes of fields padded to 64, and `_V2` is 80 (its
 //! `Flags` sits at 60, in what is V1's tail padding, and `RangeTrackChunkSize` is 8-aligned at 64).
 
+use uffs_ntfs::le;
 use uffs_ntfs::usn::{UsnRecord, V4_HEADER};
 
 use crate::{Error, Result};
@@ -104,33 +105,28 @@ impl<'a> Fields<'a> {
         Fields { b, ctl, what }
     }
 
+    /// Names the control in an error of `uffs_ntfs::le`, which names the structure.
+    fn at<T>(&self, r: uffs_ntfs::Result<T>) -> Result<T> {
+        r.map_err(|e| Error::format(self.ctl, e))
+    }
+
     fn bytes(&self, offset: usize, len: usize) -> Result<&'a [u8]> {
-        offset
-            .checked_add(len)
-            .and_then(|end| self.b.get(offset..end))
-            .ok_or_else(|| truncated(self.ctl, self.what, offset, len, self.b.len()))
+        self.at(le::bytes(self.b, offset, len, self.what))
     }
-
-    fn array<const N: usize>(&self, offset: usize) -> Result<[u8; N]> {
-        let mut a = [0u8; N];
-        a.copy_from_slice(self.bytes(offset, N)?);
-        Ok(a)
-    }
-
     fn u8(&self, offset: usize) -> Result<u8> {
-        Ok(self.array::<1>(offset)?[0])
+        self.at(le::u8_at(self.b, offset, self.what))
     }
     fn u16(&self, offset: usize) -> Result<u16> {
-        Ok(u16::from_le_bytes(self.array(offset)?))
+        self.at(le::u16_at(self.b, offset, self.what))
     }
     fn u32(&self, offset: usize) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.array(offset)?))
+        self.at(le::u32_at(self.b, offset, self.what))
     }
     fn u64(&self, offset: usize) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.array(offset)?))
+        self.at(le::u64_at(self.b, offset, self.what))
     }
     fn i64(&self, offset: usize) -> Result<i64> {
-        Ok(i64::from_le_bytes(self.array(offset)?))
+        self.u64(offset).map(|v| v as i64)
     }
 
     /// A `LONGLONG` that must not be negative (a USN, a size, an LCN).

@@ -505,39 +505,56 @@ fn from_journal(vol: &Volume, base: &Index, m: &VolumeMeta) -> Result<Found> {
             )))
         }
     };
-    if j.id != m.journal_id {
-        return Ok(Found::Rebuild(format!(
-            "the change journal is a new one (id {:016x}, the index followed {:016x})",
-            j.id, m.journal_id
-        )));
-    }
-    if m.journal_usn < j.lowest_valid_usn || m.journal_usn > j.size {
-        return Ok(Found::Rebuild(format!(
-            "the change journal no longer holds USN {} (it holds {}..{})",
-            m.journal_usn, j.lowest_valid_usn, j.size
-        )));
-    }
-    if j.size == m.journal_usn {
-        return Ok(Found::Unchanged(format!("journal at USN {}", j.size)));
+    if let Some(found) = journal_verdict(m, j.id, j.lowest_valid_usn, j.size) {
+        return Ok(found);
     }
     let mut changed: Vec<u64> = METAFILES.chain([j.record]).collect();
     j.for_each_record(vol, m.journal_usn, |_, r| {
         changed.push(r.file_record());
         changed.push(r.parent_record());
     })?;
+    Ok(journal_changes(changed, (j.id, j.size), t))
+}
+
+/// What both journal paths decide before reading records, from the journal's id and the USNs it holds
+/// (`from..next`): a new journal or one that no longer holds the index's position means a rebuild, one at the
+/// index's position means no change; `None`: read the records from there.
+fn journal_verdict(m: &VolumeMeta, id: u64, from: u64, next: u64) -> Option<Found> {
+    if id != m.journal_id {
+        return Some(Found::Rebuild(format!(
+            "the change journal is a new one (id {id:016x}, the index followed {:016x})",
+            m.journal_id
+        )));
+    }
+    if m.journal_usn < from || m.journal_usn > next {
+        return Some(no_longer_holds(m, from, next));
+    }
+    (next == m.journal_usn).then(|| Found::Unchanged(format!("journal at USN {next}")))
+}
+
+fn no_longer_holds(m: &VolumeMeta, from: u64, next: u64) -> Found {
+    Found::Rebuild(format!(
+        "the change journal no longer holds USN {} (it holds {from}..{next})",
+        m.journal_usn
+    ))
+}
+
+/// The records a journal named (files and their folders, with the metafiles), as changes found by it.
+fn journal_changes(mut changed: Vec<u64>, journal: (u64, u64), t: Instant) -> Found {
     changed.sort_unstable();
     changed.dedup();
-    Ok(Found::Changed(Changes {
+    Found::Changed(Changes {
         records: changed,
         hashes: None,
-        journal: Some((j.id, j.size)),
+        journal: Some(journal),
         how: "journal",
         find_time: t.elapsed(),
-    }))
+    })
 }
 
 /// [`from_journal`] on a live volume: the file system is asked for the journal (FSCTL_QUERY_USN_JOURNAL) and its
-/// records (FSCTL_READ_USN_JOURNAL), which are current where the raw `$J` on disk may lag.
+/// records (FSCTL_READ_USN_JOURNAL), which are current where the raw `$J` on disk may lag. Records below FirstUsn
+/// are gone (LowestValidUsn only says where this journal instance began).
 #[cfg(windows)]
 fn from_live_journal(
     vol: &Volume,
@@ -552,24 +569,8 @@ fn from_live_journal(
                 .into(),
         ));
     };
-    if j.journal_id != m.journal_id {
-        return Ok(Found::Rebuild(format!(
-            "the change journal is a new one (id {:016x}, the index followed {:016x})",
-            j.journal_id, m.journal_id
-        )));
-    }
-    // Records below FirstUsn are gone (LowestValidUsn only says where this journal instance began).
-    let gone = |held_from: u64| {
-        Found::Rebuild(format!(
-            "the change journal no longer holds USN {} (it holds {held_from}..{})",
-            m.journal_usn, j.next_usn
-        ))
-    };
-    if m.journal_usn < j.first_usn || m.journal_usn > j.next_usn {
-        return Ok(gone(j.first_usn));
-    }
-    if j.next_usn == m.journal_usn {
-        return Ok(Found::Unchanged(format!("journal at USN {}", j.next_usn)));
+    if let Some(found) = journal_verdict(m, j.journal_id, j.first_usn, j.next_usn) {
+        return Ok(found);
     }
     let mut changed: Vec<u64> = METAFILES.collect();
     const ERROR_JOURNAL_ENTRY_DELETED: i32 = 1181;
@@ -580,17 +581,9 @@ fn from_live_journal(
         Ok(next) => next,
         // Trimmed between the query and the read.
         Err(e) if e.raw_os_error() == Some(ERROR_JOURNAL_ENTRY_DELETED) => {
-            return Ok(gone(j.first_usn))
+            return Ok(no_longer_holds(m, j.first_usn, j.next_usn))
         }
         Err(e) => return Err(err(e)),
     };
-    changed.sort_unstable();
-    changed.dedup();
-    Ok(Found::Changed(Changes {
-        records: changed,
-        hashes: None,
-        journal: Some((j.journal_id, next)),
-        how: "journal",
-        find_time: t.elapsed(),
-    }))
+    Ok(journal_changes(changed, (j.journal_id, next), t))
 }

@@ -8,7 +8,7 @@
 pub mod attr;
 pub mod boot;
 mod error;
-mod le;
+pub mod le;
 pub mod partition;
 pub mod record;
 pub mod runlist;
