@@ -46,20 +46,15 @@ impl Device {
         if whole {
             live.settle();
         }
-        let len = match live.len {
-            Some(n) => n,
-            None => {
-                let mut head = IoBuf::zeroed(live.align);
-                live.read_at(&mut head, 0)?;
-                uffs_ntfs::boot::BootSector::parse(&head)
+        let len = live
+            .len
+            .or_else(|| {
+                live.boot
                     .map(|b| (b.total_sectors + 1) * u64::from(b.bytes_per_sector))
-                    .map_err(|e| {
-                        io::Error::other(format!(
-                            "the device does not tell its size and has no NTFS boot sector ({e})"
-                        ))
-                    })?
-            }
-        };
+            })
+            .ok_or_else(|| {
+                io::Error::other("the device does not tell its size and has no NTFS boot sector")
+            })?;
         Ok(Device {
             io: Arc::new(Io::Live(live)),
             base: 0,

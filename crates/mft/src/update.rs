@@ -86,9 +86,7 @@ pub fn rescan(vol: &Volume, before: &[u32], opts: &ScanOptions) -> Result<Option
                     // Page-aligned: the kernel's copy out of the page cache runs about 2.5 times slower into a
                     // buffer 16 bytes past a page boundary (where the allocator puts a block it maps for itself,
                     // as it does in the daemon) than into an aligned one.
-                    let mut space = vec![0u8; cap + 4096];
-                    let at = space.as_ptr().align_offset(4096);
-                    let buf = &mut space[at..at + cap];
+                    let mut buf = crate::device::IoBuf::zeroed(cap);
                     let (mut seen, mut changed, mut bytes) = (Vec::new(), Vec::new(), 0u64);
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -33,6 +33,8 @@ pub struct LiveDevice {
     pub profile: IoProfile,
     /// Cleared once the file system refuses FSCTL_GET_NTFS_FILE_RECORD as not supported.
     file_records: AtomicBool,
+    /// The NTFS boot sector at the device's start, read once at open (`None` for a disk or another file system).
+    pub boot: Option<uffs_ntfs::boot::BootSector>,
     /// The journal's id and next USN taken by [`LiveDevice::settle`], before the volume's cache was
     /// flushed ((0, 0): no journal).
     pub journal_at_open: Option<(u64, u64)>,
@@ -220,7 +222,14 @@ impl LiveDevice {
             profile: IoProfile::unknown(),
             file_records: AtomicBool::new(true),
             journal_at_open: None,
+            boot: None,
         };
+        // 4096-byte aligned, which suits any sector size up to that.
+        let mut head = IoBuf::zeroed(4096);
+        dev.boot = dev
+            .read_aligned(&mut head, 0)
+            .ok()
+            .and_then(|_| uffs_ntfs::boot::BootSector::parse(&head).ok());
         let mut out = [0u8; 8];
         if dev
             .ioctl(ioctl::IOCTL_DISK_GET_LENGTH_INFO, &[], &mut out)
@@ -235,8 +244,7 @@ impl LiveDevice {
     }
 
     /// The logical sector size: as the device says (its access alignment, else its geometry), else as the
-    /// NTFS boot sector says (read with 4096-byte alignment, which suits any sector size up to that), else
-    /// 4096.
+    /// NTFS boot sector says, else 4096.
     fn logical_sector(&self) -> usize {
         let plausible =
             |n: u32| (n.is_power_of_two() && (512..=4096).contains(&n)).then_some(n as usize);
@@ -256,10 +264,7 @@ impl LiveDevice {
         if let Some(n) = said {
             return n;
         }
-        let mut head = IoBuf::zeroed(4096);
-        self.read_aligned(&mut head, 0)
-            .ok()
-            .and_then(|_| uffs_ntfs::boot::BootSector::parse(&head).ok())
+        self.boot
             .and_then(|b| plausible(b.bytes_per_sector))
             .unwrap_or(4096)
     }
@@ -385,11 +390,7 @@ impl LiveDevice {
     /// The volume's serial number as Windows reports it (the low 32 bits of the NTFS serial), from the
     /// boot sector.
     pub fn volume_serial(&self) -> Option<u64> {
-        let mut head = IoBuf::zeroed(4096);
-        self.read_aligned(&mut head, 0).ok()?;
-        uffs_ntfs::boot::BootSector::parse(&head)
-            .ok()
-            .map(|b| b.serial & 0xFFFF_FFFF)
+        self.boot.map(|b| b.serial & 0xFFFF_FFFF)
     }
 
     /// Makes a change journal (FSCTL_CREATE_USN_JOURNAL), or changes the size of the one there: only when
