@@ -60,9 +60,10 @@ pub struct SearchAids {
     pub ext_text: Col<u8>,
     pub ext_starts: Col<u32>,
     pub trigrams: Col<u64>,
-    /// Every [`FENCE`]th key of the sorted columns, held in memory (not stored): a binary search first picks
-    /// the stretch between two fence posts, so it reads one stretch of the mapped column, not pages all over it.
-    pub fences: Fences,
+    /// Every [`FENCE`]th key of the sorted columns, held in memory (not stored), sampled on first use: a binary
+    /// search first picks the stretch between two fence posts, so it reads one stretch of the mapped column, not
+    /// pages all over it.
+    pub(crate) fences: std::sync::OnceLock<Fences>,
 }
 
 /// Entries between two fence posts.
@@ -114,7 +115,7 @@ impl SearchAids {
         let ext_keys: Vec<u64> = ext_id.iter().map(|&e| u64::from(e)).collect();
         let (ext_order, _) = by(&ext_keys);
         let trigrams = trigram_blocks(n, &fname);
-        let mut aids = SearchAids {
+        SearchAids {
             name_order: name_order.into(),
             name_rank: name_rank.into(),
             path_order: path_order.into(),
@@ -134,16 +135,24 @@ impl SearchAids {
             ext_order: ext_order.into(),
             folded: folded.into(),
             starts,
-            fences: Fences::default(),
-        };
-        aids.make_fences();
-        aids
+            fences: Default::default(),
+        }
     }
 
-    /// Samples the fence posts (reads every sorted column once).
-    pub(crate) fn make_fences(&mut self) {
+    /// The fence posts, sampled on first call (reading every [`FENCE`]th element of the sorted columns: pages
+    /// all over them, worth it for a process that answers many queries).
+    pub fn fences(&self) -> &Fences {
+        self.fences.get_or_init(|| self.make_fences())
+    }
+
+    /// The fence posts if they were sampled: a one-shot query does not, and binary searches the whole column.
+    pub fn made_fences(&self) -> Option<&Fences> {
+        self.fences.get()
+    }
+
+    fn make_fences(&self) -> Fences {
         let sample = |keys: &[u64]| keys.iter().step_by(FENCE).copied().collect();
-        self.fences = Fences {
+        Fences {
             size: sample(&self.size_keys),
             created: sample(&self.created_keys),
             modified: sample(&self.modified_keys),
@@ -154,13 +163,17 @@ impl SearchAids {
                 .step_by(FENCE)
                 .map(|&id| self.folded_name(id).to_vec())
                 .collect(),
-        };
+        }
     }
 
     /// The folded name of an entry.
     pub fn folded_name(&self, id: EntryId) -> &[u8] {
         let s = &self.starts;
-        &self.folded[s[id as usize] as usize..s[id as usize + 1] as usize]
+        let i = id as usize;
+        match (s.get(i), s.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.folded.get(a as usize..b as usize).unwrap_or_default(),
+            _ => b"",
+        }
     }
 
     /// Number of distinct extensions (ids run from 1 to this).
@@ -174,7 +187,42 @@ impl SearchAids {
         if i == 0 || i > self.ext_count() {
             return b"";
         }
-        &self.ext_text[self.ext_starts[i - 1] as usize..self.ext_starts[i] as usize]
+        let (a, b) = (self.ext_starts[i - 1] as usize, self.ext_starts[i] as usize);
+        self.ext_text.get(a..b).unwrap_or_default()
+    }
+
+    /// The O(1) checks of aids opened from a file ([`crate::file::open`]): every column has its size, so
+    /// lookups by entry id stay in bounds whatever the bytes.
+    pub(crate) fn check_shape(&self, n: usize, name_bytes: usize) -> Result<(), &'static str> {
+        let per_entry = [
+            self.name_order.len(),
+            self.name_rank.len(),
+            self.path_order.len(),
+            self.path_rank.len(),
+            self.size_order.len(),
+            self.created_order.len(),
+            self.modified_order.len(),
+            self.accessed_order.len(),
+            self.ext_order.len(),
+            self.ext_id.len(),
+            self.size_keys.len(),
+            self.created_keys.len(),
+            self.modified_keys.len(),
+            self.accessed_keys.len(),
+        ];
+        if per_entry.iter().any(|&l| l != n) {
+            return Err("a search aid has the wrong length");
+        }
+        if self.starts.len() != n + 1 || self.folded.len() != name_bytes {
+            return Err("folded names are inconsistent");
+        }
+        if self.ext_starts.is_empty() {
+            return Err("extension table is inconsistent");
+        }
+        if self.trigrams.len() != TRIGRAM_KEYS * trigram_row_words(n) {
+            return Err("trigram filter has the wrong size");
+        }
+        Ok(())
     }
 
     /// Checks what every lookup relies on, for aids read from a file: lengths agree with the index, offsets
@@ -257,7 +305,7 @@ fn ranks(order: &[EntryId]) -> Vec<u32> {
 /// so `/a/b` sorts before `/a-c`.
 fn path_order(idx: &Index, name_order: &[EntryId]) -> Vec<EntryId> {
     let n = idx.len();
-    let parents = idx.parents();
+    let parents = &idx.parent[..];
     let root = idx.root();
     let mut start = vec![0u32; n + 1];
     for id in 0..n as u32 {
@@ -355,13 +403,16 @@ fn trigram_blocks<'a>(n: usize, fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync)) ->
 }
 
 /// The first position in `keys` (sorted) whose key is at least `v`, reading only the stretch between two fence
-/// posts of `fence` (every [`FENCE`]th key).
-pub fn lower_bound(keys: &[u64], fence: &[u64], v: u64) -> usize {
+/// posts of `fence` (every [`FENCE`]th key) when there are fence posts.
+pub fn lower_bound(keys: &[u64], fence: Option<&[u64]>, v: u64) -> usize {
+    let Some(fence) = fence else {
+        return keys.partition_point(|&x| x < v);
+    };
     let k = fence.partition_point(|&f| f < v);
     if k == 0 {
         return 0;
     }
-    let lo = (k - 1) * FENCE;
+    let lo = ((k - 1) * FENCE).min(keys.len());
     let hi = (k * FENCE).min(keys.len());
     lo + keys[lo..hi].partition_point(|&x| x < v)
 }

@@ -535,6 +535,7 @@ impl Builder {
             root: 0,
             aids: None,
             record_hashes: Default::default(),
+            check: None,
         };
     }
 

@@ -42,15 +42,6 @@ pub enum Col<T: Plain> {
 }
 
 impl<T: Plain> Col<T> {
-    /// The file map this column lies in, when it is mapped.
-    #[cfg(unix)]
-    pub(crate) fn map(&self) -> Option<&Arc<Mmap>> {
-        match self {
-            Col::Mapped { map, .. } => Some(map),
-            Col::Owned(_) => None,
-        }
-    }
-
     /// A view of `bytes` at `offset..offset + bytes_len` of `map`, when it is aligned and a whole number of
     /// elements. On a big-endian machine the bytes are decoded into an owned column instead.
     pub(crate) fn mapped(map: &Arc<Mmap>, offset: usize, bytes_len: usize) -> Option<Col<T>> {

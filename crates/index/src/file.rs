@@ -3,16 +3,22 @@
 //! Layout, little-endian:
 //! * a 128-byte header: magic `UFFSIDX\0`, format version, section count, flags (bit 0: deleted entries were
 //!   read), MFT record size, volume serial, MFT record count, entry count, root entry, change-journal position,
-//!   source change stamp, build time, change-journal id; its last 8 bytes are an xxh3 checksum of the header and the section table;
-//! * the section table: per section its id, element size, offset, length and xxh3 checksum;
+//!   source change stamp, build time, change-journal id, the file's length, where the data starts; its last 8 bytes are an xxh3
+//!   checksum of the header, the section table and the chunk table;
+//! * the section table: per section its id, element size, offset and length;
+//! * the chunk table: the checksum of each [`crate::check::CHUNK`] bytes of the data after it (see
+//!   [`crate::check`]);
 //! * the sections, each starting on a 64-byte boundary: the source text, the index columns, and the search aids
 //!   (see [`crate::aids`]), each a raw little-endian array.
 //!
 //! A file is written to a temporary name in the same directory, synced, renamed over the real name, and the
 //! directory synced: a crash leaves either the old file or the new one, never a half-written one under the real
-//! name. Loading verifies every checksum and every invariant the accessors rely on before the index is used, so a
-//! damaged file is refused as a whole; then the verified pages are released from the process (they stay in the
-//! page cache), and each query faults in only the columns it reads.
+//! name.
+//!
+//! Two ways in: [`read`] checks every chunk and every invariant the accessors rely on before the index is used
+//! (a daemon, which keeps the index for long); [`open`] costs O(1): it checks the header and the tables and
+//! leaves the chunks to be checked as they are read (a one-shot query, see [`crate::check`]). Either way a
+//! damaged file is refused before anything from it is shown.
 
 use std::borrow::Cow;
 use std::fs::{self, File};
@@ -20,18 +26,17 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
-use rayon::prelude::*;
-use thiserror::Error;
-use xxhash_rust::xxh3::xxh3_64;
-
 use crate::aids::SearchAids;
+use crate::check::{chunk_sum, FileCheck, CHUNK};
 use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
 use crate::layer::Delta;
+use memmap2::Mmap;
+use rayon::prelude::*;
+use thiserror::Error;
 
 pub const MAGIC: &[u8; 8] = b"UFFSIDX\0";
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 const HEADER_LEN: usize = 128;
 const SECTION_ENTRY_LEN: usize = 32;
 const ALIGN: usize = 64;
@@ -134,7 +139,6 @@ pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
 fn write_with(idx: &Index, extra: Extra<'_>, path: &Path) -> Result<(), FileError> {
     let mut sections = sections(idx);
     sections.extend(extra);
-    let sums: Vec<u64> = sections.par_iter().map(|(_, _, b)| xxh3_64(b)).collect();
     let mut head = vec![0u8; HEADER_LEN];
     let put32 = |h: &mut [u8], at: usize, v: u32| h[at..at + 4].copy_from_slice(&v.to_le_bytes());
     let put64 = |h: &mut [u8], at: usize, v: u64| h[at..at + 8].copy_from_slice(&v.to_le_bytes());
@@ -151,18 +155,55 @@ fn write_with(idx: &Index, extra: Extra<'_>, path: &Path) -> Result<(), FileErro
     put64(&mut head, 64, idx.meta.change_stamp);
     put64(&mut head, 72, idx.meta.built_at);
     put64(&mut head, 80, idx.meta.journal_id);
-    let mut offset = (HEADER_LEN + sections.len() * SECTION_ENTRY_LEN).next_multiple_of(ALIGN);
+    // Where the data starts depends on the chunk table's size, which depends on the data's: the table is sized
+    // for a data start that leaves room for it (one 8-byte sum per chunk always fits in a chunk's fraction).
+    let data_len: usize = sections
+        .iter()
+        .map(|(_, _, b)| b.len().next_multiple_of(ALIGN))
+        .sum();
+    let table_end = HEADER_LEN + sections.len() * SECTION_ENTRY_LEN;
+    let chunks = data_len.div_ceil(CHUNK);
+    let data_start = (table_end + chunks * 8).next_multiple_of(ALIGN);
+    let mut offset = data_start;
     let mut layout = Vec::with_capacity(sections.len());
-    for ((id, size, bytes), sum) in sections.iter().zip(&sums) {
+    for (id, size, bytes) in &sections {
         head.extend_from_slice(&id.to_le_bytes());
         head.extend_from_slice(&(*size as u32).to_le_bytes());
         head.extend_from_slice(&(offset as u64).to_le_bytes());
         head.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        head.extend_from_slice(&sum.to_le_bytes());
+        head.extend_from_slice(&0u64.to_le_bytes());
         layout.push(offset);
-        offset = (offset + bytes.len()).next_multiple_of(ALIGN);
+        offset += bytes.len().next_multiple_of(ALIGN);
     }
-    let head_sum = header_checksum(&head);
+    let file_len = layout
+        .last()
+        .zip(sections.last())
+        .map_or(data_start, |(&o, (_, _, b))| o + b.len());
+    put64(&mut head, 88, file_len as u64);
+    put64(&mut head, 96, data_start as u64);
+    // The chunks' checksums, on all cores, from the sections in place (a chunk may span several, and the zero
+    // padding between them).
+    let pieces: Vec<(usize, &[u8])> = layout
+        .iter()
+        .zip(&sections)
+        .map(|(&o, (_, _, b))| (o, &b[..]))
+        .collect();
+    let sums: Vec<u64> = (0..FileCheck::chunks(data_start, file_len))
+        .into_par_iter()
+        .map(|c| {
+            let (start, end) = (
+                data_start + c * CHUNK,
+                (data_start + (c + 1) * CHUNK).min(file_len),
+            );
+            chunk_sum(&chunk_bytes(&pieces, start, end), c)
+        })
+        .collect();
+    head.resize(table_end, 0);
+    for sum in &sums {
+        head.extend_from_slice(&sum.to_le_bytes());
+    }
+    head.resize(data_start, 0);
+    let head_sum = header_checksum(&head[..data_start]);
     head[HEADER_LEN - 8..HEADER_LEN].copy_from_slice(&head_sum.to_le_bytes());
 
     let dir = path
@@ -175,7 +216,8 @@ fn write_with(idx: &Index, extra: Extra<'_>, path: &Path) -> Result<(), FileErro
         .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.tmp{}", std::process::id()));
     let result = (|| -> io::Result<()> {
-        let mut f = io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+        // Large sections go to the file straight from the columns; only the header and padding are buffered.
+        let mut f = File::create(&tmp)?;
         f.write_all(&head)?;
         let mut at = head.len();
         for ((_, _, bytes), &start) in sections.iter().zip(&layout) {
@@ -183,7 +225,6 @@ fn write_with(idx: &Index, extra: Extra<'_>, path: &Path) -> Result<(), FileErro
             f.write_all(bytes)?;
             at = start + bytes.len();
         }
-        let f = f.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         drop(f);
         fs::rename(&tmp, path)?;
@@ -197,6 +238,25 @@ fn write_with(idx: &Index, extra: Extra<'_>, path: &Path) -> Result<(), FileErro
         let _ = fs::remove_file(&tmp);
     }
     Ok(result?)
+}
+
+/// The file bytes `start..end` of the data laid out as `pieces` (file offset, bytes; zeros between them): a
+/// slice of one piece when the range lies inside it, else gathered.
+fn chunk_bytes<'a>(pieces: &[(usize, &'a [u8])], start: usize, end: usize) -> Cow<'a, [u8]> {
+    let first = pieces.partition_point(|(o, b)| o + b.len() <= start);
+    if let Some(&(o, b)) = pieces.get(first) {
+        if o <= start && end <= o + b.len() {
+            return Cow::Borrowed(&b[start - o..end - o]);
+        }
+    }
+    let mut buf = vec![0u8; end - start];
+    for &(o, b) in pieces[first..].iter().take_while(|(o, _)| *o < end) {
+        let (s, e) = (o.max(start), (o + b.len()).min(end));
+        if s < e {
+            buf[s - start..e - start].copy_from_slice(&b[s - o..e - o]);
+        }
+    }
+    Cow::Owned(buf)
 }
 
 /// The checksum of the header (without its last 8 bytes, where the checksum goes) and the section table.
@@ -219,11 +279,21 @@ pub fn read_meta(path: &Path) -> Result<(VolumeMeta, u64), FileError> {
     let mut f = File::open(path)?;
     let mut head = vec![0u8; HEADER_LEN];
     io::Read::read_exact(&mut f, &mut head).map_err(|_| FileError::BadMagic)?;
-    let (meta, entries, _) = parse_header(&head, None)?;
-    Ok((meta, entries))
+    let h = parse_header(&head)?;
+    Ok((h.meta, h.entries))
 }
 
-fn parse_header(b: &[u8], whole: Option<&[u8]>) -> Result<(VolumeMeta, u64, usize), FileError> {
+/// The header's fields.
+struct Header {
+    meta: VolumeMeta,
+    entries: u64,
+    sections: usize,
+    root: u32,
+    file_len: u64,
+    data_start: u64,
+}
+
+fn parse_header(b: &[u8]) -> Result<Header, FileError> {
     if b.len() < HEADER_LEN || !is_index_file(b) {
         return Err(FileError::BadMagic);
     }
@@ -231,8 +301,8 @@ fn parse_header(b: &[u8], whole: Option<&[u8]>) -> Result<(VolumeMeta, u64, usiz
     if version != VERSION {
         return Err(FileError::Version { found: version });
     }
-    let count = le_u32(b, 12) as usize;
-    if count == 0 || count > MAX_SECTIONS {
+    let sections = le_u32(b, 12) as usize;
+    if sections == 0 || sections > MAX_SECTIONS {
         return Err(FileError::Corrupt("the section count is out of range"));
     }
     let meta = VolumeMeta {
@@ -246,86 +316,120 @@ fn parse_header(b: &[u8], whole: Option<&[u8]>) -> Result<(VolumeMeta, u64, usiz
         built_at: le_u64(b, 72),
         journal_id: le_u64(b, 80),
     };
-    if let Some(whole) = whole {
-        let table_end = HEADER_LEN + count * SECTION_ENTRY_LEN;
-        let head = whole
-            .get(..table_end)
-            .ok_or(FileError::Corrupt("the section table is truncated"))?;
-        if header_checksum(head) != le_u64(whole, HEADER_LEN - 8) {
-            return Err(FileError::Corrupt("the header's checksum does not match"));
-        }
-    }
-    Ok((meta, le_u64(b, 40), count))
+    Ok(Header {
+        meta,
+        entries: le_u64(b, 40),
+        sections,
+        root: le_u32(b, 48),
+        file_len: le_u64(b, 88),
+        data_start: le_u64(b, 96),
+    })
 }
 
-/// Maps, verifies and returns an index file. Any damage is an error; nothing is half-loaded.
+/// Maps, checks wholly and returns an index file: every chunk's checksum and every invariant the index relies
+/// on. Any damage is an error; nothing is half-loaded. For a process that keeps the index (the daemon).
 pub fn read(path: &Path) -> Result<Index, FileError> {
-    let file = File::open(path)?;
-    // SAFETY: the map is read-only. Index files are replaced by rename, never rewritten in place, so the mapped
-    // file does not change while it is mapped (a user truncating it by hand could make a read fault).
-    let map = Arc::new(unsafe { Mmap::map(&file)? });
-    let idx = from_map(&map)?;
-    // Verifying touched every page. Release them from this process: they stay in the page cache, and each query
+    let idx = open(path)?;
+    verify_all(&idx)?;
+    if let Some(a) = &idx.aids {
+        a.fences();
+    }
+    // Checking touched every page. Release them from this process: they stay in the page cache, and each query
     // maps back only what it reads, so unused columns cost no process memory.
-    // SAFETY: for a private read-only file mapping, MADV_DONTNEED only drops the page table entries; the next
-    // access reads the same file bytes again.
-    #[cfg(unix)]
-    let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    release_pages(&idx);
     Ok(idx)
 }
 
-/// Verifies and returns an index held in `bytes` (for tests and fuzzing): the bytes are copied once into an
-/// anonymous map, which the columns then share as they share a file's.
+/// Maps an index file and checks, in O(1), its header, its tables and that every section lies inside it with
+/// the size the index needs; the data is checked as it is read ([`Index::verify_touched`] before anything
+/// read is shown, or [`verify_all`]). Every accessor holds its bounds whatever the unchecked bytes are.
+pub fn open(path: &Path) -> Result<Index, FileError> {
+    let file = File::open(path)?;
+    // SAFETY: the map is read-only. Index files are replaced by rename, never rewritten in place, so the mapped
+    // file does not change while it is mapped (a user truncating it by hand could make a read fault).
+    let map = unsafe { Mmap::map(&file)? };
+    // Pages one at a time (with the kernel's fault-around), not whole huge folios: a query maps, and so checks,
+    // only the chunks it reads.
+    #[cfg(target_os = "linux")]
+    let _ = map.advise(memmap2::Advice::NoHugePage);
+    let map = Arc::new(map);
+    Ok(from_map_sections(&map, map.len())?.0)
+}
+
+/// Checks every chunk of `idx`'s file and every invariant its accessors' answers rely on (parents reach the
+/// root, orders are permutations...); nothing for an index built in memory.
+pub fn verify_all(idx: &Index) -> Result<(), FileError> {
+    if let Some(check) = &idx.check {
+        check.verify_all()?;
+    }
+    if idx.check.is_some() {
+        validate(idx, idx.len())?;
+        if let Some(a) = &idx.aids {
+            a.validate(idx.len()).map_err(FileError::Corrupt)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks wholly and returns an index held in `bytes` (for tests and fuzzing): the bytes are copied once into
+/// an anonymous map, which the columns then share as they share a file's.
 pub fn from_bytes(bytes: &[u8]) -> Result<Index, FileError> {
+    let idx = open_bytes(bytes)?;
+    verify_all(&idx)?;
+    Ok(idx)
+}
+
+/// Opens an index held in `bytes` as [`open`] does: its data not checked yet.
+pub fn open_bytes(bytes: &[u8]) -> Result<Index, FileError> {
     let mut anon = memmap2::MmapMut::map_anon(bytes.len().max(1))?;
     anon[..bytes.len()].copy_from_slice(bytes);
     let map = Arc::new(anon.make_read_only()?);
-    from_map_len(&map, bytes.len())
+    Ok(from_map_sections(&map, bytes.len())?.0)
 }
 
-fn from_map(map: &Arc<Mmap>) -> Result<Index, FileError> {
-    from_map_len(map, map.len())
-}
+/// A section as the table gives it: id, element size, byte range.
+type Section = (u32, usize, std::ops::Range<usize>);
 
-fn from_map_len(map: &Arc<Mmap>, len: usize) -> Result<Index, FileError> {
-    Ok(from_map_sections(map, len)?.0)
-}
-
-/// The index in `map[..len]`, verified, and the file's section table: (id, element size, byte range), every
-/// range checked against its checksum.
-#[allow(clippy::type_complexity)]
-fn from_map_sections(
-    map: &Arc<Mmap>,
-    len: usize,
-) -> Result<(Index, Vec<(u32, usize, std::ops::Range<usize>)>), FileError> {
+/// The index in `map[..len]` and the file's section table, after the O(1) checks of [`open`].
+fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>), FileError> {
     let b = &map[..len];
-    let (mut meta, entries, count) = parse_header(b, Some(b))?;
-    let mut table = Vec::with_capacity(count);
-    for i in 0..count {
+    let h = parse_header(b)?;
+    if h.file_len != len as u64 {
+        return Err(FileError::Corrupt(
+            "the file is not as long as its header says (truncated?)",
+        ));
+    }
+    let data_start = usize::try_from(h.data_start)
+        .ok()
+        .filter(|&d| d <= len)
+        .ok_or(FileError::Corrupt("the data lies outside the file"))?;
+    let table_end = HEADER_LEN + h.sections * SECTION_ENTRY_LEN;
+    let chunks = FileCheck::chunks(data_start, len);
+    if table_end + chunks * 8 > data_start {
+        return Err(FileError::Corrupt("the chunk table does not fit"));
+    }
+    if header_checksum(&b[..data_start]) != le_u64(b, HEADER_LEN - 8) {
+        return Err(FileError::Corrupt("the header's checksum does not match"));
+    }
+    let sums = (0..chunks).map(|i| le_u64(b, table_end + i * 8)).collect();
+    let check = Arc::new(FileCheck::new(Arc::clone(map), len, data_start, sums));
+    let mut meta = h.meta;
+    let mut table = Vec::with_capacity(h.sections);
+    for i in 0..h.sections {
         let e = HEADER_LEN + i * SECTION_ENTRY_LEN;
         let (sid, size) = (le_u32(b, e), le_u32(b, e + 4) as usize);
-        let (off, slen, sum) = (le_u64(b, e + 8), le_u64(b, e + 16), le_u64(b, e + 24));
+        let (off, slen) = (le_u64(b, e + 8), le_u64(b, e + 16));
         let range = usize::try_from(off)
             .ok()
             .zip(usize::try_from(slen).ok())
             .and_then(|(o, l)| Some(o..o.checked_add(l)?))
-            .filter(|r| r.end <= len)
+            .filter(|r| r.start >= data_start && r.end <= len)
             .ok_or(FileError::Corrupt("a section lies outside the file"))?;
-        table.push((sid, size, range, sum));
-    }
-    // Checksums first, on all cores: nothing below reads a byte that was not verified.
-    if table
-        .par_iter()
-        .any(|(_, _, r, sum)| xxh3_64(&b[r.clone()]) != *sum)
-    {
-        return Err(FileError::Corrupt("a section's checksum does not match"));
+        table.push((sid, size, range));
     }
     let find = |want: u32| table.iter().find(|(sid, ..)| *sid == want);
-    fn col<T: Plain>(
-        map: &Arc<Mmap>,
-        s: Option<&(u32, usize, std::ops::Range<usize>, u64)>,
-    ) -> Result<Col<T>, FileError> {
-        let (_, size, r, _) = s.ok_or(FileError::Corrupt("a section is missing"))?;
+    fn col<T: Plain>(map: &Arc<Mmap>, s: Option<&Section>) -> Result<Col<T>, FileError> {
+        let (_, size, r) = s.ok_or(FileError::Corrupt("a section is missing"))?;
         if *size != std::mem::size_of::<T>() {
             return Err(FileError::Corrupt("a section has the wrong element size"));
         }
@@ -333,7 +437,9 @@ fn from_map_sections(
             "a section is misaligned or not whole elements",
         ))
     }
+    // The source is small and shown as it is: checked now.
     let source = find(id::SOURCE).ok_or(FileError::Corrupt("a section is missing"))?;
+    check.verify_range(source.2.clone())?;
     meta.source = String::from_utf8_lossy(&b[source.2.clone()]).into_owned();
     let c = |sid: u32| find(sid);
     let aids = if find(id::AIDS).is_some() {
@@ -379,25 +485,17 @@ fn from_map_sections(
         reparse_tag: col(map, c(14))?,
         tree_size: col(map, c(15))?,
         descendants: col(map, c(16))?,
-        root: le_u32(b, 48),
+        root: h.root,
         aids,
         record_hashes: match find(id::RECORD_HASHES) {
             Some(s) => col(map, Some(s))?,
             None => Col::default(),
         },
+        check: Some(check),
     };
-    let n =
-        usize::try_from(entries).map_err(|_| FileError::Corrupt("entry count is out of range"))?;
-    validate(&idx, n)?;
-    let mut idx = idx;
-    if let Some(a) = &mut idx.aids {
-        a.validate(n).map_err(FileError::Corrupt)?;
-        a.make_fences();
-    }
-    let table = table
-        .into_iter()
-        .map(|(i, size, r, _)| (i, size, r))
-        .collect();
+    let n = usize::try_from(h.entries)
+        .map_err(|_| FileError::Corrupt("entry count is out of range"))?;
+    check_shape(&idx, n)?;
     Ok((idx, table))
 }
 
@@ -406,7 +504,7 @@ fn from_map_sections(
 /// queries do not.
 pub fn release_pages(idx: &Index) {
     #[cfg(unix)]
-    if let Some(map) = idx.parent.map() {
+    if let Some(map) = idx.check.as_ref().map(|c| c.map()) {
         // SAFETY: as in `read`: the map is private and read-only, so dropping its page table entries only makes
         // the next access read the same file bytes again.
         let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
@@ -457,6 +555,7 @@ pub fn read_delta(path: &Path, base: &Index) -> Result<Delta, FileError> {
     // SAFETY: as in `read`: files are replaced by rename, never rewritten in place.
     let map = Arc::new(unsafe { Mmap::map(&file)? });
     let (index, table) = from_map_sections(&map, map.len())?;
+    verify_all(&index)?;
     let words = |want: u32| -> Result<Vec<u64>, FileError> {
         let (_, size, r) = table
             .iter()
@@ -496,9 +595,9 @@ pub fn read_delta(path: &Path, base: &Index) -> Result<Delta, FileError> {
     })
 }
 
-/// Checks the invariants every accessor relies on, so a file that passes never makes the index panic.
-fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
-    let n = entries;
+/// The O(1) checks of an opened file: every column has one element per entry (`name_start` one more), the
+/// root is an entry, the aids have their sizes. Accessors rely on these for their bounds.
+fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
     let cols_ok = idx.parent.len() == n
         && idx.record.len() == n
         && idx.sequence.len() == n
@@ -520,6 +619,17 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
     if n == 0 || idx.root as usize >= n {
         return Err(FileError::Corrupt("root entry out of range"));
     }
+    if let Some(a) = &idx.aids {
+        a.check_shape(n, idx.names.len())
+            .map_err(FileError::Corrupt)?;
+    }
+    Ok(())
+}
+
+/// Checks what the answers rely on, beyond the bounds that hold by construction: names are UTF-8 at ordered
+/// offsets, parent links reach the root without cycles, paths are no longer than NTFS allows.
+fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
+    let n = entries;
     if idx.name_start.first() != Some(&0)
         || idx.name_start.windows(2).any(|w| w[0] > w[1])
         || idx.name_start.last().map(|&e| e as usize) != Some(idx.names.len())

@@ -6,6 +6,9 @@ use crate::column::Col;
 /// A 32-bit entry id: the position of the entry in every column.
 pub type EntryId = u32;
 
+/// The deepest an entry can be: every component of an NTFS path takes at least two of its bytes.
+pub const MAX_DEPTH: usize = crate::build::MAX_PATH_BYTES as usize / 2;
+
 /// Entry flag bits. The low 16 bits are the Windows file attributes from `$STANDARD_INFORMATION` (with the
 /// directory bit set for directories); the high bits are uffs's own.
 pub mod flags {
@@ -117,6 +120,8 @@ pub struct Index {
     /// A hash of each MFT record's bytes as read (0: not read), by record number: a re-scan compares them to
     /// find the records that changed (see `uffs_mft::update`). Empty when the index was built without them.
     pub(crate) record_hashes: Col<u32>,
+    /// For an index mapped from a file: the checksums of the file's chunks, and which have been checked.
+    pub(crate) check: Option<std::sync::Arc<crate::check::FileCheck>>,
 }
 
 impl Index {
@@ -143,6 +148,54 @@ impl Index {
         }
     }
 
+    /// Checks the chunks of this index's file that this process has read so far (all of them where the process
+    /// cannot tell which): before anything read from a file opened with [`crate::file::open`] is shown.
+    pub fn verify_touched(&self) -> Result<(), crate::file::FileError> {
+        match &self.check {
+            Some(c) => c.verify_touched(),
+            None => Ok(()),
+        }
+    }
+
+    /// Reads what showing the entries `ids` reads (each column at each entry, the names up its path), so that
+    /// [`Index::verify_touched`] then covers all of it. Each folder's way up is walked once.
+    pub fn touch_rows(&self, ids: &[EntryId]) {
+        let n = self.len();
+        let mut walked = vec![0u64; n.div_ceil(64)];
+        let mut sum = 0u64;
+        for &id in ids.iter().filter(|&&id| (id as usize) < n) {
+            let i = id as usize;
+            sum = sum
+                .wrapping_add(u64::from(self.record[i]))
+                .wrapping_add(u64::from(self.sequence[i]))
+                .wrapping_add(u64::from(self.flags[i]))
+                .wrapping_add(self.size[i])
+                .wrapping_add(self.allocated[i])
+                .wrapping_add(self.created[i])
+                .wrapping_add(self.modified[i])
+                .wrapping_add(self.mft_changed[i])
+                .wrapping_add(self.accessed[i])
+                .wrapping_add(u64::from(self.reparse_tag[i]))
+                .wrapping_add(self.tree_size[i])
+                .wrapping_add(u64::from(self.descendants[i]));
+            let mut cur = id as usize;
+            for _ in 0..=MAX_DEPTH {
+                if walked[cur / 64] & (1 << (cur % 64)) != 0 {
+                    break;
+                }
+                walked[cur / 64] |= 1 << (cur % 64);
+                let name = self.name_bytes(cur as EntryId);
+                let ends = name.first().zip(name.last());
+                sum = sum.wrapping_add(ends.map_or(0, |(&a, &b)| u64::from(a ^ b)));
+                if cur == self.root as usize {
+                    break;
+                }
+                cur = self.parent(cur as EntryId) as usize;
+            }
+        }
+        std::hint::black_box(sum);
+    }
+
     /// The hash of each record's bytes when it was read (0: not read), by record number; empty if not kept.
     pub fn record_hashes(&self) -> &[u32] {
         &self.record_hashes
@@ -158,9 +211,6 @@ impl Index {
     }
     pub fn name_starts(&self) -> &[u32] {
         &self.name_start
-    }
-    pub fn parents(&self) -> &[EntryId] {
-        &self.parent
     }
     pub fn flags_column(&self) -> &[u32] {
         &self.flags
@@ -178,10 +228,14 @@ impl Index {
         &self.accessed
     }
 
-    /// The entry's name as bytes of UTF-8 (a stream's name is `file:stream`; the root's is empty).
+    /// The entry's name as bytes of UTF-8 (a stream's name is `file:stream`; the root's is empty). (Offsets
+    /// out of order, in a file not checked yet, give an empty name rather than a fault.)
     pub fn name_bytes(&self, id: EntryId) -> &[u8] {
         let i = id as usize;
-        &self.names[self.name_start[i] as usize..self.name_start[i + 1] as usize]
+        match (self.name_start.get(i), self.name_start.get(i + 1)) {
+            (Some(&s), Some(&e)) => self.names.get(s as usize..e as usize).unwrap_or_default(),
+            _ => b"",
+        }
     }
 
     pub fn name(&self, id: EntryId) -> &str {
@@ -189,8 +243,13 @@ impl Index {
         std::str::from_utf8(self.name_bytes(id)).unwrap_or("\u{FFFD}")
     }
 
+    /// The entry's parent folder (the root is its own parent). (A parent id out of range, in a file not checked
+    /// yet, gives the root.)
     pub fn parent(&self, id: EntryId) -> EntryId {
-        self.parent[id as usize]
+        match self.parent[id as usize] {
+            p if (p as usize) < self.parent.len() => p,
+            _ => self.root,
+        }
     }
     pub fn record(&self, id: EntryId) -> u32 {
         self.record[id as usize]
@@ -255,8 +314,9 @@ impl Index {
         let mut overflow = Vec::new();
         let mut n = 0;
         let mut cur = id;
-        // Parents are acyclic after the build, and the root is its own parent.
-        while cur != self.root {
+        // Parents are acyclic after the build, and the root is its own parent. (The walk is bounded all the same:
+        // a file not checked yet may hold a cycle.)
+        while cur != self.root && n <= MAX_DEPTH {
             if n < chain.len() {
                 chain[n] = cur;
             } else {
@@ -289,7 +349,7 @@ impl Index {
     pub fn depth(&self, id: EntryId) -> usize {
         let mut d = 0;
         let mut cur = id;
-        while cur != self.root {
+        while cur != self.root && d <= MAX_DEPTH {
             d += 1;
             cur = self.parent(cur);
         }

@@ -5,7 +5,8 @@
 //!   streams and deleted files as flagged entries, extension records merged into their base record, parents
 //!   resolved (orphans under a synthetic `$Orphan` folder, cycles broken), recursive directory sizes.
 //! * [`Index`]: the entries as columns (struct of arrays), names in one arena, 32-bit entry ids.
-//! * [`file`]: the on-disk format, loaded by memory-mapping ([`column`]: a column owned or mapped).
+//! * [`file`]: the on-disk format, loaded by memory-mapping ([`column`]: a column owned or mapped; [`check`]:
+//!   the data's checksums, checked a chunk at a time as it is read).
 //! * [`aids`]: search aids (folded names, sorted orders, extension ids, trigram filter), stored in the file.
 //! * [`paths`]: folder paths built once, and the case folding used to compare names.
 //! * [`time`]: FILETIME conversions.
@@ -15,6 +16,7 @@
 pub mod aids;
 pub mod batch;
 pub mod build;
+pub mod check;
 pub mod column;
 pub mod file;
 mod index;
@@ -24,4 +26,4 @@ pub mod time;
 pub mod update;
 
 pub use build::{BuildOptions, BuildStats, Builder};
-pub use index::{flags, EntryId, EntryKind, Index, VolumeMeta};
+pub use index::{flags, EntryId, EntryKind, Index, VolumeMeta, MAX_DEPTH};

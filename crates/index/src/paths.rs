@@ -1,6 +1,7 @@
 //! The case folding names and paths are compared with, and folder paths built once so that writing every
 //! entry's path (its folder's path, `/`, its name) builds no path twice.
 
+use crate::build::MAX_PATH_BYTES;
 use crate::index::{flags, EntryId, Index};
 
 /// Appends UTF-8 `s` lower-cased to `out`, character by character (`char::to_lowercase`, which unlike
@@ -40,6 +41,8 @@ pub struct FolderPaths {
 }
 
 const UNSET: (usize, usize) = (usize::MAX, 0);
+/// On the chain being walked up (met again: a cycle).
+const WALKING: (usize, usize) = (usize::MAX, 1);
 
 impl FolderPaths {
     pub fn build(idx: &Index) -> FolderPaths {
@@ -56,14 +59,22 @@ impl FolderPaths {
             if idx.flags(id) & flags::DIRECTORY == 0 || p.span[id as usize] != UNSET {
                 continue;
             }
-            // Parent links are acyclic and end at the root (the build guarantees it), so this walk ends.
+            // Parent links are acyclic and end at the root (the build guarantees it), so this walk ends. (A file
+            // not checked yet may hold a cycle: the walk stops where it meets its own chain.)
             let mut cur = id;
             while p.span[cur as usize] == UNSET {
+                p.span[cur as usize] = WALKING;
                 chain.push(cur);
                 cur = idx.parent(cur);
             }
             while let Some(d) = chain.pop() {
-                let (s, e) = p.span[idx.parent(d) as usize];
+                let (mut s, mut e) = p.span[idx.parent(d) as usize];
+                // Only a file not checked yet gets here: a cycle, or a path past what NTFS allows.
+                if (s, e) == WALKING
+                    || e - s + 1 + idx.name_bytes(d).len() > MAX_PATH_BYTES as usize
+                {
+                    (s, e) = (0, 0);
+                }
                 let start = p.text.len();
                 p.text.extend_from_within(s..e);
                 p.text.push(b'/');
@@ -77,7 +88,7 @@ impl FolderPaths {
     /// The path of folder `dir` (empty for the root; also empty for an entry that is not a folder).
     pub fn folder(&self, dir: EntryId) -> &[u8] {
         match self.span[dir as usize] {
-            UNSET => b"",
+            UNSET | WALKING => b"",
             (s, e) => &self.text[s..e],
         }
     }

@@ -57,12 +57,16 @@ impl Bitset {
         &mut self.words
     }
 
+    /// Adds `i` (an id past the end, from a file not checked yet, is ignored).
     pub fn set(&mut self, i: usize) {
-        self.words[i / 64] |= 1 << (i % 64);
+        if i < self.len {
+            self.words[i / 64] |= 1 << (i % 64);
+        }
     }
 
+    /// Whether `i` is in the set (an id past the end is not).
     pub fn get(&self, i: usize) -> bool {
-        self.words[i / 64] & (1 << (i % 64)) != 0
+        i < self.len && self.words[i / 64] & (1 << (i % 64)) != 0
     }
 
     pub fn count(&self) -> usize {

@@ -98,6 +98,15 @@ fn placement(whole_word: bool) -> Placement {
     }
 }
 
+/// The name of `id` in an arena and its offsets (empty for offsets out of order, in a file not checked yet).
+fn name_in<'a>(text: &'a [u8], starts: &[u32], id: EntryId) -> &'a [u8] {
+    let i = id as usize;
+    match (starts.get(i), starts.get(i + 1)) {
+        (Some(&s), Some(&e)) => text.get(s as usize..e as usize).unwrap_or_default(),
+        _ => b"",
+    }
+}
+
 /// Where in a name a substring hit counts.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Placement {
@@ -109,7 +118,8 @@ enum Placement {
 }
 
 /// Substring hits of `finder` in the names of entries `lo..hi` (their text is contiguous in the arena); sets
-/// the bit of each matching entry in `words`, which start at entry `lo`.
+/// the bit of each matching entry in `words`, which start at entry `lo`. Offsets out of order (a file not checked
+/// yet) give wrong hits, never a fault or an endless loop.
 #[allow(clippy::too_many_arguments)]
 fn scan_arena(
     text: &[u8],
@@ -121,7 +131,7 @@ fn scan_arena(
     hi: usize,
     words: &mut [u64],
 ) {
-    let end = starts[hi] as usize;
+    let end = (starts[hi] as usize).min(text.len());
     let mut pos = starts[lo] as usize;
     let mut cur = lo;
     while pos < end {
@@ -131,22 +141,32 @@ fn scan_arena(
         let at = pos + h;
         // The entry holding byte `at`: walk forward a little, then binary search the rest.
         let mut steps = 0;
-        while starts[cur + 1] as usize <= at && steps < 8 {
+        while cur < hi && starts[cur + 1] as usize <= at && steps < 8 {
             cur += 1;
             steps += 1;
         }
-        if starts[cur + 1] as usize <= at {
-            cur += starts[cur..=hi].partition_point(|&s| s as usize <= at) - 1;
+        if cur < hi && starts[cur + 1] as usize <= at {
+            cur += starts[cur..=hi]
+                .partition_point(|&s| s as usize <= at)
+                .saturating_sub(1);
+        }
+        if cur >= hi {
+            break;
         }
         let (s, e) = (starts[cur] as usize, starts[cur + 1] as usize);
         let counts = match placement {
             Placement::Anywhere => at + len <= e,
-            Placement::WholeWord => at + len <= e && word_bounded(&text[s..e], at - s, len),
+            Placement::WholeWord => {
+                at + len <= e
+                    && text
+                        .get(s..e)
+                        .is_some_and(|name| at >= s && word_bounded(name, at - s, len))
+            }
             Placement::AtEnd => at + len == e,
         };
         if counts {
             words[(cur - lo) / 64] |= 1 << ((cur - lo) % 64);
-            pos = e;
+            pos = e.max(at + 1);
         } else {
             pos = at + 1;
         }
@@ -275,15 +295,22 @@ impl Searcher {
         let fl = self.idx.flags_column();
         let slot = &self.visible[usize::from(deleted) * 2 + usize::from(streams)];
         let hidden = self.hidden.as_ref();
-        let mut visible = slot
-            .get_or_init(|| {
-                self.scan(|id| {
-                    fl[id as usize] & hide == 0
-                        && id != root
-                        && !hidden.is_some_and(|h| h.get(id as usize))
-                })
-            })
-            .clone();
+        let shown = |id: EntryId| {
+            fl[id as usize] & hide == 0 && id != root && !hidden.is_some_and(|h| h.get(id as usize))
+        };
+        if slot.get().is_none() {
+            // The first query here (a one-shot query's only one): when it matches few, test those few rather
+            // than read every entry's flags to make the set of visible entries.
+            let mut m = self.eval(&node, None);
+            if m.count() * 64 < self.idx.len() {
+                m.retain(shown);
+                return m;
+            }
+            let mut visible = slot.get_or_init(|| self.scan(shown)).clone();
+            visible.and(&m);
+            return visible;
+        }
+        let mut visible = slot.get_or_init(|| self.scan(shown)).clone();
         let m = self.eval(&node, Some(&visible));
         visible.and(&m);
         visible
@@ -435,27 +462,29 @@ impl Searcher {
             Leaf::Size(cmp) => {
                 let a = self.aids();
                 let fl = idx.flags_column();
-                let mut b = self.order_range(
-                    &a.size_order,
-                    &a.size_keys,
-                    &a.fences.size,
-                    cmp.min,
-                    cmp.max,
-                );
+                let fence = a.made_fences().map(|f| &f.size[..]);
+                let mut b = self.order_range(&a.size_order, &a.size_keys, fence, cmp.min, cmp.max);
                 // Folders have no size of their own.
                 b.retain(|id| fl[id as usize] & flags::DIRECTORY == 0);
                 b
             }
             Leaf::Date { field, from, to } => {
                 let a = self.aids();
+                let f = a.made_fences();
                 let (order, keys, fence) = match field {
-                    DateField::Created => (&a.created_order, &a.created_keys, &a.fences.created),
-                    DateField::Modified => {
-                        (&a.modified_order, &a.modified_keys, &a.fences.modified)
+                    DateField::Created => {
+                        (&a.created_order, &a.created_keys, f.map(|f| &f.created[..]))
                     }
-                    DateField::Accessed => {
-                        (&a.accessed_order, &a.accessed_keys, &a.fences.accessed)
-                    }
+                    DateField::Modified => (
+                        &a.modified_order,
+                        &a.modified_keys,
+                        f.map(|f| &f.modified[..]),
+                    ),
+                    DateField::Accessed => (
+                        &a.accessed_order,
+                        &a.accessed_keys,
+                        f.map(|f| &f.accessed[..]),
+                    ),
                 };
                 if from >= to {
                     Bitset::empty(idx.len())
@@ -580,7 +609,7 @@ impl Searcher {
             let a = self.aids();
             (&a.folded, self.idx.name_starts())
         };
-        let name = |id: u32| &text[starts[id as usize] as usize..starts[id as usize + 1] as usize];
+        let name = |id: u32| name_in(text, starts, id);
         if first_wild > 0 {
             let mut prefix = Vec::with_capacity(first_wild);
             fold_into(&w[..first_wild], &mut prefix);
@@ -588,7 +617,7 @@ impl Searcher {
             let (lo, hi) = self.name_prefix_range(&prefix);
             let mut out = Bitset::empty(n);
             for &id in &o.name_order[lo..hi] {
-                if glob::matches(w, name(id)) {
+                if (id as usize) < n && glob::matches(w, name(id)) {
                     out.set(id as usize);
                 }
             }
@@ -631,10 +660,8 @@ impl Searcher {
             let has = self.folder_values(folded, 0u8, |h, name| {
                 u8::from(h != 0 || memmem::find(name, needle).is_some())
             });
-            let parents = idx.parents();
             return self.scan(|id| {
-                id != root
-                    && (has[parents[id as usize] as usize] != 0 || names_hit.get(id as usize))
+                id != root && (has[idx.parent(id) as usize] != 0 || names_hit.get(id as usize))
             });
         }
         if k >= 63 {
@@ -684,12 +711,11 @@ impl Searcher {
         // The root's path is empty: it ends with c0 only if c0 is.
         let root_mask = narrow(u64::from(first.is_empty()) << 1);
         let masks = self.folder_values(folded, root_mask, start);
-        let parents = idx.parents();
         self.scan(|id| {
             if id == root {
                 return false;
             }
-            let mask: u64 = masks[parents[id as usize] as usize].into();
+            let mask: u64 = masks[idx.parent(id) as usize].into();
             mask & has != 0
                 || (mask & (1 << k) != 0 && self.name_bytes(id, folded).starts_with(last))
         })
@@ -700,9 +726,8 @@ impl Searcher {
     fn scan_parent(&self, path: &[u8], case_sensitive: bool) -> Bitset {
         let idx = &*self.idx;
         let root = idx.root();
-        let parents = idx.parents();
         if path == b"/" {
-            return self.scan(|id| id != root && parents[id as usize] == root);
+            return self.scan(|id| id != root && idx.parent(id) == root);
         }
         const NONE: u32 = u32::MAX;
         let matched = self.folder_values(!case_sensitive, 0u32, |s, name| {
@@ -717,7 +742,7 @@ impl Searcher {
                 NONE
             }
         });
-        self.scan(|id| id != root && matched[parents[id as usize] as usize] as usize == path.len())
+        self.scan(|id| id != root && matched[idx.parent(id) as usize] as usize == path.len())
     }
 
     /// The entries whose key lies in `min..=max`: a slice of the stored order found by two fenced binary
@@ -726,7 +751,7 @@ impl Searcher {
         &self,
         order: &[EntryId],
         keys: &[u64],
-        fence: &[u64],
+        fence: Option<&[u64]>,
         min: u64,
         max: u64,
     ) -> Bitset {
@@ -750,12 +775,17 @@ impl Searcher {
         use uffs_index::aids::FENCE;
         let o = self.aids();
         let order = &o.name_order;
-        let fence = &o.fences.names;
-        let k = fence.partition_point(|f| f.as_slice() < prefix);
-        let (a, b) = if k == 0 || fence.is_empty() {
-            (0, if fence.is_empty() { order.len() } else { 0 })
-        } else {
-            ((k - 1) * FENCE, (k * FENCE).min(order.len()))
+        let (a, b) = match o.made_fences().map(|f| &f.names) {
+            // No fence posts (a one-shot query): a binary search of the whole order.
+            None => (0, order.len()),
+            Some(fence) if fence.is_empty() => (0, order.len()),
+            Some(fence) => match fence.partition_point(|f| f.as_slice() < prefix) {
+                0 => (0, 0),
+                k => (
+                    ((k - 1) * FENCE).min(order.len()),
+                    (k * FENCE).min(order.len()),
+                ),
+            },
         };
         let lo = a + order[a..b].partition_point(|&id| o.folded_name(id) < prefix);
         let inside = |i: usize| i < order.len() && o.folded_name(order[i]).starts_with(prefix);
@@ -787,7 +817,7 @@ impl Searcher {
     ) -> Vec<S> {
         let idx = &*self.idx;
         let n = idx.len();
-        let (fl, parents) = (idx.flags_column(), idx.parents());
+        let fl = idx.flags_column();
         // Zeroed memory (for the usual zero default) costs nothing until a folder's slot is written.
         let mut value = vec![S::default(); n];
         value[idx.root() as usize] = root_value;
@@ -804,11 +834,13 @@ impl Searcher {
             if done.get(id) {
                 continue;
             }
-            // Parents of folders are folders, and parent links reach the root without cycles.
+            // Parents of folders are folders, and parent links reach the root without cycles. (A file not checked
+            // yet may hold a cycle: marked as it is walked, the chain stops where it meets itself.)
             let mut cur = id;
             while !done.get(cur) {
+                done.set(cur);
                 chain.push(cur);
-                cur = parents[cur] as usize;
+                cur = idx.parent(cur as EntryId) as usize;
             }
             let mut v = value[cur];
             while let Some(d) = chain.pop() {
@@ -927,17 +959,23 @@ impl Searcher {
             if idx.is_empty() {
                 return depth;
             }
+            // On the chain being walked (met again in a file not checked yet: a cycle).
+            const WALKING: u16 = u16::MAX - 1;
             depth[idx.root() as usize] = 0;
             let mut chain = Vec::new();
             for id in 0..idx.len() as EntryId {
                 let mut cur = id;
                 while depth[cur as usize] == UNKNOWN {
+                    depth[cur as usize] = WALKING;
                     chain.push(cur);
                     cur = idx.parent(cur);
                 }
-                let mut d = depth[cur as usize];
+                let mut d = match depth[cur as usize] {
+                    WALKING => 0,
+                    d => d,
+                };
                 while let Some(x) = chain.pop() {
-                    d = d.saturating_add(1).min(UNKNOWN - 1);
+                    d = d.saturating_add(1).min(WALKING - 1);
                     depth[x as usize] = d;
                 }
             }
@@ -1204,10 +1242,8 @@ impl Pair {
                 }
             }
         });
-        let name = |&(p, id): &(usize, EntryId)| {
-            let s = self.parts[p].name_starts();
-            &folded[p][s[id as usize] as usize..s[id as usize + 1] as usize]
-        };
+        let name =
+            |&(p, id): &(usize, EntryId)| name_in(&folded[p], self.parts[p].name_starts(), id);
         let mut ids: Vec<(usize, EntryId)> = Vec::new();
         for (p, idx) in self.parts.iter().enumerate() {
             ids.extend(

@@ -344,11 +344,23 @@ pub fn searchers(parts: Vec<Part>) -> Vec<(String, uffs_query::Searcher)> {
     out
 }
 
-/// The parts of index file `path`: the index, and its delta when it has one.
+/// The parts of index file `path`, checked wholly: the index, and its delta when it has one.
 pub fn read_index_file(path: &Path) -> Result<Vec<Part>> {
     let base = uffs_index::file::read(path)
         .with_context(|| format!("reading index {}", path.display()))?;
-    Ok(match read_delta(path, &base) {
+    Ok(with_delta(path, base))
+}
+
+/// The parts of index file `path` opened in O(1) (see [`uffs_index::file::open`]): what is read from it must
+/// be checked with [`Index::verify_touched`] before it is shown. (A delta is small: it is checked wholly.)
+pub fn open_index_file(path: &Path) -> Result<Vec<Part>> {
+    let base = uffs_index::file::open(path)
+        .with_context(|| format!("reading index {}", path.display()))?;
+    Ok(with_delta(path, base))
+}
+
+fn with_delta(path: &Path, base: Index) -> Vec<Part> {
+    match read_delta(path, &base) {
         None => vec![Part::whole(String::new(), Arc::new(base))],
         Some(d) => vec![
             Part {
@@ -358,7 +370,7 @@ pub fn read_index_file(path: &Path) -> Result<Vec<Part>> {
             },
             Part::whole(String::new(), d.index),
         ],
-    })
+    }
 }
 
 /// The one NTFS volume of a source, or an error that names each (`disk.img@1`, `disk.img@3`) and shows the

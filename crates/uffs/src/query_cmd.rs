@@ -116,7 +116,8 @@ pub fn run(a: &SearchArgs) -> Result<bool> {
     let expr = build_query(a, now)?;
     let parts = match (&a.index, &a.source) {
         (Some(f), _) => {
-            let parts = crate::common::read_index_file(f)?;
+            // Opened in O(1): what the query reads is checked before anything is printed.
+            let parts = crate::common::open_index_file(f)?;
             if a.deleted && !parts[0].index.meta.has_deleted {
                 bail!(
                     "{} was built without deleted entries; rebuild it with `uffs index --deleted`",
@@ -145,6 +146,15 @@ pub fn search_and_print(
 ) -> Result<usize> {
     let key = a.sort.map(SortKey::from);
     let (found, hits) = search_targets(targets, a, expr, key)?;
+    // An index opened without checking its data (a one-shot query): check what the search read and what
+    // printing the hits will read, before anything is printed.
+    for (t, (_, s)) in targets.iter().enumerate() {
+        if !a.count {
+            let ids: Vec<EntryId> = hits.iter().filter(|h| h.0 == t).map(|h| h.1).collect();
+            s.index().touch_rows(&ids);
+        }
+        s.index().verify_touched()?;
+    }
     if a.count {
         out.count(found)?;
         return Ok(found);

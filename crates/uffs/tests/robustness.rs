@@ -152,3 +152,99 @@ fn a_truncated_volume_keeps_what_it_can_read() {
         assert!(full.contains(r), "entry changed by the truncation: {r:?}");
     }
 }
+
+/// A damaged index file is never shown: a one-shot query (which opens it in O(1) and checks what it read) is
+/// refused with a clear message or answers exactly as the intact file does; a whole read (`export`, as the daemon
+/// reads) refuses it. Damage: a flipped byte in each section, two sections' bytes traded, a cut, another version.
+#[test]
+fn damaged_index_files_are_refused_or_answer_right() {
+    let dir = scratch("damaged-index");
+    let good = dir.join("good.uffs");
+    run_ok(
+        uffs()
+            .arg("index")
+            .arg(data("windows-xp-mft/MFT"))
+            .arg("-o")
+            .arg(&good),
+    );
+    let bytes = std::fs::read(&good).unwrap();
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let sections: Vec<(usize, std::ops::Range<usize>)> = (0..u32_at(12))
+        .map(|i| {
+            let e = 128 + i * 32;
+            (u32_at(e), u64_at(e + 8)..u64_at(e + 8) + u64_at(e + 16))
+        })
+        .collect();
+    let queries: &[&[&str]] = &[
+        &["system32", "--count"],
+        &["kernel32.dll"],
+        &["*.exe", "--sort", "size", "--limit", "5", "--format", "csv", "--columns", "path,size,allocated,created,modified,mft_changed,accessed,attributes,record,sequence,parent_record,reparse_tag,ext,tree_size,descendants"],
+        &["", "--sort", "path", "--limit", "20"],
+        &["", "--sort", "modified", "--reverse", "--limit", "5"],
+        &["size:>100kb", "--sort", "name"],
+        &["dm:2001..2009", "--count"],
+        &["regex:^[a-z]+\\.ini$", "--sort", "created", "--format", "jsonl"],
+    ];
+    let run = |file: &Path, q: &[&str]| {
+        uffs()
+            .args(q)
+            .arg("--index")
+            .arg(file)
+            .args(["--color", "never"])
+            .output()
+            .unwrap()
+    };
+    let want: Vec<Output> = queries.iter().map(|q| run(&good, q)).collect();
+    let bad = dir.join("bad.uffs");
+    let check = |what: &str, damaged: &[u8]| {
+        std::fs::write(&bad, damaged).unwrap();
+        for (q, w) in queries.iter().zip(&want) {
+            let got = run(&bad, q);
+            if got.status.code() == Some(2) {
+                let err = String::from_utf8_lossy(&got.stderr);
+                assert!(
+                    got.stdout.is_empty(),
+                    "{what}, {q:?}: refused after printing"
+                );
+                assert!(
+                    err.contains("damaged") || err.contains("version") || err.contains("magic"),
+                    "{what}, {q:?}: {err}"
+                );
+            } else {
+                assert_eq!(got.stdout, w.stdout, "{what}, {q:?}: a wrong answer");
+            }
+        }
+        let export = uffs().arg("export").arg(&bad).output().unwrap();
+        assert_eq!(
+            export.status.code(),
+            Some(2),
+            "{what}: a whole read accepted it"
+        );
+    };
+    for (id, r) in &sections {
+        if r.is_empty() {
+            continue;
+        }
+        let mut d = bytes.clone();
+        d[r.start + r.len() / 2] ^= 0x04;
+        check(&format!("a flip in section {id}"), &d);
+    }
+    // Two sections of one length trade their bytes (the table still says where each was).
+    let (a, b) = sections
+        .iter()
+        .flat_map(|x| sections.iter().map(move |y| (x, y)))
+        .find(|(x, y)| {
+            x.0 < y.0 && x.1.len() == y.1.len() && bytes[x.1.clone()] != bytes[y.1.clone()]
+        })
+        .map(|(x, y)| (x.1.clone(), y.1.clone()))
+        .expect("two sections of one length");
+    let mut d = bytes.clone();
+    d[a.clone()].copy_from_slice(&bytes[b.clone()]);
+    d[b].copy_from_slice(&bytes[a]);
+    check("two sections traded", &d);
+    check("a cut", &bytes[..bytes.len() * 2 / 3]);
+    let mut d = bytes.clone();
+    d[8] = 2;
+    check("version 2", &d);
+}
