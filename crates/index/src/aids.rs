@@ -50,11 +50,6 @@ pub struct SearchAids {
     pub created_order: Col<EntryId>,
     pub modified_order: Col<EntryId>,
     pub accessed_order: Col<EntryId>,
-    /// The keys of the orders above, in order.
-    pub size_keys: Col<u64>,
-    pub created_keys: Col<u64>,
-    pub modified_keys: Col<u64>,
-    pub accessed_keys: Col<u64>,
     pub ext_order: Col<EntryId>,
     pub ext_id: Col<u32>,
     pub ext_text: Col<u8>,
@@ -89,31 +84,22 @@ impl SearchAids {
             |id: EntryId| &folded[starts[id as usize] as usize..starts[id as usize + 1] as usize];
 
         let mut name_order: Vec<EntryId> = (0..n as u32).collect();
-        name_order.par_sort_unstable_by(|&x, &y| {
-            fname(x)
-                .cmp(fname(y))
-                .then_with(|| idx.name_bytes(x).cmp(idx.name_bytes(y)))
-                .then(x.cmp(&y))
+        sort_by_name(&mut name_order, 0, &fname, &|x, y| {
+            idx.name_bytes(x).cmp(idx.name_bytes(y)).then(x.cmp(&y))
         });
         let name_rank = ranks(&name_order);
         let path_order = path_order(idx, &name_order);
         let path_rank = ranks(&path_order);
-        let by = |col: &[u64]| {
-            let mut keyed: Vec<(u64, u32, EntryId)> = (0..n)
-                .map(|i| (col[i], name_rank[i], i as EntryId))
-                .collect();
-            keyed.par_sort_unstable();
-            let keys: Vec<u64> = keyed.iter().map(|k| k.0).collect();
-            let order: Vec<EntryId> = keyed.into_iter().map(|(_, _, id)| id).collect();
-            (order, keys)
-        };
-        let (size_order, size_keys) = by(idx.sizes());
-        let (created_order, created_keys) = by(idx.created_column());
-        let (modified_order, modified_keys) = by(idx.modified_column());
-        let (accessed_order, accessed_keys) = by(idx.accessed_column());
+        // Each order is the name order sorted stably by the column: ties stay in name order.
+        let by = |col: &[u64]| stable_sort_by_key(&name_order, col);
+        // One after another: each takes two buffers of 16 bytes an entry while it runs.
+        let size_order = by(idx.sizes());
+        let created_order = by(idx.created_column());
+        let modified_order = by(idx.modified_column());
+        let accessed_order = by(idx.accessed_column());
         let (ext_id, ext_text, ext_starts) = extensions(idx, &fname);
         let ext_keys: Vec<u64> = ext_id.iter().map(|&e| u64::from(e)).collect();
-        let (ext_order, _) = by(&ext_keys);
+        let ext_order = by(&ext_keys);
         let trigrams = trigram_blocks(n, &fname);
         SearchAids {
             name_order: name_order.into(),
@@ -128,10 +114,6 @@ impl SearchAids {
             ext_text: ext_text.into(),
             ext_starts: ext_starts.into(),
             trigrams: trigrams.into(),
-            size_keys: size_keys.into(),
-            created_keys: created_keys.into(),
-            modified_keys: modified_keys.into(),
-            accessed_keys: accessed_keys.into(),
             ext_order: ext_order.into(),
             folded: folded.into(),
             starts,
@@ -139,10 +121,10 @@ impl SearchAids {
         }
     }
 
-    /// The fence posts, sampled on first call (reading every [`FENCE`]th element of the sorted columns: pages
-    /// all over them, worth it for a process that answers many queries).
-    pub fn fences(&self) -> &Fences {
-        self.fences.get_or_init(|| self.make_fences())
+    /// The fence posts, sampled on first call (reading every [`FENCE`]th element of the sorted orders and their
+    /// keys in `idx`'s columns: pages all over them, worth it for a process that answers many queries).
+    pub fn fences(&self, idx: &Index) -> &Fences {
+        self.fences.get_or_init(|| self.make_fences(idx))
     }
 
     /// The fence posts if they were sampled: a one-shot query does not, and binary searches the whole column.
@@ -150,13 +132,18 @@ impl SearchAids {
         self.fences.get()
     }
 
-    fn make_fences(&self) -> Fences {
-        let sample = |keys: &[u64]| keys.iter().step_by(FENCE).copied().collect();
+    fn make_fences(&self, idx: &Index) -> Fences {
+        let sample = |order: &[EntryId], col: &[u64]| {
+            (0..order.len())
+                .step_by(FENCE)
+                .map(|i| key_at(order, col, i))
+                .collect()
+        };
         Fences {
-            size: sample(&self.size_keys),
-            created: sample(&self.created_keys),
-            modified: sample(&self.modified_keys),
-            accessed: sample(&self.accessed_keys),
+            size: sample(&self.size_order, idx.sizes()),
+            created: sample(&self.created_order, idx.created_column()),
+            modified: sample(&self.modified_order, idx.modified_column()),
+            accessed: sample(&self.accessed_order, idx.accessed_column()),
             names: self
                 .name_order
                 .iter()
@@ -205,10 +192,6 @@ impl SearchAids {
             self.accessed_order.len(),
             self.ext_order.len(),
             self.ext_id.len(),
-            self.size_keys.len(),
-            self.created_keys.len(),
-            self.modified_keys.len(),
-            self.accessed_keys.len(),
         ];
         if per_entry.iter().any(|&l| l != n) {
             return Err("a search aid has the wrong length");
@@ -227,7 +210,8 @@ impl SearchAids {
 
     /// Checks what every lookup relies on, for aids read from a file: lengths agree with the index, offsets
     /// are in range and ordered, every order is a permutation of the entries.
-    pub(crate) fn validate(&self, n: usize) -> Result<(), &'static str> {
+    pub(crate) fn validate(&self, idx: &Index) -> Result<(), &'static str> {
+        let n = idx.len();
         // One scratch array for every order: order i marks the entries it holds with i + 1.
         let mut seen = vec![0u8; n];
         let mut perm = |o: &[EntryId], mark: u8| {
@@ -274,23 +258,110 @@ impl SearchAids {
         if !orders.iter().zip(1u8..).all(|(o, mark)| perm(o, mark)) {
             return Err("a stored order is not a permutation of the entries");
         }
-        let keys = [
-            &self.size_keys,
-            &self.created_keys,
-            &self.modified_keys,
-            &self.accessed_keys,
+        // The range searches binary search these orders by their column's values.
+        let sorted = [
+            (&self.size_order, idx.sizes()),
+            (&self.created_order, idx.created_column()),
+            (&self.modified_order, idx.modified_column()),
+            (&self.accessed_order, idx.accessed_column()),
         ];
-        if !keys
+        if !sorted
             .iter()
-            .all(|k| k.len() == n && k.windows(2).all(|w| w[0] <= w[1]))
+            .all(|(o, c)| o.windows(2).all(|w| c[w[0] as usize] <= c[w[1] as usize]))
         {
-            return Err("a sorted key column is not sorted");
+            return Err("a stored order is not in the order of its column");
         }
         if self.trigrams.len() != TRIGRAM_KEYS * trigram_row_words(n) {
             return Err("trigram filter has the wrong size");
         }
         Ok(())
     }
+}
+
+/// The 8 bytes of `name` from `at` as a big-endian number, zero-padded: numbers compare as the bytes do, and a
+/// name that ends sorts before any longer one (names hold no NUL).
+fn name_key(name: &[u8], at: usize) -> u64 {
+    let mut k = [0u8; 8];
+    let rest = name.get(at..).unwrap_or_default();
+    let take = rest.len().min(8);
+    k[..take].copy_from_slice(&rest[..take]);
+    u64::from_be_bytes(k)
+}
+
+/// Sorts `ids`, whose folded names agree on their first `at` bytes, by folded name (ties by `tie`): a sort of
+/// 8-byte keys, then each run of equal keys the same way from 8 bytes further, in parallel. Numbers compare in
+/// one instruction where whole-name comparisons chase pointers, so this is several times quicker.
+fn sort_by_name<'a>(
+    ids: &mut [EntryId],
+    at: usize,
+    fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync),
+    tie: &(dyn Fn(EntryId, EntryId) -> std::cmp::Ordering + Sync),
+) {
+    let mut keyed: Vec<(u64, EntryId)> = ids
+        .iter()
+        .map(|&id| (name_key(fname(id), at), id))
+        .collect();
+    if keyed.len() > 4096 {
+        keyed.par_sort_unstable();
+    } else {
+        keyed.sort_unstable();
+    }
+    for (slot, &(_, id)) in ids.iter_mut().zip(&keyed) {
+        *slot = id;
+    }
+    // The runs of equal keys, as disjoint slices to sort further.
+    let mut runs: Vec<&mut [EntryId]> = Vec::new();
+    let mut rest = ids;
+    for run in keyed.chunk_by(|a, b| a.0 == b.0) {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(run.len());
+        rest = tail;
+        if head.len() > 1 {
+            runs.push(head);
+        }
+    }
+    runs.into_par_iter().for_each(|run| {
+        if run.iter().any(|&id| fname(id).len() > at + 8) {
+            sort_by_name(run, at + 8, fname, tie);
+        } else {
+            // The same folded name.
+            run.sort_unstable_by(|&x, &y| tie(x, y));
+        }
+    });
+}
+
+/// `ids` sorted stably by their value in `col`: a least-significant-digit radix sort, 11 bits a pass, that skips
+/// the digits all values share (times share their top bits, small sizes their top bytes). O(n) a pass where a
+/// comparison sort of (value, rank, id) spends O(n log n) comparisons of 16-byte tuples.
+fn stable_sort_by_key(ids: &[EntryId], col: &[u64]) -> Vec<EntryId> {
+    const BITS: u32 = 11;
+    const BUCKETS: usize = 1 << BITS;
+    let mut cur: Vec<(u64, EntryId)> = ids.iter().map(|&id| (col[id as usize], id)).collect();
+    let (all_or, all_and) = cur
+        .iter()
+        .fold((0u64, !0u64), |(o, a), &(k, _)| (o | k, a & k));
+    let varying = all_or ^ all_and;
+    let mut next = vec![(0u64, 0 as EntryId); cur.len()];
+    let mut shift = 0;
+    while shift < 64 {
+        let mask = (BUCKETS as u64 - 1) << shift;
+        if varying & mask != 0 {
+            let mut count = vec![0usize; BUCKETS + 1];
+            for &(k, _) in &cur {
+                count[((k >> shift) as usize & (BUCKETS - 1)) + 1] += 1;
+            }
+            for b in 0..BUCKETS {
+                count[b + 1] += count[b];
+            }
+            for &e in &cur {
+                let b = (e.0 >> shift) as usize & (BUCKETS - 1);
+                next[count[b]] = e;
+                count[b] += 1;
+            }
+            std::mem::swap(&mut cur, &mut next);
+        }
+        shift += BITS;
+    }
+    cur.into_iter().map(|(_, id)| id).collect()
 }
 
 fn ranks(order: &[EntryId]) -> Vec<u32> {
@@ -402,17 +473,105 @@ fn trigram_blocks<'a>(n: usize, fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync)) ->
     bits
 }
 
-/// The first position in `keys` (sorted) whose key is at least `v`, reading only the stretch between two fence
-/// posts of `fence` (every [`FENCE`]th key) when there are fence posts.
-pub fn lower_bound(keys: &[u64], fence: Option<&[u64]>, v: u64) -> usize {
+/// The value of `col` at the `i`th entry of `order` (the largest value for an id out of range, which only a file
+/// not checked yet holds).
+pub fn key_at(order: &[EntryId], col: &[u64], i: usize) -> u64 {
+    order
+        .get(i)
+        .and_then(|&id| col.get(id as usize))
+        .copied()
+        .unwrap_or(u64::MAX)
+}
+
+/// The first position in `order` (sorted by `col`) whose value is at least `v`. With fence posts (every
+/// [`FENCE`]th value), only the stretch between two of them is searched: it reads one stretch of the order and a
+/// dozen of the column's values.
+pub fn lower_bound(order: &[EntryId], col: &[u64], fence: Option<&[u64]>, v: u64) -> usize {
+    let search = |lo: usize, hi: usize| {
+        let (mut lo, mut hi) = (lo, hi);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if key_at(order, col, mid) < v {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    };
     let Some(fence) = fence else {
-        return keys.partition_point(|&x| x < v);
+        return search(0, order.len());
     };
     let k = fence.partition_point(|&f| f < v);
     if k == 0 {
         return 0;
     }
-    let lo = ((k - 1) * FENCE).min(keys.len());
-    let hi = (k * FENCE).min(keys.len());
-    lo + keys[lo..hi].partition_point(|&x| x < v)
+    let lo = ((k - 1) * FENCE).min(order.len());
+    let hi = (k * FENCE).min(order.len());
+    search(lo, hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keyed sort gives the order of the plain comparison: names that share 8, 16 or more bytes, names that
+    /// are prefixes of others, the same folded name in several cases, names of every length.
+    #[test]
+    fn sort_by_name_equals_the_comparison_sort() {
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        let stems = [
+            "",
+            "a",
+            "microsoft-windows-",
+            "microsoft-windows-shell32",
+            "Microsoft",
+            "ab\u{e9}c",
+        ];
+        let mut x = 0x1234_5678_u64;
+        for i in 0..5000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut n = stems[i % stems.len()].as_bytes().to_vec();
+            for _ in 0..(x % 23) {
+                n.push([b'a', b'B', b'.', b'x', b'-', b'Z'][(x >> 8) as usize % 6]);
+                x = x.rotate_left(5);
+            }
+            names.push(n);
+        }
+        let folded: Vec<Vec<u8>> = names.iter().map(|n| n.to_ascii_lowercase()).collect();
+        let fname = |id: EntryId| &folded[id as usize][..];
+        let tie =
+            |a: EntryId, b: EntryId| names[a as usize].cmp(&names[b as usize]).then(a.cmp(&b));
+        let mut want: Vec<EntryId> = (0..names.len() as u32).collect();
+        want.sort_by(|&a, &b| fname(a).cmp(fname(b)).then_with(|| tie(a, b)));
+        let mut got: Vec<EntryId> = (0..names.len() as u32).collect();
+        sort_by_name(&mut got, 0, &fname, &tie);
+        assert_eq!(got, want);
+    }
+
+    /// The radix sort is a stable sort by value: values that share high bits, small ones, equal ones, extremes.
+    #[test]
+    fn stable_sort_by_key_equals_a_stable_sort() {
+        let mut x = 0x9E37_79B9_u64;
+        let col: Vec<u64> = (0..20_000)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match i % 5 {
+                    0 => 0x01D9_0000_0000_0000 | (x & 0xFFFF_FFFF),
+                    1 => x % 100,
+                    2 => u64::MAX - x % 3,
+                    3 => 7,
+                    _ => x,
+                }
+            })
+            .collect();
+        let ids: Vec<EntryId> = (0..col.len() as u32).rev().collect();
+        let mut want = ids.clone();
+        want.sort_by_key(|&id| col[id as usize]);
+        assert_eq!(stable_sort_by_key(&ids, &col), want);
+    }
 }

@@ -118,10 +118,6 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
             c(43, &a.ext_text),
             c(44, &a.ext_starts),
             c(45, &a.trigrams),
-            c(46, &a.size_keys),
-            c(47, &a.created_keys),
-            c(48, &a.modified_keys),
-            c(49, &a.accessed_keys),
             c(50, &a.ext_order),
         ]);
     }
@@ -332,7 +328,7 @@ pub fn read(path: &Path) -> Result<Index, FileError> {
     let idx = open(path)?;
     verify_all(&idx)?;
     if let Some(a) = &idx.aids {
-        a.fences();
+        a.fences(&idx);
     }
     // Checking touched every page. Release them from this process: they stay in the page cache, and each query
     // maps back only what it reads, so unused columns cost no process memory.
@@ -365,7 +361,7 @@ pub fn verify_all(idx: &Index) -> Result<(), FileError> {
     if idx.check.is_some() {
         validate(idx, idx.len())?;
         if let Some(a) = &idx.aids {
-            a.validate(idx.len()).map_err(FileError::Corrupt)?;
+            a.validate(idx).map_err(FileError::Corrupt)?;
         }
     }
     Ok(())
@@ -458,10 +454,6 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
             ext_text: col(map, c(43))?,
             ext_starts: col(map, c(44))?,
             trigrams: col(map, c(45))?,
-            size_keys: col(map, c(46))?,
-            created_keys: col(map, c(47))?,
-            modified_keys: col(map, c(48))?,
-            accessed_keys: col(map, c(49))?,
             ext_order: col(map, c(50))?,
             fences: Default::default(),
         })

@@ -15,6 +15,10 @@ pub fn fold_into(s: &[u8], out: &mut Vec<u8>) {
     }
     let mut buf = [0u8; 4];
     for c in String::from_utf8_lossy(s).chars() {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase() as u8);
+            continue;
+        }
         let mut lower = c.to_lowercase();
         let l = match (lower.next(), lower.next()) {
             (Some(l), None) if l.len_utf8() == c.len_utf8() => l,

@@ -38,7 +38,7 @@ fn written_index_loads_back_equal_and_mapped() {
     }
     let (a, b) = (idx.search_aids().unwrap(), back.search_aids().unwrap());
     assert_eq!(&a.name_order[..], &b.name_order[..]);
-    assert_eq!(&a.size_keys[..], &b.size_keys[..]);
+    assert_eq!(&a.size_order[..], &b.size_order[..]);
     assert!(
         b.name_order.is_mapped(),
         "columns must be served from the map, not copied"

@@ -463,7 +463,7 @@ impl Searcher {
                 let a = self.aids();
                 let fl = idx.flags_column();
                 let fence = a.made_fences().map(|f| &f.size[..]);
-                let mut b = self.order_range(&a.size_order, &a.size_keys, fence, cmp.min, cmp.max);
+                let mut b = self.order_range(&a.size_order, idx.sizes(), fence, cmp.min, cmp.max);
                 // Folders have no size of their own.
                 b.retain(|id| fl[id as usize] & flags::DIRECTORY == 0);
                 b
@@ -471,25 +471,15 @@ impl Searcher {
             Leaf::Date { field, from, to } => {
                 let a = self.aids();
                 let f = a.made_fences();
-                let (order, keys, fence) = match field {
-                    DateField::Created => {
-                        (&a.created_order, &a.created_keys, f.map(|f| &f.created[..]))
-                    }
-                    DateField::Modified => (
-                        &a.modified_order,
-                        &a.modified_keys,
-                        f.map(|f| &f.modified[..]),
-                    ),
-                    DateField::Accessed => (
-                        &a.accessed_order,
-                        &a.accessed_keys,
-                        f.map(|f| &f.accessed[..]),
-                    ),
+                let (order, fence) = match field {
+                    DateField::Created => (&a.created_order, f.map(|f| &f.created[..])),
+                    DateField::Modified => (&a.modified_order, f.map(|f| &f.modified[..])),
+                    DateField::Accessed => (&a.accessed_order, f.map(|f| &f.accessed[..])),
                 };
                 if from >= to {
                     Bitset::empty(idx.len())
                 } else {
-                    self.order_range(order, keys, fence, *from, *to - 1)
+                    self.order_range(order, self.date_column(*field), fence, *from, *to - 1)
                 }
             }
             Leaf::Attrib(bits) => {
@@ -745,23 +735,23 @@ impl Searcher {
         self.scan(|id| id != root && matched[idx.parent(id) as usize] as usize == path.len())
     }
 
-    /// The entries whose key lies in `min..=max`: a slice of the stored order found by two fenced binary
-    /// searches over the sorted keys.
+    /// The entries whose value of `col` lies in `min..=max`: a slice of `order` (sorted by `col`) found by two
+    /// binary searches.
     fn order_range(
         &self,
         order: &[EntryId],
-        keys: &[u64],
+        col: &[u64],
         fence: Option<&[u64]>,
         min: u64,
         max: u64,
     ) -> Bitset {
         use uffs_index::aids::lower_bound;
         let mut out = Bitset::empty(self.idx.len());
-        let lo = lower_bound(keys, fence, min);
+        let lo = lower_bound(order, col, fence, min);
         let hi = if max == u64::MAX {
-            keys.len()
+            order.len()
         } else {
-            lower_bound(keys, fence, max + 1)
+            lower_bound(order, col, fence, max + 1)
         };
         for &id in &order[lo..hi.max(lo)] {
             out.set(id as usize);

@@ -152,23 +152,29 @@ fn check(rel: &str, deleted: bool, seed: u64, count: usize) {
     check_index(rel, &index(rel, deleted), seed, count);
 }
 
-/// The index as the daemon sees it: written with its search aids, then mapped from the file.
-fn through_file(idx: &Index, name: &str) -> Index {
+/// The index written with its search aids, then mapped from the file: checked wholly as the daemon reads it,
+/// or opened in O(1) as a one-shot query does (`one_shot`).
+fn through_file(idx: &Index, name: &str, one_shot: bool) -> Index {
     let mut with_aids = idx.clone();
     with_aids.add_search_aids();
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("property-files");
     std::fs::create_dir_all(&dir).expect("tmp dir");
     let path = dir.join(format!("{}.uffs", name.replace('/', "_")));
     uffs_index::file::write(&with_aids, &path).expect("write index");
-    uffs_index::file::read(&path).expect("read index")
+    if one_shot {
+        uffs_index::file::open(&path).expect("open index")
+    } else {
+        uffs_index::file::read(&path).expect("read index")
+    }
 }
 
 fn check_index(rel: &str, idx: &Index, seed: u64, count: usize) {
-    // Half the seeds search the built index (aids made in memory), half the index mapped from its file.
-    let s = if seed.is_multiple_of(2) {
-        Searcher::new(Arc::new(idx.clone()))
-    } else {
-        Searcher::new(Arc::new(through_file(idx, rel)))
+    // By seed: the built index (aids made in memory), the index mapped from its file as the daemon reads it, or
+    // as a one-shot query opens it.
+    let s = match seed % 3 {
+        0 => Searcher::new(Arc::new(idx.clone())),
+        1 => Searcher::new(Arc::new(through_file(idx, rel, false))),
+        _ => Searcher::new(Arc::new(through_file(idx, rel, true))),
     };
     let mut r = Rng(seed);
     let now = uffs_index::time::from_civil_date(2024, 5, 15);
@@ -254,7 +260,7 @@ fn engine_equals_reference_on_generated_bench_volume() {
 
 #[test]
 fn sorted_top_n_equals_full_sort() {
-    let idx = through_file(&index("windows-xp-mft/MFT", false), "sorted-xp");
+    let idx = through_file(&index("windows-xp-mft/MFT", false), "sorted-xp", false);
     let s = Searcher::new(Arc::new(idx.clone()));
     let all = s.search(&uffs_query::Expr::All, &SearchOptions::default());
     // Dense and sparse subsets take the other selection paths (order walk, sampled threshold, heap).
