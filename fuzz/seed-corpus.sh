@@ -47,4 +47,21 @@ for f in ['plaso-UsnJrnl.raw', 'go-ntfs-usn-sample.bin', 'usn-journal-parser-usn
     j = open(os.path.join(data, 'usn', f), 'rb').read()
     put('usn', f, j[:8192])
 PY
+# Index files: a real one (the Linux-made volume's, built by uffs) and damaged copies of it (flips in the data,
+# a run of garbage, a cut), each resealed by the target.
+mkdir -p corpus/index_file
+(cd .. && cargo run --release -q -- index tests/data/linux-made/testfs1 -o fuzz/corpus/index_file/testfs1.uffs)
+python3 - <<'PY'
+import random
+good = open('corpus/index_file/testfs1.uffs', 'rb').read()
+rng = random.Random(7)
+for i in range(12):
+    b = bytearray(good)
+    for _ in range(1 + i % 4):
+        b[rng.randrange(4096, len(b))] ^= 1 << rng.randrange(8)
+    if i % 3 == 1:
+        at = rng.randrange(4096, len(b) - 512)
+        b[at:at + 512] = bytes(rng.randrange(256) for _ in range(512))
+    open(f'corpus/index_file/damaged-{i}', 'wb').write(bytes(b if i % 6 else b[:len(b) * 3 // 4]))
+PY
 echo "corpus seeded: $(find corpus -type f | wc -l) files"
