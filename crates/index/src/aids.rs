@@ -4,8 +4,8 @@
 //! * the names folded to lower case (an arena beside the names, with the same offsets: folding keeps lengths);
 //! * the entries in name order and in path order, with each entry's rank in both;
 //! * the entries in size, created, modified, accessed and extension order (ties in name order), so the top of
-//!   any of them is a walk from one end; with the size and time keys in that order, so a range (`size:>1gb`,
-//!   `dm:2021`) is a binary search and a slice of the order, reading nothing of the other entries;
+//!   any of them is a walk from one end, and a range (`size:>1gb`, `dm:2021`) is a binary search of the order
+//!   through its column and a slice of the order, reading nothing of the other entries;
 //! * an extension id per file (ids in dictionary order, 0 for none) and the dictionary;
 //! * a trigram filter: per hashed trigram, the set of blocks of 64 entries whose folded names hold it (2 bytes
 //!   per entry); the blocks that can hold a needle are the AND of its trigrams' rows.
