@@ -100,6 +100,11 @@ impl FileCheck {
         Ok(())
     }
 
+    /// Every chunk has been checked and found good.
+    pub fn all_good(&self) -> bool {
+        self.all_good.load(Ordering::Relaxed)
+    }
+
     /// Checks every chunk (on all cores).
     pub fn verify_all(&self) -> Result<(), FileError> {
         if !self.all_good.load(Ordering::Relaxed) {

@@ -148,6 +148,12 @@ impl Index {
         }
     }
 
+    /// Whether this index was opened without checking its file's data ([`crate::file::open`]) and some of it is
+    /// still unchecked: then what a query read must be checked ([`Index::verify_touched`]) before it is shown.
+    pub fn needs_check(&self) -> bool {
+        self.check.as_ref().is_some_and(|c| !c.all_good())
+    }
+
     /// Checks the chunks of this index's file that this process has read so far (all of them where the process
     /// cannot tell which): before anything read from a file opened with [`crate::file::open`] is shown.
     pub fn verify_touched(&self) -> Result<(), crate::file::FileError> {

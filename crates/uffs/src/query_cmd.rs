@@ -147,8 +147,11 @@ pub fn search_and_print(
     let key = a.sort.map(SortKey::from);
     let (found, hits) = search_targets(targets, a, expr, key)?;
     // An index opened without checking its data (a one-shot query): check what the search read and what
-    // printing the hits will read, before anything is printed.
+    // printing the hits will read, before anything is printed. (The daemon's indexes were checked at load.)
     for (t, (_, s)) in targets.iter().enumerate() {
+        if !s.index().needs_check() {
+            continue;
+        }
         if !a.count {
             let ids: Vec<EntryId> = hits.iter().filter(|h| h.0 == t).map(|h| h.1).collect();
             s.index().touch_rows(&ids);
