@@ -80,16 +80,22 @@ impl SearchAids {
         let mut folded = Vec::with_capacity(idx.name_arena().len());
         fold_into(idx.name_arena(), &mut folded);
         let starts = idx.name_start.clone();
-        let fname =
-            |id: EntryId| &folded[starts[id as usize] as usize..starts[id as usize + 1] as usize];
+        // (Checked slicing: a searcher builds aids for a file that has none, which may not be checked yet.)
+        let fname = |id: EntryId| {
+            let (a, b) = (
+                starts[id as usize] as usize,
+                starts[id as usize + 1] as usize,
+            );
+            folded.get(a..b).unwrap_or_default()
+        };
 
         let mut name_order: Vec<EntryId> = (0..n as u32).collect();
         sort_by_name(&mut name_order, 0, &fname, &|x, y| {
             idx.name_bytes(x).cmp(idx.name_bytes(y)).then(x.cmp(&y))
         });
-        let name_rank = ranks(&name_order);
+        let name_rank = ranks(&name_order, n);
         let path_order = path_order(idx, &name_order);
-        let path_rank = ranks(&path_order);
+        let path_rank = ranks(&path_order, n);
         // Each order is the name order sorted stably by the column: ties stay in name order.
         let by = |col: &[u64]| stable_sort_by_key(&name_order, col);
         // One after another: each takes two buffers of 16 bytes an entry while it runs.
@@ -353,8 +359,10 @@ fn stable_sort_by_key(ids: &[EntryId], col: &[u64]) -> Vec<EntryId> {
     cur.into_iter().map(|(_, id)| id).collect()
 }
 
-fn ranks(order: &[EntryId]) -> Vec<u32> {
-    let mut rank = vec![0u32; order.len()];
+/// Each entry's position in `order` (which holds every entry of `n` once, except in an index not checked yet,
+/// where unreachable entries keep rank 0).
+fn ranks(order: &[EntryId], n: usize) -> Vec<u32> {
+    let mut rank = vec![0u32; n];
     for (r, &id) in order.iter().enumerate() {
         rank[id as usize] = r as u32;
     }
@@ -365,12 +373,11 @@ fn ranks(order: &[EntryId]) -> Vec<u32> {
 /// so `/a/b` sorts before `/a-c`.
 fn path_order(idx: &Index, name_order: &[EntryId]) -> Vec<EntryId> {
     let n = idx.len();
-    let parents = &idx.parent[..];
     let root = idx.root();
     let mut start = vec![0u32; n + 1];
     for id in 0..n as u32 {
         if id != root {
-            start[parents[id as usize] as usize + 1] += 1;
+            start[idx.parent(id) as usize + 1] += 1;
         }
     }
     for i in 0..n {
@@ -380,7 +387,7 @@ fn path_order(idx: &Index, name_order: &[EntryId]) -> Vec<EntryId> {
     let mut children = vec![0u32; n];
     for &id in name_order {
         if id != root {
-            let p = parents[id as usize] as usize;
+            let p = idx.parent(id) as usize;
             children[fill[p] as usize] = id;
             fill[p] += 1;
         }

@@ -560,6 +560,8 @@ impl Searcher {
                         .filter(move |i| bits & (1 << i) != 0)
                         .map(move |i| w * 64 + i)
                 })
+                // Bits past the last block are clear in a file as written; not trusted in one not checked yet.
+                .filter(|&b| b < blocks)
                 .collect();
             if hits.len() * 4 < blocks {
                 let words = out.words_mut();

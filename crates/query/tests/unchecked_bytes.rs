@@ -192,6 +192,34 @@ fn searching_damaged_data_holds_its_bounds_and_the_check_refuses_it() {
     }
 }
 
+/// The trigram filter's rows with only bits past the last block set (clear in a file as written): the candidate
+/// blocks must stay inside the index. (Found by the `index_file` fuzz target.)
+#[test]
+fn trigram_bits_past_the_last_block_are_ignored() {
+    let good = good_file("trigrams");
+    let (_, sections) = layout(&good);
+    let (_, _, r) = sections
+        .iter()
+        .find(|s| s.0 == 45)
+        .expect("trigram section");
+    let mut bad = good.clone();
+    let entries = u64::from_le_bytes(good[40..48].try_into().unwrap()) as usize;
+    let blocks = entries.div_ceil(64);
+    assert!(
+        !blocks.is_multiple_of(64),
+        "the sample's last row word must have bits past the last block"
+    );
+    let row = r.len() / 8 / 1024;
+    for k in 0..1024 {
+        for w in 0..row {
+            let at = r.start + (k * row + w) * 8;
+            let v: u64 = if w + 1 == row { !0 << (blocks % 64) } else { 0 };
+            bad[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+    exercise(file::open_bytes(&bad).expect("open"));
+}
+
 #[test]
 fn damage_to_the_header_or_tables_is_refused_at_open() {
     let good = good_file("header");
