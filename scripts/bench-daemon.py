@@ -59,6 +59,36 @@ def rss(pid):
     return f
 
 
+PROBE = b'{"op":"query","args":{"query":["kernel32.dll"],"count":true}}\n'
+
+
+def warm_start(env, log, sock):
+    """Spawn `uffs daemon run`, ask the probe as soon as the socket answers; returns (seconds, found, process)."""
+    t = time.perf_counter()
+    p = subprocess.Popen([UFFS, "daemon", "run"], env=env, stdout=subprocess.DEVNULL, stderr=log)
+    while True:
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(sock)
+            s.sendall(PROBE)
+            answer = b""
+            while b'"done"' not in answer and b'"error"' not in answer:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+            s.close()
+            if b'"done"' in answer:
+                dt = time.perf_counter() - t
+                found = json.loads(answer.strip().splitlines()[-1])["done"]["found"]
+                return dt, found, p
+        except OSError:
+            pass
+        if p.poll() is not None:
+            sys.exit(f"the daemon exited ({p.returncode}); see {log.name}")
+        time.sleep(0.0005)
+
+
 def median_ms(cmd, env, runs):
     return bp.median_time(cmd, runs, env)[0] * 1e3
 
@@ -84,26 +114,9 @@ def main():
     # Warm start: spawn to first answer.
     starts = []
     for i in range(a.runs + 1):
-        t = time.perf_counter()
-        p = subprocess.Popen([UFFS, "daemon", "run"], env=env, stdout=subprocess.DEVNULL, stderr=log)
-        while True:
-            try:
-                s = socket.socket(socket.AF_UNIX)
-                s.connect(sock)
-                s.sendall(b'{"op":"query","args":{"query":["kernel32.dll"],"count":true}}\n')
-                answer = b""
-                while not answer.endswith(b"\n") or b'"done"' not in answer:
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        break
-                    answer += chunk
-                if b'"done"' in answer:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.0005)
+        dt, _, p = warm_start(env, log, sock)
         if i > 0:  # the first run warms the page cache
-            starts.append((time.perf_counter() - t) * 1e3)
+            starts.append(dt * 1e3)
         u("daemon", "stop", stdout=subprocess.DEVNULL)
         p.wait()
     print(f"warm start (spawn to first answered query), {a.runs} runs: median {statistics.median(starts):.1f} ms, "

@@ -41,7 +41,6 @@ bd = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bd)
 
 SORT_KEYS = ["name", "path", "size", "extension", "created", "modified", "accessed"]
-PROBE = b'{"op":"query","args":{"query":["kernel32.dll"],"count":true}}\n'
 
 
 def say(*a):
@@ -101,33 +100,6 @@ def volumes_list(u):
         if m:
             out.append((cols[0], int(m.group(1).replace(",", "")), "offline" in cols[2], cols[3]))
     return out
-
-
-def warm_start(env, log, sock):
-    """Spawn `uffs daemon run`, ask the probe as soon as the socket answers; returns (seconds, found, process)."""
-    t = time.perf_counter()
-    p = subprocess.Popen([UFFS, "daemon", "run"], env=env, stdout=subprocess.DEVNULL, stderr=log)
-    while True:
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.connect(sock)
-            s.sendall(PROBE)
-            answer = b""
-            while b'"done"' not in answer and b'"error"' not in answer:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                answer += chunk
-            s.close()
-            if b'"done"' in answer:
-                dt = time.perf_counter() - t
-                found = json.loads(answer.strip().splitlines()[-1])["done"]["found"]
-                return dt, found, p
-        except OSError:
-            pass
-        if p.poll() is not None:
-            sys.exit(f"bench-scale: the daemon exited ({p.returncode}); see {log.name}")
-        time.sleep(0.0005)
 
 
 def memory(pid, entries):
@@ -231,7 +203,7 @@ def measure(a, res, env, u):
     say(f"warm start, {a.runs} runs after one that warms the page cache")
     starts, founds = [], set()
     for i in range(a.runs + 1):
-        dt, found, p = warm_start(env, log, sock)
+        dt, found, p = bd.warm_start(env, log, sock)
         founds.add(found)
         if i > 0:
             starts.append(dt * 1e3)

@@ -3,9 +3,10 @@
 //! Layout, little-endian:
 //! * a 128-byte header: magic `UFFSIDX\0`, format version, section count, flags (bit 0: deleted entries were
 //!   read), MFT record size, volume serial, MFT record count, entry count, root entry, change-journal position,
-//!   source change stamp, build time, change-journal id, the file's length, where the data starts; its last 8 bytes are an xxh3
-//!   checksum of the header, the section table and the chunk table;
-//! * the section table: per section its id, element size, offset and length;
+//!   source change stamp, build time, change-journal id, the file's length, where the data starts; its last 8
+//!   bytes are an xxh3 checksum of the header, the section table and the chunk table;
+//! * the section table: per section its id, element size, offset, length and 8 reserved bytes (zero; format 2
+//!   kept a checksum there);
 //! * the chunk table: the checksum of each [`crate::check::CHUNK`] bytes of the data after it (see
 //!   [`crate::check`]);
 //! * the sections, each starting on a 64-byte boundary: the source text, the index columns, and the search aids
@@ -274,14 +275,13 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 /// magic and they fit: for fuzzing, so that mutated data gets past the O(1) checks of [`open`] and reaches the
 /// engine (which must hold its bounds on it).
 pub fn reseal(bytes: &mut [u8]) {
-    let data_start = bytes
-        .get(96..104)
-        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])) as usize);
-    if let Some(d) = data_start.filter(|&d| d >= HEADER_LEN && d <= bytes.len()) {
-        if is_index_file(bytes) {
-            let sum = header_checksum(&bytes[..d]);
-            bytes[HEADER_LEN - 8..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
-        }
+    if bytes.len() < HEADER_LEN || !is_index_file(bytes) {
+        return;
+    }
+    let d = le_u64(bytes, 96) as usize;
+    if (HEADER_LEN..=bytes.len()).contains(&d) {
+        let sum = header_checksum(&bytes[..d]);
+        bytes[HEADER_LEN - 8..HEADER_LEN].copy_from_slice(&sum.to_le_bytes());
     }
 }
 
@@ -372,8 +372,6 @@ pub fn open(path: &Path) -> Result<Index, FileError> {
 pub fn verify_all(idx: &Index) -> Result<(), FileError> {
     if let Some(check) = &idx.check {
         check.verify_all()?;
-    }
-    if idx.check.is_some() {
         validate(idx, idx.len())?;
         if let Some(a) = &idx.aids {
             a.validate(idx.len()).map_err(FileError::Corrupt)?;
