@@ -53,6 +53,16 @@ pub enum TermKind {
     Dupe,
     Deleted,
     Stream,
+    /// A folder's recursive size (`treesize:`, hard links once, streams counted).
+    TreeSize(Cmp),
+    /// A folder's files and folders at any depth (`descendants:`).
+    Descendants(Cmp),
+    /// A folder's direct children (`childcount:`).
+    ChildCount(Cmp),
+    /// A folder with nothing in it (`empty:`).
+    Empty,
+    /// A file whose size another file has too (`sizedupe:`; hard links of one file are one file).
+    SizeDupe,
 }
 
 /// How a text term matches.

@@ -9,6 +9,10 @@ mod glob;
 pub mod parse;
 pub mod reference;
 pub mod search;
+pub mod usage;
+
+/// The longest parent walk the reference matcher takes (paths are far shorter; a damaged index may loop).
+const MAX_WALK: usize = uffs_index::MAX_DEPTH;
 
 pub use ast::Expr;
 pub use bitset::Bitset;

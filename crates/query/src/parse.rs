@@ -12,7 +12,8 @@ use crate::error::QueryError;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
-    Text(String),
+    /// A term's text, and whether it began with a quote (then an unknown `word:` in it is text).
+    Text(String, bool),
     Or,
     Not,
     Open(char),
@@ -85,7 +86,7 @@ fn tokenize(q: &str) -> Result<Vec<(Tok, Range<usize>)>, QueryError> {
         if in_quote {
             return Err(QueryError::new("unterminated quote", quote_start..q.len()));
         }
-        toks.push((Tok::Text(text), start..i));
+        toks.push((Tok::Text(text, b[start] == b'"'), start..i));
     }
     Ok(toks)
 }
@@ -270,7 +271,7 @@ impl Parser<'_> {
                 }
                 Ok(inner)
             }
-            Tok::Text(text) => Ok(Expr::Term(term(&text, span, self.opts)?)),
+            Tok::Text(text, quoted) => Ok(Expr::Term(term(&text, quoted, span, self.opts)?)),
             Tok::Or | Tok::Close(_) => Err(QueryError::new("unexpected operator", span)),
         }
     }
@@ -287,7 +288,12 @@ struct Mods {
 
 /// Parses one term: modifiers (`case:`, `nocase:`, `path:`, `file:`, `folder:`, `wholeword:`), then a function
 /// (`ext:`, `size:`, …) or text.
-fn term(text: &str, span: Range<usize>, opts: &ParseOptions) -> Result<Term, QueryError> {
+fn term(
+    text: &str,
+    quoted: bool,
+    span: Range<usize>,
+    opts: &ParseOptions,
+) -> Result<Term, QueryError> {
     let mut m = Mods {
         case: opts.case,
         ..Mods::default()
@@ -422,16 +428,52 @@ fn term(text: &str, span: Range<usize>, opts: &ParseOptions) -> Result<Term, Que
                     m.only,
                 )
             }
-            "dupe" | "deleted" | "stream" => {
+            "treesize" | "descendants" | "childcount" => {
+                let value = if head_l == "treesize" {
+                    parse_size
+                } else {
+                    parse_count
+                };
+                let c = cmp(tail, value).map_err(|e| QueryError::new(e, span.clone()))?;
+                let kind = match head_l.as_str() {
+                    "treesize" => TermKind::TreeSize(c),
+                    "descendants" => TermKind::Descendants(c),
+                    _ => TermKind::ChildCount(c),
+                };
+                return with_only(func(kind), m.only);
+            }
+            "dupe" | "deleted" | "stream" | "empty" | "sizedupe" => {
                 if !tail.is_empty() {
                     return err(format!("`{head_l}:` takes no value"));
                 }
                 let kind = match head_l.as_str() {
                     "dupe" => TermKind::Dupe,
                     "deleted" => TermKind::Deleted,
+                    "empty" => TermKind::Empty,
+                    "sizedupe" => TermKind::SizeDupe,
                     _ => TermKind::Stream,
                 };
                 return with_only(func(kind), m.only);
+            }
+            name if macro_exts(name).is_some() => {
+                if !tail.is_empty() {
+                    return err(format!(
+                        "`{head_l}:` takes no value (for {head_l} files named so, write `{head_l}: {tail}`)"
+                    ));
+                }
+                let exts = macro_exts(name).unwrap_or_default();
+                return with_only(
+                    func(TermKind::Ext(exts.iter().map(|e| e.to_string()).collect())),
+                    m.only,
+                );
+            }
+            // A word of two or more letters before the colon names a function: an unknown one is a mistake, not
+            // text to search for (a drive `C:`, `file.txt:stream` and `name:stream` with other characters are text).
+            w if !quoted && w.len() > 1 && w.bytes().all(|b| b.is_ascii_lowercase()) => {
+                return err(format!(
+                    "unknown function `{head}:`; the functions are {FUNCTIONS}, the macros {MACROS}, the modifiers \
+                     {MODIFIERS} (quote a term to search for it as text: \"{text}\")"
+                ));
             }
             // Anything else (`C:`, `file.txt:stream`) is text.
             _ => break,
@@ -474,6 +516,48 @@ fn term(text: &str, span: Range<usize>, opts: &ParseOptions) -> Result<Term, Que
         }),
         only: m.only,
     })
+}
+
+/// What the unknown-function error lists.
+const FUNCTIONS: &str = "ext: size: dm: dc: da: attrib: parent: depth: len: treesize: descendants: childcount: \
+                         empty: dupe: sizedupe: deleted: stream: regex:";
+const MACROS: &str = "audio: video: pic: doc: exe: zip:";
+const MODIFIERS: &str = "case: nocase: path: file: folder: wholeword:";
+
+/// Everything's search macros: the extensions each stands for.
+pub const MACRO_EXTENSIONS: [(&str, &str); 6] = [
+    (
+        "audio",
+        "aac ac3 aif aifc aiff amr ape au cda dts fla flac it m1a m2a m3u m4a m4b mid midi mka mod mp2 mp3 mpa \
+         ogg opus ra rmi snd spc umx voc wav weba wma wv xm",
+    ),
+    (
+        "video",
+        "3g2 3gp 3gp2 3gpp amv asf avi bik divx drc dv f4v flv ifo m1v m2p m2t m2ts m2v m4p m4v mkv mov mp2v \
+         mp4 mp4v mpe mpeg mpg mpv2 mts mxf ogm ogv qt rm rmvb swf ts vob webm wm wmv",
+    ),
+    (
+        "pic",
+        "ani avif bmp cur gif heic heif ico jfif jpe jpeg jpg jxl pcx png psd raw svg tga tif tiff webp wmf",
+    ),
+    (
+        "doc",
+        "c chm cpp cs csv cxx doc docm docx dot dotm dotx epub h hpp htm html hxx ini java js json lua md mht \
+         mhtml odp ods odt pdf pot potm potx pps ppsm ppsx ppt pptm pptx py rtf tex txt wpd wps wri xls xlsb \
+         xlsm xlsx xlt xltm xltx xml",
+    ),
+    ("exe", "appx bat cmd com exe msi msix msp ps1 scr vbs"),
+    (
+        "zip",
+        "7z ace arj bz2 cab gz gzip iso jar lz lzma rar tar tbz2 tgz txz wim xz z zip zipx zst",
+    ),
+];
+
+fn macro_exts(name: &str) -> Option<Vec<&'static str>> {
+    MACRO_EXTENSIONS
+        .iter()
+        .find(|(m, _)| *m == name)
+        .map(|(_, e)| e.split_whitespace().collect())
 }
 
 fn with_only(t: Result<Term, QueryError>, only: Option<KindFilter>) -> Result<Term, QueryError> {

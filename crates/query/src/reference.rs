@@ -22,6 +22,21 @@ pub fn matches(idx: &Index, expr: &Expr, opts: &SearchOptions) -> Vec<EntryId> {
             }
         }
     }
+    let usage = if mentions(expr, &|k| {
+        matches!(
+            k,
+            TermKind::TreeSize(_)
+                | TermKind::Descendants(_)
+                | TermKind::ChildCount(_)
+                | TermKind::Empty
+                | TermKind::SizeDupe
+        )
+    }) {
+        Usage::of(idx)
+    } else {
+        Usage::default()
+    };
+    let names = (names, usage);
     (0..idx.len() as EntryId)
         .filter(|&id| {
             let f = idx.flags(id);
@@ -43,7 +58,7 @@ fn mentions(e: &Expr, k: &dyn Fn(&TermKind) -> bool) -> bool {
     }
 }
 
-fn eval(idx: &Index, e: &Expr, id: EntryId, names: &HashMap<String, usize>) -> bool {
+fn eval(idx: &Index, e: &Expr, id: EntryId, names: &(HashMap<String, usize>, Usage)) -> bool {
     match e {
         Expr::All => true,
         Expr::And(xs) => xs.iter().all(|x| eval(idx, x, id, names)),
@@ -53,7 +68,7 @@ fn eval(idx: &Index, e: &Expr, id: EntryId, names: &HashMap<String, usize>) -> b
     }
 }
 
-fn term(idx: &Index, t: &Term, id: EntryId, names: &HashMap<String, usize>) -> bool {
+fn term(idx: &Index, t: &Term, id: EntryId, (names, usage): &(HashMap<String, usize>, Usage)) -> bool {
     let f = idx.flags(id);
     let is_dir = f & flags::DIRECTORY != 0;
     let is_stream = f & flags::STREAM != 0;
@@ -115,6 +130,97 @@ fn term(idx: &Index, t: &Term, id: EntryId, names: &HashMap<String, usize>) -> b
         TermKind::Dupe => !is_stream && names.get(&fold(&name)).is_some_and(|&n| n > 1),
         TermKind::Deleted => f & flags::DELETED != 0,
         TermKind::Stream => is_stream,
+        TermKind::TreeSize(c) => usage.folder(id).is_some_and(|u| c.holds(u.size)),
+        TermKind::Descendants(c) => usage
+            .folder(id)
+            .is_some_and(|u| c.holds((u.files.len() + u.folders) as u64)),
+        TermKind::ChildCount(c) => usage.folder(id).is_some_and(|u| c.holds(u.children)),
+        TermKind::Empty => usage.folder(id).is_some_and(|u| u.children == 0),
+        TermKind::SizeDupe => {
+            !is_dir
+                && !is_stream
+                && f & (flags::DELETED | flags::SYNTHETIC) == 0
+                && usage
+                    .by_size
+                    .get(&idx.size(id))
+                    .is_some_and(|records| records.len() > 1)
+        }
+    }
+}
+
+/// What a folder holds, gathered the obvious way: every live entry added to each folder above it.
+#[derive(Default)]
+struct FolderUsage {
+    /// The records of the files below (a file of several links is one record).
+    files: std::collections::HashSet<u32>,
+    folders: usize,
+    children: u64,
+    size: u64,
+}
+
+#[derive(Default)]
+struct Usage {
+    folders: HashMap<EntryId, FolderUsage>,
+    /// Live files' records by size, for `sizedupe:`.
+    by_size: HashMap<u64, std::collections::HashSet<u32>>,
+}
+
+impl Usage {
+    fn of(idx: &Index) -> Usage {
+        let mut u = Usage::default();
+        let live = |id: EntryId| id != idx.root() && idx.flags(id) & flags::DELETED == 0;
+        for id in 0..idx.len() as EntryId {
+            let f = idx.flags(id);
+            if f & flags::DIRECTORY != 0 && f & flags::STREAM == 0 && !idx.is_deleted(id) {
+                u.folders.entry(id).or_default();
+            }
+        }
+        // Sizes counted once per folder: a file by its record, a stream by its record and stream name.
+        let mut counted: std::collections::HashSet<(EntryId, u32, String)> = Default::default();
+        for id in 0..idx.len() as EntryId {
+            if !live(id) {
+                continue;
+            }
+            let f = idx.flags(id);
+            let (dir, stream) = (f & flags::DIRECTORY != 0, f & flags::STREAM != 0);
+            if !dir && !stream && f & flags::SYNTHETIC == 0 {
+                u.by_size.entry(idx.size(id)).or_default().insert(idx.record(id));
+            }
+            let stream_name = match idx.name(id).rsplit_once(':') {
+                Some((_, s)) if stream => s.to_string(),
+                _ => String::new(),
+            };
+            let mut above = idx.parent(id);
+            let mut first = true;
+            for _ in 0..crate::MAX_WALK {
+                let Some(a) = u.folders.get_mut(&above) else {
+                    break;
+                };
+                if first && !stream {
+                    a.children += 1;
+                }
+                first = false;
+                if dir && !stream {
+                    a.folders += 1;
+                } else {
+                    if !stream {
+                        a.files.insert(idx.record(id));
+                    }
+                    if counted.insert((above, idx.record(id), stream_name.clone())) {
+                        a.size += idx.size(id);
+                    }
+                }
+                if above == idx.root() {
+                    break;
+                }
+                above = idx.parent(above);
+            }
+        }
+        u
+    }
+
+    fn folder(&self, id: EntryId) -> Option<&FolderUsage> {
+        self.folders.get(&id)
     }
 }
 

@@ -17,6 +17,7 @@ use uffs_index::{flags, EntryId, Index};
 use crate::ast::*;
 use crate::bitset::Bitset;
 use crate::glob;
+use crate::usage::{self, Usage};
 
 /// What is searched besides the query itself.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,6 +37,8 @@ pub enum SortKey {
     Created,
     Modified,
     Accessed,
+    /// A folder's recursive size ([`crate::usage`]), a file's own size.
+    TreeSize,
 }
 
 /// A searcher over one index. Helper structures (case-folded names, folder paths, depths, duplicate names) are
@@ -58,6 +61,8 @@ struct Pair {
     parts: [Arc<Index>; 2],
     hidden: Bitset,
     dupes: OnceLock<[Bitset; 2]>,
+    size_dupes: OnceLock<[Bitset; 2]>,
+    usage: OnceLock<Usage>,
 }
 
 /// Structures derived from an index alone, made on first use.
@@ -69,6 +74,8 @@ struct Derived {
     folders: OnceLock<Vec<EntryId>>,
     depth: OnceLock<Vec<u16>>,
     dupes: OnceLock<Bitset>,
+    size_dupes: OnceLock<Bitset>,
+    usage: OnceLock<Usage>,
 }
 
 /// Whether `dupe:` counts entry `id` of `idx`: files and folders that exist (not streams, deleted or made up).
@@ -203,6 +210,11 @@ enum Leaf {
     Dupe,
     Deleted,
     Stream,
+    TreeSize(Cmp),
+    Descendants(Cmp),
+    ChildCount(Cmp),
+    Empty,
+    SizeDupe,
 }
 
 struct Compiled {
@@ -240,6 +252,8 @@ impl Searcher {
             parts: [Arc::clone(&b.idx), Arc::clone(&d.idx)],
             hidden: b.hidden.clone().unwrap_or_else(|| Bitset::empty(0)),
             dupes: OnceLock::new(),
+            size_dupes: OnceLock::new(),
+            usage: OnceLock::new(),
         });
         b.pair = Some((Arc::clone(&pair), 0));
         d.pair = Some((pair, 1));
@@ -276,6 +290,32 @@ impl Searcher {
                 .made_aids
                 .get_or_init(|| SearchAids::build(&self.idx)),
         }
+    }
+
+    /// Every folder's recursive totals in the volume this searcher is (a part of), and which part it is.
+    pub fn usage(&self) -> (&Usage, usize) {
+        if let Some((pair, which)) = &self.pair {
+            let u = pair.usage.get_or_init(|| {
+                Usage::compute(&[
+                    usage::Part {
+                        idx: &pair.parts[0],
+                        hidden: Some(&pair.hidden),
+                    },
+                    usage::Part {
+                        idx: &pair.parts[1],
+                        hidden: None,
+                    },
+                ])
+            });
+            return (u, *which);
+        }
+        let u = self.derived.usage.get_or_init(|| {
+            Usage::compute(&[usage::Part {
+                idx: &self.idx,
+                hidden: self.hidden.as_ref(),
+            }])
+        });
+        (u, 0)
     }
 
     /// The entries matching `expr`, with hidden kinds (deleted, streams, synthetic folders) filtered out.
@@ -495,6 +535,18 @@ impl Searcher {
                 self.scan(|id| fl[id as usize] & flags::STREAM != 0)
             }
             Leaf::Dupe => self.dupes().clone(),
+            Leaf::SizeDupe => self.size_dupes().clone(),
+            Leaf::TreeSize(_) | Leaf::Descendants(_) | Leaf::ChildCount(_) | Leaf::Empty => {
+                // Only folders have totals: test those.
+                let (u, part) = self.usage();
+                let mut b = Bitset::empty(idx.len());
+                for &id in u.folders(part) {
+                    if self.test_leaf(&c.leaf, id) {
+                        b.set(id as usize);
+                    }
+                }
+                b
+            }
             Leaf::Parent {
                 path,
                 case_sensitive,
@@ -919,6 +971,15 @@ impl Searcher {
             Leaf::Dupe => self.dupes().get(id as usize),
             Leaf::Deleted => idx.flags(id) & flags::DELETED != 0,
             Leaf::Stream => idx.flags(id) & flags::STREAM != 0,
+            Leaf::TreeSize(c) => self.folder_totals(id).is_some_and(|t| c.holds(t.size)),
+            Leaf::Descendants(c) => self
+                .folder_totals(id)
+                .is_some_and(|t| c.holds(t.descendants())),
+            Leaf::ChildCount(c) => self
+                .folder_totals(id)
+                .is_some_and(|t| c.holds(u64::from(t.children))),
+            Leaf::Empty => self.folder_totals(id).is_some_and(|t| t.children == 0),
+            Leaf::SizeDupe => self.size_dupes().get(id as usize),
         }
     }
 
@@ -999,6 +1060,29 @@ impl Searcher {
         })
     }
 
+    /// The recursive totals of folder `id` (of a deleted folder, or an entry that is no folder: none).
+    fn folder_totals(&self, id: EntryId) -> Option<&usage::Totals> {
+        let (u, part) = self.usage();
+        u.of(part, id)
+    }
+
+    /// What `--sort treesize` orders by: a folder's recursive size, another entry's own size.
+    pub fn tree_size(&self, id: EntryId) -> u64 {
+        self.folder_totals(id)
+            .map_or_else(|| self.idx.size(id), |t| t.size)
+    }
+
+    /// Files (not streams, not deleted, not hidden by a delta) whose size another such file of another record has.
+    fn size_dupes(&self) -> &Bitset {
+        if let Some((pair, which)) = &self.pair {
+            return &pair.size_dupes.get_or_init(|| pair.size_dupes())[*which];
+        }
+        self.derived.size_dupes.get_or_init(|| {
+            let parts = [(&*self.idx, self.aids(), self.hidden.as_ref())];
+            size_dupes(&parts).pop().unwrap_or_else(|| Bitset::empty(0))
+        })
+    }
+
     /// The sort key of an entry: the key's value, ties broken by name order (so every key is a total order).
     fn sort_key(&self, key: SortKey, id: EntryId) -> u128 {
         let o = self.aids();
@@ -1012,6 +1096,7 @@ impl Searcher {
             SortKey::Created => idx.created(id),
             SortKey::Modified => idx.modified(id),
             SortKey::Accessed => idx.accessed(id),
+            SortKey::TreeSize => self.tree_size(id),
         };
         (u128::from(primary) << 32) | rank
     }
@@ -1133,6 +1218,7 @@ impl Searcher {
                     SortKey::Modified => Some(&o.modified_order),
                     SortKey::Accessed => Some(&o.accessed_order),
                     SortKey::Extension => Some(&o.ext_order),
+                    SortKey::TreeSize => None,
                 };
                 if let Some(order) = walk.filter(|_| l.saturating_mul(n / count.max(1)) <= n / 8) {
                     let pick = |id: &EntryId| set.get(*id as usize);
@@ -1175,6 +1261,14 @@ impl Searcher {
                         };
                         self.top_by_threshold(set, packed, descending, &k, count, l)
                     }
+                    SortKey::TreeSize => self.top_by_threshold(
+                        set,
+                        |id| self.tree_size(id),
+                        descending,
+                        &k,
+                        count,
+                        l,
+                    ),
                     SortKey::Name | SortKey::Path => None,
                 };
                 if let Some(top) = top {
@@ -1221,6 +1315,22 @@ impl Searcher {
 /// Whether `needle` occurs in `hay` (bounded by non-alphanumerics when `whole_word`).
 impl Pair {
     /// The duplicate names of both parts, as one set of names: the visible entries of the index and the delta's.
+    fn size_dupes(&self) -> [Bitset; 2] {
+        let aids = [0, 1].map(|p| {
+            self.parts[p]
+                .search_aids()
+                .map_or_else(|| Cow::Owned(SearchAids::build(&self.parts[p])), Cow::Borrowed)
+        });
+        let parts = [
+            (&*self.parts[0], &*aids[0], Some(&self.hidden)),
+            (&*self.parts[1], &*aids[1], None),
+        ];
+        let mut v = size_dupes(&parts);
+        let d = v.pop().unwrap_or_else(|| Bitset::empty(0));
+        let b = v.pop().unwrap_or_else(|| Bitset::empty(0));
+        [b, d]
+    }
+
     fn dupes(&self) -> [Bitset; 2] {
         // Folding keeps lengths: the folded names have the names' offsets (the stored aids hold them).
         let folded: [Cow<'_, [u8]>; 2] = [0, 1].map(|p| {
@@ -1285,12 +1395,69 @@ fn cost(n: &Node) -> u8 {
                 2
             }
             Leaf::Ext(_) | Leaf::Len(_) | Leaf::Depth(_) => 3,
-            Leaf::Text { regex: None, .. } | Leaf::Parent { .. } | Leaf::Dupe => 4,
+            Leaf::Text { regex: None, .. }
+            | Leaf::Parent { .. }
+            | Leaf::Dupe
+            | Leaf::SizeDupe
+            | Leaf::TreeSize(_)
+            | Leaf::Descendants(_)
+            | Leaf::ChildCount(_)
+            | Leaf::Empty => 4,
             Leaf::Text { .. } => 5,
         },
         Node::Not(x) => cost(x).max(3),
         Node::And(xs) | Node::Or(xs) => xs.iter().map(cost).max().unwrap_or(0).max(3),
     }
+}
+
+/// For each part (an index, its aids, the entries a delta replaces): the files whose size a file of another
+/// record also has, among the parts' visible files. Each part's size order is sorted, so a merge of the parts'
+/// orders finds every run of equal sizes.
+fn size_dupes(parts: &[(&Index, &SearchAids, Option<&Bitset>)]) -> Vec<Bitset> {
+    let counts = |&(idx, _, hidden): &(&Index, &SearchAids, Option<&Bitset>), id: EntryId| {
+        (id as usize) < idx.len()
+            && idx.flags(id) & (flags::DIRECTORY | flags::STREAM | flags::DELETED | flags::SYNTHETIC) == 0
+            && !hidden.is_some_and(|h| h.get(id as usize))
+    };
+    let mut runs: Vec<std::iter::Peekable<Box<dyn Iterator<Item = (u64, u32, EntryId)> + '_>>> = parts
+        .iter()
+        .map(|p| {
+            let it: Box<dyn Iterator<Item = (u64, u32, EntryId)> + '_> = Box::new(
+                p.1.size_order
+                    .iter()
+                    .copied()
+                    .filter(move |&id| counts(p, id))
+                    .map(move |id| (p.0.size(id), p.0.record(id), id)),
+            );
+            it.peekable()
+        })
+        .collect();
+    let mut out: Vec<Bitset> = parts.iter().map(|p| Bitset::empty(p.0.len())).collect();
+    let mut group: Vec<(usize, u32, EntryId)> = Vec::new();
+    let mut size = None;
+    let flush = |group: &mut Vec<(usize, u32, EntryId)>, out: &mut Vec<Bitset>| {
+        if group.iter().any(|g| (g.0, g.1) != (group[0].0, group[0].1)) {
+            group.iter().for_each(|&(p, _, id)| out[p].set(id as usize));
+        }
+        group.clear();
+    };
+    loop {
+        // The smallest size next in any part.
+        let next = runs
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(p, r)| r.peek().map(|x| (x.0, p)))
+            .min();
+        let Some((s, p)) = next else { break };
+        let Some((_, record, id)) = runs[p].next() else { break };
+        if size != Some(s) {
+            flush(&mut group, &mut out);
+            size = Some(s);
+        }
+        group.push((p, record, id));
+    }
+    flush(&mut group, &mut out);
+    out
 }
 
 /// The regex leaf without its prefilter, for checking candidates one by one.
@@ -1404,6 +1571,11 @@ fn compile_term(k: &TermKind) -> Leaf {
         TermKind::Dupe => Leaf::Dupe,
         TermKind::Deleted => Leaf::Deleted,
         TermKind::Stream => Leaf::Stream,
+        TermKind::TreeSize(c) => Leaf::TreeSize(*c),
+        TermKind::Descendants(c) => Leaf::Descendants(*c),
+        TermKind::ChildCount(c) => Leaf::ChildCount(*c),
+        TermKind::Empty => Leaf::Empty,
+        TermKind::SizeDupe => Leaf::SizeDupe,
     }
 }
 

@@ -68,7 +68,7 @@ fn term(r: &mut Rng, idx: &Index) -> String {
         let l = 1 + r.below(max.min(name.len() - s));
         name[s..s + l].iter().collect()
     };
-    match r.below(22) {
+    match r.below(23) {
         0..=4 => frag(r),
         5 => frag(r).to_uppercase(),
         6 => format!("*{}", frag(r)),
@@ -126,6 +126,21 @@ fn term(r: &mut Rng, idx: &Index) -> String {
                 format!("parent:{p}")
             }
         }
+        21 => r
+            .pick(&[
+                "treesize:>10kb",
+                "treesize:<1kb",
+                "descendants:>3",
+                "descendants:0..2",
+                "childcount:>2",
+                "childcount:1",
+                "empty:",
+                "sizedupe:",
+                "pic:",
+                "doc:",
+                "exe:",
+            ])
+            .to_string(),
         _ => format!("\"{}\"", frag(r)),
     }
 }
