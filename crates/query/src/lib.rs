@@ -5,6 +5,7 @@ pub mod ast;
 pub mod bitset;
 mod dates;
 mod error;
+pub mod facets;
 mod glob;
 pub mod parse;
 pub mod reference;

@@ -318,6 +318,61 @@ impl Searcher {
         (u, 0)
     }
 
+    /// The entries directly inside folder `id` (files, one per link, and folders; no streams, nothing deleted or
+    /// hidden), as (part, entry) with parts numbered as [`Searcher::usage`] numbers them: a folder of a delta
+    /// also holds the unchanged entries of the base folder it replaces.
+    pub fn children(&self, id: EntryId) -> Vec<(usize, EntryId)> {
+        let inside = |idx: &Index, hidden: Option<&Bitset>, parents: &[EntryId]| -> Vec<EntryId> {
+            let fl = idx.flags_column();
+            (0..idx.len() as EntryId)
+                .filter(|&c| {
+                    c != idx.root()
+                        && fl[c as usize] & (flags::STREAM | flags::DELETED) == 0
+                        && parents.contains(&idx.parent(c))
+                        && !hidden.is_some_and(|h| h.get(c as usize))
+                })
+                .collect()
+        };
+        let mine: Vec<(usize, EntryId)> = {
+            let part = self.pair.as_ref().map_or(0, |p| p.1);
+            inside(&self.idx, self.hidden.as_ref(), &[id])
+                .into_iter()
+                .map(|c| (part, c))
+                .collect()
+        };
+        match &self.pair {
+            Some((pair, 1)) => {
+                // The base folders this one replaces (by record; a folder has one name).
+                let (base, d) = (&pair.parts[0], &self.idx);
+                let key = (d.record(id), d.flags(id) & flags::SYNTHETIC);
+                let (u, _) = self.usage();
+                let old: Vec<EntryId> = u
+                    .folders(0)
+                    .iter()
+                    .copied()
+                    .filter(|&b| (base.record(b), base.flags(b) & flags::SYNTHETIC) == key)
+                    .collect();
+                let mut all: Vec<(usize, EntryId)> = inside(base, Some(&pair.hidden), &old)
+                    .into_iter()
+                    .map(|c| (0, c))
+                    .collect();
+                all.extend(mine);
+                all
+            }
+            _ => mine,
+        }
+    }
+
+    /// The usage, when `wanted` (made on first use), else none: for callers that need it for some columns only.
+    pub fn usage_if(&self, wanted: bool) -> (Option<&Usage>, usize) {
+        if wanted {
+            let (u, p) = self.usage();
+            (Some(u), p)
+        } else {
+            (None, 0)
+        }
+    }
+
     /// The entries matching `expr`, with hidden kinds (deleted, streams, synthetic folders) filtered out.
     pub fn search(&self, expr: &Expr, opts: &SearchOptions) -> Bitset {
         let node = compile(expr);

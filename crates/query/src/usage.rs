@@ -67,7 +67,7 @@ impl Usage {
         f.binary_search(&id).ok().map(|i| &self.totals[part][i])
     }
 
-    /// The folders of part `part`, ascending.
+    /// The folders of part `part` (a base's hidden ones too: those a delta replaces), ascending.
     pub fn folders(&self, part: usize) -> &[EntryId] {
         self.folders.get(part).map_or(&[], Vec::as_slice)
     }

@@ -5,7 +5,9 @@ mod bench;
 mod common;
 mod daemon_cmd;
 mod drives;
+mod du_cmd;
 mod export;
+mod facet_cmd;
 mod info;
 mod journal_cmd;
 mod output;
@@ -136,6 +138,12 @@ enum Command {
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
     },
+    /// What uses the disk: a folder's children with their recursive sizes (hard links once, streams counted),
+    /// file and folder counts and share of the folder, largest first; the folder's own total last.
+    #[command(
+        after_help = "Through the daemon (every registered volume), or an index file or a source.\n\nEXAMPLES:\n  uffs du                               (every volume's top folders)\n  uffs du 'C:\\Users' --depth 2 --limit 10\n  uffs du /Windows --index c.uffs --sort count\n  uffs du --source /dev/sdb1 --format csv -o usage.csv\n\nThe same totals answer queries: uffs 'treesize:>1gb', 'descendants:>10000', 'empty:', --sort treesize,\nand the columns tree_size, tree_allocated, descendants, children."
+    )]
+    Du(du_cmd::DuArgs),
     /// Measure an index build: per-phase times, records/s, MB/s, peak memory.
     #[command(
         after_help = "EXAMPLES:\n  uffs bench /dev/sdb1 --runs 5\n  uffs bench bench.img --read-only --json"
@@ -311,6 +319,7 @@ fn main() -> ExitCode {
             partition,
             queries: None,
         } => bench::run(&source, partition, runs, json, read_only, deleted, &read),
+        Command::Du(a) => du_cmd::run(a).map(|_| ()),
         Command::Daemon { action } => match action {
             DaemonAction::Start => daemon_cmd::start(),
             DaemonAction::Stop => daemon_cmd::stop(),

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use uffs_index::{flags, EntryId, EntryKind, Index};
+use uffs_query::Searcher;
 
 #[derive(clap::Args, Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -23,7 +24,7 @@ pub struct OutputArgs {
     pub format: Option<Format>,
     /// Columns for csv, tsv, jsonl and table, comma-separated, from: path name kind size allocated created
     /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag ext tree_size
-    /// descendants.
+    /// tree_allocated descendants children (the tree_ columns, descendants and children: a folder's totals).
     #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
     pub columns: Vec<String>,
     /// Write to FILE instead of stdout.
@@ -51,7 +52,13 @@ pub enum Format {
 }
 
 /// Columns beyond `uffs export`'s (which come first).
-const EXTRA_COLUMNS: [&str; 3] = ["ext", "tree_size", "descendants"];
+const EXTRA_COLUMNS: [&str; 5] = [
+    "ext",
+    "tree_size",
+    "tree_allocated",
+    "descendants",
+    "children",
+];
 
 fn all_columns() -> impl Iterator<Item = &'static str> {
     crate::export::COLUMNS
@@ -59,7 +66,7 @@ fn all_columns() -> impl Iterator<Item = &'static str> {
         .chain(EXTRA_COLUMNS.iter())
         .copied()
 }
-const NUMERIC: [&str; 8] = [
+const NUMERIC: [&str; 10] = [
     "size",
     "allocated",
     "record",
@@ -67,7 +74,9 @@ const NUMERIC: [&str; 8] = [
     "parent_record",
     "reparse_tag",
     "tree_size",
+    "tree_allocated",
     "descendants",
+    "children",
 ];
 
 pub struct Printer<'a> {
@@ -81,6 +90,8 @@ pub struct Printer<'a> {
     header_done: bool,
     /// Table rows are held to align the columns.
     table: Vec<Vec<String>>,
+    /// For rows that are not entries: which columns are numbers (aligned right).
+    numeric: Vec<bool>,
 }
 
 impl<'a> Printer<'a> {
@@ -139,7 +150,13 @@ impl<'a> Printer<'a> {
             rows: 0,
             header_done: false,
             table: Vec::new(),
+            numeric: Vec::new(),
         })
+    }
+
+    /// Whether rows print as an aligned table (the table and paths formats) rather than CSV, TSV or JSON lines.
+    pub fn is_tabular(&self) -> bool {
+        matches!(self.format, Format::Table | Format::Paths)
     }
 
     pub fn count(&mut self, n: usize) -> Result<()> {
@@ -153,7 +170,8 @@ impl<'a> Printer<'a> {
         }
     }
 
-    pub fn rows(&mut self, idx: &Index, prefix: &str, ids: &[EntryId]) -> Result<()> {
+    pub fn rows(&mut self, s: &Searcher, prefix: &str, ids: &[EntryId]) -> Result<()> {
+        let idx = s.index();
         let mut line = Vec::with_capacity(256);
         for &id in ids {
             line.clear();
@@ -163,7 +181,7 @@ impl<'a> Printer<'a> {
                     let cells = self
                         .columns
                         .iter()
-                        .map(|c| value(idx, prefix, id, c, true))
+                        .map(|c| value(s, prefix, id, c, true))
                         .collect();
                     self.table.push(cells);
                 }
@@ -178,7 +196,7 @@ impl<'a> Printer<'a> {
                         self.write(h.as_bytes())?;
                     }
                     self.header_done = true;
-                    self.record_line(idx, prefix, id, &mut line);
+                    self.record_line(s, prefix, id, &mut line);
                 }
             }
             self.rows += 1;
@@ -217,17 +235,32 @@ impl<'a> Printer<'a> {
         line.push(if self.print0 { 0 } else { b'\n' });
     }
 
-    fn record_line(&self, idx: &Index, prefix: &str, id: EntryId, line: &mut Vec<u8>) {
+    fn record_line(&self, s: &Searcher, prefix: &str, id: EntryId, line: &mut Vec<u8>) {
+        let cells: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| value(s, prefix, id, c, false))
+            .collect();
+        let numeric: Vec<bool> = self
+            .columns
+            .iter()
+            .map(|c| NUMERIC.contains(c) || *c == "deleted")
+            .collect();
+        self.record_cells(&self.columns, &numeric, &cells, line);
+    }
+
+    /// One record of named cells in the printer's CSV, TSV or JSON lines form; `numeric` cells are JSON
+    /// numbers (`null` when empty).
+    fn record_cells(&self, names: &[&str], numeric: &[bool], cells: &[String], line: &mut Vec<u8>) {
         match self.format {
             Format::Jsonl => {
                 line.push(b'{');
-                for (i, c) in self.columns.iter().enumerate() {
+                for (i, (c, v)) in names.iter().zip(cells).enumerate() {
                     if i > 0 {
                         line.push(b',');
                     }
                     line.extend_from_slice(format!("\"{c}\":").as_bytes());
-                    let v = value(idx, prefix, id, c, false);
-                    if NUMERIC.contains(c) || *c == "deleted" {
+                    if numeric[i] {
                         line.extend_from_slice(if v.is_empty() { b"null" } else { v.as_bytes() });
                     } else {
                         line.extend_from_slice(
@@ -239,11 +272,10 @@ impl<'a> Printer<'a> {
             }
             _ => {
                 let csv = self.format == Format::Csv;
-                for (i, c) in self.columns.iter().enumerate() {
+                for (i, v) in cells.iter().enumerate() {
                     if i > 0 {
                         line.push(if csv { b',' } else { b'\t' });
                     }
-                    let v = value(idx, prefix, id, c, false);
                     if csv && v.contains([',', '"', '\n', '\r']) {
                         line.push(b'"');
                         line.extend_from_slice(v.replace('"', "\"\"").as_bytes());
@@ -264,6 +296,40 @@ impl<'a> Printer<'a> {
         }
     }
 
+    /// Rows that are not entries (disk usage, facets, statistics, duplicate groups): `names` head the columns,
+    /// `numeric` ones align right in a table and are numbers in JSON. `human` holds each row's cells as a table
+    /// shows them (sizes in KiB, MiB …), `raw` as the other formats write them. The paths format prints a table.
+    pub fn records(
+        &mut self,
+        names: &[&'static str],
+        numeric: &[bool],
+        rows: &[(Vec<String>, Vec<String>)],
+    ) -> Result<()> {
+        let mut line = Vec::with_capacity(256);
+        match self.format {
+            Format::Table | Format::Paths => {
+                self.columns = names.to_vec();
+                self.numeric = numeric.to_vec();
+                self.table.extend(rows.iter().map(|r| r.0.clone()));
+                self.format = Format::Table;
+            }
+            Format::Csv | Format::Tsv | Format::Jsonl => {
+                if !self.header_done && self.format != Format::Jsonl {
+                    let sep = if self.format == Format::Csv { "," } else { "\t" };
+                    self.write((names.join(sep) + "\n").as_bytes())?;
+                }
+                self.header_done = true;
+                for r in rows {
+                    line.clear();
+                    self.record_cells(names, numeric, &r.1, &mut line);
+                    self.write(&line)?;
+                }
+            }
+        }
+        self.rows += rows.len();
+        Ok(())
+    }
+
     pub fn finish(mut self) -> Result<()> {
         if self.format == Format::Table && !self.table.is_empty() {
             let mut widths: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
@@ -276,7 +342,10 @@ impl<'a> Printer<'a> {
             let head: Vec<String> = self.columns.iter().map(|c| c.to_uppercase()).collect();
             for row in std::iter::once(&head).chain(self.table.iter()) {
                 for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
-                    let right = NUMERIC.contains(&self.columns[i]);
+                    let right = match self.numeric.get(i) {
+                        Some(&n) => n,
+                        None => NUMERIC.contains(&self.columns[i]),
+                    };
                     let pad = w - cell.chars().count();
                     if i > 0 {
                         s.push_str("  ");
@@ -335,7 +404,7 @@ fn iso(ft: u64, table: bool) -> String {
     s
 }
 
-fn human(n: u64) -> String {
+pub fn human(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
     let mut u = 0;
@@ -365,7 +434,13 @@ pub fn full_path(idx: &Index, prefix: &str, id: EntryId) -> String {
     s
 }
 
-fn value(idx: &Index, prefix: &str, id: EntryId, col: &str, table: bool) -> String {
+fn value(s: &Searcher, prefix: &str, id: EntryId, col: &str, table: bool) -> String {
+    let idx = s.index();
+    let (usage, part) = s.usage_if(matches!(
+        col,
+        "tree_size" | "tree_allocated" | "descendants" | "children"
+    ) || (table && col == "size"));
+    let totals = usage.and_then(|u| u.of(part, id));
     match col {
         "path" => full_path(idx, prefix, id),
         "name" => idx.name(id).to_string(),
@@ -378,13 +453,7 @@ fn value(idx: &Index, prefix: &str, id: EntryId, col: &str, table: bool) -> Stri
                 .unwrap_or_default(),
             _ => String::new(),
         },
-        "size" if table => {
-            if idx.kind(id) == EntryKind::Directory {
-                human(idx.tree_size(id))
-            } else {
-                human(idx.size(id))
-            }
-        }
+        "size" if table => human(totals.map_or(idx.size(id), |t| t.size)),
         "size" => idx.size(id).to_string(),
         "allocated" => idx.allocated(id).to_string(),
         "created" => iso(idx.created(id), table),
@@ -404,8 +473,12 @@ fn value(idx: &Index, prefix: &str, id: EntryId, col: &str, table: bool) -> Stri
             .unwrap_or_default(),
         "deleted" => idx.is_deleted(id).to_string(),
         "reparse_tag" => idx.reparse_tag(id).to_string(),
-        "tree_size" => idx.tree_size(id).to_string(),
-        "descendants" => idx.descendants(id).to_string(),
+        "tree_size" => totals.map(|t| t.size.to_string()).unwrap_or_default(),
+        "tree_allocated" => totals.map(|t| t.allocated.to_string()).unwrap_or_default(),
+        "descendants" => totals
+            .map(|t| t.descendants().to_string())
+            .unwrap_or_default(),
+        "children" => totals.map(|t| t.children.to_string()).unwrap_or_default(),
         _ => String::new(),
     }
 }

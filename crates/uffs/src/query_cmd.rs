@@ -74,8 +74,32 @@ pub struct SearchArgs {
     /// Include named data streams.
     #[arg(long)]
     pub streams: bool,
+    /// Count the matches per group instead of listing them: their number and total size per extension,
+    /// folder, year or month modified, attribute letter, or size bucket.
+    #[arg(long, value_enum, value_name = "GROUP", conflicts_with_all = ["count", "stats"])]
+    pub facet: Option<FacetArg>,
+    /// With --facet ext or folder: show the N largest groups (by count; default 25; 0 for all).
+    #[arg(long, value_name = "N", requires = "facet")]
+    pub top: Option<usize>,
+    /// Print totals of the matches instead of listing them: how many, files and folders, total and allocated
+    /// size, and the earliest and latest of each time.
+    #[arg(long, conflicts_with = "count")]
+    pub stats: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+    /// Set by `uffs du`: list folder sizes instead (sent to the daemon with the query).
+    #[arg(skip)]
+    pub du: Option<crate::du_cmd::DuRequest>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+pub enum FacetArg {
+    Ext,
+    Folder,
+    Year,
+    Month,
+    Attrib,
+    SizeBucket,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum, serde::Serialize, serde::Deserialize)]
@@ -88,6 +112,8 @@ pub enum SortArg {
     Created,
     Modified,
     Accessed,
+    /// A folder's recursive size (hard links once), a file's size.
+    Treesize,
 }
 
 impl From<SortArg> for SortKey {
@@ -100,6 +126,7 @@ impl From<SortArg> for SortKey {
             SortArg::Created => SortKey::Created,
             SortArg::Modified => SortKey::Modified,
             SortArg::Accessed => SortKey::Accessed,
+            SortArg::Treesize => SortKey::TreeSize,
         }
     }
 }
@@ -144,6 +171,12 @@ pub fn search_and_print(
     expr: &Expr,
     out: &mut output::Printer<'_>,
 ) -> Result<usize> {
+    if let Some(du) = &a.du {
+        return crate::du_cmd::print(targets, du, out);
+    }
+    if a.facet.is_some() || a.stats {
+        return crate::facet_cmd::print(targets, a, expr, out);
+    }
     let key = a.sort.map(SortKey::from);
     let (found, hits) = search_targets(targets, a, expr, key)?;
     // An index opened without checking its data (a one-shot query): check what the search read and what
@@ -168,7 +201,7 @@ pub fn search_and_print(
         let t = hits[start].0;
         let end = start + hits[start..].iter().take_while(|h| h.0 == t).count();
         let ids: Vec<EntryId> = hits[start..end].iter().map(|h| h.1).collect();
-        out.rows(targets[t].1.index(), targets[t].0, &ids)?;
+        out.rows(targets[t].1, targets[t].0, &ids)?;
         start = end;
     }
     Ok(found)
@@ -183,25 +216,7 @@ pub fn search_targets(
     expr: &Expr,
     key: Option<SortKey>,
 ) -> Result<(usize, Vec<(usize, EntryId)>)> {
-    let opts = SearchOptions {
-        include_deleted: a.deleted,
-        include_streams: a.streams,
-    };
-    for (prefix, s) in targets {
-        if a.deleted && !s.index().meta.has_deleted {
-            bail!(
-                "volume {prefix} was indexed without deleted entries; add it again with --deleted"
-            );
-        }
-    }
-    // The volumes are searched at once: a selective query spends most of its time per volume on one thread.
-    let sets: Vec<uffs_query::Bitset> = {
-        use rayon::prelude::*;
-        targets
-            .par_iter()
-            .map(|(_, s)| s.search(expr, &opts))
-            .collect()
-    };
+    let sets = search_sets(targets, a, expr)?;
     let mut found = 0usize;
     let mut hits: Vec<(usize, Vec<EntryId>)> = Vec::with_capacity(targets.len());
     for (t, ((_, s), set)) in targets.iter().zip(&sets).enumerate() {
@@ -244,6 +259,31 @@ pub fn search_targets(
     Ok((found, all))
 }
 
+/// The entries of every target matching `expr`.
+pub fn search_sets(
+    targets: &[(&str, &Searcher)],
+    a: &SearchArgs,
+    expr: &Expr,
+) -> Result<Vec<uffs_query::Bitset>> {
+    let opts = SearchOptions {
+        include_deleted: a.deleted,
+        include_streams: a.streams,
+    };
+    for (prefix, s) in targets {
+        if a.deleted && !s.index().meta.has_deleted {
+            bail!(
+                "volume {prefix} was indexed without deleted entries; add it again with --deleted"
+            );
+        }
+    }
+    // The volumes are searched at once: a selective query spends most of its time per volume on one thread.
+    use rayon::prelude::*;
+    Ok(targets
+        .par_iter()
+        .map(|(_, s)| s.search(expr, &opts))
+        .collect())
+}
+
 /// How two hits of different targets order by `key` (within one target the searcher's own order is used):
 /// by the key's number, then by folded name, which the search aids hold (nothing is allocated). Not for paths.
 fn order(
@@ -266,6 +306,7 @@ fn order(
         SortKey::Created => ia.created(a).cmp(&ib.created(b)).then_with(by_name),
         SortKey::Modified => ia.modified(a).cmp(&ib.modified(b)).then_with(by_name),
         SortKey::Accessed => ia.accessed(a).cmp(&ib.accessed(b)).then_with(by_name),
+        SortKey::TreeSize => sa.tree_size(a).cmp(&sb.tree_size(b)).then_with(by_name),
     }
 }
 

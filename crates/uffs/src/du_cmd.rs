@@ -1,0 +1,306 @@
+//! `uffs du [PATH]`: a folder's children with their recursive sizes, file and folder counts and share of the
+//! folder, like `du` or ncdu but from the index (the totals come from `uffs_query::usage`). Through the daemon
+//! (every registered volume), or an index file or source.
+
+use anyhow::{bail, Result};
+use uffs_index::paths::fold;
+use uffs_index::{flags, EntryId};
+use uffs_query::ast::{KindFilter, Pattern, Term, TermKind, TextMatch};
+use uffs_query::{Expr, SearchOptions, Searcher};
+
+use crate::common::thousands;
+use crate::output::{full_path, human, OutputArgs, Printer};
+use crate::query_cmd::SearchArgs;
+
+#[derive(clap::Args, Debug)]
+pub struct DuArgs {
+    /// The folder (default: the root of every volume). With several volumes, start it with the volume's name
+    /// (`C:\Windows`, `data:/photos`).
+    pub path: Option<String>,
+    /// Show folders this many levels below PATH.
+    #[arg(long, short = 'd', default_value_t = 1, value_name = "N")]
+    pub depth: u32,
+    /// Order of each folder's children: size (largest first), count (most files and folders first), name.
+    #[arg(long, value_enum, default_value_t = DuSort::Size)]
+    pub sort: DuSort,
+    /// Show at most N children of each folder.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Use this index file instead of the daemon.
+    #[arg(long, value_name = "FILE", conflicts_with = "source")]
+    pub index: Option<std::path::PathBuf>,
+    /// Index this source first instead of asking the daemon.
+    #[arg(long, value_name = "SOURCE")]
+    pub source: Option<String>,
+    #[arg(long, value_name = "N", requires = "source")]
+    pub partition: Option<u32>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+pub enum DuSort {
+    Size,
+    Count,
+    Name,
+}
+
+/// What `du` asks, as it travels to the daemon inside a query request.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct DuRequest {
+    pub path: Option<String>,
+    pub depth: u32,
+    pub sort: DuSort,
+    pub limit: Option<usize>,
+}
+
+pub fn run(a: DuArgs) -> Result<bool> {
+    let search = SearchArgs {
+        index: a.index,
+        source: a.source,
+        partition: a.partition,
+        output: a.output,
+        du: Some(DuRequest {
+            path: a.path,
+            depth: a.depth.max(1),
+            sort: a.sort,
+            limit: a.limit,
+        }),
+        ..SearchArgs::default()
+    };
+    crate::query_cmd::run(&search)
+}
+
+/// One volume: its prefix and its searchers (an index, or an index and the delta over it).
+struct Volume<'a> {
+    prefix: &'a str,
+    parts: Vec<&'a Searcher>,
+}
+
+/// A line of the listing: an entry of a volume part, with what it holds.
+struct Line {
+    part: usize,
+    id: EntryId,
+    size: u64,
+    allocated: u64,
+    files: u64,
+    folders: u64,
+    depth: u32,
+    share: f64,
+}
+
+pub fn print(targets: &[(&str, &Searcher)], du: &DuRequest, out: &mut Printer<'_>) -> Result<usize> {
+    let mut volumes: Vec<Volume<'_>> = Vec::new();
+    for (prefix, s) in targets {
+        match volumes.last_mut() {
+            Some(v) if v.prefix == *prefix => v.parts.push(s),
+            _ => volumes.push(Volume {
+                prefix,
+                parts: vec![s],
+            }),
+        }
+    }
+    let mut lines: Vec<(usize, Line)> = Vec::new();
+    let (mut found, mut asked) = (0, 0);
+    for (v, vol) in volumes.iter().enumerate() {
+        let rel = match &du.path {
+            None => Some("/".to_string()),
+            Some(p) => relative(p, vol.prefix, volumes.len()),
+        };
+        let Some(rel) = rel else { continue };
+        asked += 1;
+        for (part, id) in resolve(vol, &rel) {
+            found += 1;
+            let mut rows = Vec::new();
+            let top = line_of(vol, part, id, 0, 0);
+            walk(vol, &top, du, &mut rows);
+            rows.push(Line { share: 100.0, ..top });
+            lines.extend(rows.into_iter().map(|l| (v, l)));
+        }
+    }
+    if asked == 0 || found == 0 {
+        let p = du.path.as_deref().unwrap_or("/");
+        let names: Vec<&str> = volumes.iter().map(|v| v.prefix.trim_end_matches(':')).collect();
+        bail!(
+            "no folder {p:?} in {}",
+            if names.len() == 1 {
+                format!("volume {}", names[0])
+            } else {
+                format!("the volumes {}", names.join(", "))
+            }
+        );
+    }
+    for (_, s) in targets {
+        if s.index().needs_check() {
+            s.index().touch_rows(&[]);
+            s.index().verify_touched()?;
+        }
+    }
+    let table = out.is_tabular();
+    let rows: Vec<(Vec<String>, Vec<String>)> = lines
+        .iter()
+        .map(|(v, l)| {
+            let vol = &volumes[*v];
+            let path = full_path(vol.parts[l.part].index(), vol.prefix, l.id);
+            let human_row = vec![
+                human(l.size),
+                human(l.allocated),
+                thousands(l.files),
+                thousands(l.folders),
+                format!("{:.1}%", l.share),
+                path.clone(),
+            ];
+            let raw = vec![
+                l.size.to_string(),
+                l.allocated.to_string(),
+                l.files.to_string(),
+                l.folders.to_string(),
+                format!("{:.2}", l.share),
+                l.depth.to_string(),
+                path,
+            ];
+            (human_row, raw)
+        })
+        .collect();
+    if table {
+        out.records(
+            &["size", "allocated", "files", "folders", "share", "path"],
+            &[true, true, true, true, true, false],
+            &rows,
+        )?;
+    } else {
+        out.records(
+            &[
+                "size",
+                "allocated",
+                "files",
+                "folders",
+                "share",
+                "depth",
+                "path",
+            ],
+            &[true, true, true, true, true, true, false],
+            &rows,
+        )?;
+    }
+    Ok(found)
+}
+
+/// `path` as a path inside the volume named `prefix` (`/`-separated, from its root), or `None` when it names
+/// another volume. Without a volume name it is in every volume.
+fn relative(path: &str, prefix: &str, volumes: usize) -> Option<String> {
+    let p = path.replace('\\', "/");
+    let named = prefix.len() > 1
+        && p.len() >= prefix.len()
+        && p.is_char_boundary(prefix.len())
+        && p[..prefix.len()].eq_ignore_ascii_case(prefix);
+    let rest = if named {
+        &p[prefix.len()..]
+    } else if volumes > 1 && looks_named(&p) {
+        return None;
+    } else {
+        &p[..]
+    };
+    let rest = rest.trim_end_matches('/');
+    Some(if rest.starts_with('/') {
+        rest.to_string()
+    } else {
+        format!("/{rest}")
+    })
+}
+
+/// Whether a path starts with a volume name (`C:`, `data:`).
+fn looks_named(p: &str) -> bool {
+    p.split_once(':')
+        .is_some_and(|(head, _)| !head.is_empty() && !head.contains('/'))
+}
+
+/// The folders of a volume at `rel`, as (part, entry): found through the name order (a whole-name match of the
+/// last component), then compared by full path.
+fn resolve(vol: &Volume<'_>, rel: &str) -> Vec<(usize, EntryId)> {
+    let parts: Vec<&str> = rel.split('/').filter(|c| !c.is_empty()).collect();
+    let Some(last) = parts.last() else {
+        // The root: of the delta when there is one (it replaces the base's).
+        let p = vol.parts.len() - 1;
+        return vec![(p, vol.parts[p].index().root())];
+    };
+    let want = fold(rel);
+    let term = Expr::Term(Term {
+        span: 0..0,
+        kind: TermKind::Text(TextMatch {
+            pattern: Pattern::Wildcard(fold(&last.replace(['*', '?'], "\u{0}"))),
+            path: false,
+            case_sensitive: false,
+            whole_word: false,
+        }),
+        only: Some(KindFilter::Folder),
+    });
+    let mut out = Vec::new();
+    for (p, s) in vol.parts.iter().enumerate() {
+        let hits = s.search(&term, &SearchOptions::default());
+        for id in hits.iter() {
+            if fold(&s.index().path(id)) == want {
+                out.push((p, id));
+            }
+        }
+    }
+    out.truncate(1);
+    out
+}
+
+fn line_of(vol: &Volume<'_>, part: usize, id: EntryId, depth: u32, parent_size: u64) -> Line {
+    let s = vol.parts[part];
+    let idx = s.index();
+    let (u, _) = s.usage();
+    let (size, allocated, files, folders) = match u.of(part, id) {
+        Some(t) => (t.size, t.allocated, t.files, t.folders),
+        None => (idx.size(id), idx.allocated(id), 1, 0),
+    };
+    Line {
+        part,
+        id,
+        size,
+        allocated,
+        files,
+        folders,
+        depth,
+        share: if parent_size == 0 {
+            0.0
+        } else {
+            100.0 * size as f64 / parent_size as f64
+        },
+    }
+}
+
+/// Adds the lines of `folder`'s children, and of theirs down to the depth asked, before the folder's own.
+fn walk(vol: &Volume<'_>, folder: &Line, du: &DuRequest, rows: &mut Vec<Line>) {
+    if folder.depth >= du.depth {
+        return;
+    }
+    let s = vol.parts[folder.part];
+    let mut kids: Vec<Line> = s
+        .children(folder.id)
+        .into_iter()
+        .map(|(p, c)| line_of(vol, p, c, folder.depth + 1, folder.size))
+        .collect();
+    let name = |l: &Line| fold(vol.parts[l.part].index().name(l.id));
+    match du.sort {
+        DuSort::Size => kids.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| name(a).cmp(&name(b)))),
+        DuSort::Count => kids.sort_by(|a, b| {
+            (b.files + b.folders)
+                .cmp(&(a.files + a.folders))
+                .then_with(|| name(a).cmp(&name(b)))
+        }),
+        DuSort::Name => kids.sort_by_cached_key(name),
+    }
+    if let Some(l) = du.limit {
+        kids.truncate(l);
+    }
+    for k in kids {
+        let is_dir = vol.parts[k.part].index().flags(k.id) & flags::DIRECTORY != 0;
+        if is_dir {
+            walk(vol, &k, du, rows);
+        }
+        rows.push(k);
+    }
+}

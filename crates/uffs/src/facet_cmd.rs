@@ -1,0 +1,159 @@
+//! `uffs QUERY --facet GROUP` and `uffs QUERY --stats`: what a query's matches add up to, per group or in all,
+//! computed by `uffs_query::facets` without building their paths.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use uffs_query::facets::{self, FacetKey, RawKey, Stats, Tally};
+use uffs_query::{Expr, Searcher};
+
+use crate::output::{full_path, human, Printer};
+use crate::query_cmd::{search_sets, FacetArg, SearchArgs};
+
+/// Groups shown by default for the facets that can have very many (extensions, folders).
+const DEFAULT_TOP: usize = 25;
+
+pub fn print(
+    targets: &[(&str, &Searcher)],
+    a: &SearchArgs,
+    expr: &Expr,
+    out: &mut Printer<'_>,
+) -> Result<usize> {
+    let sets = search_sets(targets, a, expr)?;
+    let found: usize = sets.iter().map(|s| s.count()).sum();
+    if a.stats {
+        let mut total = Stats::default();
+        for ((_, s), set) in targets.iter().zip(&sets) {
+            total.merge(&facets::stats(s.index(), set));
+        }
+        check_read(targets)?;
+        print_stats(&total, out)?;
+        return Ok(found);
+    }
+    let Some(arg) = a.facet else {
+        return Ok(found);
+    };
+    let key = match arg {
+        FacetArg::Ext => FacetKey::Ext,
+        FacetArg::Folder => FacetKey::Folder,
+        FacetArg::Year => FacetKey::Year,
+        FacetArg::Month => FacetKey::Month,
+        FacetArg::Attrib => FacetKey::Attrib,
+        FacetArg::SizeBucket => FacetKey::SizeBucket,
+    };
+    // Groups of the same label across volumes are one (an extension, a year); folders differ by volume.
+    let mut groups: HashMap<String, (RawKey, Tally)> = HashMap::new();
+    for ((prefix, s), set) in targets.iter().zip(&sets) {
+        let path = |id| full_path(s.index(), prefix, id);
+        for (raw, label, t) in facets::facet(s, set, key, &path) {
+            groups.entry(label).or_insert((raw, Tally::default())).1.merge(&t);
+        }
+    }
+    check_read(targets)?;
+    let mut rows: Vec<(String, RawKey, Tally)> =
+        groups.into_iter().map(|(l, (k, t))| (l, k, t)).collect();
+    let by_count = matches!(key, FacetKey::Ext | FacetKey::Folder);
+    if by_count {
+        rows.sort_by(|x, y| y.2.count.cmp(&x.2.count).then_with(|| x.0.cmp(&y.0)));
+        match a.top.unwrap_or(DEFAULT_TOP) {
+            0 => {}
+            n => rows.truncate(n),
+        }
+    } else {
+        rows.sort_by(|x, y| x.1.cmp(&y.1).then_with(|| x.0.cmp(&y.0)));
+    }
+    let name = match arg {
+        FacetArg::Ext => "ext",
+        FacetArg::Folder => "folder",
+        FacetArg::Year => "year",
+        FacetArg::Month => "month",
+        FacetArg::Attrib => "attrib",
+        FacetArg::SizeBucket => "size_bucket",
+    };
+    let cells: Vec<(Vec<String>, Vec<String>)> = rows
+        .iter()
+        .map(|(label, _, t)| {
+            let share = if found == 0 {
+                0.0
+            } else {
+                100.0 * t.count as f64 / found as f64
+            };
+            (
+                vec![
+                    label.clone(),
+                    crate::common::thousands(t.count),
+                    format!("{share:.1}%"),
+                    human(t.size),
+                    human(t.allocated),
+                ],
+                vec![
+                    label.clone(),
+                    t.count.to_string(),
+                    format!("{share:.2}"),
+                    t.size.to_string(),
+                    t.allocated.to_string(),
+                ],
+            )
+        })
+        .collect();
+    out.records(
+        &[name, "count", "share", "size", "allocated"],
+        &[false, true, true, true, true],
+        &cells,
+    )?;
+    Ok(found)
+}
+
+/// An index opened without checking (a one-shot query): check what the aggregation read before printing.
+fn check_read(targets: &[(&str, &Searcher)]) -> Result<()> {
+    for (_, s) in targets {
+        if s.index().needs_check() {
+            s.index().verify_touched()?;
+        }
+    }
+    Ok(())
+}
+
+fn print_stats(t: &Stats, out: &mut Printer<'_>) -> Result<()> {
+    let time = |v: Option<u64>| {
+        v.map(|ft| {
+            let mut s = String::new();
+            uffs_index::time::format_iso(ft, &mut s);
+            s
+        })
+        .unwrap_or_default()
+    };
+    let mut named: Vec<(&'static str, String, String, bool)> = vec![
+        ("count", crate::common::thousands(t.count), t.count.to_string(), true),
+        ("files", crate::common::thousands(t.files), t.files.to_string(), true),
+        ("folders", crate::common::thousands(t.folders), t.folders.to_string(), true),
+        ("size", human(t.size), t.size.to_string(), true),
+        ("allocated", human(t.allocated), t.allocated.to_string(), true),
+    ];
+    let names = [
+        ("created_min", "created_max"),
+        ("modified_min", "modified_max"),
+        ("mft_changed_min", "mft_changed_max"),
+        ("accessed_min", "accessed_max"),
+    ];
+    for ((lo, hi), range) in names.iter().zip(&t.times) {
+        let (a, b) = (time(range.map(|r| r.0)), time(range.map(|r| r.1)));
+        named.push((lo, a.clone(), a, false));
+        named.push((hi, b.clone(), b, false));
+    }
+    if out.is_tabular() {
+        // One line per figure reads better than a row thirteen columns wide.
+        let rows: Vec<(Vec<String>, Vec<String>)> = named
+            .iter()
+            .map(|(n, h, r, _)| (vec![n.to_string(), h.clone()], vec![n.to_string(), r.clone()]))
+            .collect();
+        return out.records(&["stat", "value"], &[false, true], &rows);
+    }
+    let heads: Vec<&'static str> = named.iter().map(|n| n.0).collect();
+    let numeric: Vec<bool> = named.iter().map(|n| n.3).collect();
+    let row = (
+        named.iter().map(|n| n.1.clone()).collect(),
+        named.iter().map(|n| n.2.clone()).collect(),
+    );
+    out.records(&heads, &numeric, &[row])
+}
