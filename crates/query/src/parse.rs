@@ -519,7 +519,8 @@ fn term(
 }
 
 /// What the unknown-function error lists.
-const FUNCTIONS: &str = "ext: size: dm: dc: da: attrib: parent: depth: len: treesize: descendants: childcount: \
+const FUNCTIONS: &str =
+    "ext: size: dm: dc: da: attrib: parent: depth: len: treesize: descendants: childcount: \
                          empty: dupe: sizedupe: deleted: stream: regex:";
 const MACROS: &str = "audio: video: pic: doc: exe: zip:";
 const MODIFIERS: &str = "case: nocase: path: file: folder: wholeword:";

@@ -68,7 +68,12 @@ fn eval(idx: &Index, e: &Expr, id: EntryId, names: &(HashMap<String, usize>, Usa
     }
 }
 
-fn term(idx: &Index, t: &Term, id: EntryId, (names, usage): &(HashMap<String, usize>, Usage)) -> bool {
+fn term(
+    idx: &Index,
+    t: &Term,
+    id: EntryId,
+    (names, usage): &(HashMap<String, usize>, Usage),
+) -> bool {
     let f = idx.flags(id);
     let is_dir = f & flags::DIRECTORY != 0;
     let is_stream = f & flags::STREAM != 0;
@@ -184,7 +189,10 @@ impl Usage {
             let f = idx.flags(id);
             let (dir, stream) = (f & flags::DIRECTORY != 0, f & flags::STREAM != 0);
             if !dir && !stream && f & flags::SYNTHETIC == 0 {
-                u.by_size.entry(idx.size(id)).or_default().insert(idx.record(id));
+                u.by_size
+                    .entry(idx.size(id))
+                    .or_default()
+                    .insert(idx.record(id));
             }
             let stream_name = match idx.name(id).rsplit_once(':') {
                 Some((_, s)) if stream => s.to_string(),

@@ -1372,9 +1372,10 @@ impl Pair {
     /// The duplicate names of both parts, as one set of names: the visible entries of the index and the delta's.
     fn size_dupes(&self) -> [Bitset; 2] {
         let aids = [0, 1].map(|p| {
-            self.parts[p]
-                .search_aids()
-                .map_or_else(|| Cow::Owned(SearchAids::build(&self.parts[p])), Cow::Borrowed)
+            self.parts[p].search_aids().map_or_else(
+                || Cow::Owned(SearchAids::build(&self.parts[p])),
+                Cow::Borrowed,
+            )
         });
         let parts = [
             (&*self.parts[0], &*aids[0], Some(&self.hidden)),
@@ -1471,22 +1472,25 @@ fn cost(n: &Node) -> u8 {
 fn size_dupes(parts: &[(&Index, &SearchAids, Option<&Bitset>)]) -> Vec<Bitset> {
     let counts = |&(idx, _, hidden): &(&Index, &SearchAids, Option<&Bitset>), id: EntryId| {
         (id as usize) < idx.len()
-            && idx.flags(id) & (flags::DIRECTORY | flags::STREAM | flags::DELETED | flags::SYNTHETIC) == 0
+            && idx.flags(id)
+                & (flags::DIRECTORY | flags::STREAM | flags::DELETED | flags::SYNTHETIC)
+                == 0
             && !hidden.is_some_and(|h| h.get(id as usize))
     };
-    let mut runs: Vec<std::iter::Peekable<Box<dyn Iterator<Item = (u64, u32, EntryId)> + '_>>> = parts
-        .iter()
-        .map(|p| {
-            let it: Box<dyn Iterator<Item = (u64, u32, EntryId)> + '_> = Box::new(
-                p.1.size_order
-                    .iter()
-                    .copied()
-                    .filter(move |&id| counts(p, id))
-                    .map(move |id| (p.0.size(id), p.0.record(id), id)),
-            );
-            it.peekable()
-        })
-        .collect();
+    let mut runs: Vec<std::iter::Peekable<Box<dyn Iterator<Item = (u64, u32, EntryId)> + '_>>> =
+        parts
+            .iter()
+            .map(|p| {
+                let it: Box<dyn Iterator<Item = (u64, u32, EntryId)> + '_> = Box::new(
+                    p.1.size_order
+                        .iter()
+                        .copied()
+                        .filter(move |&id| counts(p, id))
+                        .map(move |id| (p.0.size(id), p.0.record(id), id)),
+                );
+                it.peekable()
+            })
+            .collect();
     let mut out: Vec<Bitset> = parts.iter().map(|p| Bitset::empty(p.0.len())).collect();
     let mut group: Vec<(usize, u32, EntryId)> = Vec::new();
     let mut size = None;
@@ -1504,7 +1508,9 @@ fn size_dupes(parts: &[(&Index, &SearchAids, Option<&Bitset>)]) -> Vec<Bitset> {
             .filter_map(|(p, r)| r.peek().map(|x| (x.0, p)))
             .min();
         let Some((s, p)) = next else { break };
-        let Some((_, record, id)) = runs[p].next() else { break };
+        let Some((_, record, id)) = runs[p].next() else {
+            break;
+        };
         if size != Some(s) {
             flush(&mut group, &mut out);
             size = Some(s);

@@ -257,10 +257,13 @@ impl View<'_> {
             size: once
                 .iter()
                 .fold(idx.size(first), |a, &s| a.saturating_add(idx.size(s))),
-            allocated: once
-                .iter()
-                .fold(idx.allocated(first), |a, &s| a.saturating_add(idx.allocated(s))),
-            links: links.into_iter().filter(|&l| self.visible(part, l)).collect(),
+            allocated: once.iter().fold(idx.allocated(first), |a, &s| {
+                a.saturating_add(idx.allocated(s))
+            }),
+            links: links
+                .into_iter()
+                .filter(|&l| self.visible(part, l))
+                .collect(),
         }
     }
 

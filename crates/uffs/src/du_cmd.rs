@@ -38,7 +38,9 @@ pub struct DuArgs {
     pub output: OutputArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 pub enum DuSort {
     Size,
     Count,
@@ -89,7 +91,11 @@ struct Line {
     share: f64,
 }
 
-pub fn print(targets: &[(&str, &Searcher)], du: &DuRequest, out: &mut Printer<'_>) -> Result<usize> {
+pub fn print(
+    targets: &[(&str, &Searcher)],
+    du: &DuRequest,
+    out: &mut Printer<'_>,
+) -> Result<usize> {
     let mut volumes: Vec<Volume<'_>> = Vec::new();
     for (prefix, s) in targets {
         match volumes.last_mut() {
@@ -114,13 +120,19 @@ pub fn print(targets: &[(&str, &Searcher)], du: &DuRequest, out: &mut Printer<'_
             let mut rows = Vec::new();
             let top = line_of(vol, part, id, 0, 0);
             walk(vol, &top, du, &mut rows);
-            rows.push(Line { share: 100.0, ..top });
+            rows.push(Line {
+                share: 100.0,
+                ..top
+            });
             lines.extend(rows.into_iter().map(|l| (v, l)));
         }
     }
     if asked == 0 || found == 0 {
         let p = du.path.as_deref().unwrap_or("/");
-        let names: Vec<&str> = volumes.iter().map(|v| v.prefix.trim_end_matches(':')).collect();
+        let names: Vec<&str> = volumes
+            .iter()
+            .map(|v| v.prefix.trim_end_matches(':'))
+            .collect();
         bail!(
             "no folder {p:?} in {}",
             if names.len() == 1 {
@@ -285,7 +297,9 @@ fn walk(vol: &Volume<'_>, folder: &Line, du: &DuRequest, rows: &mut Vec<Line>) {
         .collect();
     let name = |l: &Line| fold(vol.parts[l.part].index().name(l.id));
     match du.sort {
-        DuSort::Size => kids.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| name(a).cmp(&name(b)))),
+        DuSort::Size => {
+            kids.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| name(a).cmp(&name(b))))
+        }
         DuSort::Count => kids.sort_by(|a, b| {
             (b.files + b.folders)
                 .cmp(&(a.files + a.folders))

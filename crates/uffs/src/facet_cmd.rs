@@ -46,7 +46,11 @@ pub fn print(
     for ((prefix, s), set) in targets.iter().zip(&sets) {
         let path = |id| full_path(s.index(), prefix, id);
         for (raw, label, t) in facets::facet(s, set, key, &path) {
-            groups.entry(label).or_insert((raw, Tally::default())).1.merge(&t);
+            groups
+                .entry(label)
+                .or_insert((raw, Tally::default()))
+                .1
+                .merge(&t);
         }
     }
     check_read(targets)?;
@@ -124,11 +128,31 @@ fn print_stats(t: &Stats, out: &mut Printer<'_>) -> Result<()> {
         .unwrap_or_default()
     };
     let mut named: Vec<(&'static str, String, String, bool)> = vec![
-        ("count", crate::common::thousands(t.count), t.count.to_string(), true),
-        ("files", crate::common::thousands(t.files), t.files.to_string(), true),
-        ("folders", crate::common::thousands(t.folders), t.folders.to_string(), true),
+        (
+            "count",
+            crate::common::thousands(t.count),
+            t.count.to_string(),
+            true,
+        ),
+        (
+            "files",
+            crate::common::thousands(t.files),
+            t.files.to_string(),
+            true,
+        ),
+        (
+            "folders",
+            crate::common::thousands(t.folders),
+            t.folders.to_string(),
+            true,
+        ),
         ("size", human(t.size), t.size.to_string(), true),
-        ("allocated", human(t.allocated), t.allocated.to_string(), true),
+        (
+            "allocated",
+            human(t.allocated),
+            t.allocated.to_string(),
+            true,
+        ),
     ];
     let names = [
         ("created_min", "created_max"),
@@ -145,7 +169,12 @@ fn print_stats(t: &Stats, out: &mut Printer<'_>) -> Result<()> {
         // One line per figure reads better than a row thirteen columns wide.
         let rows: Vec<(Vec<String>, Vec<String>)> = named
             .iter()
-            .map(|(n, h, r, _)| (vec![n.to_string(), h.clone()], vec![n.to_string(), r.clone()]))
+            .map(|(n, h, r, _)| {
+                (
+                    vec![n.to_string(), h.clone()],
+                    vec![n.to_string(), r.clone()],
+                )
+            })
             .collect();
         return out.records(&["stat", "value"], &[false, true], &rows);
     }

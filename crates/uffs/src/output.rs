@@ -315,7 +315,11 @@ impl<'a> Printer<'a> {
             }
             Format::Csv | Format::Tsv | Format::Jsonl => {
                 if !self.header_done && self.format != Format::Jsonl {
-                    let sep = if self.format == Format::Csv { "," } else { "\t" };
+                    let sep = if self.format == Format::Csv {
+                        ","
+                    } else {
+                        "\t"
+                    };
                     self.write((names.join(sep) + "\n").as_bytes())?;
                 }
                 self.header_done = true;
@@ -436,10 +440,12 @@ pub fn full_path(idx: &Index, prefix: &str, id: EntryId) -> String {
 
 fn value(s: &Searcher, prefix: &str, id: EntryId, col: &str, table: bool) -> String {
     let idx = s.index();
-    let (usage, part) = s.usage_if(matches!(
-        col,
-        "tree_size" | "tree_allocated" | "descendants" | "children"
-    ) || (table && col == "size"));
+    let (usage, part) = s.usage_if(
+        matches!(
+            col,
+            "tree_size" | "tree_allocated" | "descendants" | "children"
+        ) || (table && col == "size"),
+    );
     let totals = usage.and_then(|u| u.of(part, id));
     match col {
         "path" => full_path(idx, prefix, id),

@@ -93,3 +93,15 @@ pub fn export(source: &Path, extra: &[&str]) -> Vec<HashMap<String, String>> {
     );
     csv_rows(&out.stdout)
 }
+
+/// A fixture volume of `scripts/make-fixtures.sh` (`basic.img`, …), the images built once per build directory
+/// (the script skips images that are up to date).
+pub fn fixture_image(name: &str) -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
+        run_ok(Command::new(repo().join("scripts/make-fixtures.sh")).arg(&dir));
+        dir
+    })
+    .join(name)
+}

@@ -1,0 +1,308 @@
+//! Disk usage, facets and statistics against references computed here from `uffs export` and from the query's
+//! own rows: `uffs du` totals (hard links once, streams counted) on fixture volumes with hard links, streams,
+//! sparse and compressed files and on the Windows samples; `--facet` and `--stats` for a set of queries.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use common::*;
+
+/// Every folder's totals by path, as `uffs du / --depth 999 --format csv` prints them.
+fn du_folders(src: &Path) -> BTreeMap<String, [u64; 4]> {
+    let out = run_ok(
+        uffs()
+            .args(["du", "/", "--depth", "999", "--format", "csv", "--source"])
+            .arg(src),
+    );
+    let kinds: HashMap<String, String> = export(src, &[])
+        .into_iter()
+        .map(|r| (r["path"].clone(), r["kind"].clone()))
+        .collect();
+    csv_rows(&out.stdout)
+        .into_iter()
+        .filter(|r| r["path"] == "/" || kinds.get(&r["path"]).is_some_and(|k| k == "dir"))
+        .map(|r| {
+            let n = |k: &str| r[k].parse::<u64>().expect("number");
+            (
+                r["path"].clone(),
+                [n("size"), n("allocated"), n("files"), n("folders")],
+            )
+        })
+        .collect()
+}
+
+/// The same totals the obvious way, from `uffs export --streams`: every live entry added to each folder above
+/// it, a file by its record (a file of several links once), a stream by its record and name.
+fn reference(src: &Path) -> BTreeMap<String, [u64; 4]> {
+    let rows = export(src, &["--streams"]);
+    let mut folders: BTreeMap<String, [u64; 4]> = BTreeMap::new();
+    for r in &rows {
+        if r["kind"] == "dir" {
+            folders.insert(r["path"].clone(), [0; 4]);
+        }
+    }
+    folders.insert("/".into(), [0; 4]);
+    let mut counted: HashSet<(String, String, String)> = HashSet::new();
+    for r in &rows {
+        if r["deleted"] == "true" || r["path"] == "/" {
+            continue;
+        }
+        let (path, kind) = (&r["path"], r["kind"].as_str());
+        // A stream `dir/file:s` counts where its file does.
+        let (owner, stream) = match kind {
+            "stream" => {
+                let (f, s) = path.rsplit_once(':').expect("stream path");
+                (f.to_string(), s.to_string())
+            }
+            _ => (path.clone(), String::new()),
+        };
+        let mut above = owner.clone();
+        while let Some((up, _)) = above.rsplit_once('/') {
+            above = if up.is_empty() { "/".into() } else { up.into() };
+            let t = folders.get_mut(&above).expect("folder of an entry");
+            match kind {
+                "dir" => t[3] += 1,
+                _ => {
+                    if counted.insert((above.clone(), r["record"].clone(), stream.clone())) {
+                        t[0] += r["size"].parse::<u64>().expect("size");
+                        t[1] += r["allocated"].parse::<u64>().expect("allocated");
+                        if kind == "file" {
+                            t[2] += 1;
+                        }
+                    }
+                }
+            }
+            if above == "/" {
+                break;
+            }
+        }
+    }
+    folders
+}
+
+fn assert_du(src: &Path) -> usize {
+    let got = du_folders(src);
+    let want = reference(src);
+    assert_eq!(got.len(), want.len(), "{}: folders listed", src.display());
+    for (path, w) in &want {
+        assert_eq!(
+            got.get(path),
+            Some(w),
+            "{}: totals of {path}",
+            src.display()
+        );
+    }
+    want.len()
+}
+
+#[test]
+fn du_totals_equal_a_sum_over_the_exported_entries() {
+    // basic.img: hard links in two folders (hardlinks/, hardlinks/more/, linked/), streams, sparse and compressed.
+    let n = assert_du(&fixture_image("basic.img"));
+    assert!(n > 20, "{n} folders");
+    assert_du(&data("linux-made/testfs1"));
+    assert_du(&data("windows-xp-mft/MFT"));
+}
+
+#[test]
+fn a_file_of_several_links_counts_once_above_them() {
+    let img = fixture_image("basic.img");
+    let du = du_folders(&img);
+    let rows = export(&img, &[]);
+    // many-links.dat has 31 names in hardlinks/ and hardlinks/more/: hardlinks/ holds its size once.
+    let size: u64 = rows
+        .iter()
+        .find(|r| r["path"] == "/hardlinks/many-links.dat")
+        .expect("many-links.dat")["size"]
+        .parse()
+        .expect("size");
+    let files_named: usize = rows
+        .iter()
+        .filter(|r| r["path"].starts_with("/hardlinks/") && r["kind"] == "file")
+        .count();
+    let records: HashSet<&str> = rows
+        .iter()
+        .filter(|r| r["path"].starts_with("/hardlinks/") && r["kind"] == "file")
+        .map(|r| r["record"].as_str())
+        .collect();
+    assert!(
+        files_named > records.len() + 25,
+        "{files_named} names of {} files",
+        records.len()
+    );
+    assert_eq!(
+        du["/hardlinks"][2],
+        records.len() as u64,
+        "files under hardlinks/ once each"
+    );
+    assert!(du["/hardlinks"][0] >= size && du["/hardlinks"][0] < size * 2);
+}
+
+#[test]
+fn du_orders_limits_and_goes_deeper() {
+    let img = fixture_image("basic.img");
+    let rows = |extra: &[&str]| -> Vec<HashMap<String, String>> {
+        let out = run_ok(
+            uffs()
+                .args(["du", "--format", "csv", "--source"])
+                .arg(&img)
+                .args(extra),
+        );
+        csv_rows(&out.stdout)
+    };
+    let by_size = rows(&[]);
+    let sizes: Vec<u64> = by_size[..by_size.len() - 1]
+        .iter()
+        .map(|r| r["size"].parse().unwrap())
+        .collect();
+    assert!(
+        sizes.windows(2).all(|w| w[0] >= w[1]),
+        "largest first: {sizes:?}"
+    );
+    assert_eq!(
+        by_size.last().unwrap()["path"],
+        "/",
+        "the folder's own total last"
+    );
+    let by_name = rows(&["--sort", "name", "--limit", "3"]);
+    assert_eq!(by_name.len(), 4);
+    let names: Vec<String> = by_name[..3]
+        .iter()
+        .map(|r| r["path"].to_lowercase())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    let deep = rows(&["--depth", "2"]);
+    assert!(deep.iter().any(|r| r["depth"] == "2") && deep.iter().all(|r| r["depth"] != "3"));
+    // A folder by path, any case; a path that is no folder is an error.
+    let streams = run_ok(
+        uffs()
+            .args(["du", "/STREAMS", "--format", "csv", "--source"])
+            .arg(&img),
+    );
+    assert_eq!(
+        csv_rows(&streams.stdout).last().unwrap()["path"],
+        "/streams"
+    );
+    let missing = uffs()
+        .args(["du", "/no/such", "--source"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no folder"));
+}
+
+/// `--facet` and `--stats` of a query equal what its own rows add up to.
+#[test]
+fn facets_and_stats_equal_the_rows_of_the_query() {
+    let img = fixture_image("basic.img");
+    for q in [
+        "*",
+        "file:",
+        "folder:",
+        "e",
+        "ext:txt;dat",
+        "size:>1kb",
+        "!a",
+        "hardlinks/",
+    ] {
+        let out = run_ok(uffs().arg("--source").arg(&img).arg(q).args([
+            "--format",
+            "csv",
+            "--columns",
+            "path,kind,size,allocated,modified,attributes",
+        ]));
+        let rows = csv_rows(&out.stdout);
+        let facet = |what: &str| -> BTreeMap<String, (u64, u64)> {
+            let out = run_ok(
+                uffs()
+                    .arg("--source")
+                    .arg(&img)
+                    .arg(q)
+                    .args(["--facet", what, "--top", "0", "--format", "csv"]),
+            );
+            csv_rows(&out.stdout)
+                .into_iter()
+                .map(|r| {
+                    (
+                        r[what.replace('-', "_").as_str()].clone(),
+                        (r["count"].parse().unwrap(), r["size"].parse().unwrap()),
+                    )
+                })
+                .collect()
+        };
+        let mut want_ext: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        let mut want_year: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        let mut want_folder: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        let mut want_attrib: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        let (mut size, mut allocated) = (0u64, 0u64);
+        for r in &rows {
+            let s: u64 = r["size"].parse().unwrap();
+            size += s;
+            allocated += r["allocated"].parse::<u64>().unwrap();
+            let name = r["path"].rsplit('/').next().unwrap();
+            if r["kind"] == "file" {
+                let ext = name
+                    .rsplit_once('.')
+                    .map(|(_, e)| e.to_lowercase())
+                    .unwrap_or_default();
+                let e = want_ext.entry(ext).or_default();
+                e.0 += 1;
+                e.1 += s;
+            }
+            let y = want_year.entry(r["modified"][..4].to_string()).or_default();
+            y.0 += 1;
+            y.1 += s;
+            let parent = match r["path"].rsplit_once('/') {
+                Some(("", _)) => "/".to_string(),
+                Some((p, _)) => p.to_string(),
+                None => unreachable!(),
+            };
+            let f = want_folder.entry(parent).or_default();
+            f.0 += 1;
+            f.1 += s;
+            for c in r["attributes"].chars() {
+                let a = want_attrib.entry(c.to_string()).or_default();
+                a.0 += 1;
+                a.1 += s;
+            }
+        }
+        assert_eq!(facet("ext"), want_ext, "--facet ext of {q:?}");
+        assert_eq!(facet("year"), want_year, "--facet year of {q:?}");
+        assert_eq!(facet("folder"), want_folder, "--facet folder of {q:?}");
+        assert_eq!(facet("attrib"), want_attrib, "--facet attrib of {q:?}");
+        let stats = run_ok(
+            uffs()
+                .arg("--source")
+                .arg(&img)
+                .arg(q)
+                .args(["--stats", "--format", "csv"]),
+        );
+        let st = &csv_rows(&stats.stdout)[0];
+        assert_eq!(
+            st["count"],
+            rows.len().to_string(),
+            "--stats count of {q:?}"
+        );
+        assert_eq!(st["size"], size.to_string(), "--stats size of {q:?}");
+        assert_eq!(
+            st["allocated"],
+            allocated.to_string(),
+            "--stats allocated of {q:?}"
+        );
+        // A time never set (0, printed as 1601) is left out of the range.
+        let modified: Vec<&str> = rows
+            .iter()
+            .map(|r| r["modified"].as_str())
+            .filter(|m| !m.starts_with("1601-01-01T00:00:00.0000000"))
+            .collect();
+        if let (Some(lo), Some(hi)) = (modified.iter().min(), modified.iter().max()) {
+            assert_eq!(&st["modified_min"], lo, "{q:?}");
+            assert_eq!(&st["modified_max"], hi, "{q:?}");
+        }
+    }
+}
