@@ -113,7 +113,11 @@ impl Usage {
         // Each folder's parent slot, then its depth in the folder tree (cycles, in a file not checked yet, cut).
         let parent: Vec<u32> = (0..parts.len())
             .flat_map(|p| folders[p].iter().map(move |&id| (p, id)))
-            .map(|(p, id)| view.parent_slot(p, id).map_or(NONE, |s| s as u32))
+            // A base folder that the delta replaces adds nothing: its copy in the delta does.
+            .map(|(p, id)| match view.visible(p, id) {
+                true => view.parent_slot(p, id).map_or(NONE, |s| s as u32),
+                false => NONE,
+            })
             .collect();
         let depth = depths(&parent);
 

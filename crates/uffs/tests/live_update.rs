@@ -37,7 +37,7 @@ pub fn observe(index: &Path, deleted: bool) -> Vec<String> {
         &[
             "folder:",
             "--columns",
-            "path,tree_size,descendants",
+            "path,tree_size,tree_allocated,descendants,children",
             "--format",
             "csv",
         ],
@@ -50,7 +50,22 @@ pub fn observe(index: &Path, deleted: bool) -> Vec<String> {
         &["dupe:", "--sort", "path"],
         &["stream:", "--sort", "path"],
         &["*", "--count"],
+        &["sizedupe:", "--sort", "path"],
+        &["empty:"],
+        &["treesize:>10kb", "--sort", "treesize", "--limit", "30"],
     ];
+    // Disk usage of the index and its delta as one volume.
+    let du = run_ok(
+        uffs()
+            .args(["du", "/", "--depth", "4", "--format", "csv", "--index"])
+            .arg(index),
+    );
+    seen.push("== du".into());
+    seen.extend(
+        String::from_utf8_lossy(&du.stdout)
+            .lines()
+            .map(String::from),
+    );
     for q in queries {
         let out = uffs()
             .arg("--index")
