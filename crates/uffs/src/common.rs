@@ -454,7 +454,7 @@ pub fn load_indexes(spec: &str, partition: Option<u32>, deleted: bool) -> Result
     Ok(out)
 }
 
-fn is_index_file(spec: &str) -> bool {
+pub fn is_index_file(spec: &str) -> bool {
     let mut head = [0u8; 8];
     std::fs::File::open(spec)
         .and_then(|mut f| f.read_exact(&mut head))

@@ -26,32 +26,8 @@ use clap::{Parser, Subcommand};
     override_usage = "uffs [OPTIONS] QUERY...            (through the daemon)\n       uffs [OPTIONS] QUERY... --index FILE | --source SOURCE\n       uffs <COMMAND>",
     args_conflicts_with_subcommands = true,
     arg_required_else_help = true,
-    after_help = "\
-QUERY SYNTAX (Everything's, with fd's flags as shortcuts):
-  report draft          both words in the name (space is AND; smart case: lower case ignores case)
-  jpg | png             either;  !tmp  not;  <a | b> c  or  (a | b) c  groups;  \"two words\"  a phrase
-  windows/system32      a term with / or \\ matches the full path
-  *.jpg  img_????.png   wildcards match the whole name;  regex:^IMG_\\d+   a regular expression
-  case:Readme nocase:X  path:  file:  folder:  wholeword:   modifiers, combinable (file:case:Make)
-  ext:jpg;png  size:>10mb  size:1kb..2mb  dm:today  dm:2024  dc:>2024-05-01  da:lastweek
-  attrib:h  parent:/Windows  depth:2  len:>100  dupe:  deleted:  stream:
-SOURCES (detected from content, not from the name):
-  an NTFS volume image or partition device     uffs info /dev/sdb1
-  a whole disk with MBR or GPT (all NTFS parts) uffs info disk.img   (disk.img@2 picks partition 2)
-  a raw $MFT capture (e.g. from `icat VOL 0`)   uffs export MFT --format csv -o mft.csv
+    after_help = after_help()
 
-EXAMPLES:
-  uffs volumes add /dev/sdb1 --name D && uffs daemon start
-  uffs report ext:pdf                             search every registered volume through the daemon
-  uffs --source /dev/sdb1 ext:pdf report            PDFs with \"report\" in the name
-  uffs --index sdb1.uffs -e jpg -S +5M --sort size   fd-style flags work too
-  uffs --index sdb1.uffs 'dm:thisweek !ext:tmp' --format table --limit 20
-  uffs info tests/data/linux-made/testfs1
-  uffs index /dev/sdb1 -o sdb1.uffs
-  uffs export sdb1.uffs --format jsonl -o files.jsonl
-  uffs export disk.img@2 --deleted --streams --format csv
-  uffs bench /dev/sdb1 --runs 5
-  uffs journal /dev/sdb1 --since 123456789 --format table   the USN change journal, with full paths"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -247,6 +223,46 @@ enum VolumesAction {
         #[arg(required = true, value_name = "NAME")]
         names: Vec<String>,
     },
+}
+
+/// The top-level help's query syntax, sources and examples; the macros' extensions come from the parser.
+fn after_help() -> String {
+    let macros: String = uffs_query::parse::MACRO_EXTENSIONS
+        .iter()
+        .map(|(m, exts)| format!("  {m}: {}\n", exts.replace(' ', ";")))
+        .collect();
+    format!(
+        "\
+QUERY SYNTAX (Everything's, with fd's flags as shortcuts):
+  report draft          both words in the name (space is AND; smart case: lower case ignores case)
+  jpg | png             either;  !tmp  not;  <a | b> c  or  (a | b) c  groups;  \"two words\"  a phrase
+  windows/system32      a term with / or \\ matches the full path
+  *.jpg  img_????.png   wildcards match the whole name;  regex:^IMG_\\d+   a regular expression
+  case:Readme nocase:X  path:  file:  folder:  wholeword:   modifiers, combinable (file:case:Make)
+  ext:jpg;png  size:>10mb  size:1kb..2mb  dm:today  dm:2024  dc:>2024-05-01  da:lastweek
+  attrib:h  parent:/Windows  depth:2  len:>100  dupe:  sizedupe:  deleted:  stream:
+  treesize:>1gb  descendants:>10000  childcount:0..3  empty:   a folder's totals (see `uffs du`)
+MACROS (extension sets):
+{macros}SOURCES (detected from content, not from the name):
+  an NTFS volume image or partition device     uffs info /dev/sdb1
+  a whole disk with MBR or GPT (all NTFS parts) uffs info disk.img   (disk.img@2 picks partition 2)
+  a raw $MFT capture (e.g. from `icat VOL 0`)   uffs export MFT --format csv -o mft.csv
+
+EXAMPLES:
+  uffs volumes add /dev/sdb1 --name D && uffs daemon start
+  uffs report ext:pdf                             search every registered volume through the daemon
+  uffs --source /dev/sdb1 ext:pdf report            PDFs with \"report\" in the name
+  uffs --index sdb1.uffs -e jpg -S +5M --sort size   fd-style flags work too
+  uffs --index sdb1.uffs 'dm:thisweek !ext:tmp' --format table --limit 20
+  uffs ext:log --facet folder --top 10             counts and sizes per group;  uffs pic: --stats   totals
+  uffs du 'C:\\Users' --depth 2                     folder sizes
+  uffs info tests/data/linux-made/testfs1
+  uffs index /dev/sdb1 -o sdb1.uffs
+  uffs export sdb1.uffs --format jsonl -o files.jsonl
+  uffs export disk.img@2 --deleted --streams --format csv
+  uffs bench /dev/sdb1 --runs 5
+  uffs journal /dev/sdb1 --since 123456789 --format table   the USN change journal, with full paths"
+    )
 }
 
 fn main() -> ExitCode {
