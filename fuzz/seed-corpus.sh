@@ -46,6 +46,15 @@ put('partition_table', 'gpt', bytes(gpt) + bytes(entry))
 for f in ['plaso-UsnJrnl.raw', 'go-ntfs-usn-sample.bin', 'usn-journal-parser-usnjrnl.bin']:
     j = open(os.path.join(data, 'usn', f), 'rb').read()
     put('usn', f, j[:8192])
+# File contents: a head byte, 24 bytes of sizes, runlist pieces, a little volume. A plain stream of 3 runs (one a
+# hole), and a compressed one whose first unit is an LZNT1 chunk of 4,096 repeats of 'a' in one cluster.
+def content_seed(cs_shift, cu, size, runs, clusters, vol):
+    hdr = bytes([cs_shift, cu, 0, 0, len(runs), len(runs), clusters, 0]) + struct.pack('<QQ', size, size)
+    return b'\x00' + hdr + runs + vol
+vol = bytes(range(256)) * 16
+put('content', 'plain', content_seed(0, 0, 3000, bytes([0x11, 2, 1, 0x01, 1, 0x11, 2, 3, 0]), 5, vol))
+lz = bytes([0x03, 0xB0, 0b10, ord('a'), 0xFC, 0x0F, 0, 0])
+put('content', 'compressed', content_seed(0, 4, 8192, bytes([0x11, 1, 1, 0x01, 15, 0]), 16, bytes(512) + lz.ljust(512, b'\0')))
 PY
 # Index files: a real one (the Linux-made volume's, built by uffs) and damaged copies of it (flips in the data,
 # a run of garbage, a cut), each resealed by the target.

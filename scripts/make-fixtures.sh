@@ -10,6 +10,7 @@
 #   bigcluster.img  largest cluster size mkntfs accepts (2 MiB; TSK cannot read it)
 #   bigcluster-64k.img  64 KiB clusters (classic maximum, TSK-readable)
 #   fragmented.img  $MFT in many extents + $ATTRIBUTE_LIST in record 0
+#   content.img     file contents for `uffs cat`: compressed, sparse, fragmented over extension records
 #   disk-mbr.img    MBR disk: 3 NTFS (one logical in an EBR chain) + FAT + Linux
 #   disk-gpt.img    GPT disk: MSR + 2 NTFS + Linux
 #   raw-mft.bin     raw $MFT stream of basic.img (icat basic.img 0)
@@ -431,9 +432,9 @@ def fragment_fill(m):
     FACTS["zone_files"] = k
     FACTS["cluster_size"] = cl
 
-def fragment_holes(m, image, files):
-    """delete the fill files that sit on even LCNs (isolated 1-cluster holes),
-    then create `files` tiny files: $MFT has to grow into the holes"""
+def punch_even_holes(m, image):
+    """delete the fill files (see fragment_fill) that sit on even LCNs of the
+    unmounted snapshot `image`: isolated 1-cluster holes; -> their numbers"""
     cl = os.statvfs(m).f_bsize
     victims = []
     with open(image, "rb") as img:
@@ -448,6 +449,12 @@ def fragment_holes(m, image, files):
     for n in victims:
         os.unlink(os.path.join(m, "fill", "f%05d" % n))
     os.sync()
+    return victims
+
+def fragment_holes(m, image, files):
+    """delete the fill files that sit on even LCNs (isolated 1-cluster holes),
+    then create `files` tiny files: $MFT has to grow into the holes"""
+    victims = punch_even_holes(m, image)
     d = os.path.join(m, "many")
     os.makedirs(d)
     for i in range(files):
@@ -455,6 +462,71 @@ def fragment_holes(m, image, files):
             f.write(b"%05d" % i)
     FACTS["holes"] = len(victims)
     FACTS["new_files"] = files
+
+def content(m):
+    """file contents for `uffs cat`: compressed streams (LZNT1 units, stored
+    units, sparse units), sparse files, data past the initialized size"""
+    j = lambda *p: os.path.join(m, *p)
+    c = j("compressed")
+    os.makedirs(c)
+    attrib(c, 0x10 | 0x800)
+    w(j("compressed/text-1MiB.txt"), text("lznt1", 1_048_576 + 123))
+    w(j("compressed/text-1MiB.txt") + ":ads", text("compressed-ads", 100_000))
+    # 64 KiB units alternately compressible and not: compressed and stored units in one stream
+    w(j("compressed/mixed.bin"), b"".join(
+        text("mixed-%d" % i, 65536) if i % 2 == 0 else blob("mixed-%d" % i, 65536) for i in range(10)) + text("end", 1000))
+    with open(j("compressed/holes.bin"), "wb") as f:   # sparse units inside a compressed stream
+        f.write(text("holes-a", 70_000))
+        f.seek(320 << 10)
+        f.write(text("holes-b", 5_000))
+        f.truncate(1 << 20)
+    w(j("compressed/zeros.bin"), bytes(200_000))
+    w(j("compressed/small.txt"), text("small", 5_000))
+    w(j("compressed/incompressible.bin"), blob("incompressible", 150_000))
+    w(j("compressed/deleted.txt"), text("deleted-compressed", 200_000))
+    FACTS["compressed_text_inode"] = ino(j("compressed/text-1MiB.txt"))
+    FACTS["compressed_mixed_inode"] = ino(j("compressed/mixed.bin"))
+    FACTS["compressed_holes_inode"] = ino(j("compressed/holes.bin"))
+    FACTS["compressed_deleted_inode"] = ino(j("compressed/deleted.txt"))
+    s = j("sparse")
+    os.makedirs(s)
+    with open(j("sparse/holes.bin"), "wb") as f:
+        for off in (0, 1 << 20, 5 << 20):
+            f.seek(off)
+            f.write(blob("sparse-%d" % off, 12_345))
+        f.truncate(8 << 20)                      # past the last write: beyond the initialized size
+    with open(j("sparse/uninitialized-tail.bin"), "wb") as f:
+        f.write(blob("uninit", 100_000))
+        f.truncate(3 << 20)
+    FACTS["sparse_holes_inode"] = ino(j("sparse/holes.bin"))
+    FACTS["uninitialized_tail_inode"] = ino(j("sparse/uninitialized-tail.bin"))
+    w(j("plain/resident.txt"), "resident data\n")
+    w(j("plain/empty.bin"), b"")
+    w(j("plain/one-cluster.bin"), blob("one", 4096))
+    w(j("plain/streams.txt"), "main\n")
+    w(j("plain/streams.txt") + ":resident", "a resident named stream\n")
+    w(j("plain/streams.txt") + ":large", blob("large-ads", 300_000))
+
+def content_fragments(m, image):
+    """after fragment_fill: punch 1-cluster holes and write files that must
+    take hundreds of them, so their runlists spill over extension records
+    through an $ATTRIBUTE_LIST; then delete a few files. (ntfs-3g will not
+    write a compressed file into 1-cluster holes: ENOSPC.) Deleting a file
+    whose runlist spans extension records leaves only the base record's
+    runs: the rest of the data is no longer mapped"""
+    j = lambda *p: os.path.join(m, *p)
+    FACTS["holes"] = len(punch_even_holes(m, image))
+    os.makedirs(j("fragmented"))
+    w(j("fragmented/big.bin"), blob("fragmented-big", 2_600_000))
+    w(j("fragmented/with-stream.txt"), "the stream is fragmented\n")
+    w(j("fragmented/with-stream.txt") + ":frag", blob("fragmented-ads", 1_200_000))
+    w(j("fragmented/deleted.bin"), blob("fragmented-deleted", 1_300_000))
+    FACTS["fragmented_inode"] = ino(j("fragmented/big.bin"))
+    FACTS["fragmented_stream_inode"] = ino(j("fragmented/with-stream.txt"))
+    FACTS["deleted_fragmented_inode"] = ino(j("fragmented/deleted.bin"))
+    os.sync()
+    os.unlink(j("fragmented/deleted.bin"))
+    os.unlink(j("compressed/deleted.txt"))
 
 # -- a tiny independent $MFT reader, used to check the fragmented volume -------
 def u16(b, o): return int.from_bytes(b[o:o + 2], "little")
@@ -551,6 +623,10 @@ if __name__ == "__main__":
         fragment_fill(mnt)
     elif what == "fragment-holes":
         fragment_holes(mnt, sys.argv[4], int(sys.argv[5]))
+    elif what == "content":
+        content(mnt)
+    elif what == "content-fragments":
+        content_fragments(mnt, sys.argv[4])
     else:
         sys.exit("unknown populate step " + what)
     with open(factfile, "a") as f:
@@ -675,6 +751,39 @@ build_fragmented() {
     publish fragmented.img "$img"
 }
 
+# ---- 4b. content.img ----------------------------------------------------------------
+# later_pieces IMG INODE : how many pieces of $DATA attributes of INODE start past VCN 0 (in extension records,
+# through the attribute list), from istat
+later_pieces() { istat "$1" "$2" | sed -n '/^\$ATTRIBUTE_LIST Attr/,/^$/p' | grep -c 'Type: 128-.*VCN: [1-9]' || true; }
+build_content() {
+    local img=$WORK/content.img mnt=$WORK/mnt-content f=$WORK/content.img.facts
+    mkvol "$img" 24M uffs-content 0x0BA51C0000000008 || die "mkntfs failed"
+    mount_ntfs "$img" "$mnt"
+    populate content "$mnt" "$f"
+    populate fragment-fill "$mnt" "$f"
+    umount_ntfs "$mnt"
+    cp --sparse=always "$img" "$WORK/content-snapshot.img"
+    mount_ntfs "$img" "$mnt"
+    populate content-fragments "$mnt" "$f" "$WORK/content-snapshot.img"
+    umount_ntfs "$mnt"
+    rm -f "$WORK/content-snapshot.img"
+    local k n
+    for k in fragmented_inode fragmented_stream_inode deleted_fragmented_inode; do
+        n=$(sed -n "s/^$k=//p" "$f")
+        has_attrlist "$img" "$n" || die "content.img: inode $n ($k) has no \$ATTRIBUTE_LIST"
+        fact content.img "${k%_inode}_later_pieces" "$(later_pieces "$img" "$n")"
+    done
+    for k in fragmented_inode fragmented_stream_inode; do
+        n=$(sed -n "s/^$k=//p" "$f")
+        (( $(later_pieces "$img" "$n") >= 1 )) || die "content.img: the \$DATA of inode $n ($k) is in one piece"
+    done
+    n=$(sed -n 's/^compressed_text_inode=//p' "$f")
+    istat "$img" "$n" | grep -q 'Compressed' || die "content.img: inode $n is not compressed"
+    fact content.img fls_paths "$(count_paths "$img")"
+    fact content.img fls_deleted_paths "$(fls -r -p -d "$img" | wc -l)"
+    publish content.img "$img"
+}
+
 # ---- 5./6. partitioned disks ---------------------------------------------------------
 # put_vol DISK START_SECTOR SIZE_SECTORS LABEL SERIAL TAG : NTFS volume with the small tree
 put_vol() {
@@ -787,6 +896,7 @@ run sector4k.img build_sector4k
 run bigcluster.img build_bigcluster
 run bigcluster-64k.img build_bigcluster64k
 run fragmented.img build_fragmented
+run content.img build_content
 run disk-mbr.img build_mbr
 run disk-gpt.img build_gpt
 if (( basic_rebuilt )); then rm -f "$OUT/raw-mft.bin.stamp"; fi

@@ -1,5 +1,6 @@
 //! Opens NTFS sources and turns their MFT into an index.
 //!
+//! * [`content`]: a file's data streams located and read (resident, runs, sparse, compressed), for `uffs cat`.
 //! * [`device`]: positional reads from a file, image or block device, optionally windowed to a partition.
 //! * [`source`]: what a source is, detected from its content: a volume, a whole disk (MBR/GPT) or a raw `$MFT`.
 //! * [`live`]: live volumes of the running system (Windows): their names, and reading them raw.
@@ -12,6 +13,7 @@
 //! * [`update`]: which records changed since an index was made (a re-scan of record hashes), and the index
 //!   with them read again.
 
+pub mod content;
 pub mod device;
 mod error;
 pub mod ioctl;

@@ -2,10 +2,12 @@
 //! library crates.
 
 mod bench;
+mod cat_cmd;
 mod common;
 mod daemon_cmd;
 mod drives;
 mod du_cmd;
+mod dupes_cmd;
 mod export;
 mod facet_cmd;
 mod info;
@@ -120,6 +122,12 @@ enum Command {
         after_help = "Through the daemon (every registered volume), or an index file or a source.\n\nEXAMPLES:\n  uffs du                               (every volume's top folders)\n  uffs du 'C:\\Users' --depth 2 --limit 10\n  uffs du /Windows --index c.uffs --sort count\n  uffs du --source /dev/sdb1 --format csv -o usage.csv\n\nThe same totals answer queries: uffs 'treesize:>1gb', 'descendants:>10000', 'empty:', --sort treesize,\nand the columns tree_size, tree_allocated, descendants, children."
     )]
     Du(du_cmd::DuArgs),
+    /// Files with the same content: grouped by size from the index (hard links of one file are one file), then
+    /// by a hash of their first and last 64 KiB, then of all of it; printed with the bytes they waste.
+    #[command(
+        after_help = "EXAMPLES:\n  uffs dupes --source /dev/sdb1 --min-size 1m\n  uffs dupes ext:jpg --index d.uffs --format csv -o dupes.csv\n  uffs dupes --index d.uffs --by size        (no reading: same size only)\n  uffs dupes --index d.uffs --by name        (same name and size)"
+    )]
+    Dupes(dupes_cmd::DupesArgs),
     /// Measure an index build: per-phase times, records/s, MB/s, peak memory.
     #[command(
         after_help = "EXAMPLES:\n  uffs bench /dev/sdb1 --runs 5\n  uffs bench bench.img --read-only --json"
@@ -144,6 +152,36 @@ enum Command {
         /// Measure the queries of FILE (one per line, see bench/queries.tsv) on the index instead of the build.
         #[arg(long, value_name = "FILE")]
         queries: Option<PathBuf>,
+    },
+    /// Write a file's data (or one of its named streams) to stdout or FILE, read from the volume without
+    /// mounting it: resident, fragmented, sparse and compressed data; deleted files too.
+    #[command(
+        after_help = "TARGET is a path on the volume (`/` or `\\` between folders; the leading one may be left out) or an MFT record
+number, optionally followed by :STREAM for a named data stream (`file.txt:Zone.Identifier`, `120:big`). A path
+is matched as given, else ignoring case; --deleted looks among deleted files too. The output is exactly the
+stream's size: holes and bytes past its valid data length are zeros. A deleted file's data is written with a
+warning (its clusters may have been reused); an encrypted (EFS) stream, a folder or a file not found is an
+error (exit status 2).
+
+EXAMPLES:
+  uffs cat /dev/sdb1 /Users/alice/Documents/report.docx -o report.docx
+  uffs cat disk.img@2 'Users\\alice\\Downloads\\setup.exe:Zone.Identifier'
+  uffs cat image.dd 35 | sha256sum                 (MFT record 35)
+  uffs cat image.dd /trash/old.txt --deleted
+  uffs cat MFT 120:small                           (a raw $MFT capture holds resident data only)"
+    )]
+    Cat {
+        source: String,
+        /// PATH or RECORD, optionally with :STREAM.
+        target: String,
+        /// Write to FILE (through a temporary file renamed into place) instead of stdout.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Resolve PATH among deleted files too.
+        #[arg(long)]
+        deleted: bool,
+        #[arg(long, value_name = "N")]
+        partition: Option<u32>,
     },
     /// Run, stop or inspect the daemon that keeps the registered volumes indexed and answers `uffs QUERY`.
     #[command(
@@ -261,7 +299,8 @@ EXAMPLES:
   uffs export sdb1.uffs --format jsonl -o files.jsonl
   uffs export disk.img@2 --deleted --streams --format csv
   uffs bench /dev/sdb1 --runs 5
-  uffs journal /dev/sdb1 --since 123456789 --format table   the USN change journal, with full paths"
+  uffs journal /dev/sdb1 --since 123456789 --format table   the USN change journal, with full paths
+  uffs cat /dev/sdb1 /Users/alice/report.docx -o report.docx   a file's data, without mounting"
     )
 }
 
@@ -336,6 +375,14 @@ fn main() -> ExitCode {
             queries: None,
         } => bench::run(&source, partition, runs, json, read_only, deleted, &read),
         Command::Du(a) => du_cmd::run(a).map(|_| ()),
+        Command::Dupes(a) => dupes_cmd::run(a).map(|_| ()),
+        Command::Cat {
+            source,
+            target,
+            output,
+            deleted,
+            partition,
+        } => cat_cmd::run(&source, &target, partition, deleted, output.as_deref()),
         Command::Daemon { action } => match action {
             DaemonAction::Start => daemon_cmd::start(),
             DaemonAction::Stop => daemon_cmd::stop(),

@@ -1,0 +1,319 @@
+//! `uffs cat`: a file's data, read from the volume without mounting it ([`uffs_mft::content`] does the reading).
+//!
+//! The file is a record number or a path (resolved through an index of the volume built in memory, deleted
+//! entries included with `--deleted`), optionally with `:STREAM` for a named data stream.
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use uffs_index::{EntryId, EntryKind, Index};
+use uffs_mft::content::{self, StreamReader, READ_SIZE};
+use uffs_mft::{ScanOptions, Volume};
+
+use crate::common::{build, only_volume, progress_bar};
+
+/// What to read: a record or a path, and a stream name (empty: the unnamed stream).
+#[derive(Debug, PartialEq, Eq)]
+enum Target {
+    Record(u64),
+    Path(Vec<String>),
+}
+
+/// Splits `PATH|RECORD[:STREAM]`. NTFS names hold no `:`, so the last one starts the stream; `\` separates like
+/// `/`; a trailing `:$DATA` (Windows' full stream syntax, `file::$DATA`, `file:s:$DATA`) names the type only.
+fn parse_target(s: &str) -> Result<(Target, String)> {
+    let mut t = s.replace('\\', "/");
+    if t.len() >= 6 && t[t.len() - 6..].eq_ignore_ascii_case(":$DATA") {
+        t.truncate(t.len() - 6);
+        if t.ends_with(':') {
+            t.pop();
+        }
+    }
+    let (file, stream) = match t.rsplit_once(':') {
+        Some((f, s)) => (f.to_string(), s.to_string()),
+        None => (t, String::new()),
+    };
+    if !file.is_empty() && file.bytes().all(|b| b.is_ascii_digit()) {
+        let n = file
+            .parse()
+            .with_context(|| format!("record number {file} is too large"))?;
+        return Ok((Target::Record(n), stream));
+    }
+    let parts: Vec<String> = file
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .map(str::to_string)
+        .collect();
+    if parts.iter().any(|p| p == "..") {
+        bail!("{s}: a path holds no `..`: give it from the root of the volume");
+    }
+    Ok((Target::Path(parts), stream))
+}
+
+pub fn run(
+    source: &str,
+    target: &str,
+    partition: Option<u32>,
+    deleted: bool,
+    output: Option<&Path>,
+) -> Result<()> {
+    let (target, stream) = parse_target(target)?;
+    let src = uffs_mft::open(source, partition)?;
+    let vol = only_volume(
+        &src,
+        source,
+        "a file lives on one: name it, e.g. uffs cat",
+        "PATH",
+    )?;
+    let (record, shown) = match &target {
+        Target::Record(n) => (*n, format!("record {n}")),
+        Target::Path(parts) => resolve(vol, parts, deleted)?,
+    };
+    let mut reader = content::open_stream(vol, record, &stream)
+        .with_context(|| format!("{} of {}", shown_stream(&shown, &stream), vol.name))?;
+    let info = reader.info().clone();
+    if !info.in_use {
+        let label = match target {
+            Target::Record(_) => shown,
+            Target::Path(_) => format!("{shown} (record {record})"),
+        };
+        eprintln!(
+            "uffs: warning: {label} is deleted: its clusters are free and may have been reused by another file \
+             since"
+        );
+        if info.mapped_size < info.size {
+            eprintln!(
+                "uffs: warning: its runlist maps only the first {} of its {} bytes (the rest was in extension \
+                 records freed with it): the rest is written as zeros",
+                info.mapped_size, info.size
+            );
+        }
+    }
+    match output {
+        Some(path) => write_file(&mut reader, path),
+        None => match copy(&mut reader, &mut io::stdout().lock()) {
+            Err(e) if broken_pipe(&e) => Ok(()),
+            r => r,
+        },
+    }
+}
+
+fn shown_stream(shown: &str, stream: &str) -> String {
+    if stream.is_empty() {
+        shown.to_string()
+    } else {
+        format!("{shown}:{stream}")
+    }
+}
+
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<io::Error>()
+        .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// The record a path names, through an index of the volume built in memory: the path as given, else ignoring
+/// case when that names one file; a live file before a deleted one.
+fn resolve(vol: &Volume, parts: &[String], deleted: bool) -> Result<(u64, String)> {
+    let want = format!("/{}", parts.join("/"));
+    let opts = ScanOptions {
+        include_deleted: deleted,
+        ..ScanOptions::default()
+    };
+    let pb = progress_bar(&vol.name);
+    let (idx, _) = build(vol, &opts, &pb)?;
+    pb.finish_and_clear();
+    let last = parts.last().map_or("", String::as_str);
+    let folded_last = uffs_index::paths::fold(last);
+    let folded_want = uffs_index::paths::fold(&want);
+    let mut exact: Vec<EntryId> = Vec::new();
+    let mut folded: Vec<EntryId> = Vec::new();
+    for id in 0..idx.len() as EntryId {
+        if idx.kind(id) == EntryKind::Stream {
+            continue;
+        }
+        let name = idx.name(id);
+        if parts.is_empty() {
+            if id == idx.root() {
+                exact.push(id);
+            }
+            continue;
+        }
+        if name != last && uffs_index::paths::fold(name) != folded_last {
+            continue;
+        }
+        let path = idx.path(id);
+        if path == want {
+            exact.push(id);
+        } else if uffs_index::paths::fold(&path) == folded_want {
+            folded.push(id);
+        }
+    }
+    let pick = |ids: &[EntryId]| -> Result<Option<EntryId>> {
+        // Live entries first; names of one record (hard links) are one file.
+        for live in [true, false] {
+            let mut records: Vec<EntryId> = ids
+                .iter()
+                .copied()
+                .filter(|&id| idx.is_deleted(id) != live)
+                .collect();
+            records.sort_by_key(|&id| (idx.record(id), id));
+            records.dedup_by_key(|id| idx.record(*id));
+            match records[..] {
+                [] => continue,
+                [one] => return Ok(Some(one)),
+                _ => bail!(
+                    "{want} names {} files: {}; give a record number instead",
+                    records.len(),
+                    describe_all(&idx, &records)
+                ),
+            }
+        }
+        Ok(None)
+    };
+    let id = match pick(&exact)? {
+        Some(id) => id,
+        None => match pick(&folded)? {
+            Some(id) => id,
+            None if deleted => bail!("{want}: no such file or folder on {}", vol.name),
+            None => bail!(
+                "{want}: no such file or folder on {} (add --deleted to look among deleted files too)",
+                vol.name
+            ),
+        },
+    };
+    let path = idx.path(id);
+    if idx.kind(id) == EntryKind::Directory && idx.flags(id) & uffs_index::flags::SYNTHETIC != 0 {
+        bail!("{path} is a folder uffs made up (it is not on the volume)");
+    }
+    Ok((u64::from(idx.record(id)), path))
+}
+
+fn describe_all(idx: &Index, ids: &[EntryId]) -> String {
+    ids.iter()
+        .map(|&id| {
+            format!(
+                "{} (record {}{})",
+                idx.path(id),
+                idx.record(id),
+                if idx.is_deleted(id) { ", deleted" } else { "" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Writes the stream to `path` through a temporary file beside it, renamed into place once complete: an error
+/// or an interruption never leaves a partial FILE.
+fn write_file(reader: &mut StreamReader, path: &Path) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} is not a file name", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".uffs-{}.tmp", std::process::id()));
+    let tmp: PathBuf = dir.join(tmp_name);
+    let r = (|| {
+        let mut f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        copy(reader, &mut f).with_context(|| format!("writing {}", tmp.display()))?;
+        f.sync_all()
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    })();
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
+}
+
+/// Streams that take longer than a blink get a progress bar (on a terminal).
+const PROGRESS_FROM: u64 = 64 << 20;
+
+/// Copies the whole stream to `out` in reads of [`READ_SIZE`].
+fn copy(reader: &mut StreamReader, out: &mut dyn Write) -> Result<()> {
+    let size = reader.len();
+    let pb = if size >= PROGRESS_FROM && io::stderr().is_terminal() {
+        let pb = ProgressBar::new(size);
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{prefix} [{bar:30}] {bytes}/{total_bytes} ({percent}%), {bytes_per_sec}, eta {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        pb.set_prefix("cat");
+        pb
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut buf = vec![
+        0u8;
+        READ_SIZE
+            .min(usize::try_from(size).unwrap_or(READ_SIZE))
+            .max(1)
+    ];
+    let mut at = 0u64;
+    while at < size {
+        let n = reader.read_at(at, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        out.write_all(&buf[..n])?;
+        at += n as u64;
+        pb.set_position(at);
+    }
+    out.flush()?;
+    pb.finish_and_clear();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> (Target, String) {
+        parse_target(s).unwrap()
+    }
+
+    #[test]
+    fn targets() {
+        assert_eq!(p("120"), (Target::Record(120), String::new()));
+        assert_eq!(p("120:big"), (Target::Record(120), "big".into()));
+        assert_eq!(
+            p("/streams/multi.txt:big"),
+            (
+                Target::Path(vec!["streams".into(), "multi.txt".into()]),
+                "big".into()
+            )
+        );
+        assert_eq!(
+            p("streams\\multi.txt"),
+            (
+                Target::Path(vec!["streams".into(), "multi.txt".into()]),
+                String::new()
+            )
+        );
+        assert_eq!(
+            p("/a/b.txt::$DATA"),
+            (
+                Target::Path(vec!["a".into(), "b.txt".into()]),
+                String::new()
+            )
+        );
+        assert_eq!(
+            p("/a/b.txt:s:$data"),
+            (Target::Path(vec!["a".into(), "b.txt".into()]), "s".into())
+        );
+        assert_eq!(p("/123"), (Target::Path(vec!["123".into()]), String::new()));
+        assert_eq!(p("/"), (Target::Path(vec![]), String::new()));
+        assert!(parse_target("/a/../b").is_err());
+        assert!(parse_target("99999999999999999999999").is_err());
+    }
+}

@@ -1,0 +1,261 @@
+//! `uffs dupes [QUERY]`: files with the same content. Candidates come from the index grouped by size (hard links
+//! of one file are one file); `--by content` (the default) then reads them from the volume: a hash of the first
+//! and last 64 KiB splits each group, and a hash of the whole content confirms what is left. Groups print with
+//! the bytes they waste, largest first.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use anyhow::{anyhow, bail, Context, Result};
+use uffs_index::paths::fold;
+use uffs_index::{flags, EntryId};
+use uffs_query::Searcher;
+
+use crate::common::{progress_bar, thousands};
+use crate::output::{full_path, human, OutputArgs, Printer};
+use crate::query_cmd::{build_query, now_filetime, search_sets, SearchArgs};
+
+#[derive(clap::Args, Debug)]
+pub struct DupesArgs {
+    /// Only files matching this query (default: every file).
+    #[arg(value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Ignore files smaller than this (units b k m g t, powers of 1024). Empty files are never duplicates.
+    #[arg(long, value_name = "SIZE", default_value = "1")]
+    pub min_size: String,
+    /// What makes files duplicates: the same size; the same name and size; or the same content (read from the
+    /// volume, which must be at hand).
+    #[arg(long, value_enum, default_value_t = By::Content)]
+    pub by: By,
+    /// Search this index file; the content is read from the source it was built from.
+    #[arg(long, value_name = "FILE", conflicts_with = "source")]
+    pub index: Option<PathBuf>,
+    /// Index this source first.
+    #[arg(long, value_name = "SOURCE")]
+    pub source: Option<String>,
+    #[arg(long, value_name = "N", requires = "source")]
+    pub partition: Option<u32>,
+    /// Show at most N groups.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    Size,
+    Name,
+    Content,
+}
+
+/// A file: the target (volume part) and entry of its first link.
+type File = (usize, EntryId);
+
+/// Bytes hashed at each end of a file in the first content pass.
+const END: u64 = 64 << 10;
+
+pub fn run(a: DupesArgs) -> Result<bool> {
+    let (spec, partition) = match (&a.index, &a.source) {
+        (Some(f), _) => (f.to_string_lossy().into_owned(), None),
+        (None, Some(s)) => (s.clone(), a.partition),
+        (None, None) => bail!("uffs dupes needs --index FILE or --source SOURCE"),
+    };
+    let parts = crate::common::load_indexes(&spec, partition, false)?;
+    let targets: Vec<(String, Searcher)> = crate::common::searchers(parts);
+    let search = SearchArgs {
+        query: a.query.clone(),
+        ..SearchArgs::default()
+    };
+    let expr = build_query(&search, now_filetime())?;
+    let min = parse_min_size(&a.min_size)?;
+    let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
+    let sets = search_sets(&refs, &search, &expr)?;
+
+    // Same size, one entry per record of each volume.
+    let mut by_size: HashMap<u64, Vec<File>> = HashMap::new();
+    let mut seen: std::collections::HashSet<(String, u32)> = Default::default();
+    for (t, ((prefix, s), set)) in refs.iter().zip(&sets).enumerate() {
+        let idx = s.index();
+        for id in set.iter() {
+            let f = idx.flags(id);
+            let size = idx.size(id);
+            if f & (flags::DIRECTORY | flags::STREAM) != 0 || size < min {
+                continue;
+            }
+            if seen.insert((prefix.to_string(), idx.record(id))) {
+                by_size.entry(size).or_default().push((t, id));
+            }
+        }
+    }
+    let mut groups: Vec<(u64, Vec<File>)> = by_size.into_iter().filter(|g| g.1.len() > 1).collect();
+    if a.by == By::Name {
+        groups = groups
+            .into_iter()
+            .flat_map(|(size, files)| {
+                split(files, |&(t, id)| fold(refs[t].1.index().name(id)))
+                    .into_iter()
+                    .map(move |g| (size, g))
+            })
+            .collect();
+    }
+    if a.by == By::Content {
+        groups = by_content(&refs, &spec, partition, groups)?;
+    }
+    groups.sort_by(|x, y| {
+        let w = |g: &(u64, Vec<File>)| g.0 * (g.1.len() as u64 - 1);
+        w(y).cmp(&w(x)).then_with(|| y.0.cmp(&x.0))
+    });
+    if let Some(l) = a.limit {
+        groups.truncate(l);
+    }
+    print(&refs, &groups, &a.output)?;
+    Ok(!groups.is_empty())
+}
+
+fn parse_min_size(s: &str) -> Result<u64> {
+    let q = format!("size:>={s}");
+    let e = uffs_query::parse(&q, &uffs_query::ParseOptions { now: 0, case: None })
+        .map_err(|_| anyhow!("bad --min-size {s:?}: use a size like 1, 4k or 10m"))?;
+    match e {
+        uffs_query::Expr::Term(uffs_query::ast::Term {
+            kind: uffs_query::ast::TermKind::Size(c),
+            ..
+        }) => Ok(c.min),
+        _ => bail!("bad --min-size {s:?}"),
+    }
+}
+
+/// Splits `files` into the groups of two or more with the same key.
+fn split<K: std::hash::Hash + Eq>(files: Vec<File>, key: impl Fn(&File) -> K) -> Vec<Vec<File>> {
+    let mut m: HashMap<K, Vec<File>> = HashMap::new();
+    for f in files {
+        m.entry(key(&f)).or_default().push(f);
+    }
+    m.into_values().filter(|g| g.len() > 1).collect()
+}
+
+/// Keeps the files whose content equals another's: the ends first, then (for files longer than both ends) all
+/// of it. Reads in large runs from the volume the index was built from.
+fn by_content(
+    refs: &[(&str, &Searcher)],
+    spec: &str,
+    partition: Option<u32>,
+    groups: Vec<(u64, Vec<File>)>,
+) -> Result<Vec<(u64, Vec<File>)>> {
+    // The volume of each target: a source's volumes are in the order its parts are (an index file: its source).
+    let src_spec = match refs.first() {
+        Some((_, s)) if crate::common::is_index_file(spec) => s.index().meta.source.clone(),
+        _ => spec.to_string(),
+    };
+    let src = uffs_mft::open(&src_spec, partition).with_context(|| {
+        format!("reading contents from {src_spec} (the volume must be at hand for --by content)")
+    })?;
+    let volume_of = |t: usize| -> Result<&uffs_mft::Volume> {
+        // A volume's parts (an index and its delta) share its prefix; volumes are in order.
+        let prefixes: Vec<&str> = refs.iter().map(|r| r.0).collect();
+        let mut v = 0;
+        for i in 1..=t {
+            if prefixes[i] != prefixes[i - 1] {
+                v += 1;
+            }
+        }
+        src.volumes
+            .get(v)
+            .ok_or_else(|| anyhow!("{src_spec} has fewer volumes than its index"))
+    };
+    let total: u64 = groups
+        .iter()
+        .map(|(size, files)| files.len() as u64 * (*size).min(2 * END))
+        .sum();
+    let pb = progress_bar("hashing");
+    pb.set_length(total);
+    let hash = |f: &File, size: u64, whole: bool| -> Result<u128> {
+        let (t, id) = *f;
+        let idx = refs[t].1.index();
+        let vol = volume_of(t)?;
+        let mut r = uffs_mft::content::open_stream(vol, u64::from(idx.record(id)), "")
+            .with_context(|| format!("reading {}", full_path(idx, refs[t].0, id)))?;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; (4 << 20).min(size.max(1) as usize)];
+        let ranges: Vec<(u64, u64)> = if whole || size <= 2 * END {
+            vec![(0, size)]
+        } else {
+            vec![(0, END), (size - END, size)]
+        };
+        for (mut at, end) in ranges {
+            while at < end {
+                let n = ((end - at) as usize).min(buf.len());
+                r.read_exact_at(at, &mut buf[..n])
+                    .with_context(|| format!("reading {}", full_path(idx, refs[t].0, id)))?;
+                h.update(&buf[..n]);
+                at += n as u64;
+                pb.inc(n as u64);
+            }
+        }
+        Ok(h.digest128())
+    };
+    let mut out = Vec::new();
+    for (size, files) in groups {
+        let mut keyed = Vec::with_capacity(files.len());
+        for f in &files {
+            keyed.push((hash(f, size, false)?, *f));
+        }
+        for g in split_keyed(keyed) {
+            if size <= 2 * END {
+                out.push((size, g));
+                continue;
+            }
+            pb.inc_length(g.len() as u64 * size);
+            let mut whole = Vec::with_capacity(g.len());
+            for f in &g {
+                whole.push((hash(f, size, true)?, *f));
+            }
+            out.extend(split_keyed(whole).into_iter().map(|g| (size, g)));
+        }
+    }
+    pb.finish_and_clear();
+    Ok(out)
+}
+
+fn split_keyed(keyed: Vec<(u128, File)>) -> Vec<Vec<File>> {
+    let mut m: HashMap<u128, Vec<File>> = HashMap::new();
+    for (k, f) in keyed {
+        m.entry(k).or_default().push(f);
+    }
+    m.into_values().filter(|g| g.len() > 1).collect()
+}
+
+fn print(refs: &[(&str, &Searcher)], groups: &[(u64, Vec<File>)], args: &OutputArgs) -> Result<()> {
+    let mut out = Printer::new(args)?;
+    let wasted_all: u64 = groups.iter().map(|(s, f)| s * (f.len() as u64 - 1)).sum();
+    let mut rows = Vec::new();
+    for (n, (size, files)) in groups.iter().enumerate() {
+        let wasted = size * (files.len() as u64 - 1);
+        let mut paths: Vec<String> = files
+            .iter()
+            .map(|&(t, id)| full_path(refs[t].1.index(), refs[t].0, id))
+            .collect();
+        paths.sort();
+        for p in paths {
+            rows.push((
+                vec![(n + 1).to_string(), human(*size), human(wasted), p.clone()],
+                vec![(n + 1).to_string(), size.to_string(), wasted.to_string(), p],
+            ));
+        }
+    }
+    out.records(
+        &["group", "size", "wasted", "path"],
+        &[true, true, true, false],
+        &rows,
+    )?;
+    out.finish()?;
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) || args.format.is_none() {
+        eprintln!(
+            "{} groups of duplicates, {} wasted",
+            thousands(groups.len() as u64),
+            human(wasted_all)
+        );
+    }
+    Ok(())
+}
