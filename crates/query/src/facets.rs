@@ -151,7 +151,7 @@ pub fn facet(
 }
 
 /// Totals of a set of entries and the range of each of their times.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
     pub count: u64,
     pub files: u64,
@@ -160,19 +160,6 @@ pub struct Stats {
     pub allocated: u64,
     /// (earliest, latest) of created, modified, MFT-changed, accessed; `None` when no entry has the time set.
     pub times: [Option<(u64, u64)>; 4],
-}
-
-impl Default for Stats {
-    fn default() -> Stats {
-        Stats {
-            count: 0,
-            files: 0,
-            folders: 0,
-            size: 0,
-            allocated: 0,
-            times: [None; 4],
-        }
-    }
 }
 
 impl Stats {

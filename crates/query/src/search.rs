@@ -1477,6 +1477,7 @@ fn size_dupes(parts: &[(&Index, &SearchAids, Option<&Bitset>)]) -> Vec<Bitset> {
                 == 0
             && !hidden.is_some_and(|h| h.get(id as usize))
     };
+    #[allow(clippy::type_complexity)]
     let mut runs: Vec<std::iter::Peekable<Box<dyn Iterator<Item = (u64, u32, EntryId)> + '_>>> =
         parts
             .iter()

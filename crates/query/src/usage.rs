@@ -251,7 +251,7 @@ impl View<'_> {
         let streams: Vec<EntryId> = (first..end)
             .filter(|&e| idx.flags(e) & flags::STREAM != 0)
             .collect();
-        let per_link = if !links.is_empty() && streams.len() % links.len() == 0 {
+        let per_link = if !links.is_empty() && streams.len().is_multiple_of(links.len()) {
             streams.len() / links.len()
         } else {
             streams.len()
