@@ -44,6 +44,7 @@ impl Recs {
                 created: 0,
                 modified: 0,
                 text,
+                ..Default::default()
             });
         }
         let s0 = self.0.streams.len() as u32;
@@ -54,6 +55,7 @@ impl Recs {
                     size: *sz,
                     allocated: 0,
                     attr_flags: 0,
+                    ..Default::default()
                 },
                 text,
             });
@@ -76,9 +78,11 @@ impl Recs {
                 size: s,
                 allocated: s,
                 attr_flags: 0,
+                ..Default::default()
             }),
             names: n0..self.0.names.len() as u32,
             streams: s0..self.0.streams.len() as u32,
+            ..Default::default()
         });
         self
     }

@@ -1,5 +1,6 @@
-//! Printing search results: paths (coloured and escaped on a terminal, or NUL-separated), or rows of chosen
-//! columns as CSV, TSV, JSON lines or an aligned table; to stdout or a file.
+//! Printing search results: paths (coloured and escaped on a terminal, or NUL-separated), rows of chosen
+//! columns as CSV, TSV, JSON lines or an aligned table, or a body file's rows (see [`crate::bodyfile`]); to
+//! stdout or a file.
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -22,8 +23,8 @@ pub struct OutputArgs {
     #[arg(long, value_enum)]
     pub format: Option<Format>,
     /// Columns for csv, tsv, jsonl and table, comma-separated, from: path name kind size allocated created
-    /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag ext tree_size
-    /// descendants.
+    /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag fn_created
+    /// fn_modified fn_mft_changed fn_accessed ext tree_size descendants.
     #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
     pub columns: Vec<String>,
     /// Write to FILE instead of stdout.
@@ -48,6 +49,8 @@ pub enum Format {
     Tsv,
     Jsonl,
     Table,
+    /// The Sleuth Kit's body file (mactime's input).
+    Bodyfile,
 }
 
 /// Columns beyond `uffs export`'s (which come first).
@@ -142,6 +145,12 @@ impl<'a> Printer<'a> {
         })
     }
 
+    /// Whether printing reads the entries' timelines (`$FILE_NAME` times), a part of the index no query reads.
+    pub fn reads_timeline(&self) -> bool {
+        self.format == Format::Bodyfile
+            || (self.format != Format::Paths && self.columns.iter().any(|c| c.starts_with("fn_")))
+    }
+
     pub fn count(&mut self, n: usize) -> Result<()> {
         self.write(format!("{n}\n").as_bytes())
     }
@@ -159,6 +168,10 @@ impl<'a> Printer<'a> {
             line.clear();
             match self.format {
                 Format::Paths => self.path_line(idx, prefix, id, &mut line),
+                Format::Bodyfile => {
+                    let path = full_path(idx, prefix, id);
+                    crate::bodyfile::rows(idx, id, path.as_bytes(), idx.timeline(id), &mut line);
+                }
                 Format::Table => {
                     let cells = self
                         .columns
@@ -227,7 +240,11 @@ impl<'a> Printer<'a> {
                     }
                     line.extend_from_slice(format!("\"{c}\":").as_bytes());
                     let v = value(idx, prefix, id, c, false);
-                    if NUMERIC.contains(c) || *c == "deleted" {
+                    // A `$FILE_NAME` time the index does not keep is null, as in `uffs export`.
+                    if NUMERIC.contains(c)
+                        || *c == "deleted"
+                        || (c.starts_with("fn_") && v.is_empty())
+                    {
                         line.extend_from_slice(if v.is_empty() { b"null" } else { v.as_bytes() });
                     } else {
                         line.extend_from_slice(
@@ -391,6 +408,13 @@ fn value(idx: &Index, prefix: &str, id: EntryId, col: &str, table: bool) -> Stri
         "modified" => iso(idx.modified(id), table),
         "mft_changed" => iso(idx.mft_changed(id), table),
         "accessed" => iso(idx.accessed(id), table),
+        c if c.starts_with("fn_") => {
+            let k = crate::export::FN_COLUMNS.iter().position(|f| *f == c);
+            match (k, idx.timeline(id)) {
+                (Some(k), Some(t)) => iso(t.fn_times[k], table),
+                _ => String::new(),
+            }
+        }
         "attributes" => flags::LETTERS
             .iter()
             .filter(|(_, b)| idx.flags(id) & b != 0)
