@@ -160,11 +160,32 @@ fn utf16_len(s: &str) -> u64 {
     s.chars().map(|c| c.len_utf16() as u64).sum()
 }
 
+/// The entries the rows of `ids` read besides their own: the other entries of their records (a record's entries
+/// are adjacent), for checking what a query will show from a file not checked yet.
+pub fn neighbours(idx: &Index, ids: &[EntryId]) -> Vec<EntryId> {
+    let n = idx.len() as EntryId;
+    let mut v = Vec::new();
+    for &id in ids.iter().filter(|&&id| id < n) {
+        let record = idx.record(id);
+        let same = |e: &EntryId| idx.record(*e) == record;
+        let before = (0..id).rev().take(RECORD_ENTRIES).take_while(same).count() as EntryId;
+        let after = (id + 1..n).take(RECORD_ENTRIES).take_while(same).count() as EntryId;
+        // With the first entry past the record on each side, read to find its end.
+        v.extend(id.saturating_sub(before + 1)..=(id + after + 1).min(n - 1));
+    }
+    v
+}
+
+/// The most entries of one record looked at around an entry: more than its names and streams (a damaged
+/// file may have any number of entries of one record number; a scan must stay short).
+const RECORD_ENTRIES: usize = 8192;
+
 /// The name entry a stream entry hangs beside: a record's entries are adjacent, its names before its streams.
 fn host(idx: &Index, id: EntryId) -> Option<EntryId> {
     let record = idx.record(id);
     (0..id)
         .rev()
+        .take(RECORD_ENTRIES)
         .take_while(|&e| idx.record(e) == record)
         .find(|&e| idx.flags(e) & flags::STREAM == 0)
 }
@@ -173,6 +194,7 @@ fn host(idx: &Index, id: EntryId) -> Option<EntryId> {
 fn has_streams(idx: &Index, id: EntryId) -> bool {
     let record = idx.record(id);
     (id + 1..idx.len() as EntryId)
+        .take(RECORD_ENTRIES)
         .take_while(|&e| idx.record(e) == record)
         .any(|e| idx.flags(e) & flags::STREAM != 0)
 }

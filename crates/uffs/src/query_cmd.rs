@@ -157,6 +157,8 @@ pub fn search_and_print(
             s.index().touch_rows(&ids);
             if out.reads_timeline() {
                 s.index().touch_timeline(&ids);
+                s.index()
+                    .touch_rows(&crate::bodyfile::neighbours(s.index(), &ids));
             }
         }
         s.index().verify_touched()?;

@@ -664,6 +664,19 @@ fn timestomped_times_show_apart_from_file_name_times() {
     };
     assert!(year_of("/stomped.txt").contains(&"2001".to_string()));
     assert!(!year_of("/stomped.txt ($FILE_NAME)").contains(&"2001".to_string()));
+    // A query prints the same rows for its hits.
+    let index = dir.join("vol.uffs");
+    run_ok(uffs().arg("index").arg(&img).arg("-o").arg(&index));
+    let hits = lines(
+        &run_ok(
+            uffs()
+                .args(["stomped", "--format", "bodyfile", "--index"])
+                .arg(&index),
+        )
+        .stdout,
+    );
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    assert!(hits.iter().all(|h| rows.contains(h)), "{hits:?}");
     // The export's columns: SI modified in 2001, fn_modified not.
     let csv = export(&img, &[]);
     let e = csv.iter().find(|r| r["path"] == "/stomped.txt").unwrap();
