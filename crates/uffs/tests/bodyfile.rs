@@ -42,6 +42,8 @@
 //! Everything else is equal, row for row. mactime then reads both files: it accepts them, and every line by
 //! which its two timelines differ comes from one of the rows counted above.
 
+#![cfg(unix)]
+
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
