@@ -24,7 +24,8 @@
 //!   that have no `$DATA` (`$ObjId`, `$Quota`, `$Reparse`) get the attribute-less row instead;
 //! * deleted names are always `r/` or `d/` (fls: `-/` for the names it found through the MFT rather than in a
 //!   folder's index), and names fls finds only in index slack, or whose record was reused (`deleted-realloc`),
-//!   are not entries of uffs;
+//!   are not entries of uffs; a name a folder's index still lists but whose record is free is deleted to uffs
+//!   (which reads records) and live to fls (which reads the index);
 //! * a time before 1970 is 0 and one after 2106 is printed whole (fls wraps both round 2^32), UID is 0 (fls
 //!   reads `$STANDARD_INFORMATION`'s owner id, and past a 48-byte one the next attribute's type);
 //! * `|` in a name prints as `^` (fls prints it, which splits the row).
