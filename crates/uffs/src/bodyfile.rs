@@ -28,7 +28,10 @@
 //!   (which reads records) and live to fls (which reads the index);
 //! * a time before 1970 is 0 and one after 2106 is printed whole (fls wraps both round 2^32), UID is 0 (fls
 //!   reads `$STANDARD_INFORMATION`'s owner id, and past a 48-byte one the next attribute's type);
-//! * `|` in a name prints as `^` (fls prints it, which splits the row).
+//! * `|` in a name prints as `^` (fls prints it, which splits the row);
+//! * DOS 8.3 aliases have no rows on either side (uffs makes no entries of them; TSK skips them in folders and
+//!   for `$FILE_NAME` rows), but a file whose only name is a DOS one is an entry of uffs, under that name, which
+//!   fls does not list.
 
 use uffs_index::timeline::EntryTimeline;
 use uffs_index::{flags, EntryId, Index};
