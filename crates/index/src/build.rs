@@ -141,19 +141,24 @@ impl Columns {
             (true, None) => (None, None),
             (false, _) => (rec.data.map(|d| d.attr_id), None),
         };
+        // The names that make entries, in entry order, with their `$FILE_NAME` (which the streams beside each take).
+        let kept = || {
+            names
+                .iter()
+                .take(MAX_NAMES_PER_FILE)
+                .filter(move |n| !(has_long_name && n.namespace == DOS_NAMESPACE))
+                .map(move |n| {
+                    let tl = EntryTimeline {
+                        fn_times: [n.created, n.modified, n.mft_changed, n.accessed],
+                        fn_id: n.attr_id,
+                        main_id,
+                        index_root_size,
+                    };
+                    (n, tl)
+                })
+        };
         let mut first = None;
-        // The names that made entries, in entry order: the streams beside each take its `$FILE_NAME`.
-        let mut linked: Vec<EntryTimeline> = Vec::new();
-        for n in names.iter().take(MAX_NAMES_PER_FILE) {
-            if has_long_name && n.namespace == DOS_NAMESPACE {
-                continue;
-            }
-            let tl = EntryTimeline {
-                fn_times: [n.created, n.modified, n.mft_changed, n.accessed],
-                fn_id: n.attr_id,
-                main_id,
-                index_root_size,
-            };
+        for (n, tl) in kept() {
             let id = self.push(
                 text_of(text, &n.text),
                 &[],
@@ -165,7 +170,6 @@ impl Columns {
                 &tl,
             );
             first.get_or_insert(id);
-            linked.push(tl);
         }
         let first = first?;
         // Streams hang beside each name of the file (every hard link is a path to them): `dir/file.txt:stream`.
@@ -180,7 +184,7 @@ impl Columns {
                 } else {
                     names_end
                 };
-            for (id, link) in (first..links).zip(&linked) {
+            for (id, (_, link)) in (first..links).zip(kept()) {
                 let (start, end) = (
                     self.name_start[id as usize] as usize,
                     self.name_start[id as usize + 1] as usize,
@@ -193,7 +197,7 @@ impl Columns {
                     let tl = EntryTimeline {
                         main_id: Some(s.sizes.attr_id),
                         index_root_size: None,
-                        ..*link
+                        ..link
                     };
                     self.push(
                         &prefix,
