@@ -1,6 +1,6 @@
 //! Any bytes as an index file opened in O(1), as a one-shot query opens it (the header's checksum resealed, so
-//! mutations reach the data): every kind of search, sort and path must hold its bounds and end, and the check of
-//! what was read then accepts or refuses without a panic. Seeded with damaged real index files.
+//! mutations reach the data): every kind of search, sort, path and timeline must hold its bounds and end, and the
+//! check of what was read then accepts or refuses without a panic. Seeded with damaged real index files.
 #![no_main]
 
 use std::sync::Arc;
@@ -26,10 +26,13 @@ fuzz_target!(|data: &[u8]| {
         let set = s.search(&expr, &opts);
         let hits: Vec<EntryId> = s.sorted(&set, Some(keys[i % keys.len()]), i % 2 == 1, Some(20));
         s.index().touch_rows(&hits);
+        s.index().touch_timeline(&hits);
         for &id in hits.iter().take(3) {
-            let _ = s.index().path(id);
+            let _ = (s.index().path(id), s.index().timeline(id));
         }
     }
+    // An export's pass over every entry's timeline.
+    let _ = s.index().timelines(0..s.index().len() as EntryId).count();
     let _ = s.index().verify_touched();
     let _ = file::verify_all(s.index());
 });

@@ -29,6 +29,8 @@ pub struct RecordInfo {
     pub reparse_tag: u32,
     /// Sizes of the unnamed `$DATA` stream when this record holds its first extent.
     pub data: Option<StreamSizes>,
+    /// The folder's `$I30` `$INDEX_ROOT`, when this record holds it (for timelines, which name it).
+    pub index_root: Option<IndexRoot>,
     pub names: Range<u32>,
     pub streams: Range<u32>,
 }
@@ -42,23 +44,37 @@ impl RecordInfo {
     }
 }
 
-/// Logical and allocated size of a data stream, and its attribute header flags (compressed, encrypted, sparse).
+/// Logical and allocated size of a data stream, its attribute header flags (compressed, encrypted, sparse) and
+/// the attribute's id in its record (the stream's first extent's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StreamSizes {
     pub size: u64,
     pub allocated: u64,
     pub attr_flags: u16,
+    pub attr_id: u16,
+}
+
+/// A folder's `$I30` `$INDEX_ROOT` attribute: its id and the length of its value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexRoot {
+    pub attr_id: u16,
+    pub size: u32,
 }
 
 /// One `$FILE_NAME` of a record.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct NameInfo {
     /// Parent directory reference (record number | sequence << 48).
     pub parent: u64,
     pub namespace: u8,
-    /// Times of the `$FILE_NAME` attribute, used when a record has no `$STANDARD_INFORMATION`.
+    /// The `$FILE_NAME` attribute's id in its record.
+    pub attr_id: u16,
+    /// Times of the `$FILE_NAME` attribute (FILETIME): each name of a file keeps its own, which timelines show
+    /// beside the `$STANDARD_INFORMATION` times (and which stand in for them when a record has none).
     pub created: u64,
     pub modified: u64,
+    pub mft_changed: u64,
+    pub accessed: u64,
     pub text: Range<u32>,
 }
 

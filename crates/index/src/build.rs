@@ -10,6 +10,7 @@ use crate::batch::{
     NameInfo, RecordBatch, RecordCounts, RecordInfo, StdInfo, StreamInfo, StreamSizes,
 };
 use crate::index::{flags, EntryId, Index, VolumeMeta};
+use crate::timeline::{self, EntryTimeline, Timeline};
 
 const NONE: u32 = u32::MAX;
 /// The root directory is always record 5.
@@ -71,6 +72,8 @@ pub struct Columns {
     mft_changed: Vec<u64>,
     accessed: Vec<u64>,
     reparse_tag: Vec<u32>,
+    /// Each entry's timeline record (see [`crate::timeline`]).
+    timeline: Vec<u8>,
 }
 
 impl Columns {
@@ -91,6 +94,7 @@ impl Columns {
             mft_changed: Vec::with_capacity(entries),
             accessed: Vec::with_capacity(entries),
             reparse_tag: Vec::with_capacity(entries),
+            timeline: Vec::with_capacity(entries * 3),
         }
     }
 
@@ -131,12 +135,40 @@ impl Columns {
             return None;
         }
         let has_long_name = names.iter().any(|n| n.namespace != DOS_NAMESPACE);
+        // A folder's row in a timeline is about its index of names, a file's about its unnamed data.
+        let (main_id, index_root_size) = match (dir != 0, rec.index_root) {
+            (true, Some(r)) => (Some(r.attr_id), Some(r.size)),
+            (true, None) => (None, None),
+            (false, _) => (rec.data.map(|d| d.attr_id), None),
+        };
+        // The names that make entries, in entry order, with their `$FILE_NAME` (which the streams beside each take).
+        let kept = || {
+            names
+                .iter()
+                .take(MAX_NAMES_PER_FILE)
+                .filter(move |n| !(has_long_name && n.namespace == DOS_NAMESPACE))
+                .map(move |n| {
+                    let tl = EntryTimeline {
+                        fn_times: [n.created, n.modified, n.mft_changed, n.accessed],
+                        fn_id: n.attr_id,
+                        main_id,
+                        index_root_size,
+                    };
+                    (n, tl)
+                })
+        };
         let mut first = None;
-        for n in names.iter().take(MAX_NAMES_PER_FILE) {
-            if has_long_name && n.namespace == DOS_NAMESPACE {
-                continue;
-            }
-            let id = self.push(text_of(text, &n.text), &[], n.parent, rec, attrs, data, &si);
+        for (n, tl) in kept() {
+            let id = self.push(
+                text_of(text, &n.text),
+                &[],
+                n.parent,
+                rec,
+                attrs,
+                data,
+                &si,
+                &tl,
+            );
             first.get_or_insert(id);
         }
         let first = first?;
@@ -152,7 +184,7 @@ impl Columns {
                 } else {
                     names_end
                 };
-            for id in first..links {
+            for (id, (_, link)) in (first..links).zip(kept()) {
                 let (start, end) = (
                     self.name_start[id as usize] as usize,
                     self.name_start[id as usize + 1] as usize,
@@ -162,6 +194,11 @@ impl Columns {
                 prefix.push(b':');
                 let parent = self.parent_ref[id as usize];
                 for s in streams {
+                    let tl = EntryTimeline {
+                        main_id: Some(s.sizes.attr_id),
+                        index_root_size: None,
+                        ..link
+                    };
                     self.push(
                         &prefix,
                         text_of(text, &s.text),
@@ -170,6 +207,7 @@ impl Columns {
                         stream_attrs,
                         s.sizes,
                         &si,
+                        &tl,
                     );
                 }
             }
@@ -187,6 +225,7 @@ impl Columns {
         attrs: u32,
         data: StreamSizes,
         si: &StdInfo,
+        tl: &EntryTimeline,
     ) -> u32 {
         let id = self.record.len() as u32;
         self.names.extend_from_slice(name);
@@ -203,6 +242,8 @@ impl Columns {
         self.mft_changed.push(si.mft_changed);
         self.accessed.push(si.accessed);
         self.reparse_tag.push(rec.reparse_tag);
+        let si = [si.created, si.modified, si.mft_changed, si.accessed];
+        timeline::encode(Some(tl), si, &mut self.timeline);
         id
     }
 
@@ -224,6 +265,7 @@ impl Columns {
         self.mft_changed.extend_from_slice(&other.mft_changed);
         self.accessed.extend_from_slice(&other.accessed);
         self.reparse_tag.extend_from_slice(&other.reparse_tag);
+        self.timeline.extend_from_slice(&other.timeline);
         base
     }
 }
@@ -289,6 +331,9 @@ pub struct Builder {
     deferred: RecordBatch,
     /// The synthetic `$Orphan` folder, once made.
     orphan: EntryId,
+    /// The entries' timeline records, moved here from `cols` with the other columns (synthetic entries are added
+    /// after that), made the index's at the end.
+    timeline: Vec<u8>,
     stats: BuildStats,
 }
 
@@ -311,6 +356,7 @@ impl Builder {
             far_records: std::collections::HashMap::new(),
             deferred: RecordBatch::default(),
             orphan: NONE,
+            timeline: Vec::new(),
             stats: BuildStats::default(),
         }
     }
@@ -373,6 +419,13 @@ impl Builder {
             c.mft_changed.extend_from_slice(&old.mft_changed[start..id]);
             c.accessed.extend_from_slice(&old.accessed[start..id]);
             c.reparse_tag.extend_from_slice(&old.reparse_tag[start..id]);
+            // A record depends only on its entry, whose times are copied as they are: its bytes stay right.
+            match old.timeline.as_ref().and_then(|t| t.records(start..id)) {
+                Some(records) => c.timeline.extend_from_slice(records),
+                None => c
+                    .timeline
+                    .extend(std::iter::repeat_n(timeline::NO_DATA, id - start)),
+            }
             for i in start..id {
                 if i == start || old.record[i - 1] != old.record[i] {
                     firsts.push((u64::from(old.record[i]), base + (i - start) as u32));
@@ -460,6 +513,8 @@ impl Builder {
         let t = Instant::now();
         self.break_cycles_and_total();
         self.stats.totals = t.elapsed();
+        let records = std::mem::take(&mut self.timeline);
+        self.idx.timeline = Some(Timeline::from_records(records, self.idx.len()));
         (self.idx, self.stats)
     }
 
@@ -506,6 +561,9 @@ impl Builder {
                 if rec.reparse_tag == 0 {
                     rec.reparse_tag = e.reparse_tag;
                 }
+                if rec.index_root.is_none() {
+                    rec.index_root = e.index_root;
+                }
             }
             self.emit(&rec, &names, &streams, &d.text);
         }
@@ -515,6 +573,7 @@ impl Builder {
     /// Moves the finished columns into the index (parents stay in `parent_ref` until linked).
     fn move_columns(&mut self) {
         let c = &mut self.cols;
+        self.timeline = std::mem::take(&mut c.timeline);
         self.idx = Index {
             meta: std::mem::take(&mut self.meta),
             names: std::mem::take(&mut c.names).into(),
@@ -535,6 +594,7 @@ impl Builder {
             root: 0,
             aids: None,
             record_hashes: Default::default(),
+            timeline: None,
             check: None,
         };
     }
@@ -612,6 +672,7 @@ impl Builder {
             col.make_owned().push(0);
         }
         x.reparse_tag.make_owned().push(0);
+        self.timeline.push(timeline::NO_DATA);
         id
     }
 

@@ -9,8 +9,9 @@
 //!   kept a checksum there);
 //! * the chunk table: the checksum of each [`crate::check::CHUNK`] bytes of the data after it (see
 //!   [`crate::check`]);
-//! * the sections, each starting on a 64-byte boundary: the source text, the index columns, and the search aids
-//!   (see [`crate::aids`]), each a raw little-endian array.
+//! * the sections, each starting on a 64-byte boundary: the source text, the index columns, the search aids
+//!   (see [`crate::aids`]), each a raw little-endian array; and optional ones that older readers ignore: the
+//!   record hashes and the timeline (see [`crate::timeline`]).
 //!
 //! A file is written to a temporary name in the same directory, synced, renamed over the real name, and the
 //! directory synced: a crash leaves either the old file or the new one, never a half-written one under the real
@@ -32,6 +33,7 @@ use crate::check::{chunk_sum, FileCheck, CHUNK};
 use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
 use crate::layer::Delta;
+use crate::timeline::Timeline;
 use memmap2::Mmap;
 use rayon::prelude::*;
 use thiserror::Error;
@@ -76,6 +78,10 @@ mod id {
     pub const DELTA_BASE: u32 = 61;
     pub const DELTA_HIDDEN: u32 = 62;
     pub const DELTA_HASHES: u32 = 64;
+    /// Optional, together: the timeline's records and their block offsets (see [`crate::timeline`]; files
+    /// written before uffs kept them lack both, and older readers ignore them).
+    pub const TIMELINE: u32 = 66;
+    pub const TIMELINE_BLOCKS: u32 = 67;
 }
 
 /// Extra sections to write besides an index's own: (id, element size, bytes).
@@ -124,6 +130,9 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
     }
     if !idx.record_hashes.is_empty() {
         v.push(c(id::RECORD_HASHES, &idx.record_hashes));
+    }
+    if let Some(t) = &idx.timeline {
+        v.extend([c(id::TIMELINE, &t.data), c(id::TIMELINE_BLOCKS, &t.blocks)]);
     }
     v
 }
@@ -496,6 +505,13 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
             Some(s) => col(map, Some(s))?,
             None => Col::default(),
         },
+        timeline: match (find(id::TIMELINE), find(id::TIMELINE_BLOCKS)) {
+            (None, None) => None,
+            (data, blocks) => Some(Timeline {
+                data: col(map, data)?,
+                blocks: col(map, blocks)?,
+            }),
+        },
         check: Some(check),
     };
     let n = usize::try_from(h.entries)
@@ -628,6 +644,9 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
         a.check_shape(n, idx.names.len())
             .map_err(FileError::Corrupt)?;
     }
+    if let Some(t) = &idx.timeline {
+        t.check_shape(n).map_err(FileError::Corrupt)?;
+    }
     Ok(())
 }
 
@@ -670,6 +689,9 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
             }
             path_len[e] = len;
         }
+    }
+    if let Some(t) = &idx.timeline {
+        t.validate(n).map_err(FileError::Corrupt)?;
     }
     Ok(())
 }

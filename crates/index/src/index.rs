@@ -120,6 +120,9 @@ pub struct Index {
     /// A hash of each MFT record's bytes as read (0: not read), by record number: a re-scan compares them to
     /// find the records that changed (see `uffs_mft::update`). Empty when the index was built without them.
     pub(crate) record_hashes: Col<u32>,
+    /// The `$FILE_NAME` times and attribute ids of every entry, for timelines (a cold section); `None` in an
+    /// index file written before uffs kept them.
+    pub(crate) timeline: Option<crate::timeline::Timeline>,
     /// For an index mapped from a file: the checksums of the file's chunks, and which have been checked.
     pub(crate) check: Option<std::sync::Arc<crate::check::FileCheck>>,
 }
@@ -200,6 +203,47 @@ impl Index {
             }
         }
         std::hint::black_box(sum);
+    }
+
+    /// Whether the index keeps the `$FILE_NAME` times and attribute ids of its entries ([`Index::timeline`]).
+    pub fn has_timeline(&self) -> bool {
+        self.timeline.is_some()
+    }
+
+    /// The `$FILE_NAME` times and attribute ids of entry `id`; `None` when the index does not keep them (an older
+    /// file), for an entry made by uffs, or (in a file not checked yet) on damaged bytes.
+    pub fn timeline(&self, id: EntryId) -> Option<crate::timeline::EntryTimeline> {
+        let i = id as usize;
+        if i >= self.len() {
+            return None;
+        }
+        self.timeline.as_ref()?.get(i, self.si_times(i))
+    }
+
+    /// The timelines of entries `ids`, decoded in one pass (for exports, which read every entry).
+    pub fn timelines(&self, ids: std::ops::Range<EntryId>) -> crate::timeline::Timelines<'_> {
+        crate::timeline::Timelines::new(self, ids.start as usize..ids.end as usize)
+    }
+
+    /// Reads the timeline records of entries `ids`, so that [`Index::verify_touched`] then covers them: before
+    /// showing `$FILE_NAME` times read from a file opened without checking its data.
+    pub fn touch_timeline(&self, ids: &[EntryId]) {
+        let sum = ids
+            .iter()
+            .filter_map(|&id| self.timeline(id))
+            .fold(0u64, |s, t| s.wrapping_add(t.fn_times[0]));
+        std::hint::black_box(sum);
+    }
+
+    /// The `$STANDARD_INFORMATION` times of entry `i` (which must be in range): created, modified, MFT changed,
+    /// accessed.
+    pub(crate) fn si_times(&self, i: usize) -> [u64; 4] {
+        [
+            self.created[i],
+            self.modified[i],
+            self.mft_changed[i],
+            self.accessed[i],
+        ]
     }
 
     /// The hash of each record's bytes when it was read (0: not read), by record number; empty if not kept.

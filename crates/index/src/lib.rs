@@ -10,6 +10,8 @@
 //! * [`aids`]: search aids (folded names, sorted orders, extension ids, trigram filter), stored in the file.
 //! * [`paths`]: folder paths built once, and the case folding used to compare names.
 //! * [`time`]: FILETIME conversions.
+//! * [`timeline`]: the `$FILE_NAME` times and attribute ids of each entry, for timelines: a cold, compact part
+//!   of the index that queries never read.
 //! * [`layer`]: the live-index path: the entries of changed records as a small delta over an unchanged index,
 //!   in time proportional to the change ([`update`]: which records to read again, what an update did).
 
@@ -23,6 +25,7 @@ mod index;
 pub mod layer;
 pub mod paths;
 pub mod time;
+pub mod timeline;
 pub mod update;
 
 pub use build::{BuildOptions, BuildStats, Builder};

@@ -44,6 +44,7 @@ impl Recs {
                 created: 0,
                 modified: 0,
                 text,
+                ..Default::default()
             });
         }
         let s0 = self.0.streams.len() as u32;
@@ -54,6 +55,7 @@ impl Recs {
                     size: *sz,
                     allocated: 0,
                     attr_flags: 0,
+                    ..Default::default()
                 },
                 text,
             });
@@ -76,9 +78,11 @@ impl Recs {
                 size: s,
                 allocated: s,
                 attr_flags: 0,
+                ..Default::default()
             }),
             names: n0..self.0.names.len() as u32,
             streams: s0..self.0.streams.len() as u32,
+            ..Default::default()
         });
         self
     }
@@ -425,4 +429,102 @@ fn paths_longer_than_windows_allows_are_cut_under_orphan() {
     // first past 98,301 is folder 383, which hangs under /$Orphan.
     assert_eq!(idx.len(), 1 + 500 + 1);
     assert!((0..idx.len() as EntryId).any(|id| idx.path(id).starts_with("/$Orphan/383")));
+}
+
+/// Each name keeps its own `$FILE_NAME` times and attribute id, a stream those of the name it hangs beside with
+/// its own `$DATA` id, a folder its `$I30` index root; entries copied into a new build (as an update copies
+/// them) keep all of it; entries made by uffs have none.
+#[test]
+fn timelines_keep_each_names_file_name_times_and_attribute_ids() {
+    use uffs_index::batch::IndexRoot;
+    use uffs_index::timeline::EntryTimeline;
+    let mut r = Recs::default();
+    root(&mut r)
+        .add(
+            30,
+            1,
+            true,
+            true,
+            0,
+            &[("dir", fref(5, 5), WIN32)],
+            None,
+            &[],
+        )
+        .add(
+            40,
+            1,
+            false,
+            true,
+            0,
+            &[
+                ("a.txt", fref(5, 5), WIN32),
+                ("b.txt", fref(30, 1), WIN32),
+                ("A~1.TXT", fref(5, 5), DOS),
+            ],
+            Some(10),
+            &[("ads", 3)],
+        )
+        .add(
+            50,
+            1,
+            false,
+            true,
+            0,
+            &[("lost.txt", fref(77, 1), WIN32)],
+            Some(1),
+            &[],
+        );
+    // Times near and far from the SI ones (1, 2, 3, 4), some equal to them, and attribute ids past a nibble.
+    for (i, n) in r.0.names.iter_mut().enumerate() {
+        let i = i as u64;
+        n.created = 1_000_000 + i;
+        n.modified = if i.is_multiple_of(2) {
+            n.created
+        } else {
+            u64::MAX - i
+        };
+        n.mft_changed = 3;
+        n.accessed = 4 + i;
+        n.attr_id = 2 + 7 * i as u16;
+    }
+    r.0.records[1].index_root = Some(IndexRoot {
+        attr_id: 3,
+        size: 152,
+    });
+    r.0.records[2].data.as_mut().unwrap().attr_id = 7;
+    r.0.streams[0].sizes.attr_id = 900;
+    let names: Vec<NameInfo> = r.0.names.clone();
+    let fn_of = |k: usize, main_id: Option<u16>, index_root_size: Option<u32>| EntryTimeline {
+        fn_times: [
+            names[k].created,
+            names[k].modified,
+            names[k].mft_changed,
+            names[k].accessed,
+        ],
+        fn_id: names[k].attr_id,
+        main_id,
+        index_root_size,
+    };
+    let idx = r.build(false);
+    let tl = |path: &str| idx.timeline(find(&idx, path));
+    assert_eq!(tl("/dir"), Some(fn_of(1, Some(3), Some(152))));
+    assert_eq!(tl("/a.txt"), Some(fn_of(2, Some(7), None)));
+    assert_eq!(tl("/dir/b.txt"), Some(fn_of(3, Some(7), None)));
+    assert_eq!(tl("/a.txt:ads"), Some(fn_of(2, Some(900), None)));
+    assert_eq!(tl("/dir/b.txt:ads"), Some(fn_of(3, Some(900), None)));
+    assert_eq!(tl("/$Orphan/lost.txt"), Some(fn_of(5, Some(0), None)));
+    assert_eq!(tl("/$Orphan"), None, "made by uffs");
+    // The one-pass reader agrees with the lookups.
+    let all: Vec<_> = idx.timelines(0..idx.len() as EntryId).collect();
+    for (id, t) in all.iter().enumerate() {
+        assert_eq!(*t, idx.timeline(id as EntryId));
+    }
+    // Copied into a new build, as an update does.
+    let mut b = Builder::new(idx.meta.clone(), BuildOptions::default(), 16);
+    b.seed_as_is(&idx, 0..idx.len() as EntryId);
+    let copy = b.finish().0;
+    for id in 0..copy.len() as EntryId {
+        let path = copy.path(id);
+        assert_eq!(copy.timeline(id), idx.timeline(find(&idx, &path)), "{path}");
+    }
 }

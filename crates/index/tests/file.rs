@@ -36,6 +36,14 @@ fn written_index_loads_back_equal_and_mapped() {
         assert_eq!(back.size(id), idx.size(id));
         assert_eq!(back.modified(id), idx.modified(id));
     }
+    // The timeline of every entry, and its bytes served from the map.
+    assert!(back.has_timeline());
+    let all: Vec<_> = back.timelines(0..back.len() as u32).collect();
+    assert_eq!(all.len(), idx.len());
+    for (id, t) in all.iter().enumerate() {
+        assert_eq!(*t, idx.timeline(id as u32), "entry {id}");
+    }
+    assert!(all.iter().filter(|t| t.is_some()).count() > idx.len() - 4);
     let (a, b) = (idx.search_aids().unwrap(), back.search_aids().unwrap());
     assert_eq!(&a.name_order[..], &b.name_order[..]);
     assert_eq!(&a.size_order[..], &b.size_order[..]);
@@ -101,4 +109,75 @@ fn damage_anywhere_is_refused() {
         file::from_bytes(b"not an index"),
         Err(FileError::BadMagic)
     ));
+}
+
+/// The section table of an index file: (id, its entry's position in the table).
+fn section_ids(b: &[u8]) -> Vec<(u32, usize)> {
+    let count = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    (0..count)
+        .map(|i| {
+            let at = 128 + i * 32;
+            (u32::from_le_bytes(b[at..at + 4].try_into().unwrap()), at)
+        })
+        .collect()
+}
+
+/// The timeline is optional: a file whose sections have ids this reader does not know (as the timeline's are to
+/// a reader from before it) loads without them, as one without a timeline; one of its two sections without the
+/// other is damage.
+#[test]
+fn the_timeline_is_an_optional_section() {
+    let idx = sample();
+    let path = tmp("optional.uffs");
+    file::write(&idx, &path).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let renamed = |from: &[u32], to: u32| {
+        let mut b = good.clone();
+        for (id, at) in section_ids(&good) {
+            if from.contains(&id) {
+                b[at..at + 4].copy_from_slice(&(to + id).to_le_bytes());
+            }
+        }
+        file::reseal(&mut b);
+        b
+    };
+    let without =
+        file::from_bytes(&renamed(&[66, 67], 1000)).expect("unknown sections are ignored");
+    assert!(!without.has_timeline());
+    assert_eq!(without.timeline(0), None);
+    assert_eq!(without.len(), idx.len());
+    assert!(matches!(
+        file::from_bytes(&renamed(&[67], 1000)),
+        Err(FileError::Corrupt(_))
+    ));
+    // Garbage records that keep their length are refused by the whole check, their checksums made good.
+    let (_, at) = section_ids(&good).into_iter().find(|s| s.0 == 66).unwrap();
+    let off = u64::from_le_bytes(good[at + 8..at + 16].try_into().unwrap()) as usize;
+    let len = u64::from_le_bytes(good[at + 16..at + 24].try_into().unwrap()) as usize;
+    let mut bad = good.clone();
+    bad[off..off + len].fill(0xFF);
+    let opened = file::open_bytes(&bad).unwrap();
+    for id in 0..opened.len() as u32 {
+        assert_eq!(opened.timeline(id), None);
+    }
+    assert!(opened
+        .timelines(0..opened.len() as u32)
+        .all(|t| t.is_none()));
+    assert!(file::verify_all(&opened).is_err());
+    // With the chunks' checksums made to match, the check of the records themselves refuses it.
+    let data_start = u64::from_le_bytes(bad[96..104].try_into().unwrap()) as usize;
+    let table = 128 + section_ids(&bad).len() * 32;
+    let chunk = uffs_index::check::CHUNK;
+    for (i, start) in (data_start..bad.len()).step_by(chunk).enumerate() {
+        let sum = uffs_index::check::chunk_sum(&bad[start..(start + chunk).min(bad.len())], i);
+        bad[table + i * 8..table + i * 8 + 8].copy_from_slice(&sum.to_le_bytes());
+    }
+    file::reseal(&mut bad);
+    match file::from_bytes(&bad) {
+        Err(FileError::Corrupt(why)) => assert!(why.contains("timeline"), "{why}"),
+        other => panic!(
+            "garbage timeline records accepted: {:?}",
+            other.map(|i| i.len())
+        ),
+    }
 }

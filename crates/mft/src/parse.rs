@@ -1,11 +1,16 @@
 //! One MFT file record to the index builder's parsed form ([`uffs_index::batch`]).
 
-use uffs_index::batch::{NameInfo, RecordBatch, RecordInfo, StdInfo, StreamInfo, StreamSizes};
+use uffs_index::batch::{
+    IndexRoot, NameInfo, RecordBatch, RecordInfo, StdInfo, StreamInfo, StreamSizes,
+};
 use uffs_ntfs::attr::{file_attr, kind, AttributeBody, FileName, StandardInformation};
 use uffs_ntfs::record::{apply_fixups, flags, has_file_signature, Record};
 use uffs_ntfs::utf16;
 
 use crate::plan::in_bitmap;
+
+/// `$I30` in UTF-16LE: the name of a folder's index of file names.
+const I30: &[u8] = &[b'$', 0, b'I', 0, b'3', 0, b'0', 0];
 
 /// What to keep from a chunk of records.
 #[derive(Debug, Clone, Copy)]
@@ -78,6 +83,7 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
             | kind::ATTRIBUTE_LIST
             | kind::FILE_NAME
             | kind::DATA
+            | kind::INDEX_ROOT
             | kind::REPARSE_POINT => {}
             _ => continue,
         }
@@ -108,8 +114,11 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
                     out.names.push(NameInfo {
                         parent: f.parent.0,
                         namespace: f.namespace,
+                        attr_id: a.id(),
                         created: f.created,
                         modified: f.modified,
+                        mft_changed: f.mft_changed,
+                        accessed: f.accessed,
                         text: start..out.text.len() as u32,
                     });
                 }
@@ -121,6 +130,7 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
                         size: v.len() as u64,
                         allocated: 0,
                         attr_flags: a.flags(),
+                        attr_id: a.id(),
                     },
                     // Only the first extent of a stream states its sizes. For compressed and sparse streams the
                     // space really used is the compressed size.
@@ -128,6 +138,7 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
                         size: nr.data_size,
                         allocated: nr.compressed_size.unwrap_or(nr.allocated_size),
                         attr_flags: a.flags(),
+                        attr_id: a.id(),
                     },
                     AttributeBody::NonResident(_) => continue,
                 };
@@ -143,6 +154,13 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
                 } else {
                     damaged = true;
                 }
+            }
+            // A folder's index of names; other index roots ($O, $Q, $R, $SDH, $SII of metafiles) are no entries.
+            (kind::INDEX_ROOT, AttributeBody::Resident(v)) if a.name().is_ok_and(|n| n == I30) => {
+                info.index_root = Some(IndexRoot {
+                    attr_id: a.id(),
+                    size: v.len() as u32,
+                });
             }
             (kind::REPARSE_POINT, AttributeBody::Resident(v)) => {
                 info.reparse_tag = uffs_ntfs::attr::reparse_tag(v).unwrap_or(0);

@@ -1,8 +1,8 @@
 //! An index opened in O(1) (`uffs_index::file::open`) is searched before its data is checked, so the engine must
 //! hold its bounds on any bytes: damaged copies of a real index file (random flips, garbage runs, parent cycles,
 //! offsets out of order, orders that are no permutation) are searched with every kind of term and sort, their
-//! hits' paths built and their rows read, without a panic or an endless loop; and a check of what was read, or of
-//! everything, then refuses them.
+//! hits' paths built and their rows and timelines read, without a panic or an endless loop; and a check of what
+//! was read, or of everything, then refuses them.
 
 use std::path::Path;
 
@@ -109,8 +109,10 @@ fn exercise(idx: Index) {
             let hits: Vec<EntryId> = s.sorted(&set, *key, k % 2 == 1, limit);
             let idx = s.index();
             idx.touch_rows(&hits);
+            idx.touch_timeline(&hits);
             for &id in hits.iter().take(3) {
                 let _ = (idx.path(id), idx.depth(id), idx.kind(id), idx.name(id));
+                let _ = idx.timeline(id);
             }
         }
     }
@@ -120,6 +122,13 @@ fn exercise(idx: Index) {
     for id in (0..idx.len() as EntryId).step_by(7) {
         line.clear();
         folders.path_into(idx, id, &mut line);
+    }
+    // An export's pass over every timeline, and from places inside blocks and past the end.
+    let n = idx.len() as EntryId;
+    assert_eq!(idx.timelines(0..n).count(), n as usize);
+    for start in [1, 63, 64, 65, n / 2, n - 1, n, n + 100] {
+        let _ = idx.timelines(start..start.saturating_add(70)).count();
+        let _ = idx.timeline(start);
     }
 }
 

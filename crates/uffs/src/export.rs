@@ -1,4 +1,4 @@
-//! `uffs export`: one row per entry as CSV or JSON lines.
+//! `uffs export`: one row per entry as CSV or JSON lines, or The Sleuth Kit's body file (see [`crate::bodyfile`]).
 //!
 //! Rows are formatted in blocks by all cores and written in entry order. Directory paths are built once and
 //! shared, so an entry's path costs one copy of its folder's path plus its name.
@@ -12,6 +12,7 @@ use std::sync::mpsc;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use uffs_index::paths::FolderPaths;
+use uffs_index::timeline::EntryTimeline;
 use uffs_index::{flags, EntryId, Index};
 
 use crate::common::load_indexes;
@@ -20,9 +21,13 @@ use crate::common::load_indexes;
 pub enum Format {
     Csv,
     Jsonl,
+    /// The Sleuth Kit's body file (mactime's input): the `$STANDARD_INFORMATION` and `$FILE_NAME` times as rows.
+    Bodyfile,
 }
 
-pub const COLUMNS: [&str; 15] = [
+/// The columns of csv and jsonl, in order; the `fn_*` times are the entry's name's `$FILE_NAME` times (empty or
+/// null when the index was made before uffs kept them).
+pub const COLUMNS: [&str; 19] = [
     "path",
     "name",
     "kind",
@@ -38,7 +43,14 @@ pub const COLUMNS: [&str; 15] = [
     "parent_record",
     "deleted",
     "reparse_tag",
+    "fn_created",
+    "fn_modified",
+    "fn_mft_changed",
+    "fn_accessed",
 ];
+
+/// The `$FILE_NAME` time columns, in the order of [`EntryTimeline::fn_times`].
+pub const FN_COLUMNS: [&str; 4] = ["fn_created", "fn_modified", "fn_mft_changed", "fn_accessed"];
 
 pub fn run(
     spec: &str,
@@ -49,6 +61,11 @@ pub fn run(
     streams: bool,
 ) -> Result<()> {
     let indexes = load_indexes(spec, partition, deleted)?;
+    if format == Format::Bodyfile && indexes.iter().any(|p| !p.index.has_timeline()) {
+        anyhow::bail!(
+            "{spec} was indexed by an older uffs, which kept no $FILE_NAME times; rebuild the index for a body file"
+        );
+    }
     let out: Box<dyn Write> = match output {
         Some(p) => Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
         None => Box::new(io::stdout().lock()),
@@ -128,11 +145,15 @@ fn write_rows(
                     buf.clear();
                     let lo = b * BLOCK;
                     let hi = (lo + BLOCK).min(idx.len());
+                    // Timelines are decoded one after the other, kept rows or not.
+                    let mut timelines = idx.timelines(lo as EntryId..hi as EntryId);
                     for id in lo as EntryId..hi as EntryId {
+                        let tl = timelines.next().flatten();
                         if filter.keep(idx, id) {
                             match format {
-                                Format::Csv => row.csv(id, &mut buf),
-                                Format::Jsonl => row.json(id, &mut buf),
+                                Format::Csv => row.csv(id, tl, &mut buf),
+                                Format::Jsonl => row.json(id, tl, &mut buf),
+                                Format::Bodyfile => row.body(id, tl, &mut buf),
                             }
                         }
                     }
@@ -213,7 +234,7 @@ impl<'a> Row<'a> {
         }
     }
 
-    fn csv(&mut self, id: EntryId, b: &mut Vec<u8>) {
+    fn csv(&mut self, id: EntryId, tl: Option<EntryTimeline>, b: &mut Vec<u8>) {
         self.path.clear();
         self.paths.path_into(id, &mut self.path);
         csv_field(&self.path, b);
@@ -222,11 +243,17 @@ impl<'a> Row<'a> {
         b.push(b',');
         b.extend_from_slice(self.idx.kind(id).as_str().as_bytes());
         b.push(b',');
-        self.numbers::<false>(id, b);
+        self.numbers::<false>(id, tl, b);
         b.push(b'\n');
     }
 
-    fn json(&mut self, id: EntryId, b: &mut Vec<u8>) {
+    fn body(&mut self, id: EntryId, tl: Option<EntryTimeline>, b: &mut Vec<u8>) {
+        self.path.clear();
+        self.paths.path_into(id, &mut self.path);
+        crate::bodyfile::rows(self.idx, id, &self.path, tl, b);
+    }
+
+    fn json(&mut self, id: EntryId, tl: Option<EntryTimeline>, b: &mut Vec<u8>) {
         self.path.clear();
         self.paths.path_into(id, &mut self.path);
         b.extend_from_slice(b"{\"path\":");
@@ -236,13 +263,18 @@ impl<'a> Row<'a> {
         b.extend_from_slice(b",\"kind\":\"");
         b.extend_from_slice(self.idx.kind(id).as_str().as_bytes());
         b.extend_from_slice(b"\",");
-        self.numbers::<true>(id, b);
+        self.numbers::<true>(id, tl, b);
         b.extend_from_slice(b"}\n");
     }
 
     /// The columns after `kind`, as CSV fields or (`JSON`) JSON members. A constant, so each format's loop has
     /// no branches for the other.
-    fn numbers<const JSON: bool>(&mut self, id: EntryId, b: &mut Vec<u8>) {
+    fn numbers<const JSON: bool>(
+        &mut self,
+        id: EntryId,
+        tl: Option<EntryTimeline>,
+        b: &mut Vec<u8>,
+    ) {
         let idx = self.idx;
         let json = JSON;
         let key = |b: &mut Vec<u8>, k: &str| {
@@ -306,6 +338,19 @@ impl<'a> Row<'a> {
             itoa(u64::from(tag), b);
         } else if tag != 0 {
             b.extend_from_slice(format!("0x{tag:08X}").as_bytes());
+        }
+        for (k, name) in FN_COLUMNS.iter().enumerate() {
+            b.push(b',');
+            key(b, name);
+            match tl {
+                Some(t) => {
+                    quote(b);
+                    self.iso_time(t.fn_times[k], b);
+                    quote(b);
+                }
+                None if json => b.extend_from_slice(b"null"),
+                None => {}
+            }
         }
     }
 
@@ -391,7 +436,7 @@ fn json_str(s: &[u8], b: &mut Vec<u8>) {
     b.push(b'"');
 }
 
-fn itoa(mut n: u64, b: &mut Vec<u8>) {
+pub fn itoa(mut n: u64, b: &mut Vec<u8>) {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
     while n >= 100 {

@@ -2,6 +2,7 @@
 //! library crates.
 
 mod bench;
+mod bodyfile;
 mod cat_cmd;
 mod common;
 mod daemon_cmd;
@@ -79,9 +80,10 @@ enum Command {
         #[arg(long, requires = "update")]
         compact: bool,
     },
-    /// Write one row per entry (path, name, kind, sizes, times, attributes, record numbers) as CSV or JSON lines.
+    /// Write one row per entry (path, name, kind, sizes, times, $FILE_NAME times, attributes, record numbers) as
+    /// CSV or JSON lines, or a timeline as The Sleuth Kit's body file (for mactime).
     #[command(
-        after_help = "EXAMPLES:\n  uffs export /dev/sdb1 --format csv -o files.csv\n  uffs export sdb1.uffs --format jsonl --streams\n  uffs export MFT --deleted --format csv"
+        after_help = "EXAMPLES:\n  uffs export /dev/sdb1 --format csv -o files.csv\n  uffs export sdb1.uffs --format jsonl --streams\n  uffs export MFT --deleted --format csv\n  uffs export disk.img@2 --format bodyfile --deleted --streams -o body && mactime -b body -d > timeline.csv"
     )]
     Export {
         /// A source or an index file written by `uffs index`.

@@ -1,5 +1,6 @@
-//! Printing search results: paths (coloured and escaped on a terminal, or NUL-separated), or rows of chosen
-//! columns as CSV, TSV, JSON lines or an aligned table; to stdout or a file.
+//! Printing search results: paths (coloured and escaped on a terminal, or NUL-separated), rows of chosen
+//! columns as CSV, TSV, JSON lines or an aligned table, or a body file's rows (see [`crate::bodyfile`]); to
+//! stdout or a file.
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -23,8 +24,9 @@ pub struct OutputArgs {
     #[arg(long, value_enum)]
     pub format: Option<Format>,
     /// Columns for csv, tsv, jsonl and table, comma-separated, from: path name kind size allocated created
-    /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag ext tree_size
-    /// tree_allocated descendants children (the tree_ columns, descendants and children: a folder's totals).
+    /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag fn_created
+    /// fn_modified fn_mft_changed fn_accessed ext tree_size tree_allocated descendants children (the tree_ columns,
+    /// descendants and children: a folder's totals).
     #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
     pub columns: Vec<String>,
     /// Write to FILE instead of stdout.
@@ -49,6 +51,8 @@ pub enum Format {
     Tsv,
     Jsonl,
     Table,
+    /// The Sleuth Kit's body file (mactime's input).
+    Bodyfile,
 }
 
 /// Columns beyond `uffs export`'s (which come first).
@@ -159,6 +163,12 @@ impl<'a> Printer<'a> {
         matches!(self.format, Format::Table | Format::Paths)
     }
 
+    /// Whether printing reads the entries' timelines (`$FILE_NAME` times), a part of the index no query reads.
+    pub fn reads_timeline(&self) -> bool {
+        self.format == Format::Bodyfile
+            || (self.format != Format::Paths && self.columns.iter().any(|c| c.starts_with("fn_")))
+    }
+
     pub fn count(&mut self, n: usize) -> Result<()> {
         self.write(format!("{n}\n").as_bytes())
     }
@@ -177,6 +187,10 @@ impl<'a> Printer<'a> {
             line.clear();
             match self.format {
                 Format::Paths => self.path_line(idx, prefix, id, &mut line),
+                Format::Bodyfile => {
+                    let path = full_path(idx, prefix, id);
+                    crate::bodyfile::rows(idx, id, path.as_bytes(), idx.timeline(id), &mut line);
+                }
                 Format::Table => {
                     let cells = self
                         .columns
@@ -241,10 +255,14 @@ impl<'a> Printer<'a> {
             .iter()
             .map(|c| value(s, prefix, id, c, false))
             .collect();
+        // A `$FILE_NAME` time the index does not keep is null, as in `uffs export`.
         let numeric: Vec<bool> = self
             .columns
             .iter()
-            .map(|c| NUMERIC.contains(c) || *c == "deleted")
+            .zip(&cells)
+            .map(|(c, v)| {
+                NUMERIC.contains(c) || *c == "deleted" || (c.starts_with("fn_") && v.is_empty())
+            })
             .collect();
         self.record_cells(&self.columns, &numeric, &cells, line);
     }
@@ -312,6 +330,11 @@ impl<'a> Printer<'a> {
                 self.numeric = numeric.to_vec();
                 self.table.extend(rows.iter().map(|r| r.0.clone()));
                 self.format = Format::Table;
+            }
+            Format::Bodyfile => {
+                bail!(
+                    "--format bodyfile lists entries; use csv, tsv, jsonl or table for these rows"
+                )
             }
             Format::Csv | Format::Tsv | Format::Jsonl => {
                 if !self.header_done && self.format != Format::Jsonl {
@@ -466,6 +489,13 @@ fn value(s: &Searcher, prefix: &str, id: EntryId, col: &str, table: bool) -> Str
         "modified" => iso(idx.modified(id), table),
         "mft_changed" => iso(idx.mft_changed(id), table),
         "accessed" => iso(idx.accessed(id), table),
+        c if c.starts_with("fn_") => {
+            let k = crate::export::FN_COLUMNS.iter().position(|f| *f == c);
+            match (k, idx.timeline(id)) {
+                (Some(k), Some(t)) => iso(t.fn_times[k], table),
+                _ => String::new(),
+            }
+        }
         "attributes" => flags::LETTERS
             .iter()
             .filter(|(_, b)| idx.flags(id) & b != 0)

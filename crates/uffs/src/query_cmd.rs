@@ -188,6 +188,11 @@ pub fn search_and_print(
         if !a.count {
             let ids: Vec<EntryId> = hits.iter().filter(|h| h.0 == t).map(|h| h.1).collect();
             s.index().touch_rows(&ids);
+            if out.reads_timeline() {
+                s.index().touch_timeline(&ids);
+                s.index()
+                    .touch_rows(&crate::bodyfile::neighbours(s.index(), &ids));
+            }
         }
         s.index().verify_touched()?;
     }

@@ -15,10 +15,11 @@ use common::daemon::World;
 use common::live::{make_volume, random_op, Mounted, Rng};
 use common::{run_ok, uffs};
 
-/// Every entry with the columns that an update must keep exact (folder totals included), sorted by path, with
-/// the volume prefix the daemon adds taken off.
+/// Every entry with the columns that an update must keep exact (folder totals and `$FILE_NAME` times included),
+/// sorted by path, with the volume prefix the daemon adds taken off.
 const COLUMNS: &str =
-    "path,kind,size,allocated,created,modified,accessed,attributes,record,tree_size,descendants";
+    "path,kind,size,allocated,created,modified,accessed,attributes,record,tree_size,descendants,\
+     fn_created,fn_modified,fn_mft_changed,fn_accessed";
 
 /// The query both sides answer: every entry, sorted by path, with [`COLUMNS`].
 const ALL_ROWS: [&str; 7] = [

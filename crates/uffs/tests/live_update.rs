@@ -2,8 +2,9 @@
 //! a seeded random sequence of operations; after each batch, the index brought up to date (`uffs index
 //! --update`: a re-scan finds the changed records, only those are read again, and a delta over the index holds
 //! their entries; or `--update --compact`, merged into a whole index) must equal a fresh build of the
-//! same volume: the same rows (paths, sizes, times, flags, streams, deleted entries), the same folder totals,
-//! the same answers to a fixed set of queries. A failure names its seed and batch.
+//! same volume: the same rows (paths, sizes, times, `$FILE_NAME` times, flags, streams, deleted entries), the same
+//! body file (attribute ids), the same folder totals, the same answers to a fixed set of queries. A failure names
+//! its seed and batch.
 
 #![cfg(unix)]
 
@@ -15,24 +16,29 @@ use common::live::{make_volume, random_op, Mounted, Rng};
 use common::{run_ok, scratch, uffs};
 
 /// What must be equal between an updated index and a fresh one: every row with streams and deleted entries
-/// (sorted: entry ids may differ), folder totals, and the answers to fixed queries.
+/// (sorted: entry ids may differ), as CSV (with the `$FILE_NAME` times) and as a body file (with the attribute
+/// ids), folder totals, and the answers to fixed queries.
 pub fn observe(index: &Path, deleted: bool) -> Vec<String> {
-    let mut export = uffs();
-    export
-        .arg("export")
-        .arg(index)
-        .args(["--format", "csv", "--streams"]);
-    if deleted {
-        export.arg("--deleted");
+    let mut seen = Vec::new();
+    for format in ["csv", "bodyfile"] {
+        let mut export = uffs();
+        export
+            .arg("export")
+            .arg(index)
+            .args(["--format", format, "--streams"]);
+        if deleted {
+            export.arg("--deleted");
+        }
+        let out = run_ok(&mut export);
+        let mut rows: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        rows.sort();
+        seen.push(format!("== export {format}"));
+        seen.extend(rows);
     }
-    let out = run_ok(&mut export);
-    let mut rows: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect();
-    rows.sort();
-    let mut seen = rows;
     let queries: &[&[&str]] = &[
         &[
             "folder:",
@@ -49,6 +55,15 @@ pub fn observe(index: &Path, deleted: bool) -> Vec<String> {
         &["regex:^n\\d+_a", "--sort", "name"],
         &["dupe:", "--sort", "path"],
         &["stream:", "--sort", "path"],
+        &[
+            "size:>0",
+            "--sort",
+            "path",
+            "--format",
+            "csv",
+            "--columns",
+            "path,fn_created,fn_modified,fn_mft_changed,fn_accessed",
+        ],
         &["*", "--count"],
         &["sizedupe:", "--sort", "path"],
         &["empty:"],

@@ -110,6 +110,7 @@ fn golden_index() -> PathBuf {
                 created: 0,
                 modified: 0,
                 text: t0..b.text.len() as u32,
+                ..Default::default()
             });
             let s0 = b.streams.len() as u32;
             for (sn, sz) in en.streams {
@@ -120,6 +121,7 @@ fn golden_index() -> PathBuf {
                         size: *sz,
                         allocated: 0,
                         attr_flags: 0,
+                        ..Default::default()
                     },
                     text: t..b.text.len() as u32,
                 });
@@ -143,9 +145,11 @@ fn golden_index() -> PathBuf {
                     size: en.size,
                     allocated: en.size,
                     attr_flags: 0,
+                    ..Default::default()
                 }),
                 names: n0..b.names.len() as u32,
                 streams: s0..b.streams.len() as u32,
+                ..Default::default()
             });
         }
         let meta = VolumeMeta {

@@ -179,7 +179,8 @@ fn damaged_index_files_are_refused_or_answer_right() {
     let queries: &[&[&str]] = &[
         &["system32", "--count"],
         &["kernel32.dll"],
-        &["*.exe", "--sort", "size", "--limit", "5", "--format", "csv", "--columns", "path,size,allocated,created,modified,mft_changed,accessed,attributes,record,sequence,parent_record,reparse_tag,ext,tree_size,descendants"],
+        &["*.exe", "--sort", "size", "--limit", "5", "--format", "csv", "--columns", "path,size,allocated,created,modified,mft_changed,accessed,attributes,record,sequence,parent_record,reparse_tag,ext,tree_size,descendants,fn_created,fn_modified,fn_mft_changed,fn_accessed"],
+        &["*.dll", "--sort", "path", "--limit", "30", "--format", "bodyfile"],
         &["", "--sort", "path", "--limit", "20"],
         &["", "--sort", "modified", "--reverse", "--limit", "5"],
         &["size:>100kb", "--sort", "name"],

@@ -197,36 +197,6 @@ fn linux_made_volume_matches_fls() {
     assert!(n > 500, "only {n} live paths");
 }
 
-/// The fixture volumes of `scripts/make-fixtures.sh`, built once (the script skips images that are up to date).
-fn fixtures() -> &'static Path {
-    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
-        run_ok(Command::new(repo().join("scripts/make-fixtures.sh")).arg(&dir));
-        dir
-    })
-}
-
-fn fixture(name: &str) -> std::path::PathBuf {
-    fixtures().join(name)
-}
-
-/// `key=value` facts the fixture script measured on an image.
-fn facts(name: &str) -> std::collections::HashMap<String, String> {
-    std::fs::read_to_string(fixture(&format!("{name}.facts")))
-        .expect("facts file")
-        .lines()
-        .filter_map(|l| {
-            l.split_once('=')
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-        })
-        .collect()
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
-
 #[test]
 fn basic_volume_matches_fls() {
     let img = fixture("basic.img");

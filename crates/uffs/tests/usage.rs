@@ -100,7 +100,7 @@ fn assert_du(src: &Path) -> usize {
 #[test]
 fn du_totals_equal_a_sum_over_the_exported_entries() {
     // basic.img: hard links in two folders (hardlinks/, hardlinks/more/, linked/), streams, sparse and compressed.
-    let n = assert_du(&fixture_image("basic.img"));
+    let n = assert_du(&fixture("basic.img"));
     assert!(n > 20, "{n} folders");
     assert_du(&data("linux-made/testfs1"));
     assert_du(&data("windows-xp-mft/MFT"));
@@ -108,7 +108,7 @@ fn du_totals_equal_a_sum_over_the_exported_entries() {
 
 #[test]
 fn a_file_of_several_links_counts_once_above_them() {
-    let img = fixture_image("basic.img");
+    let img = fixture("basic.img");
     let du = du_folders(&img);
     let rows = export(&img, &[]);
     // many-links.dat has 31 names in hardlinks/ and hardlinks/more/: hardlinks/ holds its size once.
@@ -142,7 +142,7 @@ fn a_file_of_several_links_counts_once_above_them() {
 
 #[test]
 fn du_orders_limits_and_goes_deeper() {
-    let img = fixture_image("basic.img");
+    let img = fixture("basic.img");
     let rows = |extra: &[&str]| -> Vec<HashMap<String, String>> {
         let out = run_ok(
             uffs()
@@ -199,7 +199,7 @@ fn du_orders_limits_and_goes_deeper() {
 /// `--facet` and `--stats` of a query equal what its own rows add up to.
 #[test]
 fn facets_and_stats_equal_the_rows_of_the_query() {
-    let img = fixture_image("basic.img");
+    let img = fixture("basic.img");
     for q in [
         "*",
         "file:",

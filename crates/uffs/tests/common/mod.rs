@@ -94,14 +94,32 @@ pub fn export(source: &Path, extra: &[&str]) -> Vec<HashMap<String, String>> {
     csv_rows(&out.stdout)
 }
 
-/// A fixture volume of `scripts/make-fixtures.sh` (`basic.img`, …), the images built once per build directory
-/// (the script skips images that are up to date).
-pub fn fixture_image(name: &str) -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+/// The fixture volumes of `scripts/make-fixtures.sh`, built once (the script skips images that are up to date).
+pub fn fixtures() -> &'static Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
         run_ok(Command::new(repo().join("scripts/make-fixtures.sh")).arg(&dir));
         dir
     })
-    .join(name)
+}
+
+pub fn fixture(name: &str) -> std::path::PathBuf {
+    fixtures().join(name)
+}
+
+/// `key=value` facts the fixture script measured on an image.
+pub fn facts(name: &str) -> std::collections::HashMap<String, String> {
+    std::fs::read_to_string(fixture(&format!("{name}.facts")))
+        .expect("facts file")
+        .lines()
+        .filter_map(|l| {
+            l.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
 }
