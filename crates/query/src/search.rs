@@ -294,73 +294,42 @@ impl Searcher {
 
     /// Every folder's recursive totals in the volume this searcher is (a part of), and which part it is.
     pub fn usage(&self) -> (&Usage, usize) {
-        if let Some((pair, which)) = &self.pair {
-            let u = pair.usage.get_or_init(|| {
-                Usage::compute(&[
-                    usage::Part {
-                        idx: &pair.parts[0],
-                        hidden: Some(&pair.hidden),
-                    },
-                    usage::Part {
-                        idx: &pair.parts[1],
-                        hidden: None,
-                    },
-                ])
-            });
-            return (u, *which);
-        }
-        let u = self.derived.usage.get_or_init(|| {
-            Usage::compute(&[usage::Part {
+        let (cell, which) = match &self.pair {
+            Some((pair, which)) => (&pair.usage, *which),
+            None => (&self.derived.usage, 0),
+        };
+        (
+            cell.get_or_init(|| Usage::compute(&self.usage_parts())),
+            which,
+        )
+    }
+
+    /// The parts of this searcher's volume, as [`Usage`] numbers them.
+    fn usage_parts(&self) -> Vec<usage::Part<'_>> {
+        match &self.pair {
+            Some((pair, _)) => vec![
+                usage::Part {
+                    idx: &pair.parts[0],
+                    hidden: Some(&pair.hidden),
+                },
+                usage::Part {
+                    idx: &pair.parts[1],
+                    hidden: None,
+                },
+            ],
+            None => vec![usage::Part {
                 idx: &self.idx,
                 hidden: self.hidden.as_ref(),
-            }])
-        });
-        (u, 0)
+            }],
+        }
     }
 
     /// The entries directly inside folder `id` (files, one per link, and folders; no streams, nothing deleted or
     /// hidden), as (part, entry) with parts numbered as [`Searcher::usage`] numbers them: a folder of a delta
     /// also holds the unchanged entries of the base folder it replaces.
     pub fn children(&self, id: EntryId) -> Vec<(usize, EntryId)> {
-        let inside = |idx: &Index, hidden: Option<&Bitset>, parents: &[EntryId]| -> Vec<EntryId> {
-            let fl = idx.flags_column();
-            (0..idx.len() as EntryId)
-                .filter(|&c| {
-                    c != idx.root()
-                        && fl[c as usize] & (flags::STREAM | flags::DELETED) == 0
-                        && parents.contains(&idx.parent(c))
-                        && !hidden.is_some_and(|h| h.get(c as usize))
-                })
-                .collect()
-        };
-        let mine: Vec<(usize, EntryId)> = {
-            let part = self.pair.as_ref().map_or(0, |p| p.1);
-            inside(&self.idx, self.hidden.as_ref(), &[id])
-                .into_iter()
-                .map(|c| (part, c))
-                .collect()
-        };
-        match &self.pair {
-            Some((pair, 1)) => {
-                // The base folders this one replaces (by record; a folder has one name).
-                let (base, d) = (&pair.parts[0], &self.idx);
-                let key = (d.record(id), d.flags(id) & flags::SYNTHETIC);
-                let (u, _) = self.usage();
-                let old: Vec<EntryId> = u
-                    .folders(0)
-                    .iter()
-                    .copied()
-                    .filter(|&b| (base.record(b), base.flags(b) & flags::SYNTHETIC) == key)
-                    .collect();
-                let mut all: Vec<(usize, EntryId)> = inside(base, Some(&pair.hidden), &old)
-                    .into_iter()
-                    .map(|c| (0, c))
-                    .collect();
-                all.extend(mine);
-                all
-            }
-            _ => mine,
-        }
+        let (u, part) = self.usage();
+        u.children(&self.usage_parts(), part, id)
     }
 
     /// The usage, when `wanted` (made on first use), else none: for callers that need it for some columns only.

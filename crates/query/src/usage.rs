@@ -11,6 +11,7 @@
 //! a base folder that the delta replaces is found again in the delta by its record number (a folder has one name).
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use uffs_index::{flags, EntryId, Index, MAX_DEPTH};
 
@@ -56,6 +57,14 @@ pub struct Usage {
     /// Per part: its folders' ids, ascending, and their totals at the same positions.
     folders: Vec<Vec<EntryId>>,
     totals: Vec<Vec<Totals>>,
+    /// Each folder's direct children, made when first listed (`uffs du`).
+    kids: OnceLock<Kids>,
+}
+
+/// Folder slots' children: those of slot `s` are `list[start[s]..start[s + 1]]`, each `part << 32 | entry`.
+struct Kids {
+    start: Vec<u32>,
+    list: Vec<u64>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -72,6 +81,51 @@ impl Usage {
         self.folders.get(part).map_or(&[], Vec::as_slice)
     }
 
+    /// The entries directly inside folder `id` of part `part` (files, one per link, and folders; no streams,
+    /// nothing deleted or hidden), as (part, entry): a folder of a delta also holds the unchanged entries of the
+    /// base folder it replaces. `parts` must be those the usage was computed from.
+    pub(crate) fn children(
+        &self,
+        parts: &[Part<'_>],
+        part: usize,
+        id: EntryId,
+    ) -> Vec<(usize, EntryId)> {
+        let view = View::new(parts, &self.folders);
+        let Some(slot) = view.slot(part, id) else {
+            return Vec::new();
+        };
+        let k = self.kids.get_or_init(|| {
+            let slots = view.slots();
+            let mut start = vec![0u32; slots + 2];
+            let each = |f: &mut dyn FnMut(usize, usize, EntryId)| {
+                for (p, x) in parts.iter().enumerate() {
+                    for c in 0..x.idx.len() as EntryId {
+                        if view.visible(p, c) && x.idx.flags(c) & flags::STREAM == 0 {
+                            if let Some(s) = view.parent_slot(p, c) {
+                                f(s, p, c);
+                            }
+                        }
+                    }
+                }
+            };
+            each(&mut |s, _, _| start[s + 2] += 1);
+            for i in 2..start.len() {
+                start[i] += start[i - 1];
+            }
+            let mut list = vec![0u64; start[slots + 1] as usize];
+            each(&mut |s, p, c| {
+                list[start[s + 1] as usize] = (p as u64) << 32 | u64::from(c);
+                start[s + 1] += 1;
+            });
+            start.pop();
+            Kids { start, list }
+        });
+        k.list[k.start[slot] as usize..k.start[slot + 1] as usize]
+            .iter()
+            .map(|&v| ((v >> 32) as usize, v as EntryId))
+            .collect()
+    }
+
     pub(crate) fn compute(parts: &[Part<'_>]) -> Usage {
         // Folder slots: part by part, in id order.
         let folders: Vec<Vec<EntryId>> = parts
@@ -86,30 +140,8 @@ impl Usage {
                     .collect()
             })
             .collect();
-        let base: Vec<usize> = folders
-            .iter()
-            .scan(0, |acc, f| {
-                let b = *acc;
-                *acc += f.len();
-                Some(b)
-            })
-            .collect();
-        let slots = base.last().copied().unwrap_or(0) + folders.last().map_or(0, Vec::len);
-        let view = View {
-            parts,
-            folders: &folders,
-            base: &base,
-            // A base folder that the delta replaces, found again in the delta by its record.
-            by_record: parts
-                .get(1)
-                .map(|d| {
-                    folders[1]
-                        .iter()
-                        .map(|&id| ((d.idx.record(id), d.idx.flags(id) & flags::SYNTHETIC), id))
-                        .collect()
-                })
-                .unwrap_or_default(),
-        };
+        let view = View::new(parts, &folders);
+        let slots = view.slots();
         // Each folder's parent slot, then its depth in the folder tree (cycles, in a file not checked yet, cut).
         let parent: Vec<u32> = (0..parts.len())
             .flat_map(|p| folders[p].iter().map(move |&id| (p, id)))
@@ -170,7 +202,11 @@ impl Usage {
             totals.push(mine.to_vec());
             rest = after;
         }
-        Usage { folders, totals }
+        Usage {
+            folders,
+            totals,
+            kids: OnceLock::new(),
+        }
     }
 }
 
@@ -178,7 +214,9 @@ impl Usage {
 struct View<'a> {
     parts: &'a [Part<'a>],
     folders: &'a [Vec<EntryId>],
-    base: &'a [usize],
+    /// The first slot of each part's folders.
+    base: Vec<usize>,
+    /// A delta's folders by (record, synthetic bit): where a base folder that the delta replaces is found again.
     by_record: HashMap<(u32, u32), EntryId>,
 }
 
@@ -189,7 +227,35 @@ struct Group {
     allocated: u64,
 }
 
-impl View<'_> {
+impl<'a> View<'a> {
+    fn new(parts: &'a [Part<'a>], folders: &'a [Vec<EntryId>]) -> View<'a> {
+        let base = folders
+            .iter()
+            .scan(0, |acc, f| {
+                let b = *acc;
+                *acc += f.len();
+                Some(b)
+            })
+            .collect();
+        let by_record = match (parts.get(1), folders.get(1)) {
+            (Some(d), Some(f)) => f
+                .iter()
+                .map(|&id| ((d.idx.record(id), d.idx.flags(id) & flags::SYNTHETIC), id))
+                .collect(),
+            _ => HashMap::new(),
+        };
+        View {
+            parts,
+            folders,
+            base,
+            by_record,
+        }
+    }
+
+    fn slots(&self) -> usize {
+        self.base.last().copied().unwrap_or(0) + self.folders.last().map_or(0, Vec::len)
+    }
+
     fn slot(&self, part: usize, id: EntryId) -> Option<usize> {
         self.folders[part]
             .binary_search(&id)

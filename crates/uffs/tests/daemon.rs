@@ -414,3 +414,58 @@ fn another_user_is_refused() {
             > 0
     );
 }
+
+/// `du`, `--facet` and `--stats` through the daemon span its volumes, and say the same as one-shot runs on each.
+#[test]
+fn disk_usage_facets_and_stats_span_the_daemons_volumes() {
+    let w = World::new("usage");
+    let linux = w.copy("linux-made/testfs1", "testfs1.img");
+    let xp = w.copy("windows-xp-mft/MFT", "xp.mft");
+    w.ok(&["volumes", "add", &linux]);
+    w.ok(&["volumes", "add", &xp, "--name", "C"]);
+    w.start();
+    w.wait_ready(30);
+    // Every volume's root total, each equal to the one-shot total of its source.
+    let du = common::csv_rows(w.ok(&["du", "--format", "csv"]).as_bytes());
+    for (path, src) in [("C:\\", &xp), ("testfs1:/", &linux)] {
+        let daemon = du
+            .iter()
+            .find(|r| r["path"] == path)
+            .unwrap_or_else(|| panic!("{path} in {du:?}"));
+        let one = w.ok(&["du", "--format", "csv", "--source", src]);
+        let one = common::csv_rows(one.as_bytes());
+        let one = one.last().unwrap();
+        assert_eq!(
+            (&daemon["size"], &daemon["files"]),
+            (&one["size"], &one["files"]),
+            "{path}"
+        );
+    }
+    // A folder of one volume, named with its drive.
+    let win = common::csv_rows(
+        w.ok(&[
+            "du",
+            "C:\\WINDOWS\\system32",
+            "--format",
+            "csv",
+            "--limit",
+            "5",
+        ])
+        .as_bytes(),
+    );
+    assert_eq!(win.len(), 6, "{win:?}");
+    assert_eq!(win[5]["path"], "C:\\WINDOWS\\system32");
+    // Facets and statistics add up over both volumes.
+    let count: u64 = w.ok(&["*", "--count"]).trim().parse().unwrap();
+    let stats = common::csv_rows(w.ok(&["--stats", "--format", "csv"]).as_bytes());
+    assert_eq!(stats[0]["count"], count.to_string());
+    let years = common::csv_rows(
+        w.ok(&["*", "--facet", "year", "--format", "csv"])
+            .as_bytes(),
+    );
+    let sum: u64 = years
+        .iter()
+        .map(|r| r["count"].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(sum, count);
+}

@@ -196,11 +196,36 @@ fn du_orders_limits_and_goes_deeper() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no folder"));
 }
 
+/// A query's output; it may match nothing (exit 1), never fail.
+fn answer(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().expect("run uffs");
+    assert!(out.status.code().is_some_and(|c| c < 2), "{cmd:?}: {out:?}");
+    out
+}
+
 /// `--facet` and `--stats` of a query equal what its own rows add up to.
 #[test]
 fn facets_and_stats_equal_the_rows_of_the_query() {
     let img = fixture("basic.img");
-    for q in [
+    // Fixed queries, then random ones: a fragment of a name on the volume, with or without a function.
+    let names: Vec<String> = export(&img, &[])
+        .into_iter()
+        .map(|r| {
+            r["name"]
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+        })
+        .filter(|n| n.len() > 2)
+        .collect();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let mut queries: Vec<String> = [
         "*",
         "file:",
         "folder:",
@@ -209,8 +234,32 @@ fn facets_and_stats_equal_the_rows_of_the_query() {
         "size:>1kb",
         "!a",
         "hardlinks/",
-    ] {
-        let out = run_ok(uffs().arg("--source").arg(&img).arg(q).args([
+    ]
+    .iter()
+    .map(|q| q.to_string())
+    .collect();
+    let functions = [
+        "",
+        "size:>100",
+        "file:",
+        "folder:",
+        "attrib:h",
+        "dm:2024",
+        "!ext:txt",
+        "depth:2..4",
+    ];
+    for _ in 0..16 {
+        let n = &names[next(names.len())];
+        let at = next(n.len() - 2);
+        let len = 1 + next(3).min(n.len() - at - 1);
+        queries.push(
+            format!("{} {}", &n[at..at + len], functions[next(functions.len())])
+                .trim()
+                .to_string(),
+        );
+    }
+    for q in queries.iter().map(String::as_str) {
+        let out = answer(uffs().arg("--source").arg(&img).arg(q).args([
             "--format",
             "csv",
             "--columns",
@@ -218,7 +267,7 @@ fn facets_and_stats_equal_the_rows_of_the_query() {
         ]));
         let rows = csv_rows(&out.stdout);
         let facet = |what: &str| -> BTreeMap<String, (u64, u64)> {
-            let out = run_ok(
+            let out = answer(
                 uffs()
                     .arg("--source")
                     .arg(&img)
@@ -275,7 +324,7 @@ fn facets_and_stats_equal_the_rows_of_the_query() {
         assert_eq!(facet("year"), want_year, "--facet year of {q:?}");
         assert_eq!(facet("folder"), want_folder, "--facet folder of {q:?}");
         assert_eq!(facet("attrib"), want_attrib, "--facet attrib of {q:?}");
-        let stats = run_ok(
+        let stats = answer(
             uffs()
                 .arg("--source")
                 .arg(&img)
