@@ -66,6 +66,26 @@ const SIZE_BUCKETS: [(u64, &str); 9] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RawKey(pub u64);
 
+/// A hasher for integer keys: one multiplication (SipHash would cost more than the rest of a facet's pass).
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl std::hash::Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ (v >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type Groups = HashMap<u64, Tally, std::hash::BuildHasherDefault<IntHasher>>;
+
 /// The groups of `key` over the entries in `set` of one searcher's index, with their labels (a folder's label is
 /// its path after `prefix`; `path` makes it). Unordered.
 pub fn facet(
@@ -113,11 +133,11 @@ pub fn facet(
         }
     };
     const WORDS: usize = 4096;
-    let groups: HashMap<u64, Tally> = set
+    let groups: Groups = set
         .words()
         .par_chunks(WORDS)
         .enumerate()
-        .fold(HashMap::new, |mut acc: HashMap<u64, Tally>, (c, words)| {
+        .fold(Groups::default, |mut acc: Groups, (c, words)| {
             for (w, &bits) in words.iter().enumerate() {
                 let mut b = bits;
                 while b != 0 {
@@ -128,7 +148,7 @@ pub fn facet(
             }
             acc
         })
-        .reduce(HashMap::new, |mut a, b| {
+        .reduce(Groups::default, |mut a, b| {
             for (k, t) in b {
                 a.entry(k).or_default().merge(&t);
             }

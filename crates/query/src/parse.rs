@@ -501,6 +501,14 @@ fn term(
         text = fold(&text);
     }
     let path = m.path || text.contains('/');
+    if text.bytes().all(|b| b == b'*') {
+        // `*` matches every name (and path): no text to test.
+        return Ok(Term {
+            span,
+            kind: TermKind::Any,
+            only: m.only,
+        });
+    }
     let pattern = if text.contains(['*', '?']) {
         Pattern::Wildcard(text)
     } else {

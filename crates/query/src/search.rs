@@ -384,7 +384,11 @@ impl Searcher {
     fn eval(&self, node: &Node, within: Option<&Bitset>) -> Bitset {
         let n = self.idx.len();
         match node {
-            Node::All => Bitset::full(n),
+            Node::All
+            | Node::Leaf(Compiled {
+                leaf: Leaf::Any,
+                only: None,
+            }) => Bitset::full(n),
             Node::Leaf(c) => match within {
                 // Testing a candidate costs a few times what a scan spends per entry. A size or date range is a
                 // slice of its stored order: cheaper than testing, and it reads no column of other entries.

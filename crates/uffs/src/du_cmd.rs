@@ -295,18 +295,21 @@ fn walk(vol: &Volume<'_>, folder: &Line, du: &DuRequest, rows: &mut Vec<Line>) {
         .into_iter()
         .map(|(p, c)| line_of(vol, p, c, folder.depth + 1, folder.size))
         .collect();
+    // Each child's folded name once, then the key: the sort compares numbers and names, allocating nothing.
     let name = |l: &Line| fold(vol.parts[l.part].index().name(l.id));
-    match du.sort {
-        DuSort::Size => {
-            kids.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| name(a).cmp(&name(b))))
-        }
-        DuSort::Count => kids.sort_by(|a, b| {
-            (b.files + b.folders)
-                .cmp(&(a.files + a.folders))
-                .then_with(|| name(a).cmp(&name(b)))
-        }),
-        DuSort::Name => kids.sort_by_cached_key(name),
-    }
+    let mut keyed: Vec<(u64, String, Line)> = kids
+        .drain(..)
+        .map(|l| {
+            let k = match du.sort {
+                DuSort::Size => u64::MAX - l.size,
+                DuSort::Count => u64::MAX - (l.files + l.folders),
+                DuSort::Name => 0,
+            };
+            (k, name(&l), l)
+        })
+        .collect();
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    kids.extend(keyed.into_iter().map(|k| k.2));
     if let Some(l) = du.limit {
         kids.truncate(l);
     }

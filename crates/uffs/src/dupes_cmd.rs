@@ -61,7 +61,12 @@ pub fn run(a: DupesArgs) -> Result<bool> {
         (None, Some(s)) => (s.clone(), a.partition),
         (None, None) => bail!("uffs dupes needs --index FILE or --source SOURCE"),
     };
-    let parts = crate::common::load_indexes(&spec, partition, false)?;
+    // An index file opens in O(1); what the grouping reads is checked before anything is printed.
+    let parts = if crate::common::is_index_file(&spec) {
+        crate::common::open_index_file(std::path::Path::new(&spec))?
+    } else {
+        crate::common::load_indexes(&spec, partition, false)?
+    };
     let targets: Vec<(String, Searcher)> = crate::common::searchers(parts);
     let search = SearchArgs {
         query: a.query.clone(),
@@ -72,23 +77,32 @@ pub fn run(a: DupesArgs) -> Result<bool> {
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let sets = search_sets(&refs, &search, &expr)?;
 
-    // Same size, one entry per record of each volume.
-    let mut by_size: HashMap<u64, Vec<File>> = HashMap::new();
-    let mut seen: std::collections::HashSet<(String, u32)> = Default::default();
+    // Every candidate file as (size, volume and record, target, entry), sorted: runs of one size are the
+    // groups, and the links of one file (one volume and record) stand together, the first kept.
+    let mut volume = 0u64;
+    let mut cands: Vec<(u64, u64, usize, EntryId)> = Vec::new();
     for (t, ((prefix, s), set)) in refs.iter().zip(&sets).enumerate() {
-        let idx = s.index();
-        for id in set.iter() {
-            let f = idx.flags(id);
-            let size = idx.size(id);
-            if f & (flags::DIRECTORY | flags::STREAM) != 0 || size < min {
-                continue;
-            }
-            if seen.insert((prefix.to_string(), idx.record(id))) {
-                by_size.entry(size).or_default().push((t, id));
-            }
+        if t > 0 && *prefix != refs[t - 1].0 {
+            volume += 1;
         }
+        let idx = s.index();
+        cands.extend(set.iter().filter_map(|id| {
+            let size = idx.size(id);
+            (idx.flags(id) & (flags::DIRECTORY | flags::STREAM) == 0 && size >= min)
+                .then(|| (size, volume << 32 | u64::from(idx.record(id)), t, id))
+        }));
     }
-    let mut groups: Vec<(u64, Vec<File>)> = by_size.into_iter().filter(|g| g.1.len() > 1).collect();
+    {
+        use rayon::slice::ParallelSliceMut;
+        cands.par_sort_unstable();
+    }
+    cands.dedup_by_key(|c| (c.0, c.1));
+    let mut groups: Vec<(u64, Vec<File>)> = cands
+        .chunk_by(|x, y| x.0 == y.0)
+        .filter(|g| g.len() > 1)
+        .map(|g| (g[0].0, g.iter().map(|c| (c.2, c.3)).collect()))
+        .collect();
+    drop(cands);
     if a.by == By::Name {
         groups = groups
             .into_iter()
@@ -108,6 +122,13 @@ pub fn run(a: DupesArgs) -> Result<bool> {
     });
     if let Some(l) = a.limit {
         groups.truncate(l);
+    }
+    for (_, s) in &refs {
+        if s.index().needs_check() {
+            let ids: Vec<EntryId> = groups.iter().flat_map(|g| &g.1).map(|f| f.1).collect();
+            s.index().touch_rows(&ids);
+            s.index().verify_touched()?;
+        }
     }
     print(&refs, &groups, &a.output)?;
     Ok(!groups.is_empty())
