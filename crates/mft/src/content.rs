@@ -288,7 +288,11 @@ pub fn open_stream(vol: &Volume, record: u64, name: &str) -> Result<StreamReader
         }
         return Err(ContentError::NoStream {
             record,
-            wanted: describe(name),
+            wanted: if name.is_empty() {
+                "unnamed data stream".into()
+            } else {
+                describe(name)
+            },
             streams,
         });
     };
