@@ -735,6 +735,117 @@ fn errors_are_one_line_and_exit_2() {
     assert_error(&cat(&[copy.to_str().unwrap(), "76"]), "encrypted");
 }
 
+/// A damaged attribute list (pieces named in a record that holds others, in the base record itself, in another
+/// file's record, many times over): one line and exit 2, at once, never a hang or a fault.
+#[test]
+fn hostile_attribute_lists() {
+    let img = fixture("content.img");
+    let f = facts("content.img");
+    let record = fact(&f, "fragmented_inode");
+    let istat =
+        String::from_utf8(run_ok(tool("istat").arg(&img).arg(record.to_string())).stdout).unwrap();
+    let mut lines = istat.lines();
+    let head = lines
+        .by_ref()
+        .find(|l| l.starts_with("Type: $ATTRIBUTE_LIST ("))
+        .expect("an attribute list");
+    assert!(head.contains("Non-Resident"), "{head}");
+    let cluster: u64 = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let size: usize = head
+        .rsplit("init_size: ")
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let at = cluster * 4096;
+    let original = {
+        let all = std::fs::read(&img).unwrap();
+        all[at as usize..at as usize + size].to_vec()
+    };
+    // (type, offset of the file reference) of each entry
+    let entries: Vec<(u32, usize)> = {
+        let mut v = Vec::new();
+        let mut p = 0;
+        while p + 0x20 <= size {
+            let t = u32::from_le_bytes(original[p..p + 4].try_into().unwrap());
+            let len = u16::from_le_bytes([original[p + 4], original[p + 5]]) as usize;
+            v.push((t, p + 0x10));
+            p += len.max(0x20);
+        }
+        v
+    };
+    let data_refs: Vec<usize> = entries
+        .iter()
+        .filter(|e| e.0 == 0x80)
+        .map(|e| e.1)
+        .collect();
+    assert!(data_refs.len() >= 3, "{entries:?}");
+    let get = |o: usize| u64::from_le_bytes(original[o..o + 8].try_into().unwrap());
+    let first_extension = data_refs
+        .iter()
+        .map(|&o| get(o))
+        .find(|r| r & 0xFFFF_FFFF_FFFF != record)
+        .unwrap();
+    let dir = scratch("cat-hostile-list");
+    let copy = dir.join("content.img");
+    type Patch<'a> = Box<dyn Fn(&mut Vec<u8>) + 'a>;
+    let cases: [(&str, Patch, &str); 3] = [
+        (
+            "every piece named in one extension record",
+            Box::new(|l: &mut Vec<u8>| {
+                for &o in &data_refs {
+                    l[o..o + 8].copy_from_slice(&first_extension.to_le_bytes());
+                }
+            }),
+            "maps",
+        ),
+        (
+            "every piece named in the base record itself",
+            Box::new(|l: &mut Vec<u8>| {
+                for &o in &data_refs {
+                    l[o..o + 8].copy_from_slice(&record.to_le_bytes());
+                }
+            }),
+            "maps",
+        ),
+        (
+            "a piece named in another file's record",
+            Box::new(|l: &mut Vec<u8>| {
+                let o = *data_refs.last().unwrap();
+                l[o..o + 8].copy_from_slice(&(76u64 | 1 << 48).to_le_bytes());
+            }),
+            "another file",
+        ),
+    ];
+    for (what, patch, says) in cases {
+        run_ok(
+            Command::new("cp")
+                .arg("--sparse=always")
+                .arg(&img)
+                .arg(&copy),
+        );
+        let mut list = original.clone();
+        patch(&mut list);
+        use std::io::{Seek, SeekFrom, Write};
+        let mut w = std::fs::OpenOptions::new().write(true).open(&copy).unwrap();
+        w.seek(SeekFrom::Start(at)).unwrap();
+        w.write_all(&list).unwrap();
+        drop(w);
+        let t = std::time::Instant::now();
+        let out = cat(&[copy.to_str().unwrap(), &record.to_string()]);
+        assert!(t.elapsed() < std::time::Duration::from_secs(10), "{what}");
+        assert_error(&out, says);
+    }
+}
+
 /// Sets `flag` in the header of the first `$DATA` attribute of `record` (one in the MFT's first extent).
 fn set_data_flag(image: &Path, record: u64, flag: u16) {
     use std::io::{Seek, SeekFrom, Write};
