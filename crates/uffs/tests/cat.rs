@@ -742,30 +742,7 @@ fn hostile_attribute_lists() {
     let img = fixture("content.img");
     let f = facts("content.img");
     let record = fact(&f, "fragmented_inode");
-    let istat =
-        String::from_utf8(run_ok(tool("istat").arg(&img).arg(record.to_string())).stdout).unwrap();
-    let mut lines = istat.lines();
-    let head = lines
-        .by_ref()
-        .find(|l| l.starts_with("Type: $ATTRIBUTE_LIST ("))
-        .expect("an attribute list");
-    assert!(head.contains("Non-Resident"), "{head}");
-    let cluster: u64 = lines
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let size: usize = head
-        .rsplit("init_size: ")
-        .next()
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let at = cluster * 4096;
+    let (at, size) = attribute_list_at(&img, record);
     let original = {
         let all = std::fs::read(&img).unwrap();
         all[at as usize..at as usize + size].to_vec()
@@ -844,6 +821,64 @@ fn hostile_attribute_lists() {
         assert!(t.elapsed() < std::time::Duration::from_secs(10), "{what}");
         assert_error(&out, says);
     }
+    // A deleted file's list overwritten since (its clusters reused): what the base record maps is still written,
+    // the rest as zeros, with the warnings.
+    let deleted = fact(&f, "deleted_fragmented_inode");
+    let want = run_ok(
+        uffs()
+            .args(["cat", img.to_str().unwrap()])
+            .arg(deleted.to_string()),
+    )
+    .stdout;
+    let (at, size) = attribute_list_at(&img, deleted);
+    run_ok(
+        Command::new("cp")
+            .arg("--sparse=always")
+            .arg(&img)
+            .arg(&copy),
+    );
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut w = std::fs::OpenOptions::new().write(true).open(&copy).unwrap();
+        w.seek(SeekFrom::Start(at)).unwrap();
+        w.write_all(&vec![0xA5; size]).unwrap();
+    }
+    let out = cat(&[copy.to_str().unwrap(), &deleted.to_string()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout == want);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("maps only the first"));
+}
+
+/// Where the non-resident `$ATTRIBUTE_LIST` of `record` lies on the volume (byte offset, size), from istat.
+fn attribute_list_at(img: &Path, record: u64) -> (u64, usize) {
+    let istat =
+        String::from_utf8(run_ok(tool("istat").arg(img).arg(record.to_string())).stdout).unwrap();
+    let mut lines = istat.lines();
+    let head = lines
+        .by_ref()
+        .find(|l| l.starts_with("Type: $ATTRIBUTE_LIST ("))
+        .expect("an attribute list");
+    assert!(head.contains("Non-Resident"), "{head}");
+    let cluster: u64 = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let size: usize = head
+        .rsplit("init_size: ")
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    (cluster * 4096, size)
 }
 
 /// Sets `flag` in the header of the first `$DATA` attribute of `record` (one in the MFT's first extent).
