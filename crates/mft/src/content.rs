@@ -288,7 +288,11 @@ pub fn open_stream(vol: &Volume, record: u64, name: &str) -> Result<StreamReader
         }
         return Err(ContentError::NoStream {
             record,
-            wanted: describe(name),
+            wanted: if name.is_empty() {
+                "unnamed data stream".into()
+            } else {
+                describe(name)
+            },
             streams,
         });
     };
@@ -363,12 +367,16 @@ fn list_names(streams: &[Found]) -> String {
 
 /// Reads record `number` (fixups applied) into `buf`.
 fn read_record<'a>(vol: &Volume, number: u64, buf: &'a mut [u8]) -> Result<Record<'a>> {
-    vol.read_records_now(number, buf)
-        .map_err(|cause| ContentError::Io {
-            record: number,
-            what: "reading the record".into(),
-            cause,
-        })?;
+    let io = |cause| ContentError::Io {
+        record: number,
+        what: "reading the record".into(),
+        cause,
+    };
+    vol.read_records_now(number, buf).map_err(io)?;
+    // A live volume's file system hands a record not in use back zeroed; the raw MFT still has a deleted file's.
+    if !uffs_ntfs::record::has_file_signature(buf) {
+        vol.read_records(number, buf).map_err(io)?;
+    }
     apply_fixups(buf).map_err(|cause| ContentError::Record {
         record: number,
         cause,
@@ -408,7 +416,12 @@ fn gather(vol: &Volume, record: u64) -> Result<Gathered> {
     for a in rec.attributes() {
         let a = a.map_err(|e| corrupt(format!("attribute: {e}")))?;
         if a.type_code == kind::ATTRIBUTE_LIST && list.is_none() {
-            list = Some(read_attribute_list(vol, record, &a)?);
+            list = match read_attribute_list(vol, record, &a) {
+                Ok(l) => Some(l),
+                // A deleted file's list may lie in clusters reused since: its base record is still read.
+                Err(_) if !g.in_use => None,
+                Err(e) => return Err(e),
+            };
         }
     }
     take_data(&rec, &mut g.streams, record)?;
@@ -418,7 +431,11 @@ fn gather(vol: &Volume, record: u64) -> Result<Gathered> {
     // Each extension record once, whatever the list says (it may name one many times, or the base itself).
     let mut wanted: Vec<(u64, u16)> = Vec::new();
     for e in AttributeList::new(&list) {
-        let e = e.map_err(|e| corrupt(format!("attribute list: {e}")))?;
+        let e = match e {
+            Ok(e) => e,
+            Err(_) if !g.in_use => break,
+            Err(e) => return Err(corrupt(format!("attribute list: {e}"))),
+        };
         if e.type_code == kind::DATA && e.record.record() != record {
             wanted.push((e.record.record(), e.record.sequence()));
         }

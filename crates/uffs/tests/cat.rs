@@ -393,6 +393,64 @@ fn real_images_match_icat() {
     assert!(items.iter().any(|i| i.deleted), "no deleted file compared");
 }
 
+/// The 2 MiB-cluster volume TSK cannot open, against ntfs-3g's `ntfscat` (live files and their named streams).
+#[test]
+fn big_clusters_match_ntfscat() {
+    let img = fixture("bigcluster.img");
+    let s = img.to_str().unwrap();
+    let rows = export(&img, &["--streams"]);
+    let mut seen = BTreeSet::new();
+    let mut compared = 0;
+    for r in &rows {
+        if r["kind"] == "dir" {
+            continue;
+        }
+        let record: u64 = r["record"].parse().unwrap();
+        // ntfscat gives `$MFT` and `$MFTMirr` with their records' fixups undone (icat, and uffs, as stored; those
+        // are compared with icat on every other volume).
+        if record <= 1 {
+            continue;
+        }
+        let stream = match r["kind"].as_str() {
+            "stream" => r["name"].rsplit_once(':').unwrap().1.to_string(),
+            _ => String::new(),
+        };
+        if !seen.insert((record, stream.clone())) {
+            continue;
+        }
+        let mut peer = tool("ntfscat");
+        if !stream.is_empty() {
+            peer.args(["-a", "0x80", "-n", &stream]);
+        }
+        peer.args(["-i", &record.to_string(), s]);
+        let target = if stream.is_empty() {
+            record.to_string()
+        } else {
+            format!("{record}:{stream}")
+        };
+        let c = compare(&mut peer, uffs().args(["cat", s, &target]));
+        // System files with only named streams (`$Secure`, `$Extend/$Quota` ...): ntfscat picks one of those.
+        if record < 64 && c.uffs_err.contains("has no unnamed data stream") {
+            continue;
+        }
+        assert!(
+            c.identical(),
+            "{target} ({}): ntfscat {} bytes ({}), uffs {} bytes ({}), first difference at {:?}",
+            r["path"],
+            c.peer_len,
+            c.peer_err.trim(),
+            c.uffs_len,
+            c.uffs_err.trim(),
+            c.first_diff
+        );
+        compared += 1;
+    }
+    assert!(compared >= 14, "only {compared} streams");
+    // A hard-linked file's named stream, and $BadClus:$Bad (a hole the size of the volume, which ntfscat writes).
+    assert!(seen.contains(&(67, "extra".to_string())) && seen.contains(&(8, "$Bad".to_string())));
+    eprintln!("{s}: {compared} streams compared with ntfscat");
+}
+
 /// Sparse files larger than the volume, which TSK cannot read: the holes are zeros and the data where it was
 /// written (16 KiB of `HEAD` at 0, 16 bytes of `TAIL` at 3 GiB).
 #[test]
@@ -675,6 +733,152 @@ fn errors_are_one_line_and_exit_2() {
         "encrypted",
     );
     assert_error(&cat(&[copy.to_str().unwrap(), "76"]), "encrypted");
+}
+
+/// A damaged attribute list (pieces named in a record that holds others, in the base record itself, in another
+/// file's record, many times over): one line and exit 2, at once, never a hang or a fault.
+#[test]
+fn hostile_attribute_lists() {
+    let img = fixture("content.img");
+    let f = facts("content.img");
+    let record = fact(&f, "fragmented_inode");
+    let (at, size) = attribute_list_at(&img, record);
+    let original = {
+        let all = std::fs::read(&img).unwrap();
+        all[at as usize..at as usize + size].to_vec()
+    };
+    // (type, offset of the file reference) of each entry
+    let entries: Vec<(u32, usize)> = {
+        let mut v = Vec::new();
+        let mut p = 0;
+        while p + 0x20 <= size {
+            let t = u32::from_le_bytes(original[p..p + 4].try_into().unwrap());
+            let len = u16::from_le_bytes([original[p + 4], original[p + 5]]) as usize;
+            v.push((t, p + 0x10));
+            p += len.max(0x20);
+        }
+        v
+    };
+    let data_refs: Vec<usize> = entries
+        .iter()
+        .filter(|e| e.0 == 0x80)
+        .map(|e| e.1)
+        .collect();
+    assert!(data_refs.len() >= 3, "{entries:?}");
+    let get = |o: usize| u64::from_le_bytes(original[o..o + 8].try_into().unwrap());
+    let first_extension = data_refs
+        .iter()
+        .map(|&o| get(o))
+        .find(|r| r & 0xFFFF_FFFF_FFFF != record)
+        .unwrap();
+    let dir = scratch("cat-hostile-list");
+    let copy = dir.join("content.img");
+    type Patch<'a> = Box<dyn Fn(&mut Vec<u8>) + 'a>;
+    let cases: [(&str, Patch, &str); 3] = [
+        (
+            "every piece named in one extension record",
+            Box::new(|l: &mut Vec<u8>| {
+                for &o in &data_refs {
+                    l[o..o + 8].copy_from_slice(&first_extension.to_le_bytes());
+                }
+            }),
+            "maps",
+        ),
+        (
+            "every piece named in the base record itself",
+            Box::new(|l: &mut Vec<u8>| {
+                for &o in &data_refs {
+                    l[o..o + 8].copy_from_slice(&record.to_le_bytes());
+                }
+            }),
+            "maps",
+        ),
+        (
+            "a piece named in another file's record",
+            Box::new(|l: &mut Vec<u8>| {
+                let o = *data_refs.last().unwrap();
+                l[o..o + 8].copy_from_slice(&(76u64 | 1 << 48).to_le_bytes());
+            }),
+            "another file",
+        ),
+    ];
+    for (what, patch, says) in cases {
+        run_ok(
+            Command::new("cp")
+                .arg("--sparse=always")
+                .arg(&img)
+                .arg(&copy),
+        );
+        let mut list = original.clone();
+        patch(&mut list);
+        use std::io::{Seek, SeekFrom, Write};
+        let mut w = std::fs::OpenOptions::new().write(true).open(&copy).unwrap();
+        w.seek(SeekFrom::Start(at)).unwrap();
+        w.write_all(&list).unwrap();
+        drop(w);
+        let t = std::time::Instant::now();
+        let out = cat(&[copy.to_str().unwrap(), &record.to_string()]);
+        assert!(t.elapsed() < std::time::Duration::from_secs(10), "{what}");
+        assert_error(&out, says);
+    }
+    // A deleted file's list overwritten since (its clusters reused): what the base record maps is still written,
+    // the rest as zeros, with the warnings.
+    let deleted = fact(&f, "deleted_fragmented_inode");
+    let want = run_ok(
+        uffs()
+            .args(["cat", img.to_str().unwrap()])
+            .arg(deleted.to_string()),
+    )
+    .stdout;
+    let (at, size) = attribute_list_at(&img, deleted);
+    run_ok(
+        Command::new("cp")
+            .arg("--sparse=always")
+            .arg(&img)
+            .arg(&copy),
+    );
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut w = std::fs::OpenOptions::new().write(true).open(&copy).unwrap();
+        w.seek(SeekFrom::Start(at)).unwrap();
+        w.write_all(&vec![0xA5; size]).unwrap();
+    }
+    let out = cat(&[copy.to_str().unwrap(), &deleted.to_string()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout == want);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("maps only the first"));
+}
+
+/// Where the non-resident `$ATTRIBUTE_LIST` of `record` lies on the volume (byte offset, size), from istat.
+fn attribute_list_at(img: &Path, record: u64) -> (u64, usize) {
+    let istat =
+        String::from_utf8(run_ok(tool("istat").arg(img).arg(record.to_string())).stdout).unwrap();
+    let mut lines = istat.lines();
+    let head = lines
+        .by_ref()
+        .find(|l| l.starts_with("Type: $ATTRIBUTE_LIST ("))
+        .expect("an attribute list");
+    assert!(head.contains("Non-Resident"), "{head}");
+    let cluster: u64 = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let size: usize = head
+        .rsplit("init_size: ")
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    (cluster * 4096, size)
 }
 
 /// Sets `flag` in the header of the first `$DATA` attribute of `record` (one in the MFT's first extent).
