@@ -96,13 +96,16 @@ def main():
             big = max(rows, key=lambda r: int(r[1])) if rows else ["/", "0"]
             print(f"volume: {a.image}; the folder with the most children: {big[0]} ({int(big[1]):,} children)")
             series("uffs du / (daemon)", [UFFS, "du", "/"], a.runs, env)
-            series(f"uffs du {big[0]} (daemon)", [UFFS, "du", big[0]], a.runs, env)
+            series(f"uffs du {big[0]} --limit 10 (daemon)", [UFFS, "du", big[0], "--limit", "10"], a.runs, env)
+            series(f"uffs du {big[0]} (daemon, every row)", [UFFS, "du", big[0]], a.runs, env)
             series("uffs '*' --facet ext (daemon)", [UFFS, "*", "--facet", "ext"], a.runs, env)
             series("uffs '*' --facet year (daemon)", [UFFS, "*", "--facet", "year"], a.runs, env)
             series("uffs --stats (daemon)", [UFFS, "--stats"], a.runs, env)
             series("uffs 'treesize:>1gb' --count (daemon)", [UFFS, "treesize:>1gb", "--count"], a.runs, env)
-            series("uffs dupes --index F --by size (one-shot)", [UFFS, "dupes", "--index", idx, "--by", "size",
-                                                                "--format", "csv"], a.runs)
+            series("uffs dupes --index F --by size --limit 10", [UFFS, "dupes", "--index", idx, "--by", "size",
+                                                                "--limit", "10"], a.runs)
+            series("uffs dupes --index F --by size (every group)", [UFFS, "dupes", "--index", idx, "--by", "size",
+                                                                   "--format", "csv"], 3)
         finally:
             subprocess.run([UFFS, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
