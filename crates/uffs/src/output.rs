@@ -158,6 +158,20 @@ impl<'a> Printer<'a> {
         })
     }
 
+    /// The column names, once, before the first CSV or TSV row (JSON lines name every field).
+    fn header(&mut self, names: &[&str]) -> Result<()> {
+        if !self.header_done && self.format != Format::Jsonl {
+            let sep = if self.format == Format::Csv {
+                ","
+            } else {
+                "\t"
+            };
+            self.write((names.join(sep) + "\n").as_bytes())?;
+        }
+        self.header_done = true;
+        Ok(())
+    }
+
     /// Whether rows print as an aligned table (the table and paths formats) rather than CSV, TSV or JSON lines.
     pub fn is_tabular(&self) -> bool {
         matches!(self.format, Format::Table | Format::Paths)
@@ -200,16 +214,10 @@ impl<'a> Printer<'a> {
                     self.table.push(cells);
                 }
                 Format::Csv | Format::Tsv | Format::Jsonl => {
-                    if !self.header_done && self.format != Format::Jsonl {
-                        let sep = if self.format == Format::Csv {
-                            ","
-                        } else {
-                            "\t"
-                        };
-                        let h = self.columns.join(sep) + "\n";
-                        self.write(h.as_bytes())?;
+                    if !self.header_done {
+                        let columns = self.columns.clone();
+                        self.header(&columns)?;
                     }
-                    self.header_done = true;
                     self.record_line(s, prefix, id, &mut line);
                 }
             }
@@ -337,15 +345,7 @@ impl<'a> Printer<'a> {
                 )
             }
             Format::Csv | Format::Tsv | Format::Jsonl => {
-                if !self.header_done && self.format != Format::Jsonl {
-                    let sep = if self.format == Format::Csv {
-                        ","
-                    } else {
-                        "\t"
-                    };
-                    self.write((names.join(sep) + "\n").as_bytes())?;
-                }
-                self.header_done = true;
+                self.header(names)?;
                 for r in rows {
                     line.clear();
                     self.record_cells(names, numeric, &r.1, &mut line);

@@ -14,31 +14,6 @@ use std::sync::Mutex;
 
 use common::*;
 
-/// The fixture volumes of `scripts/make-fixtures.sh`, built once (the script skips images that are up to date).
-fn fixtures() -> &'static Path {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fixtures");
-        run_ok(Command::new(repo().join("scripts/make-fixtures.sh")).arg(&dir));
-        dir
-    })
-}
-
-fn fixture(name: &str) -> PathBuf {
-    fixtures().join(name)
-}
-
-fn facts(name: &str) -> HashMap<String, String> {
-    std::fs::read_to_string(fixture(&format!("{name}.facts")))
-        .expect("facts file")
-        .lines()
-        .filter_map(|l| {
-            l.split_once('=')
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-        })
-        .collect()
-}
-
 fn fact(f: &HashMap<String, String>, key: &str) -> u64 {
     f[key].parse().expect("a number")
 }
