@@ -22,7 +22,8 @@ step() { echo "setup: $*"; }
 PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       fuse3 fdisk gdisk attr dosfstools libfaketime util-linux coreutils xz-utils bsdutils
       python3  # /usr/bin/python3: the daemon test runs it as another user (setpriv, from util-linux)
-      wine64 gcc-mingw-w64-x86-64-posix)  # the Windows build's tests, under Wine (scripts/test-windows.sh)
+      wine64 gcc-mingw-w64-x86-64-posix  # the Windows build's tests, under Wine (scripts/test-windows.sh)
+      chromium chromium-driver python3-venv)  # the web page's browser test; the venv of the Python clients below
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -60,6 +61,21 @@ if rustup target list --installed 2>/dev/null | grep -qx x86_64-pc-windows-gnu; 
 elif command -v rustup >/dev/null; then
     step "rustup target add x86_64-pc-windows-gnu (the Windows build, tested under Wine)"
     rustup target add x86_64-pc-windows-gnu || step "WARNING: could not add the target; the Windows tests will be skipped"
+fi
+
+# The real clients of uffs's front ends, from PyPI, in a venv of Debian's Python (pinned, so a run is
+# repeatable): DuckDB reads the Parquet files, the official MCP SDK talks to `uffs mcp`, selenium drives
+# Chromium for the web page. Tests find it at $UFFS_PY (default /opt/uffs-py/bin/python).
+PY_PKGS=(duckdb==1.5.6 mcp==2.3.0 selenium==4.38.0)
+VENV=/opt/uffs-py
+if [[ -x $VENV/bin/python && $(cat "$VENV/.uffs-packages" 2>/dev/null) == "${PY_PKGS[*]}" ]]; then
+    step "python clients already in $VENV (${PY_PKGS[*]})"
+else
+    step "python venv $VENV: pip install ${PY_PKGS[*]}"
+    rm -rf "$VENV"
+    /usr/bin/python3 -m venv "$VENV"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PY_PKGS[@]}"
+    echo "${PY_PKGS[*]}" > "$VENV/.uffs-packages"
 fi
 
 step "done"

@@ -1,6 +1,8 @@
 //! `uffs`: the command line. Argument parsing, output and progress live here; everything else is in the
 //! library crates.
 
+#[allow(dead_code)] // used by `uffs mcp` and `uffs serve`, which come next
+mod backend;
 mod bench;
 mod bodyfile;
 mod cat_cmd;
@@ -266,7 +268,7 @@ enum VolumesAction {
 }
 
 /// The top-level help's query syntax, sources and examples; the macros' extensions come from the parser.
-fn after_help() -> String {
+pub(crate) fn after_help() -> String {
     let macros: String = uffs_query::parse::MACRO_EXTENSIONS
         .iter()
         .map(|(m, exts)| format!("  {m}: {}\n", exts.replace(' ', ";")))

@@ -59,6 +59,9 @@ pub struct SearchArgs {
     /// Show at most N results.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Skip the first N results (for paging with --limit).
+    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "count")]
+    pub offset: usize,
     /// Print only the number of matches.
     #[arg(long)]
     pub count: bool,
@@ -222,6 +225,8 @@ pub fn search_targets(
     key: Option<SortKey>,
 ) -> Result<(usize, Vec<(usize, EntryId)>)> {
     let sets = search_sets(targets, a, expr)?;
+    // The first `offset` hits are found like the others and dropped at the end.
+    let wanted = a.limit.map(|l| l.saturating_add(a.offset));
     let mut found = 0usize;
     let mut hits: Vec<(usize, Vec<EntryId>)> = Vec::with_capacity(targets.len());
     for (t, ((_, s), set)) in targets.iter().zip(&sets).enumerate() {
@@ -231,10 +236,8 @@ pub fn search_targets(
         }
         // Unsorted, the targets follow one another, so the limit left shrinks; sorted, each gives its best.
         let limit = match key {
-            None => a
-                .limit
-                .map(|l| l.saturating_sub(hits.iter().map(|h| h.1.len()).sum())),
-            Some(_) => a.limit,
+            None => wanted.map(|l| l.saturating_sub(hits.iter().map(|h| h.1.len()).sum())),
+            Some(_) => wanted,
         };
         hits.push((t, s.sorted(set, key, a.reverse, limit)));
     }
@@ -258,9 +261,10 @@ pub fn search_targets(
             if a.reverse {
                 all.reverse();
             }
-            all.truncate(a.limit.unwrap_or(usize::MAX));
+            all.truncate(wanted.unwrap_or(usize::MAX));
         }
     }
+    all.drain(..a.offset.min(all.len()));
     Ok((found, all))
 }
 

@@ -1,0 +1,158 @@
+//! The searches behind `uffs mcp` and `uffs serve` ([`uffs_serve::Backend`]): the user's daemon, or indexes
+//! this process opened itself (`--index FILE`, `--source SOURCE`). Both run a query exactly as `uffs QUERY`
+//! does, from the same options in JSON.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use uffs_daemon::protocol::{Request, Response};
+use uffs_daemon::{client, dirs};
+use uffs_query::Searcher;
+use uffs_serve::{Backend, Error};
+
+use crate::output::Printer;
+use crate::query_cmd::{build_query, now_filetime, search_and_print, SearchArgs};
+
+/// The options of one query, checked as the command line checks them: a bad query is the client's error.
+fn parse_args(args: &serde_json::Value) -> Result<SearchArgs, Error> {
+    let a: SearchArgs = serde_json::from_value(args.clone())
+        .map_err(|e| Error::BadRequest(format!("bad query request: {e}")))?;
+    if a.index.is_some() || a.source.is_some() || a.output.output.is_some() {
+        return Err(Error::BadRequest(
+            "bad query request: index, source and output are the server's".into(),
+        ));
+    }
+    build_query(&a, now_filetime()).map_err(|e| Error::BadRequest(format!("{e:#}")))?;
+    Ok(a)
+}
+
+/// Answers from the user's daemon: one connection per request.
+pub struct DaemonBackend {
+    runtime: PathBuf,
+}
+
+impl DaemonBackend {
+    pub fn new() -> anyhow::Result<DaemonBackend> {
+        Ok(DaemonBackend {
+            runtime: dirs::runtime_dir()?,
+        })
+    }
+
+    fn ask(
+        &self,
+        req: &Request,
+        mut each: impl FnMut(&str) -> std::io::Result<()>,
+    ) -> Result<Response, Error> {
+        let conn = client::connect(&self.runtime)
+            .map_err(|e| Error::Failed(e.to_string()))?
+            .ok_or_else(|| {
+                Error::Unavailable(
+                    "no uffs daemon is running: start it with `uffs daemon start`".into(),
+                )
+            })?;
+        client::request(conn, req, |r| {
+            if let Response::Out(s) = r {
+                each(s).map_err(uffs_daemon::Error::Io)?;
+            }
+            Ok(())
+        })
+        .map_err(|e| Error::Failed(e.to_string()))
+    }
+}
+
+impl Backend for DaemonBackend {
+    fn query(&self, args: &serde_json::Value, out: &mut dyn Write) -> Result<u64, Error> {
+        let a = parse_args(args)?;
+        let req = Request::Query {
+            args: serde_json::to_value(&a).map_err(|e| Error::Failed(e.to_string()))?,
+            terminal: false,
+        };
+        match self.ask(&req, |s| out.write_all(s.as_bytes()))? {
+            Response::Done { found } => Ok(found),
+            Response::Error(e) if e.starts_with("the daemon has no volume") => {
+                Err(Error::Unavailable(e))
+            }
+            Response::Error(e) => Err(Error::Failed(e)),
+            other => Err(Error::Failed(format!(
+                "unexpected answer from the daemon: {other:?}"
+            ))),
+        }
+    }
+
+    fn status(&self) -> Result<serde_json::Value, Error> {
+        match self.ask(&Request::Status {}, |_| Ok(()))? {
+            Response::Status(s) => {
+                serde_json::to_value(s).map_err(|e| Error::Failed(e.to_string()))
+            }
+            other => Err(Error::Failed(format!(
+                "unexpected answer from the daemon: {other:?}"
+            ))),
+        }
+    }
+
+    fn syntax_help(&self) -> String {
+        crate::after_help()
+    }
+}
+
+/// Answers from indexes held by this process.
+pub struct LocalBackend {
+    /// What was opened (an index file's path or a source), for `status`.
+    source: String,
+    targets: Vec<(String, Searcher)>,
+    started: Instant,
+}
+
+impl LocalBackend {
+    pub fn new(source: String, targets: Vec<(String, Searcher)>) -> LocalBackend {
+        LocalBackend {
+            source,
+            targets,
+            started: Instant::now(),
+        }
+    }
+}
+
+impl Backend for LocalBackend {
+    fn query(&self, args: &serde_json::Value, out: &mut dyn Write) -> Result<u64, Error> {
+        let a = parse_args(args)?;
+        let expr =
+            build_query(&a, now_filetime()).map_err(|e| Error::BadRequest(format!("{e:#}")))?;
+        let targets: Vec<(&str, &Searcher)> =
+            self.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
+        let mut printer = Printer::to_writer(Box::new(out), &a.output, false)
+            .map_err(|e| Error::BadRequest(format!("{e:#}")))?;
+        let found = search_and_print(&targets, &a, &expr, &mut printer)
+            .map_err(|e| Error::Failed(format!("{e:#}")))?;
+        printer
+            .finish()
+            .map_err(|e| Error::Failed(format!("{e:#}")))?;
+        Ok(found as u64)
+    }
+
+    fn status(&self) -> Result<serde_json::Value, Error> {
+        let volumes: Vec<serde_json::Value> = self
+            .targets
+            .iter()
+            .map(|(prefix, s)| {
+                serde_json::json!({
+                    "name": prefix.trim_end_matches(':'),
+                    "source": self.source,
+                    "state": "ready",
+                    "entries": s.index().len(),
+                    "built_at": s.index().meta.built_at,
+                })
+            })
+            .collect();
+        Ok(serde_json::json!({
+            "pid": std::process::id(),
+            "uptime_ms": self.started.elapsed().as_millis() as u64,
+            "volumes": volumes,
+        }))
+    }
+
+    fn syntax_help(&self) -> String {
+        crate::after_help()
+    }
+}
