@@ -511,7 +511,7 @@ impl Builder {
         self.link_parents();
         self.stats.merge = t.elapsed();
         let t = Instant::now();
-        self.break_cycles_and_total();
+        self.break_cycles();
         self.stats.totals = t.elapsed();
         let records = std::mem::take(&mut self.timeline);
         self.idx.timeline = Some(Timeline::from_records(records, self.idx.len()));
@@ -589,8 +589,6 @@ impl Builder {
             mft_changed: std::mem::take(&mut c.mft_changed).into(),
             accessed: std::mem::take(&mut c.accessed).into(),
             reparse_tag: std::mem::take(&mut c.reparse_tag).into(),
-            tree_size: Default::default(),
-            descendants: Default::default(),
             root: 0,
             aids: None,
             record_hashes: Default::default(),
@@ -676,9 +674,10 @@ impl Builder {
         id
     }
 
-    /// Orders entries by depth (breaking any parent cycle by moving the entry that closes it under `$Orphan`),
-    /// then sums sizes and counts bottom-up so each directory gets its recursive totals.
-    fn break_cycles_and_total(&mut self) {
+    /// Walks every entry up to the root, breaking any parent cycle (by moving the entry that closes it under
+    /// `$Orphan`) and cutting paths longer than Windows allows. (Folder totals are not stored: the query layer
+    /// derives them when first asked, see `uffs_query::usage`.)
+    fn break_cycles(&mut self) {
         const UNKNOWN: u32 = u32::MAX;
         const VISITING: u32 = u32::MAX - 1;
         let root = self.idx.root;
@@ -725,47 +724,8 @@ impl Builder {
             }
             start += 1;
         }
-        // Counting sort by depth, then add each entry into its parent, deepest first.
-        let n = depth.len();
-        let max_depth = depth.iter().copied().max().unwrap_or(0) as usize;
-        let mut bucket_start = vec![0u32; max_depth + 2];
-        for &d in &depth {
-            bucket_start[d as usize + 1] += 1;
-        }
-        for i in 1..bucket_start.len() {
-            bucket_start[i] += bucket_start[i - 1];
-        }
-        let mut order = vec![0u32; n];
-        for (i, &d) in depth.iter().enumerate() {
-            let slot = &mut bucket_start[d as usize];
-            order[*slot as usize] = i as u32;
-            *slot += 1;
-        }
         drop(depth);
         drop(path_len);
-        let x = &mut self.idx;
-        x.tree_size = vec![0; n].into();
-        x.descendants = vec![0; n].into();
-        for &e in order.iter().rev() {
-            let e = e as usize;
-            if e as u32 == root {
-                continue;
-            }
-            let p = x.parent[e] as usize;
-            let f = x.flags[e];
-            // Deleted entries count only towards deleted folders, so live totals stay what Explorer shows.
-            if f & flags::DELETED != 0 && x.flags[p] & flags::DELETED == 0 {
-                continue;
-            }
-            let (own, count) = if f & flags::DIRECTORY != 0 {
-                (x.tree_size[e], x.descendants[e] + 1)
-            } else {
-                (x.size[e], u32::from(f & flags::STREAM == 0))
-            };
-            // Saturating: a damaged record can claim any size, and totals must not wrap round.
-            x.tree_size[p] = x.tree_size[p].saturating_add(own);
-            x.descendants[p] = x.descendants[p].saturating_add(count);
-        }
     }
 
     /// Hangs `e` under `$Orphan` (made on first use, with its depth and path length known).

@@ -39,7 +39,11 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 pub const MAGIC: &[u8; 8] = b"UFFSIDX\0";
-pub const VERSION: u32 = 3;
+/// The format written. Format 4 dropped the stored folder totals (sections 15 and 16), which the query layer
+/// now derives when first asked; a format 3 file is still read, its totals sections ignored.
+pub const VERSION: u32 = 4;
+/// The oldest format read.
+pub const OLDEST_VERSION: u32 = 3;
 const HEADER_LEN: usize = 128;
 const SECTION_ENTRY_LEN: usize = 32;
 const ALIGN: usize = 64;
@@ -52,7 +56,7 @@ pub enum FileError {
     Io(#[from] io::Error),
     #[error("not a uffs index file (bad magic)")]
     BadMagic,
-    #[error("index format version {found} is not supported (this uffs reads version {VERSION}); rebuild the index")]
+    #[error("index format version {found} is not supported (this uffs reads versions {OLDEST_VERSION} to {VERSION}); rebuild the index")]
     Version { found: u32 },
     #[error("index file is damaged: {0}; rebuild the index")]
     Corrupt(&'static str),
@@ -67,7 +71,8 @@ pub fn is_index_file(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
-/// Section ids. Columns of the index are 2..=16, search aids 32 and 34..=50.
+/// Section ids. Columns of the index are 2..=14 (format 3 also had 15 and 16, the folder totals), search aids
+/// 32 and 34..=50.
 mod id {
     pub const SOURCE: u32 = 1;
     pub const NAMES: u32 = 2;
@@ -107,8 +112,6 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
         c(12, &idx.mft_changed),
         c(13, &idx.accessed),
         c(14, &idx.reparse_tag),
-        c(15, &idx.tree_size),
-        c(16, &idx.descendants),
     ];
     if let Some(a) = &idx.aids {
         v.extend([
@@ -318,7 +321,7 @@ fn parse_header(b: &[u8]) -> Result<Header, FileError> {
         return Err(FileError::BadMagic);
     }
     let version = le_u32(b, 8);
-    if version != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(FileError::Version { found: version });
     }
     let sections = le_u32(b, 12) as usize;
@@ -497,8 +500,6 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
         mft_changed: col(map, c(12))?,
         accessed: col(map, c(13))?,
         reparse_tag: col(map, c(14))?,
-        tree_size: col(map, c(15))?,
-        descendants: col(map, c(16))?,
         root: h.root,
         aids,
         record_hashes: match find(id::RECORD_HASHES) {
@@ -630,8 +631,6 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
         && idx.mft_changed.len() == n
         && idx.accessed.len() == n
         && idx.reparse_tag.len() == n
-        && idx.tree_size.len() == n
-        && idx.descendants.len() == n
         && idx.name_start.len() == n + 1;
     if !cols_ok {
         return Err(FileError::Corrupt("column lengths disagree"));

@@ -110,10 +110,6 @@ pub struct Index {
     pub(crate) mft_changed: Col<u64>,
     pub(crate) accessed: Col<u64>,
     pub(crate) reparse_tag: Col<u32>,
-    /// For directories: total size of everything below (recursive); 0 for other entries.
-    pub(crate) tree_size: Col<u64>,
-    /// For directories: number of entries below (recursive, streams not counted); 0 for other entries.
-    pub(crate) descendants: Col<u32>,
     pub(crate) root: EntryId,
     /// Search aids stored with the index (read from a file, or made by [`Index::add_search_aids`]).
     pub(crate) aids: Option<SearchAids>,
@@ -184,9 +180,7 @@ impl Index {
                 .wrapping_add(self.modified[i])
                 .wrapping_add(self.mft_changed[i])
                 .wrapping_add(self.accessed[i])
-                .wrapping_add(u64::from(self.reparse_tag[i]))
-                .wrapping_add(self.tree_size[i])
-                .wrapping_add(u64::from(self.descendants[i]));
+                .wrapping_add(u64::from(self.reparse_tag[i]));
             let mut cur = id as usize;
             for _ in 0..=MAX_DEPTH {
                 if walked[cur / 64] & (1 << (cur % 64)) != 0 {
@@ -330,12 +324,6 @@ impl Index {
     }
     pub fn reparse_tag(&self, id: EntryId) -> u32 {
         self.reparse_tag[id as usize]
-    }
-    pub fn tree_size(&self, id: EntryId) -> u64 {
-        self.tree_size[id as usize]
-    }
-    pub fn descendants(&self, id: EntryId) -> u32 {
-        self.descendants[id as usize]
     }
 
     pub fn kind(&self, id: EntryId) -> EntryKind {

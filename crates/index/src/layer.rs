@@ -84,17 +84,6 @@ impl BaseMap {
             .unwrap_or(base.len());
         first..end
     }
-
-    /// The base folder standing for record `record` of a delta: a real entry, or a synthetic one when the delta's
-    /// entry is synthetic.
-    fn folder(&self, base: &Index, record: u32, synthetic: bool) -> Option<EntryId> {
-        let e = if synthetic {
-            self.synthetic.iter().find(|s| s.0 == record).map(|s| s.1)
-        } else {
-            self.first(u64::from(record))
-        }?;
-        (base.flags[e as usize] & flags::DIRECTORY != 0).then_some(e)
-    }
 }
 
 /// The entries of a volume's current state that differ from a base index, and the base entries they replace.
@@ -288,7 +277,6 @@ pub fn apply(
         seeds.extend(moved);
     };
     let link_time = t.elapsed() - entries_time;
-    fix_totals(base, map, &mut idx, &hidden);
     let t_aids = Instant::now();
     if base.search_aids().is_some() {
         idx.add_search_aids();
@@ -382,77 +370,5 @@ fn subtree(base: &Index, b: EntryId) -> Vec<EntryId> {
             .take_while(|&e| under(e))
             .collect(),
         None => (0..base.len() as EntryId).filter(|&e| under(e)).collect(),
-    }
-}
-
-/// What entry `e` adds to its parent `p`'s totals, as the build sums them: nothing for a deleted entry under a
-/// live folder; a folder its totals and itself; a file its size and itself; a stream its size.
-fn contribution(x: &Index, e: usize, p: usize) -> Option<(u64, u32)> {
-    let f = x.flags[e];
-    if f & flags::DELETED != 0 && x.flags[p] & flags::DELETED == 0 {
-        return None;
-    }
-    Some(if f & flags::DIRECTORY != 0 {
-        (x.tree_size[e], x.descendants[e].wrapping_add(1))
-    } else {
-        (x.size[e], u32::from(f & flags::STREAM == 0))
-    })
-}
-
-/// The delta's build summed its folders' totals over delta entries only. A folder that stands for a base folder
-/// also holds that folder's base children that stay visible: their share is the base folder's totals less what
-/// its hidden children gave, added to the folder and carried up its delta ancestors.
-fn fix_totals(base: &Index, map: &BaseMap, idx: &mut Index, hidden: &[u64]) {
-    let mut of_base: HashMap<EntryId, EntryId> = HashMap::new();
-    let mut rest: Vec<(EntryId, u64, u32)> = Vec::new();
-    for d in 0..idx.len() {
-        let f = idx.flags[d];
-        if f & flags::DIRECTORY == 0 || f & flags::STREAM != 0 {
-            continue;
-        }
-        if let Some(b) = map.folder(base, idx.record[d], f & flags::SYNTHETIC != 0) {
-            if bit(hidden, b as usize) && of_base.insert(b, d as EntryId).is_none() {
-                rest.push((
-                    d as EntryId,
-                    base.tree_size[b as usize],
-                    base.descendants[b as usize],
-                ));
-            }
-        }
-    }
-    let slot: HashMap<EntryId, usize> = rest.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
-    for (w, &word) in hidden.iter().enumerate() {
-        let mut bits = word;
-        while bits != 0 {
-            let c = w * 64 + bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            if c as EntryId == base.root {
-                continue;
-            }
-            let p = base.parent[c];
-            let Some(d) = of_base.get(&p) else { continue };
-            if let Some((size, count)) = contribution(base, c, p as usize) {
-                let r = &mut rest[slot[d]];
-                r.1 = r.1.wrapping_sub(size);
-                r.2 = r.2.wrapping_sub(count);
-            }
-        }
-    }
-    for (d, size, count) in rest {
-        if size == 0 && count == 0 {
-            continue;
-        }
-        let mut x = d as usize;
-        loop {
-            idx.tree_size.make_owned()[x] = idx.tree_size[x].wrapping_add(size);
-            idx.descendants.make_owned()[x] = idx.descendants[x].wrapping_add(count);
-            let p = idx.parent[x] as usize;
-            if x as EntryId == idx.root
-                || (idx.flags[x] & flags::DELETED != 0 && idx.flags[p] & flags::DELETED == 0)
-            {
-                break;
-            }
-            x = p;
-        }
     }
 }

@@ -171,13 +171,6 @@ fn hard_links_streams_and_dos_names() {
     assert_eq!(idx.size(s), 26);
     assert!(idx.flags(s) & flags::STREAM != 0);
     assert_eq!(idx.record(find(&idx, "/link.txt")), 40);
-    // The folder holds one file of 100 bytes and its 26-byte stream; the root counts the hard link again.
-    let docs = find(&idx, "/docs");
-    assert_eq!((idx.tree_size(docs), idx.descendants(docs)), (126, 1));
-    assert_eq!(
-        (idx.tree_size(idx.root()), idx.descendants(idx.root())),
-        (252, 3)
-    );
 }
 
 #[test]
@@ -334,7 +327,6 @@ fn orphans_and_cycles_go_under_orphan_folder() {
     }
     let orphan = find(&idx, "/$Orphan");
     assert!(idx.flags(orphan) & flags::SYNTHETIC != 0);
-    assert_eq!(idx.tree_size(orphan), 1 + 2 + 3);
 }
 
 #[test]
@@ -375,9 +367,6 @@ fn deleted_folder_keeps_its_deleted_files() {
     let idx = r.build(true);
     assert_eq!(paths(&idx), ["/", "/gone", "/gone/old.txt", "/live.txt"]);
     assert!(idx.is_deleted(find(&idx, "/gone/old.txt")));
-    // Deleted entries count towards deleted folders only: the root's totals are the live ones.
-    assert_eq!(idx.tree_size(idx.root()), 5);
-    assert_eq!(idx.tree_size(find(&idx, "/gone")), 10);
     // Without deleted entries, nothing of them is kept.
     assert_eq!(paths(&r.build(false)), ["/", "/live.txt"]);
 }
