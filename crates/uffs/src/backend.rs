@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use uffs_daemon::protocol::{Request, Response};
@@ -13,6 +14,51 @@ use uffs_serve::{Backend, Error};
 
 use crate::output::Printer;
 use crate::query_cmd::{build_query, now_filetime, search_and_print, SearchArgs};
+
+/// Where a server answers from: the daemon unless an index file or a source is named.
+#[derive(clap::Args, Debug, Clone)]
+pub struct BackendArgs {
+    /// Answer from this index file (written by `uffs index`) instead of the daemon.
+    #[arg(long, value_name = "FILE", conflicts_with = "source")]
+    pub index: Option<PathBuf>,
+    /// Answer from this source (a volume, disk image or $MFT capture), indexed first, instead of the daemon.
+    #[arg(long, value_name = "SOURCE")]
+    pub source: Option<String>,
+    #[arg(long, value_name = "N", requires = "source")]
+    pub partition: Option<u32>,
+}
+
+impl BackendArgs {
+    pub fn open(&self) -> anyhow::Result<Arc<dyn Backend>> {
+        Ok(match (&self.index, &self.source) {
+            (Some(f), _) => {
+                // Checked wholly once: a server answers many queries from it.
+                let parts = crate::common::read_index_file(f)?;
+                Arc::new(LocalBackend::new(
+                    f.display().to_string(),
+                    crate::common::searchers(parts),
+                ))
+            }
+            (None, Some(s)) => {
+                let parts = crate::common::load_indexes(s, self.partition, false)?;
+                Arc::new(LocalBackend::new(
+                    s.clone(),
+                    crate::common::searchers(parts),
+                ))
+            }
+            (None, None) => Arc::new(DaemonBackend::new()?),
+        })
+    }
+
+    /// What answers, for a log line.
+    pub fn describe(&self) -> String {
+        match (&self.index, &self.source) {
+            (Some(f), _) => f.display().to_string(),
+            (None, Some(s)) => s.clone(),
+            (None, None) => "the daemon".into(),
+        }
+    }
+}
 
 /// The options of one query, checked as the command line checks them: a bad query is the client's error.
 fn parse_args(args: &serde_json::Value) -> Result<SearchArgs, Error> {
@@ -136,8 +182,15 @@ impl Backend for LocalBackend {
             .targets
             .iter()
             .map(|(prefix, s)| {
+                // A lone volume has no prefix: it is named after its file.
+                let name = match prefix.trim_end_matches(':') {
+                    "" => std::path::Path::new(&self.source)
+                        .file_stem()
+                        .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+                    p => p.to_string(),
+                };
                 serde_json::json!({
-                    "name": prefix.trim_end_matches(':'),
+                    "name": name,
                     "source": self.source,
                     "state": "ready",
                     "entries": s.index().len(),

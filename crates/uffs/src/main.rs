@@ -1,7 +1,6 @@
 //! `uffs`: the command line. Argument parsing, output and progress live here; everything else is in the
 //! library crates.
 
-#[allow(dead_code)] // used by `uffs mcp` and `uffs serve`, which come next
 mod backend;
 mod bench;
 mod bodyfile;
@@ -15,6 +14,7 @@ mod export;
 mod facet_cmd;
 mod info;
 mod journal_cmd;
+mod mcp_cmd;
 mod output;
 mod query_cmd;
 
@@ -132,6 +132,12 @@ enum Command {
         after_help = "EXAMPLES:\n  uffs dupes --source /dev/sdb1 --min-size 1m\n  uffs dupes ext:jpg --index d.uffs --format csv -o dupes.csv\n  uffs dupes --index d.uffs --by size        (no reading: same size only)\n  uffs dupes --index d.uffs --by name        (same name and size)"
     )]
     Dupes(dupes_cmd::DupesArgs),
+    /// Serve uffs's search to an AI assistant: the Model Context Protocol on stdin and stdout (read-only tools:
+    /// search, count, facets, volumes, query_syntax).
+    #[command(
+        after_help = "Answers from the daemon (every registered volume), or from an index file or a source.\n\nEXAMPLES:\n  uffs mcp\n  uffs mcp --index sdb1.uffs\n\nAn MCP client's configuration (Claude Desktop, VS Code and others take this form):\n  {\"mcpServers\": {\"uffs\": {\"command\": \"uffs\", \"args\": [\"mcp\"]}}}\n\n`uffs serve` offers the same tools over HTTP at /mcp, behind its token."
+    )]
+    Mcp(mcp_cmd::McpArgs),
     /// Measure an index build: per-phase times, records/s, MB/s, peak memory.
     #[command(
         after_help = "EXAMPLES:\n  uffs bench /dev/sdb1 --runs 5\n  uffs bench bench.img --read-only --json"
@@ -379,6 +385,7 @@ fn main() -> ExitCode {
             queries: None,
         } => bench::run(&source, partition, runs, json, read_only, deleted, &read),
         Command::Du(a) => du_cmd::run(a).map(|_| ()),
+        Command::Mcp(a) => mcp_cmd::run(&a),
         Command::Dupes(a) => dupes_cmd::run(a).map(|_| ()),
         Command::Cat {
             source,

@@ -26,6 +26,10 @@ pub struct SearchArgs {
     pub source: Option<String>,
     #[arg(long, value_name = "N", requires = "source")]
     pub partition: Option<u32>,
+    /// Search only this volume (repeatable): a name `uffs volumes list` shows, or a partition of a disk
+    /// (`@2`).
+    #[arg(long = "volume", value_name = "NAME")]
+    pub volumes: Vec<String>,
     /// Ignore case everywhere (instead of smart case).
     #[arg(short = 'i', long = "ignore-case", conflicts_with = "case_sensitive")]
     pub ignore_case: bool,
@@ -167,13 +171,54 @@ pub fn run(a: &SearchArgs) -> Result<bool> {
     Ok(found > 0)
 }
 
-/// Runs `expr` on every volume and prints the hits (or their count) with `out`; returns how many matched.
+/// The targets of the volumes `--volume` names (all when it names none). A volume's name is its path prefix
+/// without the colon (`C`, `data`, `@2`); an unknown name is an error that lists the names.
+pub fn pick_volumes<'a>(
+    targets: &[(&'a str, &'a Searcher)],
+    names: &[String],
+) -> Result<Vec<(&'a str, &'a Searcher)>> {
+    if names.is_empty() {
+        return Ok(targets.to_vec());
+    }
+    let name = |prefix: &str| prefix.trim_end_matches(':').to_string();
+    for n in names {
+        if !targets
+            .iter()
+            .any(|(p, _)| name(p).eq_ignore_ascii_case(n.trim_end_matches(':')))
+        {
+            let mut known: Vec<String> = targets.iter().map(|(p, _)| name(p)).collect();
+            known.dedup();
+            known.retain(|k| !k.is_empty());
+            if known.is_empty() {
+                bail!("no volume named {n:?}: this search has one volume, without a name");
+            }
+            bail!(
+                "no volume named {n:?}; the volumes are: {}",
+                known.join(", ")
+            );
+        }
+    }
+    Ok(targets
+        .iter()
+        .filter(|(p, _)| {
+            names
+                .iter()
+                .any(|n| name(p).eq_ignore_ascii_case(n.trim_end_matches(':')))
+        })
+        .copied()
+        .collect())
+}
+
+/// Runs `expr` on every volume (those `--volume` picks) and prints the hits (or their count) with `out`;
+/// returns how many matched.
 pub fn search_and_print(
     targets: &[(&str, &Searcher)],
     a: &SearchArgs,
     expr: &Expr,
     out: &mut output::Printer<'_>,
 ) -> Result<usize> {
+    let picked = pick_volumes(targets, &a.volumes)?;
+    let targets = &picked[..];
     if let Some(du) = &a.du {
         return crate::du_cmd::print(targets, du, out);
     }

@@ -1,0 +1,382 @@
+//! The MCP server: uffs's search as tools an AI assistant can call, over stdio (`uffs mcp`) or streamable
+//! HTTP (mounted by `uffs serve` at `/mcp`, see [`http_service`]). Read-only.
+//!
+//! Tools: `search`, `count`, `facets` (counts and sizes per group, or totals), `volumes`, `query_syntax`.
+//! Every tool runs through the [`Backend`], as the command line would run the same query: a bad query is a
+//! tool error (`isError`) whose text points at the term, never a protocol failure. Search results are bounded
+//! ([`DEFAULT_LIMIT`], at most [`MAX_LIMIT`]) and say when they were cut.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::schemars::{self, JsonSchema};
+use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::backend::{Backend, Error};
+
+/// Rows a search returns when the call names no limit.
+pub const DEFAULT_LIMIT: usize = 50;
+/// The most rows one call returns, whatever it asks for: an assistant's context is small.
+pub const MAX_LIMIT: usize = 1000;
+/// Groups `facets` returns when the call names no `top`.
+const DEFAULT_TOP: usize = 25;
+
+const INSTRUCTIONS: &str = "uffs searches the file names of NTFS volumes from an index (every file and folder, \
+in milliseconds). Use `search` to find files (its `query` is Everything's syntax: words are ANDed, `|` is OR, `!` \
+is NOT, `ext:pdf`, `size:>10mb`, `dm:today`, wildcards, `regex:`; call `query_syntax` for all of it), `count` \
+to count matches, `facets` to see what takes space (counts and sizes per extension, folder, year, month, \
+attribute or size bucket; or totals), `volumes` for the volumes searched and their state.";
+
+/// How results are ordered.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Sort {
+    Name,
+    Path,
+    Size,
+    Extension,
+    Created,
+    Modified,
+    Accessed,
+    /// A folder's recursive size (a file's own size).
+    Treesize,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchParams {
+    /// The query, in Everything's syntax: `report draft` (both words in the name), `jpg | png`, `!tmp`,
+    /// `ext:pdf;docx`, `size:>10mb`, `dm:thisweek`, `*.log`, `regex:^IMG_\d+`, `windows/system32` (a term with
+    /// a slash matches the full path), `folder:`, `file:`. `*` matches everything.
+    pub query: String,
+    /// Order of the results (default: the index's order, fastest).
+    #[serde(default)]
+    pub sort: Option<Sort>,
+    /// Reverse the order: largest, newest or Z first.
+    #[serde(default)]
+    pub descending: bool,
+    /// Rows to return (default 50, at most 1000).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Rows to skip first, for paging.
+    #[serde(default)]
+    pub offset: usize,
+    /// Columns of each row (default: path, size, modified, kind). Any of: path name kind size allocated created
+    /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag ext tree_size
+    /// tree_allocated descendants children.
+    #[serde(default)]
+    pub columns: Option<Vec<String>>,
+    /// Only these volumes (names as `volumes` lists them, e.g. `C`).
+    #[serde(default)]
+    pub volumes: Option<Vec<String>>,
+    /// Also deleted entries (where the index kept them).
+    #[serde(default)]
+    pub deleted: bool,
+    /// Also named data streams (`file.txt:Zone.Identifier`).
+    #[serde(default)]
+    pub streams: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResult {
+    /// How many entries match the query (all of them, not only those returned).
+    pub found: u64,
+    /// Rows skipped before these.
+    pub offset: usize,
+    /// Rows returned.
+    pub returned: usize,
+    /// True when more rows match than were returned: ask again with a larger `offset`, or narrow the query.
+    pub truncated: bool,
+    /// Said when the limit asked for was above the maximum and was lowered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The rows, one object per entry with the columns asked for.
+    pub rows: Vec<Value>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CountParams {
+    /// The query, in the same syntax as `search` (call `query_syntax`).
+    pub query: String,
+    /// Only these volumes.
+    #[serde(default)]
+    pub volumes: Option<Vec<String>>,
+    #[serde(default)]
+    pub deleted: bool,
+    #[serde(default)]
+    pub streams: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CountResult {
+    pub found: u64,
+}
+
+/// What `facets` groups by.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Group {
+    Ext,
+    Folder,
+    Year,
+    Month,
+    Attrib,
+    SizeBucket,
+    /// No groups: the totals of the matches (count, files, folders, sizes, earliest and latest times).
+    Totals,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FacetParams {
+    /// The entries to aggregate, in the same syntax as `search` (default `*`: everything).
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Group by extension, folder (the folder each match is in), year or month modified, attribute letter, size
+    /// bucket; or `totals` for one row of totals.
+    pub group: Group,
+    /// With ext or folder: the N largest groups by count (default 25, at most 1000).
+    #[serde(default)]
+    pub top: Option<usize>,
+    #[serde(default)]
+    pub volumes: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FacetResult {
+    /// How many entries the query matched.
+    pub found: u64,
+    /// One object per group (or one of totals): `count`, `size`, `allocated` and the group's key.
+    pub rows: Vec<Value>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NoParams {}
+
+/// The MCP service over one backend.
+#[derive(Clone)]
+pub struct UffsMcp {
+    backend: Arc<dyn Backend>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// A backend error as a tool's error text.
+fn tool_error(e: Error) -> String {
+    match e {
+        Error::BadRequest(m) => m,
+        Error::Unavailable(m) => format!("uffs cannot answer now: {m}"),
+        Error::Failed(m) => format!("the search failed: {m}"),
+    }
+}
+
+impl UffsMcp {
+    /// Runs one query on a blocking thread: `(found, output)`.
+    async fn run(&self, args: Value) -> Result<(u64, Vec<u8>), String> {
+        let backend = self.backend.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut out = Vec::new();
+            backend
+                .query(&args, &mut out)
+                .map(|found| (found, out))
+                .map_err(tool_error)
+        })
+        .await
+        .map_err(|e| format!("the search stopped: {e}"))?
+    }
+}
+
+/// JSON lines as values.
+fn json_lines(out: &[u8]) -> Result<Vec<Value>, String> {
+    out.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).map_err(|e| format!("unreadable row: {e}")))
+        .collect()
+}
+
+fn volumes_arg(v: &Option<Vec<String>>) -> Value {
+    json!(v.clone().unwrap_or_default())
+}
+
+#[tool_router(router = tool_router)]
+impl UffsMcp {
+    pub fn new(backend: Arc<dyn Backend>) -> UffsMcp {
+        UffsMcp {
+            backend,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        name = "search",
+        description = "Find files and folders by name, path, extension, size, dates or attributes, on every \
+indexed volume. Returns up to `limit` rows (default 50, at most 1000) with `found` (all matches) and \
+`truncated`. Sort with `sort` and `descending` (e.g. sort=size, descending=true for the largest). \
+Call `query_syntax` for the full query language.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    pub async fn search(
+        &self,
+        Parameters(p): Parameters<SearchParams>,
+    ) -> Result<Json<SearchResult>, String> {
+        let asked = p.limit.unwrap_or(DEFAULT_LIMIT);
+        let limit = asked.min(MAX_LIMIT);
+        let columns = p.columns.clone().unwrap_or_else(|| {
+            ["path", "size", "modified", "kind"]
+                .map(String::from)
+                .to_vec()
+        });
+        let args = json!({
+            "query": [p.query],
+            // The query's options name sort keys and groups as their Rust variants (`Size`, `SizeBucket`).
+            "sort": p.sort.map(|s| format!("{s:?}")),
+            "reverse": p.descending,
+            "limit": limit,
+            "offset": p.offset,
+            "volumes": volumes_arg(&p.volumes),
+            "deleted": p.deleted,
+            "streams": p.streams,
+            "output": {"format": "Jsonl", "columns": columns},
+        });
+        let (found, out) = self.run(args).await?;
+        let rows = json_lines(&out)?;
+        Ok(Json(SearchResult {
+            found,
+            offset: p.offset,
+            returned: rows.len(),
+            truncated: (p.offset + rows.len()) < found as usize,
+            note: (asked > MAX_LIMIT)
+                .then(|| format!("limit {asked} is above the maximum; {MAX_LIMIT} rows at most")),
+            rows,
+        }))
+    }
+
+    #[tool(
+        name = "count",
+        description = "Count the files and folders matching a query (same syntax as `search`), without listing them.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    pub async fn count(
+        &self,
+        Parameters(p): Parameters<CountParams>,
+    ) -> Result<Json<CountResult>, String> {
+        let args = json!({
+            "query": [p.query],
+            "count": true,
+            "volumes": volumes_arg(&p.volumes),
+            "deleted": p.deleted,
+            "streams": p.streams,
+        });
+        let (found, _) = self.run(args).await?;
+        Ok(Json(CountResult { found }))
+    }
+
+    #[tool(
+        name = "facets",
+        description = "What the matches of a query are made of: their number and total size per extension, \
+folder, year or month modified, attribute or size bucket (largest groups first), or their totals \
+(group=totals: count, files, folders, size, earliest and latest times). Use it to see what takes space.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    pub async fn facets(
+        &self,
+        Parameters(p): Parameters<FacetParams>,
+    ) -> Result<Json<FacetResult>, String> {
+        let query = p.query.unwrap_or_else(|| "*".into());
+        let mut args = json!({
+            "query": [query],
+            "volumes": volumes_arg(&p.volumes),
+            "output": {"format": "Jsonl"},
+        });
+        match p.group {
+            Group::Totals => args["stats"] = json!(true),
+            g => {
+                args["facet"] = json!(format!("{g:?}"));
+                if matches!(g, Group::Ext | Group::Folder) {
+                    args["top"] = json!(p.top.unwrap_or(DEFAULT_TOP).clamp(1, MAX_LIMIT));
+                }
+            }
+        }
+        let (found, out) = self.run(args).await?;
+        Ok(Json(FacetResult {
+            found,
+            rows: json_lines(&out)?,
+        }))
+    }
+
+    #[tool(
+        name = "volumes",
+        description = "The volumes searched: each one's name (its paths start with it, e.g. `C:`), source, \
+state (ready, offline, rebuilding …), number of entries and when it was last updated.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    pub async fn volumes(&self) -> Result<Json<Value>, String> {
+        let backend = self.backend.clone();
+        let status = tokio::task::spawn_blocking(move || backend.status())
+            .await
+            .map_err(|e| format!("stopped: {e}"))?
+            .map_err(tool_error)?;
+        Ok(Json(status))
+    }
+
+    #[tool(
+        name = "query_syntax",
+        description = "The query language of `search`, `count` and `facets`, with examples.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    pub async fn query_syntax(&self) -> String {
+        self.backend.syntax_help()
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for UffsMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("uffs", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// Serves MCP on this process's stdin and stdout until the client closes them.
+pub fn serve_stdio(backend: Arc<dyn Backend>) -> std::io::Result<()> {
+    use rmcp::ServiceExt;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let service = UffsMcp::new(backend)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(std::io::Error::other)?;
+        service.waiting().await.map_err(std::io::Error::other)?;
+        Ok(())
+    })
+}
+
+/// The MCP server as a streamable HTTP service for `uffs serve` to mount at `/mcp`, behind its own token,
+/// Host and Origin checks. Stateless (each request is answered on its own, JSON answers, no sessions to
+/// keep), which fits read-only tools.
+pub fn http_service(
+    backend: Arc<dyn Backend>,
+    allowed_hosts: Vec<String>,
+) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+    UffsMcp,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_allowed_hosts(allowed_hosts)
+        .with_max_request_body_bytes(64 * 1024);
+    StreamableHttpService::new(
+        move || Ok(UffsMcp::new(backend.clone())),
+        Default::default(),
+        config,
+    )
+}
