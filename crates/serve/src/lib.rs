@@ -6,5 +6,6 @@
 //! prints rows through the same results layer as the command line.
 
 pub mod backend;
+pub mod http;
 
 pub use backend::{Backend, Error};
