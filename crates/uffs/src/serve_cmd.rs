@@ -43,7 +43,10 @@ pub fn run(a: ServeArgs) -> Result<()> {
         }
         (None, Some(s)) => {
             let parts = crate::common::load_indexes(s, a.partition, false)?;
-            Arc::new(LocalBackend::new(s.clone(), crate::common::searchers(parts)))
+            Arc::new(LocalBackend::new(
+                s.clone(),
+                crate::common::searchers(parts),
+            ))
         }
         (None, None) => Arc::new(DaemonBackend::new()?),
     };

@@ -126,7 +126,9 @@ fn bad(msg: impl AsRef<str>) -> Response {
 struct Params(Vec<(String, String)>);
 
 impl Params {
-    fn from(q: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>) -> Result<Params, Response> {
+    fn from(
+        q: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
+    ) -> Result<Params, Response> {
         let Query(v) = q.map_err(|e| bad(format!("bad parameters: {e}")))?;
         for (i, (k, _)) in v.iter().enumerate() {
             if v[..i].iter().any(|(x, _)| x == k) {
@@ -199,8 +201,14 @@ fn columns(p: &Params) -> Result<Vec<String>, Response> {
         .split(',')
         .map(|c| c.trim().to_ascii_lowercase())
         .collect();
-    if cols.len() > 32 || cols.iter().any(|c| c.is_empty() || !c.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')) {
-        return Err(bad("columns must be a comma-separated list of column names"));
+    if cols.len() > 32
+        || cols
+            .iter()
+            .any(|c| c.is_empty() || !c.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'))
+    {
+        return Err(bad(
+            "columns must be a comma-separated list of column names",
+        ));
     }
     Ok(cols)
 }
@@ -274,7 +282,10 @@ async fn count(State(app): State<App>, q: RawQuery) -> Response {
         let n = app
             .call(move |b| b.query(&args, &mut std::io::sink()))
             .await?;
-        Ok::<_, Response>(json_response(StatusCode::OK, json!({ "count": n }).to_string()))
+        Ok::<_, Response>(json_response(
+            StatusCode::OK,
+            json!({ "count": n }).to_string(),
+        ))
     };
     match run.await {
         Ok(r) | Err(r) => r,
@@ -318,7 +329,11 @@ async fn du(State(app): State<App>, q: RawQuery) -> Response {
             "" | "size" => "Size",
             "count" => "Count",
             "name" => "Name",
-            s => return Err(bad(format!("unknown sort {s:?}; sort by size, count or name"))),
+            s => {
+                return Err(bad(format!(
+                    "unknown sort {s:?}; sort by size, count or name"
+                )))
+            }
         };
         let path = p.get("path").filter(|s| !s.is_empty());
         let args = json!({
@@ -337,7 +352,10 @@ async fn du(State(app): State<App>, q: RawQuery) -> Response {
             .filter(|l| !l.is_empty())
             .filter_map(|l| serde_json::from_slice(l).ok())
             .collect();
-        Ok(json_response(StatusCode::OK, json!({ "rows": rows }).to_string()))
+        Ok(json_response(
+            StatusCode::OK,
+            json!({ "rows": rows }).to_string(),
+        ))
     };
     match run.await {
         Ok(r) | Err(r) => r,

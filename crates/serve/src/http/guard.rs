@@ -55,7 +55,8 @@ impl Guard {
     fn host_ok(&self, host: &str) -> bool {
         let h = host.to_ascii_lowercase();
         self.0.hosts.contains(&h)
-            || (self.0.any_host && h.rsplit_once(':').map(|(_, p)| p) == Some(&self.0.port.to_string()))
+            || (self.0.any_host
+                && h.rsplit_once(':').map(|(_, p)| p) == Some(&self.0.port.to_string()))
     }
 
     fn token_ok(&self, given: &str) -> bool {
@@ -95,9 +96,7 @@ fn admit(g: &Guard, req: &Request) -> Result<(), Response> {
     }
     if let Some(origin) = req.headers().get(header::ORIGIN) {
         let own = format!("http://{host}");
-        let ok = origin
-            .to_str()
-            .is_ok_and(|o| o.eq_ignore_ascii_case(&own));
+        let ok = origin.to_str().is_ok_and(|o| o.eq_ignore_ascii_case(&own));
         if !ok {
             return Err(refuse(
                 StatusCode::FORBIDDEN,
@@ -114,7 +113,8 @@ fn admit(g: &Guard, req: &Request) -> Result<(), Response> {
     // The page itself may carry the token in its address (the URL printed at start); its script then sends
     // the header. Nothing else takes the token from the address, where it would end in logs and histories.
     let in_query = || {
-        (req.method() == Method::GET || req.method() == Method::HEAD) && req.uri().path() == "/"
+        (req.method() == Method::GET || req.method() == Method::HEAD)
+            && req.uri().path() == "/"
             && req
                 .uri()
                 .query()
@@ -144,7 +144,10 @@ fn with_headers(mut r: Response) -> Response {
         HeaderValue::from_static("nosniff"),
     );
     // The page's address holds the token: it must never travel as a Referer.
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,

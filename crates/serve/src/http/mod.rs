@@ -81,7 +81,9 @@ impl Server {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let token = guard::new_token()?;
-        let token_file = opts.runtime_dir.join(format!("serve-{}.token", addr.port()));
+        let token_file = opts
+            .runtime_dir
+            .join(format!("serve-{}.token", addr.port()));
         write_private(&token_file, token.as_bytes()).map_err(|source| Error::TokenFile {
             path: token_file.clone(),
             source,

@@ -12,10 +12,7 @@ const JS: &str = include_str!("../../web/app.js");
 
 fn page() -> &'static str {
     static PAGE: OnceLock<String> = OnceLock::new();
-    PAGE.get_or_init(|| {
-        HTML.replace("/*APP_CSS*/", CSS)
-            .replace("/*APP_JS*/", JS)
-    })
+    PAGE.get_or_init(|| HTML.replace("/*APP_CSS*/", CSS).replace("/*APP_JS*/", JS))
 }
 
 pub async fn index() -> Response {
