@@ -52,12 +52,15 @@ impl App {
     async fn call<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn Backend) -> Result<T, Error> + Send + 'static,
-    ) -> Result<T, Response> {
+    ) -> Result<T, Reject> {
         let backend = self.backend.clone();
         let turns = self.turns.clone();
         let work = async move {
             let turn = turns.acquire_owned().await.map_err(|_| {
-                error_response(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping")
+                Reject(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the server is stopping".into(),
+                )
             })?;
             tokio::task::spawn_blocking(move || {
                 let r = f(backend.as_ref());
@@ -65,14 +68,19 @@ impl App {
                 r
             })
             .await
-            .map_err(|_| error_response(StatusCode::INTERNAL_SERVER_ERROR, "the search failed"))?
+            .map_err(|_| {
+                Reject(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the search failed".into(),
+                )
+            })?
             .map_err(backend_error)
         };
         match tokio::time::timeout(TIMEOUT, work).await {
             Ok(r) => r,
-            Err(_) => Err(error_response(
+            Err(_) => Err(Reject(
                 StatusCode::GATEWAY_TIMEOUT,
-                &format!(
+                format!(
                     "the request took longer than {} s; try a narrower query",
                     TIMEOUT.as_secs()
                 ),
@@ -109,17 +117,27 @@ fn json_response(status: StatusCode, body: String) -> Response {
     r
 }
 
-fn backend_error(e: Error) -> Response {
+/// A refused request: its status and the message the client gets as `{error}`.
+#[derive(Debug)]
+pub struct Reject(pub StatusCode, pub String);
+
+impl IntoResponse for Reject {
+    fn into_response(self) -> Response {
+        error_response(self.0, &self.1)
+    }
+}
+
+fn backend_error(e: Error) -> Reject {
     let status = match e {
         Error::BadRequest(_) => StatusCode::BAD_REQUEST,
         Error::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         Error::Failed(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    error_response(status, &e.to_string())
+    Reject(status, e.to_string())
 }
 
-fn bad(msg: impl AsRef<str>) -> Response {
-    error_response(StatusCode::BAD_REQUEST, msg.as_ref())
+fn bad(msg: impl Into<String>) -> Reject {
+    Reject(StatusCode::BAD_REQUEST, msg.into())
 }
 
 /// The query string's parameters, each at most once.
@@ -128,7 +146,7 @@ struct Params(Vec<(String, String)>);
 impl Params {
     fn from(
         q: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
-    ) -> Result<Params, Response> {
+    ) -> Result<Params, Reject> {
         let Query(v) = q.map_err(|e| bad(format!("bad parameters: {e}")))?;
         for (i, (k, _)) in v.iter().enumerate() {
             if v[..i].iter().any(|(x, _)| x == k) {
@@ -142,7 +160,7 @@ impl Params {
         self.0.iter().find(|(x, _)| x == k).map(|(_, v)| v.as_str())
     }
 
-    fn number(&self, k: &str) -> Result<Option<usize>, Response> {
+    fn number(&self, k: &str) -> Result<Option<usize>, Reject> {
         match self.get(k).filter(|v| !v.is_empty()) {
             None => Ok(None),
             Some(v) => v
@@ -152,7 +170,7 @@ impl Params {
         }
     }
 
-    fn flag(&self, k: &str) -> Result<bool, Response> {
+    fn flag(&self, k: &str) -> Result<bool, Reject> {
         match self.get(k) {
             None | Some("" | "0" | "false") => Ok(false),
             Some("1" | "true") => Ok(true),
@@ -161,7 +179,7 @@ impl Params {
     }
 
     /// Only the parameters named.
-    fn only(&self, known: &[&str]) -> Result<(), Response> {
+    fn only(&self, known: &[&str]) -> Result<(), Reject> {
         match self.0.iter().find(|(k, _)| !known.contains(&k.as_str())) {
             Some((k, _)) => Err(bad(format!(
                 "unknown parameter {k:?}; this endpoint takes {}",
@@ -175,7 +193,7 @@ impl Params {
 type RawQuery = Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>;
 
 /// The sort keys, as the query request names them.
-fn sort_key(s: &str) -> Result<&'static str, Response> {
+fn sort_key(s: &str) -> Result<&'static str, Reject> {
     Ok(match s.to_ascii_lowercase().as_str() {
         "name" => "Name",
         "path" => "Path",
@@ -193,7 +211,7 @@ fn sort_key(s: &str) -> Result<&'static str, Response> {
     })
 }
 
-fn columns(p: &Params) -> Result<Vec<String>, Response> {
+fn columns(p: &Params) -> Result<Vec<String>, Reject> {
     let cols: Vec<String> = p
         .get("columns")
         .filter(|c| !c.is_empty())
@@ -218,12 +236,12 @@ fn query_words(p: &Params) -> Vec<String> {
 }
 
 async fn search(State(app): State<App>, q: RawQuery) -> Response {
-    match search_inner(app, q).await {
-        Ok(r) | Err(r) => r,
-    }
+    search_inner(app, q)
+        .await
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
-async fn search_inner(app: App, q: RawQuery) -> Result<Response, Response> {
+async fn search_inner(app: App, q: RawQuery) -> Result<Response, Reject> {
     let p = Params::from(q)?;
     p.only(&["q", "sort", "reverse", "offset", "limit", "columns"])?;
     let offset = p.number("offset")?.unwrap_or(0);
@@ -269,7 +287,10 @@ async fn search_inner(app: App, q: RawQuery) -> Result<Response, Response> {
     Ok(json_response(
         StatusCode::OK,
         String::from_utf8(body).map_err(|_| {
-            error_response(StatusCode::INTERNAL_SERVER_ERROR, "rows were not UTF-8")
+            Reject(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "rows were not UTF-8".into(),
+            )
         })?,
     ))
 }
@@ -282,20 +303,18 @@ async fn count(State(app): State<App>, q: RawQuery) -> Response {
         let n = app
             .call(move |b| b.query(&args, &mut std::io::sink()))
             .await?;
-        Ok::<_, Response>(json_response(
+        Ok::<_, Reject>(json_response(
             StatusCode::OK,
             json!({ "count": n }).to_string(),
         ))
     };
-    match run.await {
-        Ok(r) | Err(r) => r,
-    }
+    run.await.unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn status(State(app): State<App>) -> Response {
     match app.call(|b| b.status()).await {
         Ok(v) => json_response(StatusCode::OK, v.to_string()),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -305,14 +324,14 @@ async fn volumes(State(app): State<App>) -> Response {
             StatusCode::OK,
             json!({"volumes": v.get("volumes").cloned().unwrap_or_else(|| json!([]))}).to_string(),
         ),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
 async fn syntax(State(app): State<App>) -> Response {
     match app.call(|b| Ok(b.syntax_help())).await {
         Ok(h) => json_response(StatusCode::OK, json!({ "help": h }).to_string()),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -357,7 +376,5 @@ async fn du(State(app): State<App>, q: RawQuery) -> Response {
             json!({ "rows": rows }).to_string(),
         ))
     };
-    match run.await {
-        Ok(r) | Err(r) => r,
-    }
+    run.await.unwrap_or_else(IntoResponse::into_response)
 }

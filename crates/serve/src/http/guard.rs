@@ -10,6 +10,7 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::api::Reject;
 use super::Error;
 
 /// A request's URI (path and query) may be at most this long.
@@ -70,12 +71,12 @@ impl Guard {
 /// and adds the security headers to the answer.
 pub async fn check(State(g): State<Guard>, req: Request, next: Next) -> Response {
     if let Err(r) = admit(&g, &req) {
-        return with_headers(r);
+        return with_headers(r.into_response());
     }
     with_headers(next.run(req).await)
 }
 
-fn admit(g: &Guard, req: &Request) -> Result<(), Response> {
+fn admit(g: &Guard, req: &Request) -> Result<(), Reject> {
     let uri_len = req.uri().path_and_query().map_or(0, |p| p.as_str().len());
     if uri_len > MAX_URI_BYTES {
         return Err(refuse(
@@ -132,8 +133,8 @@ fn admit(g: &Guard, req: &Request) -> Result<(), Response> {
     ))
 }
 
-fn refuse(status: StatusCode, msg: &str) -> Response {
-    super::api::error_response(status, msg)
+fn refuse(status: StatusCode, msg: &str) -> Reject {
+    Reject(status, msg.to_string())
 }
 
 fn with_headers(mut r: Response) -> Response {
