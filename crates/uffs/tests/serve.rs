@@ -316,6 +316,13 @@ fn the_api_answers_as_the_command_line_does() {
     }
     let (st, _) = s.get("/api/nothing");
     assert_eq!(st, 404);
+
+    // Asked to stop, it removes its token.
+    let mut s = s;
+    run_ok(Command::new("kill").args(["-TERM", &s.pid().to_string()]));
+    let status = s.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    assert!(!file.exists());
 }
 
 #[test]

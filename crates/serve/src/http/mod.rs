@@ -116,7 +116,7 @@ impl Server {
         &self.token_file
     }
 
-    /// Serves until interrupted (Ctrl-C), then removes the token file.
+    /// Serves until interrupted (Ctrl-C, or SIGTERM on Unix), then removes the token file.
     pub fn run(self, backend: Arc<dyn Backend>) -> Result<(), Error> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -128,7 +128,7 @@ impl Server {
         let result = rt.block_on(async move {
             tokio::select! {
                 r = self.accept_loop(backend) => r,
-                _ = tokio::signal::ctrl_c() => Ok(()),
+                _ = stopped() => Ok(()),
             }
         });
         let _ = std::fs::remove_file(&token_file);
@@ -170,6 +170,27 @@ impl Server {
                 drop(slot);
             });
         }
+    }
+}
+
+/// Resolves when the process is asked to stop.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 
