@@ -430,6 +430,10 @@ fn hostile_clients_get_an_answer_and_the_server_stays_up() {
     let mut slow = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
     slow.write_all(b"GET /api/status HTTP/1.1\r\nHo").unwrap();
 
+    // An idle client: one request kept alive, then nothing.
+    let mut idle = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    write!(idle, "GET /api/status HTTP/1.1\r\n{host}{auth}\r\n").unwrap();
+
     // Oversized: the address, a header, the whole head; a body where none is taken.
     let long = "a".repeat(20_000);
     let (st, _) = s.get_with(&format!("/api/search?q={long}"), "");
@@ -443,10 +447,14 @@ fn hostile_clients_get_an_answer_and_the_server_stays_up() {
     );
     assert!(st == 431 || st == 400 || st == 0, "a 200 KB header: {st}");
     let (st, _) = s.raw(
-        format!("POST /api/search HTTP/1.1\r\n{host}{auth}Content-Length: 5000000\r\nConnection: close\r\n\r\n")
+        format!("POST /api/search HTTP/1.1\r\n{host}{auth}Content-Length: 100000\r\nConnection: close\r\n\r\n")
             .as_bytes(),
     );
     assert_eq!(st, 405);
+    let (st, _) = s.raw(
+        format!("POST /mcp HTTP/1.1\r\n{host}{auth}Content-Length: 50000000\r\nConnection: close\r\n\r\n").as_bytes(),
+    );
+    assert_eq!(st, 413);
     // Malformed.
     for bad in [
         &b"GARBAGE\r\n\r\n"[..],
@@ -512,6 +520,9 @@ fn hostile_clients_get_an_answer_and_the_server_stays_up() {
         storm();
     }
     let after = s.rss_kib();
+    eprintln!(
+        "serve RSS after one round of 100 clients: {before} KiB; after three more: {after} KiB"
+    );
     assert!(
         after <= before + 16 * 1024,
         "memory grew from {before} KiB to {after} KiB over three rounds of 100 clients"
@@ -521,12 +532,20 @@ fn hostile_clients_get_an_answer_and_the_server_stays_up() {
     slow.set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     let mut rest = Vec::new();
-    let _ = slow.read_to_end(&mut rest);
+    let r = slow.read_to_end(&mut rest);
+    assert!(r.is_ok(), "the slow client was not cut off: {r:?}");
     let text = String::from_utf8_lossy(&rest);
     assert!(
         text.is_empty() || text.starts_with("HTTP/1.1 408"),
         "{text}"
     );
+    // The idle one got its answer, then was closed.
+    idle.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut rest = Vec::new();
+    let r = idle.read_to_end(&mut rest);
+    assert!(r.is_ok(), "the idle client was not closed: {r:?}");
+    assert!(String::from_utf8_lossy(&rest).starts_with("HTTP/1.1 200"));
     assert_eq!(s.ok("/api/count?q=ext:dll")["count"], 1653);
     assert!(s.child.id() > 0);
 }

@@ -15,6 +15,8 @@ use super::Error;
 
 /// A request's URI (path and query) may be at most this long.
 const MAX_URI_BYTES: usize = 8 * 1024;
+/// A request's body may be at most this long.
+const MAX_BODY_BYTES: u64 = 4 << 20;
 
 /// 32 random bytes as 64 hex digits.
 pub fn new_token() -> Result<String, Error> {
@@ -82,6 +84,18 @@ fn admit(g: &Guard, req: &Request) -> Result<(), Reject> {
         return Err(refuse(
             StatusCode::URI_TOO_LONG,
             &format!("the request's address is longer than {MAX_URI_BYTES} bytes"),
+        ));
+    }
+    // Bodies (only the MCP server takes any) are bounded by what they declare; chunked ones by the service.
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return Err(refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("the request's body is larger than {MAX_BODY_BYTES} bytes"),
         ));
     }
     let host = req
