@@ -336,7 +336,7 @@
       d.style.width = Math.max(0, c.w) + "px"; d.style.height = Math.max(0, c.h) + "px";
       if (!c.item.row) {
         d.className = "tile other";
-        d.title = "other entries: " + human(c.item.value);
+        d.title = "not listed (more entries, or named streams counted in the total): " + human(c.item.value);
         box.appendChild(d);
         return;
       }
