@@ -17,6 +17,9 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -61,6 +64,32 @@ def wait_rows(d, want, what):
 def check(cond, msg):
     if not cond:
         sys.exit(msg)
+
+
+def status_of(url, headers):
+    req = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=20) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def check_guard(a, d):
+    """The API refuses a request without the token, from another site (Origin) or through another name (Host)."""
+    u = urllib.parse.urlparse(a.url)
+    token = urllib.parse.parse_qs(u.query)["token"][0]
+    api = f"http://{u.netloc}/api/status"
+    auth = {"Authorization": "Bearer " + token}
+    check(status_of(api, auth) == 200, "the API refuses its own token")
+    check(status_of(api, {}) == 403, "the API answers without a token")
+    check(status_of(api, {**auth, "Origin": "http://evil.example"}) == 403, "the API answers another Origin")
+    check(status_of(api, {**auth, "Host": f"evil.example:{u.port}"}) == 403, "the API answers another Host")
+    check(status_of(f"http://{u.netloc}/", {}) == 403, "the page is served without its token")
+    # From inside the page: a fetch without the header is refused too.
+    st = d.execute_async_script(
+        "const done = arguments[0]; fetch('/api/status').then(r => done(r.status)).catch(e => done(String(e)))")
+    check(st == 403, f"a fetch without the token got {st}")
 
 
 def main():
@@ -145,6 +174,7 @@ def main():
         d.find_element(By.CSS_SELECTOR, "#crumbs a").click()
         WebDriverWait(d, 20).until(lambda d: d.find_element(By.ID, "crumbs").text == "All volumes")
 
+        check_guard(a, d)
         timings = d.execute_script("return window.uffsTimings")
         print(json.dumps({"ok": True, "timings": timings}))
     finally:
