@@ -127,9 +127,15 @@ def main():
 
         if total > PAGE:
             d.find_element(By.ID, "next").click()
-            wait_rows(d, expected(a, "--sort", "size", "--reverse", "--offset", str(PAGE)), "next page")
+            page2 = expected(a, "--sort", "size", "--reverse", "--offset", str(PAGE))
+            wait_rows(d, page2, "next page")
             info = d.find_element(By.ID, "pageinfo").text
             check(info.startswith("101"), f"page info {info!r}")
+            # A reload keeps the query, the order and the page (they are in the address's fragment).
+            d.refresh()
+            wait_rows(d, page2, "the next page after a reload")
+            check(d.find_element(By.ID, "q").get_attribute("value") == a.query, "the query is lost on reload")
+            box = d.find_element(By.ID, "q")
             d.find_element(By.ID, "prev").click()
             wait_rows(d, by_size, "previous page")
 

@@ -50,6 +50,18 @@
     timer = setTimeout(() => search(kind, at), kind === "type" ? 20 : 0);
   }
 
+  // The view's state lives in the address's fragment (never sent to the server), so a reload keeps it.
+  function remember() {
+    const h = new URLSearchParams();
+    if (view === "du") { h.set("view", "du"); if (du.path) h.set("path", du.path); }
+    else {
+      if (st.q) h.set("q", st.q);
+      if (st.sort) { h.set("sort", st.sort); if (st.reverse) h.set("reverse", "1"); }
+      if (st.offset) h.set("offset", st.offset);
+    }
+    history.replaceState(null, "", location.pathname + location.search + (h.toString() ? "#" + h : ""));
+  }
+
   async function search(kind, at) {
     const my = ++seq;
     if (ctrl) ctrl.abort();
@@ -69,6 +81,7 @@
     document.body.classList.remove("loading");
     if (!r.ok) { showError(b.error || r.status + " " + r.statusText); return; }
     err.hidden = true;
+    remember();
     st.found = b.found;
     st.rows = b.rows;
     render();
@@ -169,10 +182,7 @@
     if (st.sort === key) st.reverse = !st.reverse;
     else { st.sort = key; st.reverse = key === "size" || key === "modified"; }
     st.offset = 0;
-    document.querySelectorAll("#results th").forEach((th) => {
-      th.classList.toggle("sorted", th.dataset.sort === st.sort);
-      th.classList.toggle("desc", th.dataset.sort === st.sort && st.reverse);
-    });
+    markSort();
     schedule("sort");
   }
 
@@ -218,7 +228,7 @@
     $("tab-search").classList.toggle("active", v === "search");
     $("tab-du").classList.toggle("active", v === "du");
     q.disabled = v === "du";
-    if (v === "du") loadDu(du.path); else q.focus();
+    if (v === "du") loadDu(du.path); else { q.focus(); remember(); }
   }
   $("tab-search").addEventListener("click", () => setView("search"));
   $("tab-du").addEventListener("click", () => setView("du"));
@@ -248,6 +258,7 @@
     if (!r.ok) { e.textContent = b.error; e.hidden = false; return; }
     e.hidden = true;
     du.path = path;
+    remember();
     const roots = tree(b.rows);
     let top, tiles;
     if (roots.length === 1) { top = roots[0]; tiles = top.kids; }
@@ -395,5 +406,18 @@
     $("status").textContent = vols.join(" · ") || "no volumes";
   }).catch(() => {});
 
+  function markSort() {
+    document.querySelectorAll("#results th").forEach((th) => {
+      th.classList.toggle("sorted", th.dataset.sort === st.sort);
+      th.classList.toggle("desc", th.dataset.sort === st.sort && st.reverse);
+    });
+  }
+  const saved = new URLSearchParams(location.hash.slice(1));
+  st.q = q.value = saved.get("q") || "";
+  st.sort = ["name", "path", "size", "modified"].includes(saved.get("sort")) ? saved.get("sort") : "";
+  st.reverse = saved.get("reverse") === "1";
+  st.offset = Math.max(0, parseInt(saved.get("offset") || "0", 10) || 0);
+  markSort();
+  if (saved.get("view") === "du") { du.path = saved.get("path"); setView("du"); }
   schedule("type");
 })();
