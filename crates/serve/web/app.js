@@ -228,6 +228,7 @@
     $("tab-search").classList.toggle("active", v === "search");
     $("tab-du").classList.toggle("active", v === "du");
     q.disabled = v === "du";
+    $("toast").hidden = true;
     if (v === "du") loadDu(du.path); else { q.focus(); remember(); }
   }
   $("tab-search").addEventListener("click", () => setView("search"));
