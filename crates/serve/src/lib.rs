@@ -6,6 +6,7 @@
 //! prints rows through the same results layer as the command line.
 
 pub mod backend;
+pub mod http;
 pub mod mcp;
 
 pub use backend::{Backend, Error};

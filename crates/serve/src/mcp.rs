@@ -356,12 +356,12 @@ pub fn serve_stdio(backend: Arc<dyn Backend>) -> std::io::Result<()> {
     })
 }
 
-/// The MCP server as a streamable HTTP service for `uffs serve` to mount at `/mcp`, behind its own token,
-/// Host and Origin checks. Stateless (each request is answered on its own, JSON answers, no sessions to
-/// keep), which fits read-only tools.
+/// The MCP server as a streamable HTTP service for `uffs serve` to mount at `/mcp`. Stateless (each request is
+/// answered on its own, with JSON, no sessions to keep), which fits read-only tools. The mounting server
+/// checks Host, Origin and its token before a request gets here (see `crate::http::guard`), so the
+/// service's own Host check is off.
 pub fn http_service(
     backend: Arc<dyn Backend>,
-    allowed_hosts: Vec<String>,
 ) -> rmcp::transport::streamable_http_server::StreamableHttpService<
     UffsMcp,
     rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
@@ -372,7 +372,7 @@ pub fn http_service(
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
-        .with_allowed_hosts(allowed_hosts)
+        .disable_allowed_hosts()
         .with_max_request_body_bytes(64 * 1024);
     StreamableHttpService::new(
         move || Ok(UffsMcp::new(backend.clone())),

@@ -73,6 +73,15 @@ fn parse_args(args: &serde_json::Value) -> Result<SearchArgs, Error> {
     Ok(a)
 }
 
+/// A search's error: the client's when it names what the client asked for (a column, a `du` folder).
+fn client_or_failed(e: String) -> Error {
+    if e.starts_with("unknown column") || e.starts_with("no folder") {
+        Error::BadRequest(e)
+    } else {
+        Error::Failed(e)
+    }
+}
+
 /// Answers from the user's daemon: one connection per request.
 pub struct DaemonBackend {
     runtime: PathBuf,
@@ -119,7 +128,7 @@ impl Backend for DaemonBackend {
             Response::Error(e) if e.starts_with("the daemon has no volume") => {
                 Err(Error::Unavailable(e))
             }
-            Response::Error(e) => Err(Error::Failed(e)),
+            Response::Error(e) => Err(client_or_failed(e)),
             other => Err(Error::Failed(format!(
                 "unexpected answer from the daemon: {other:?}"
             ))),
@@ -170,7 +179,7 @@ impl Backend for LocalBackend {
         let mut printer = Printer::to_writer(Box::new(out), &a.output, false)
             .map_err(|e| Error::BadRequest(format!("{e:#}")))?;
         let found = search_and_print(&targets, &a, &expr, &mut printer)
-            .map_err(|e| Error::Failed(format!("{e:#}")))?;
+            .map_err(|e| client_or_failed(format!("{e:#}")))?;
         printer
             .finish()
             .map_err(|e| Error::Failed(format!("{e:#}")))?;

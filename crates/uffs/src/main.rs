@@ -17,6 +17,7 @@ mod journal_cmd;
 mod mcp_cmd;
 mod output;
 mod query_cmd;
+mod serve_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -193,6 +194,27 @@ EXAMPLES:
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
     },
+    /// Serve the HTTP API (JSON: search, count, volumes, status, disk usage) and a web page to search from a
+    /// browser, on loopback, guarded by a token made at start. Answers from the daemon, or an index or source.
+    #[command(
+        after_help = "The first line printed is the page's address with its token (http://127.0.0.1:PORT/?token=...).
+The token is also written to the runtime directory (serve-PORT.token, readable by you only). Every request
+needs it: the page sends it for you; other clients send `Authorization: Bearer TOKEN`.
+
+API (GET, JSON answers; errors are {\"error\": ...} with 400 for a bad query, 503 without a daemon):
+  /api/search?q=QUERY&sort=size&reverse=true&offset=0&limit=100&columns=name,path,size,modified
+      -> {found, offset, limit, truncated, rows: [{name, path, size, modified}, ...]}   (limit at most 1000)
+  /api/count?q=QUERY   /api/volumes   /api/status   /api/syntax
+  /api/du?path=FOLDER&depth=1&limit=50&sort=size|count|name   folder sizes, as `uffs du`
+
+EXAMPLES:
+  uffs serve                                   (the daemon's volumes, on http://127.0.0.1:7980/)
+  uffs serve --index sdb1.uffs --bind 127.0.0.1:0   (any free port)
+  uffs serve --source /dev/sdb1
+  curl -H \"Authorization: Bearer $(cat $XDG_RUNTIME_DIR/uffs/serve-7980.token)\" 'http://127.0.0.1:7980/api/search?q=ext:pdf&limit=5'
+  uffs serve --bind 0.0.0.0:7980 --allow-remote   (other machines too: prints a warning)"
+    )]
+    Serve(serve_cmd::ServeArgs),
     /// Run, stop or inspect the daemon that keeps the registered volumes indexed and answers `uffs QUERY`.
     #[command(
         after_help = "EXAMPLES:\n  uffs daemon start\n  uffs daemon status\n  uffs daemon run      (in the foreground, logging to stderr)\n  uffs daemon stop\n\nFILES:\n  registry, index files, log: $UFFS_CACHE_DIR, else $XDG_CACHE_HOME/uffs, else ~/.cache/uffs\n    (Windows: %LOCALAPPDATA%\\uffs)\n  socket (mode 0700 directory): $UFFS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/uffs, else /tmp/uffs-UID\n    (Windows: the named pipe \\\\.\\pipe\\uffs-<user SID>-<hash>, open to this user only; lock and pid\n    in %LOCALAPPDATA%\\uffs\\run)"
@@ -386,6 +408,7 @@ fn main() -> ExitCode {
         } => bench::run(&source, partition, runs, json, read_only, deleted, &read),
         Command::Du(a) => du_cmd::run(a).map(|_| ()),
         Command::Mcp(a) => mcp_cmd::run(&a),
+        Command::Serve(a) => serve_cmd::run(a),
         Command::Dupes(a) => dupes_cmd::run(a).map(|_| ()),
         Command::Cat {
             source,

@@ -1,0 +1,226 @@
+//! `uffs serve`: the HTTP API (JSON) and the web page built into the binary, answering from a [`Backend`].
+//!
+//! The server binds loopback unless told otherwise, and every request must carry the token made at start
+//! (see [`guard`]): the Host and Origin headers are checked too, so that another web site open in the user's
+//! browser can neither read the API (DNS rebinding) nor act through it (CSRF). The accept loop is ours, not
+//! `axum::serve`, to bound what a client can hold: connections, time to send headers, header sizes.
+
+mod api;
+mod guard;
+mod page;
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+
+use crate::Backend;
+
+/// At most this many connections at once; more wait in the kernel's backlog.
+const MAX_CONNECTIONS: usize = 256;
+/// A client must send a request's headers within this.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// A connection's read buffer, and so the largest request head (request line and headers) it takes.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+
+/// Why the server could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{addr} is not a loopback address: anyone who can reach it could try tokens; pass --allow-remote to bind it anyway")]
+    NotLoopback { addr: SocketAddr },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot make a token: {0}")]
+    Random(String),
+    #[error("cannot write the token file {}: {source}", path.display())]
+    TokenFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("server: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The address to listen on; port 0 picks a free one.
+    pub bind: SocketAddr,
+    /// Allow an address other than loopback.
+    pub allow_remote: bool,
+    /// The user's private runtime directory, where the token is written (`serve-PORT.token`).
+    pub runtime_dir: PathBuf,
+}
+
+/// A bound server, not yet serving: its address, token and URL are known, so the caller can print them first.
+pub struct Server {
+    listener: TcpListener,
+    addr: SocketAddr,
+    token: String,
+    token_file: PathBuf,
+    allow_remote: bool,
+}
+
+impl Server {
+    /// Binds the address and makes the token (stored in the runtime directory, readable by the user only).
+    pub fn bind(opts: &Options) -> Result<Server, Error> {
+        if !opts.bind.ip().is_loopback() && !opts.allow_remote {
+            return Err(Error::NotLoopback { addr: opts.bind });
+        }
+        let listener = TcpListener::bind(opts.bind).map_err(|source| Error::Bind {
+            addr: opts.bind,
+            source,
+        })?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let token = guard::new_token()?;
+        let token_file = opts
+            .runtime_dir
+            .join(format!("serve-{}.token", addr.port()));
+        write_private(&token_file, token.as_bytes()).map_err(|source| Error::TokenFile {
+            path: token_file.clone(),
+            source,
+        })?;
+        Ok(Server {
+            listener,
+            addr,
+            token,
+            token_file,
+            allow_remote: opts.allow_remote,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The page's address with the token: what the user opens.
+    pub fn url(&self) -> String {
+        let host = if self.addr.ip().is_unspecified() {
+            // Bound everywhere: loopback is one of the addresses, and the one the Host check always admits.
+            SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), self.addr.port())
+        } else {
+            self.addr
+        };
+        format!("http://{host}/?token={}", self.token)
+    }
+
+    pub fn token_file(&self) -> &Path {
+        &self.token_file
+    }
+
+    /// Serves until interrupted (Ctrl-C, or SIGTERM on Unix), then removes the token file.
+    pub fn run(self, backend: Arc<dyn Backend>) -> Result<(), Error> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .max_blocking_threads(64)
+            .enable_all()
+            .thread_name("uffs-serve")
+            .build()?;
+        let token_file = self.token_file.clone();
+        let result = rt.block_on(async move {
+            tokio::select! {
+                r = self.accept_loop(backend) => r,
+                _ = stopped() => Ok(()),
+            }
+        });
+        let _ = std::fs::remove_file(&token_file);
+        // Backend calls still running on blocking threads are not waited for.
+        rt.shutdown_timeout(Duration::from_millis(100));
+        result
+    }
+
+    async fn accept_loop(self, backend: Arc<dyn Backend>) -> Result<(), Error> {
+        let listener = tokio::net::TcpListener::from_std(self.listener)?;
+        let state = api::App::new(
+            backend,
+            guard::Guard::new(&self.token, self.addr, self.allow_remote),
+        );
+        let app = router(state);
+        let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+        loop {
+            let Ok(slot) = slots.clone().acquire_owned().await else {
+                return Ok(());
+            };
+            let stream = match listener.accept().await {
+                Ok((s, _)) => s,
+                // Out of descriptors, a connection reset before it was taken: wait a little and go on.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let service = TowerToHyperService::new(app.clone());
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_TIMEOUT)
+                    .max_buf_size(MAX_HEAD_BYTES)
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades()
+                    .await;
+                drop(slot);
+            });
+        }
+    }
+}
+
+/// Resolves when the process is asked to stop.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Every route, behind the guard (Host, Origin, token) and with the security headers.
+fn router(state: api::App) -> Router {
+    let guard = state.guard.clone();
+    Router::new()
+        .route("/", axum::routing::get(page::index))
+        .merge(api::routes())
+        // The MCP server (streamable HTTP), behind the same guard and token.
+        .nest_service("/mcp", crate::mcp::http_service(state.backend.clone()))
+        .fallback(api::not_found)
+        .with_state(state)
+        .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+}
+
+/// Writes `bytes` to `path`, readable and writable by the user only (on Windows, the runtime directory in the
+/// user's profile is closed to others already).
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let _ = std::fs::remove_file(path);
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let mut f = o.open(path)?;
+    f.write_all(bytes)?;
+    f.write_all(b"\n")?;
+    f.sync_all()
+}

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""`uffs serve` on the benchmark volume: HTTP search latency and the web page's time from keystroke to rows.
+
+    python3 scripts/bench-serve.py /work/bench/bench.img [--runs 31]
+    ($UFFS_PY, default /opt/uffs-py/bin/python, runs the browser part: it needs selenium; see scripts/setup.sh)
+
+Starts a private daemon (its own cache and runtime folders) with the volume registered, and `uffs serve` on a
+free loopback port in front of it. Then:
+  1. HTTP: GET /api/search for targeted queries (as bench/queries.tsv's "targeted" class) and a few broader
+     ones, on one kept-alive connection, from the request's first byte sent to the answer's last byte read;
+     warm (the first answer of each is reported apart). Also a new connection per request.
+  2. The page in headless Chromium: each query typed into the search box as keystrokes; the page records the
+     milliseconds from the last keystroke to its rows on screen (window.uffsTimings). Medians per query.
+Prints figures; asserts nothing about time (targets: HTTP median at most 3 ms for a targeted query; first rows
+at most 100 ms after a keystroke). Needs a release build (cargo build --release).
+"""
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+UFFS = os.path.join(ROOT, "target", "release", "uffs")
+PY = os.environ.get("UFFS_PY", "/opt/uffs-py/bin/python")
+
+TARGETED = ["kernel32.dll", "uiaclient*", "ext:vhdx", "79rhkp1fnd", "wholeword:catroot"]
+BROADER = [("dll", {}), ("*.mui", {"sort": "size", "reverse": "true"}), ("system32/drivers", {"sort": "path"}),
+           ("size:>1gb", {"sort": "size", "reverse": "true"})]
+PAGE_QUERIES = ["kernel32.dll", "uiaclient", "ext:vhdx", "catroot", "system32/drivers", "img_"]
+
+BROWSER = r'''
+import json, sys, time
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+url, queries, runs = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
+o = webdriver.ChromeOptions()
+o.binary_location = "/usr/bin/chromium"
+for a in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900", "--disable-gpu"):
+    o.add_argument(a)
+d = webdriver.Chrome(options=o, service=Service("/usr/bin/chromedriver"))
+try:
+    d.get(url)
+    WebDriverWait(d, 60).until(lambda d: "match" in d.find_element(By.ID, "count").text)
+    box = d.find_element(By.ID, "q")
+    out = {}
+    for q in queries:
+        out[q] = []
+        for _ in range(runs):
+            box.send_keys(Keys.ESCAPE)  # clears the box (and searches everything)
+            WebDriverWait(d, 60).until(lambda d: d.execute_script(
+                "const t = window.uffsTimings; return t.length && t[t.length-1].query === ''"))
+            d.execute_script("window.uffsTimings.length = 0")
+            box.send_keys(q)
+            WebDriverWait(d, 60, poll_frequency=0.02).until(lambda d: d.execute_script(
+                "return window.uffsTimings.some(t => t.kind === 'type' && t.query === arguments[0])", q))
+            t = d.execute_script(
+                "return window.uffsTimings.filter(t => t.kind === 'type' && t.query === arguments[0])[0]", q)
+            out[q].append(t)
+    print(json.dumps(out))
+finally:
+    d.quit()
+'''
+
+
+def wait_count(env):
+    for _ in range(600):
+        if subprocess.run([UFFS, "*", "--count"], env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0:
+            return
+        time.sleep(0.1)
+    sys.exit("bench-serve: the daemon did not get ready")
+
+
+def get(conn, path, token):
+    t = time.perf_counter()
+    conn.request("GET", path, headers={"Authorization": "Bearer " + token})
+    r = conn.getresponse()
+    body = r.read()
+    ms = (time.perf_counter() - t) * 1000
+    if r.status != 200:
+        sys.exit(f"bench-serve: {path}: {r.status} {body[:200]!r}")
+    return ms, json.loads(body)
+
+
+def line(name, first, times, found):
+    print(f"{name:<52} first {first:7.2f} ms   median {statistics.median(times):6.2f} ms   "
+          f"min {min(times):6.2f}   max {max(times):7.2f}   found {found:,}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("image")
+    ap.add_argument("--runs", type=int, default=31)
+    ap.add_argument("--page-runs", type=int, default=7)
+    a = ap.parse_args()
+    if not os.path.exists(UFFS):
+        sys.exit("bench-serve: build first: cargo build --release")
+    work = tempfile.mkdtemp(prefix="uffs-bench-serve-")
+    env = dict(os.environ, UFFS_CACHE_DIR=os.path.join(work, "cache"), UFFS_RUNTIME_DIR=os.path.join(work, "run"))
+    server = None
+    try:
+        subprocess.run([UFFS, "volumes", "add", a.image, "--name", "B", "--refresh", "never"], env=env, check=True,
+                       stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        subprocess.run([UFFS, "daemon", "start"], env=env, check=True, stdout=subprocess.DEVNULL)
+        wait_count(env)
+        server = subprocess.Popen([UFFS, "serve", "--bind", "127.0.0.1:0"], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+        url = server.stdout.readline().decode().strip()
+        u = urllib.parse.urlparse(url)
+        token = urllib.parse.parse_qs(u.query)["token"][0]
+        print(f"volume: {a.image}; uffs serve at {u.scheme}://{u.netloc} through a private daemon; {a.runs} runs")
+
+        print("\nHTTP /api/search, one kept-alive connection, request sent to last byte read (limit 100):")
+        conn = http.client.HTTPConnection(u.hostname, u.port)
+        medians = {}
+        for q, extra in [(q, {}) for q in TARGETED] + BROADER:
+            params = dict(q=q, limit=100, **extra)
+            path = "/api/search?" + urllib.parse.urlencode(params)
+            first, v = get(conn, path, token)
+            times = [get(conn, path, token)[0] for _ in range(a.runs)]
+            medians[q] = statistics.median(times)
+            line(f"{q} {' '.join(f'{k}={v}' for k, v in extra.items())}", first, times, v["found"])
+        targeted = [medians[q] for q in TARGETED]
+        print(f"targeted queries: median of medians {statistics.median(targeted):.2f} ms "
+              f"(target: at most 3 ms)")
+
+        print("\nHTTP, a new connection per request:")
+        for q in TARGETED[:2]:
+            path = "/api/search?" + urllib.parse.urlencode(dict(q=q, limit=100))
+            times = []
+            for _ in range(a.runs):
+                c = http.client.HTTPConnection(u.hostname, u.port)
+                t = time.perf_counter()
+                c.connect()
+                ms, v = get(c, path, token)
+                times.append((time.perf_counter() - t) * 1000)
+                c.close()
+            line(f"{q} (connect included)", times[0], times[1:], v["found"])
+        for p in ["/api/count?q=dll", "/api/du?depth=1&limit=20"]:
+            first, v = get(conn, p, token)
+            times = [get(conn, p, token)[0] for _ in range(a.runs)]
+            line(p, first, times, v.get("count", len(v.get("rows", []))))
+
+        print(f"\nThe page in headless Chromium: last keystroke to rows on screen ({a.page_runs} runs each):")
+        if not os.path.exists(PY):
+            print(f"  skipped: {PY} is missing (scripts/setup.sh makes it)")
+            return
+        out = subprocess.run([PY, "-c", BROWSER, url, json.dumps(PAGE_QUERIES), str(a.page_runs)],
+                             capture_output=True, timeout=900)
+        if out.returncode != 0:
+            sys.exit(f"bench-serve: browser: {out.stderr.decode(errors='replace')[-2000:]}")
+        page = json.loads(out.stdout.decode().splitlines()[-1])
+        all_ms = []
+        for q, ts in page.items():
+            ms = [t["ms"] for t in ts]
+            all_ms += ms
+            print(f"  {q:<30} median {statistics.median(ms):6.1f} ms   min {min(ms):6.1f}   max {max(ms):6.1f}"
+                  f"   found {ts[-1]['found']:,}")
+        print(f"  all queries: median {statistics.median(all_ms):.1f} ms (target: at most 100 ms; includes the "
+              f"page's 20 ms debounce)")
+    finally:
+        if server:
+            server.terminate()
+            server.wait()
+        subprocess.run([UFFS, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
