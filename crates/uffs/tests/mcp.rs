@@ -1,0 +1,362 @@
+//! `uffs mcp` and `uffs serve`'s `/mcp` against a real MCP client: the official Python SDK
+//! (`tests/clients/mcp_client.py`, from the venv `scripts/setup.sh` makes) starts the server, lists its tools,
+//! calls each with good and bad arguments; the answers are checked against `uffs QUERY` on the same index.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::*;
+use serde_json::{json, Value};
+
+fn python() -> String {
+    let py = std::env::var("UFFS_PY").unwrap_or_else(|_| "/opt/uffs-py/bin/python".into());
+    assert!(
+        Path::new(&py).exists(),
+        "{py} is missing; run `sudo scripts/setup.sh` (it makes the venv with the MCP SDK)"
+    );
+    py
+}
+
+/// Runs the client on `calls` against `server` (`--stdio UFFS ARGS…` or `--http URL`): the tools line, then
+/// one answer per call.
+fn client(dir: &Path, calls: &Value, server: &[&str]) -> (Value, Vec<Value>) {
+    let file = dir.join("calls.json");
+    std::fs::write(&file, calls.to_string()).unwrap();
+    let out = Command::new(python())
+        .arg(repo().join("tests/clients/mcp_client.py"))
+        .arg(&file)
+        .args(server)
+        .output()
+        .expect("run the MCP client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "mcp_client.py failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap());
+    let tools = lines.next().expect("the tools line");
+    let answers: Vec<Value> = lines.collect();
+    assert_eq!(answers.len(), calls.as_array().unwrap().len(), "{stdout}");
+    (tools, answers)
+}
+
+fn xp_index(dir: &Path) -> PathBuf {
+    let f = dir.join("xp.uffs");
+    run_ok(
+        uffs()
+            .arg("index")
+            .arg(data("windows-xp-mft/MFT"))
+            .arg("-o")
+            .arg(&f),
+    );
+    f
+}
+
+/// `uffs ARGS --index FILE --format jsonl`, as values.
+fn cli_rows(idx: &Path, args: &[&str]) -> Vec<Value> {
+    let out = uffs()
+        .args(args)
+        .arg("--index")
+        .arg(idx)
+        .args(["--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().unwrap() < 2,
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn cli_count(idx: &Path, query: &str) -> u64 {
+    let out = uffs()
+        .args([query, "--count", "--index"])
+        .arg(idx)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn ok<'a>(a: &'a Value, what: &str) -> &'a Value {
+    assert_eq!(a["is_error"], false, "{what}: {a}");
+    &a["structured"]
+}
+
+fn err<'a>(a: &'a Value, what: &str) -> &'a str {
+    assert_eq!(a["is_error"], true, "{what} should be a tool error: {a}");
+    a["text"].as_str().unwrap()
+}
+
+#[test]
+fn every_tool_answers_as_the_command_line_does() {
+    let dir = scratch("mcp-stdio");
+    let idx = xp_index(&dir);
+    let calls = json!([
+        ["search", {"query": "ext:dll", "sort": "size", "descending": true, "limit": 20, "columns": ["path", "size"]}],
+        ["search", {"query": "ext:dll", "sort": "name", "limit": 10, "offset": 5}],
+        ["search", {"query": "*", "limit": 5000}],
+        ["search", {"query": "*"}],
+        ["count", {"query": "ext:dll"}],
+        ["facets", {"group": "ext", "top": 5}],
+        ["facets", {"group": "totals", "query": "ext:exe"}],
+        ["facets", {"group": "year", "query": "ext:dll"}],
+        ["volumes", {}],
+        ["query_syntax", {}],
+        // Bad arguments: tool errors, and the server goes on.
+        ["search", {"query": "size:>zz"}],
+        ["search", {"query": 5}],
+        ["search", {}],
+        ["facets", {"group": "colour"}],
+        ["search", {"query": "a", "columns": ["nope"]}],
+        ["search", {"query": "a", "volumes": ["Z"]}],
+        ["delete_everything", {}],
+        ["count", {"query": "kernel32.dll"}],
+    ]);
+    let uffs_bin = env!("CARGO_BIN_EXE_uffs");
+    let (tools, a) = client(
+        &dir,
+        &calls,
+        &["--stdio", uffs_bin, "mcp", "--index", path_str(&idx)],
+    );
+
+    // The tools, each described with a schema an assistant can act on.
+    assert_eq!(tools["server"], "uffs");
+    let mut names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["count", "facets", "query_syntax", "search", "volumes"]
+    );
+    for t in tools["tools"].as_array().unwrap() {
+        assert!(t["description"].as_str().unwrap().len() > 40, "{t}");
+        assert_eq!(t["input_schema"]["type"], "object", "{t}");
+    }
+    let search = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "search")
+        .unwrap();
+    assert_eq!(search["input_schema"]["required"], json!(["query"]));
+
+    // search: the same rows as the command line.
+    let r = ok(&a[0], "search by size");
+    let want = cli_rows(
+        &idx,
+        &[
+            "ext:dll",
+            "--sort",
+            "size",
+            "--reverse",
+            "--limit",
+            "20",
+            "--columns",
+            "path,size",
+        ],
+    );
+    assert_eq!(r["rows"], json!(want));
+    assert_eq!(r["found"], cli_count(&idx, "ext:dll"));
+    assert_eq!(r["returned"], 20);
+    assert_eq!(r["truncated"], true);
+    let r = ok(&a[1], "search with offset");
+    let want = cli_rows(
+        &idx,
+        &[
+            "ext:dll",
+            "--sort",
+            "name",
+            "--limit",
+            "10",
+            "--offset",
+            "5",
+            "--columns",
+            "path,size,modified,kind",
+        ],
+    );
+    assert_eq!(r["rows"], json!(want));
+    assert_eq!(r["offset"], 5);
+    // Bounded: more than the maximum is cut, and says so; no limit gives the default.
+    let r = ok(&a[2], "search above the maximum");
+    assert_eq!(r["returned"], 1000);
+    assert_eq!(r["truncated"], true);
+    assert!(r["note"].as_str().unwrap().contains("1000"), "{r}");
+    let r = ok(&a[3], "search with the default limit");
+    assert_eq!(r["returned"], 50);
+    assert!(r.get("note").is_none(), "{r}");
+
+    assert_eq!(ok(&a[4], "count")["found"], cli_count(&idx, "ext:dll"));
+    let r = ok(&a[5], "facets ext");
+    assert_eq!(
+        r["rows"],
+        json!(cli_rows(&idx, &["*", "--facet", "ext", "--top", "5"]))
+    );
+    let r = ok(&a[6], "totals");
+    assert_eq!(r["rows"], json!(cli_rows(&idx, &["ext:exe", "--stats"])));
+    assert_eq!(r["found"], cli_count(&idx, "ext:exe"));
+    let r = ok(&a[7], "facets year");
+    assert_eq!(
+        r["rows"],
+        json!(cli_rows(&idx, &["ext:dll", "--facet", "year"]))
+    );
+    let r = ok(&a[8], "volumes");
+    assert_eq!(r["volumes"][0]["name"], "xp");
+    assert_eq!(r["volumes"][0]["state"], "ready");
+    assert!(
+        a[9]["text"].as_str().unwrap().contains("QUERY SYNTAX"),
+        "{}",
+        a[9]
+    );
+
+    // A bad query points at the term.
+    let t = err(&a[10], "a bad size");
+    assert!(t.contains("size:>zz") && t.contains('^'), "{t}");
+    err(&a[11], "a number for the query");
+    err(&a[12], "no query");
+    err(&a[13], "an unknown group");
+    assert!(err(&a[14], "an unknown column").contains("unknown column"));
+    assert!(err(&a[15], "an unknown volume").contains("no volume named"));
+    // An unknown tool is refused (as a tool error or a protocol error), and the server answers after it.
+    assert!(
+        a[16]["is_error"] == true || a[16].get("exception").is_some(),
+        "{}",
+        a[16]
+    );
+    assert_eq!(ok(&a[17], "count after errors")["found"], 1);
+}
+
+#[test]
+fn through_the_daemon_with_a_volume_filter() {
+    use common::daemon::World;
+    let w = World::new("mcp");
+    let xp = w.copy("windows-xp-mft/MFT", "xp.mft");
+    let t = w.copy("linux-made/testfs1", "testfs1");
+    w.ok(&["volumes", "add", &xp, "--name", "C"]);
+    w.ok(&["volumes", "add", &t, "--name", "T"]);
+    w.start();
+    w.wait_ready(60);
+    let calls = json!([
+        ["count", {"query": "*"}],
+        ["count", {"query": "*", "volumes": ["T"]}],
+        ["search", {"query": "*", "volumes": ["t"], "sort": "path", "limit": 3, "columns": ["path"]}],
+        ["search", {"query": "kernel32.dll", "columns": ["path", "size"]}],
+        ["volumes", {}],
+    ]);
+    // The client's environment is the world's, so `uffs mcp` finds this test's daemon.
+    let file = w.dir.join("calls.json");
+    std::fs::write(&file, calls.to_string()).unwrap();
+    let out = Command::new(python())
+        .arg(repo().join("tests/clients/mcp_client.py"))
+        .arg(&file)
+        .args(["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp"])
+        .env("UFFS_CACHE_DIR", &w.cache)
+        .env("UFFS_RUNTIME_DIR", &w.runtime)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let a: Vec<Value> = stdout
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let all: u64 = w.ok(&["*", "--count"]).trim().parse().unwrap();
+    let only_t: u64 = w
+        .ok(&["*", "--count", "--volume", "T"])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(only_t > 0 && only_t < all);
+    assert_eq!(ok(&a[0], "count all")["found"], all);
+    assert_eq!(ok(&a[1], "count T")["found"], only_t);
+    let r = ok(&a[2], "search T");
+    for row in r["rows"].as_array().unwrap() {
+        assert!(row["path"].as_str().unwrap().starts_with("T:"), "{row}");
+    }
+    assert_eq!(r["found"], only_t);
+    let r = ok(&a[3], "kernel32");
+    assert_eq!(r["rows"][0]["path"], "C:\\WINDOWS\\system32\\kernel32.dll");
+    let r = ok(&a[4], "volumes");
+    let names: Vec<&str> = r["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["C", "T"]);
+}
+
+/// `uffs serve` offers the same tools over streamable HTTP at `/mcp`, behind its token.
+#[test]
+fn over_http_behind_the_token() {
+    let dir = scratch("mcp-http");
+    let idx = xp_index(&dir);
+    let mut child = uffs()
+        .args(["serve", "--bind", "127.0.0.1:0", "--index", path_str(&idx)])
+        .env("UFFS_RUNTIME_DIR", dir.join("run"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    let url = url.trim().to_string();
+    let calls = json!([
+        ["search", {"query": "kernel32.dll", "columns": ["path", "size"]}],
+        ["search", {"query": "size:>zz"}],
+    ]);
+    let (tools, a) = client(&dir, &calls, &["--http", &url]);
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 5);
+    let r = ok(&a[0], "search over HTTP");
+    assert_eq!(
+        r["rows"],
+        json!(cli_rows(&idx, &["kernel32.dll", "--columns", "path,size"]))
+    );
+    assert!(err(&a[1], "a bad query over HTTP").contains('^'));
+    // Without the token: refused before the MCP service sees it.
+    let port = url
+        .strip_prefix("http://127.0.0.1:")
+        .and_then(|r| r.split_once('/'))
+        .unwrap()
+        .0;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    let mut s = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
