@@ -3,14 +3,11 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::Result;
 use uffs_serve::http::{Options, Server};
-use uffs_serve::Backend;
 
-use crate::backend::{DaemonBackend, LocalBackend};
+use crate::backend::BackendArgs;
 
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
@@ -21,35 +18,12 @@ pub struct ServeArgs {
     /// still guards it, but travels unencrypted).
     #[arg(long)]
     pub allow_remote: bool,
-    /// Answer from this index file instead of the daemon.
-    #[arg(long, value_name = "FILE", conflicts_with = "source")]
-    pub index: Option<PathBuf>,
-    /// Answer from this source (indexed first) instead of the daemon.
-    #[arg(long, value_name = "SOURCE")]
-    pub source: Option<String>,
-    #[arg(long, value_name = "N", requires = "source")]
-    pub partition: Option<u32>,
+    #[command(flatten)]
+    pub from: BackendArgs,
 }
 
 pub fn run(a: ServeArgs) -> Result<()> {
-    let backend: Arc<dyn Backend> = match (&a.index, &a.source) {
-        (Some(f), _) => {
-            // Checked wholly once: the server answers many queries from it.
-            let parts = crate::common::read_index_file(f)?;
-            Arc::new(LocalBackend::new(
-                f.display().to_string(),
-                crate::common::searchers(parts),
-            ))
-        }
-        (None, Some(s)) => {
-            let parts = crate::common::load_indexes(s, a.partition, false)?;
-            Arc::new(LocalBackend::new(
-                s.clone(),
-                crate::common::searchers(parts),
-            ))
-        }
-        (None, None) => Arc::new(DaemonBackend::new()?),
-    };
+    let backend = a.from.open()?;
     let server = Server::bind(&Options {
         bind: a.bind,
         allow_remote: a.allow_remote,
@@ -69,11 +43,7 @@ pub fn run(a: ServeArgs) -> Result<()> {
     }
     eprintln!(
         "uffs serve: answering from {} on http://{} (token in {}); Ctrl-C stops",
-        match (&a.index, &a.source) {
-            (Some(f), _) => f.display().to_string(),
-            (None, Some(s)) => s.clone(),
-            (None, None) => "the daemon".into(),
-        },
+        a.from.describe(),
         server.local_addr(),
         server.token_file().display()
     );
