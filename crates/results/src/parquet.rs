@@ -1,6 +1,6 @@
 //! Entries as Apache Parquet, with one fixed schema for every source and uffs version (docs/parquet.md): the
 //! volume's name, serial and source on every row (so the files of many machines union), then the columns of
-//! [`PARQUET_COLUMNS`] typed by their [`ColumnType`] (times as TIMESTAMP(NANOS, UTC), integers as UINT64),
+//! [`PARQUET_COLUMNS`] typed by their [`ColumnType`] (times as TIMESTAMP(NANOS) holding UTC, integers as UINT64),
 //! and the Windows attribute bits as `attributes_mask`. zstd compression, row groups of [`ROW_GROUP_ROWS`].
 //!
 //! A FILETIME outside the range of a signed 64-bit count of nanoseconds since 1970 (before
@@ -78,10 +78,9 @@ pub fn schema() -> SchemaRef {
         let (ty, nullable) = match c.ty() {
             ColumnType::Text => (DataType::Utf8, false),
             ColumnType::Integer => (DataType::UInt64, c == Column::ParentRecord),
-            ColumnType::Time => (
-                DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
-                true,
-            ),
+            // Without a time zone (isAdjustedToUTC false) though the values are UTC: DuckDB reads a UTC-adjusted
+            // timestamp as microseconds, dropping NTFS's 100 ns; this way it keeps TIMESTAMP_NS.
+            ColumnType::Time => (DataType::Timestamp(TimeUnit::Nanosecond, None), true),
             ColumnType::Bool => (DataType::Boolean, false),
         };
         fields.push(Field::new(c.name(), ty, nullable));
@@ -147,9 +146,7 @@ impl ParquetWriter {
             .map(|c| match c.ty() {
                 ColumnType::Text => Builder::Text(StringBuilder::new()),
                 ColumnType::Integer => Builder::Int(UInt64Builder::new()),
-                ColumnType::Time => {
-                    Builder::Time(TimestampNanosecondBuilder::new().with_timezone("UTC"))
-                }
+                ColumnType::Time => Builder::Time(TimestampNanosecondBuilder::new()),
                 ColumnType::Bool => Builder::Bool(BooleanBuilder::new()),
             })
             .collect();
