@@ -244,7 +244,7 @@ fn a_query_as_parquet_through_the_daemon() {
     w.ok(&["volumes", "add", &linux]);
     w.start();
     w.wait_ready(30);
-    let q = ["ext:dll;txt", "--sort", "path"];
+    let q = ["ext:dll | upcase", "--sort", "path"];
     let csv = run_ok(
         w.uffs()
             .args(q)
