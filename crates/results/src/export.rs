@@ -13,7 +13,9 @@ use uffs_index::timeline::EntryTimeline;
 use uffs_index::{flags, EntryId, Index};
 
 use crate::column::{Column, ColumnType};
-use crate::parquet::{ParquetWriter, VolumeInfo};
+use arrow_array::RecordBatch;
+
+use crate::parquet::{self, ParquetWriter, Rows, VolumeInfo};
 use crate::{io_err, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -406,7 +408,8 @@ pub fn itoa(mut n: u64, b: &mut Vec<u8>) {
 }
 
 /// Writes the entries of `idx` that `filter` keeps into `pq` (on volume `vol`), in entry order, handing the
-/// encoded bytes to `out` as they complete; `progress` is told how many entries are done.
+/// encoded bytes to `out` as they complete; `progress` is told how many entries are done. Blocks of rows are
+/// gathered into record batches by the other cores while this thread encodes them in order.
 pub fn write_parquet(
     idx: &Index,
     prefix: &str,
@@ -417,25 +420,64 @@ pub fn write_parquet(
 ) -> Result<()> {
     let vol = VolumeInfo::of(idx, prefix);
     let paths = DirPaths::build(idx, prefix);
-    let mut path = Vec::with_capacity(256);
     let n = idx.len();
-    for lo in (0..n).step_by(BLOCK) {
-        let hi = (lo + BLOCK).min(n);
-        let mut timelines = idx.timelines(lo as EntryId..hi as EntryId);
-        for id in lo as EntryId..hi as EntryId {
-            let tl = timelines.next().flatten();
-            if filter.keep(idx, id) {
-                path.clear();
-                paths.path_into(id, &mut path);
-                pq.push(&vol, idx, id, &path, tl)?;
+    let blocks = n.div_ceil(PARQUET_BLOCK);
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(blocks.max(1));
+    std::thread::scope(|s| -> Result<()> {
+        // Room for a row group's batches and more, so gathering goes on while a row group is encoded.
+        let room = parquet::ROW_GROUP_ROWS / PARQUET_BLOCK + threads;
+        let (tx, rx) = mpsc::sync_channel::<(usize, Result<RecordBatch>)>(room);
+        for _ in 0..threads {
+            let (tx, next, paths, vol) = (tx.clone(), &next, &paths, &vol);
+            s.spawn(move || {
+                let mut rows = Rows::new();
+                let mut path = Vec::with_capacity(256);
+                loop {
+                    let b = next.fetch_add(1, Ordering::Relaxed);
+                    if b >= blocks {
+                        break;
+                    }
+                    let lo = b * PARQUET_BLOCK;
+                    let hi = (lo + PARQUET_BLOCK).min(n);
+                    let mut timelines = idx.timelines(lo as EntryId..hi as EntryId);
+                    for id in lo as EntryId..hi as EntryId {
+                        let tl = timelines.next().flatten();
+                        if filter.keep(idx, id) {
+                            path.clear();
+                            paths.path_into(id, &mut path);
+                            rows.push(vol, idx, id, &path, tl);
+                        }
+                    }
+                    if tx.send((b, rows.batch())).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending = std::collections::BTreeMap::new();
+        let mut want = 0;
+        for (b, batch) in rx {
+            pending.insert(b, batch);
+            while let Some(batch) = pending.remove(&want) {
+                let batch = batch?;
+                if batch.num_rows() > 0 {
+                    pq.write_batch(&batch)?;
+                }
+                match pq.drain_into(out) {
+                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
+                    r => r.map_err(io_err("writing export"))?,
+                }
+                want += 1;
+                progress(((want * PARQUET_BLOCK).min(n)) as u64);
             }
         }
-        let bytes = pq.take_bytes();
-        match out.write_all(&bytes) {
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
-            r => r.map_err(io_err("writing export"))?,
-        }
-        progress(hi as u64);
-    }
-    Ok(())
+        Ok(())
+    })
 }
+
+/// Entries per Parquet record batch when exporting.
+const PARQUET_BLOCK: usize = 32 * 1024;

@@ -1,13 +1,15 @@
 //! Entries as Apache Parquet, with one fixed schema for every source and uffs version (docs/parquet.md): the
 //! volume's name, serial and source on every row (so the files of many machines union), then the columns of
 //! [`PARQUET_COLUMNS`] typed by their [`ColumnType`] (times as TIMESTAMP(NANOS) holding UTC, integers as UINT64),
-//! and the Windows attribute bits as `attributes_mask`. zstd compression, row groups of [`ROW_GROUP_ROWS`].
+//! and the Windows attribute bits as `attributes_mask`. zstd compression, row groups of [`ROW_GROUP_ROWS`]
+//! rows.
 //!
 //! A FILETIME outside the range of a signed 64-bit count of nanoseconds since 1970 (before
 //! 1677-09-21T00:12:43.145224192Z or after 2262-04-11T23:47:16.854775807Z; 0, "no time", is 1601-01-01) is
 //! written as null.
 //!
-//! The writer encodes into memory; [`ParquetWriter::take_bytes`] hands over what is complete so far, so a
+//! The writer holds a row group's rows, then encodes its columns in parallel into memory; [`ParquetWriter::drain_into`]
+//! hands over what is complete so far, so a
 //! printer streams it to a file, a pipe or the daemon's client as it goes.
 
 use std::sync::Arc;
@@ -17,9 +19,12 @@ use arrow_array::builder::{
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnPath;
 use uffs_index::timeline::EntryTimeline;
 use uffs_index::{flags, EntryId, Index};
 
@@ -54,6 +59,17 @@ pub const PARQUET_COLUMNS: [Column; 20] = [
 
 /// Rows per row group: large enough for fast scans, small enough that a reader spreads a volume over cores.
 pub const ROW_GROUP_ROWS: usize = 256 * 1024;
+/// The columns whose values repeat, dictionary-encoded.
+const DICTIONARY_COLUMNS: [&str; 7] = [
+    "volume",
+    "source",
+    "ext",
+    "kind",
+    "attributes",
+    "reparse_tag",
+    "attributes_mask",
+];
+
 /// Rows per record batch handed to the encoder.
 const BATCH_ROWS: usize = 32 * 1024;
 /// zstd's level: its fast end, as the files are written as fast as CSV.
@@ -118,9 +134,8 @@ enum Builder {
     Bool(BooleanBuilder),
 }
 
-/// Writes entries as Parquet into memory.
-pub struct ParquetWriter {
-    writer: ArrowWriter<Vec<u8>>,
+/// Rows being gathered into a record batch (one per formatting thread).
+pub struct Rows {
     schema: SchemaRef,
     volume: StringBuilder,
     serial: UInt64Builder,
@@ -131,16 +146,22 @@ pub struct ParquetWriter {
     letters: Vec<u8>,
 }
 
-impl ParquetWriter {
-    pub fn new() -> Result<ParquetWriter> {
-        let schema = schema();
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-            .set_created_by(format!("uffs {}", env!("CARGO_PKG_VERSION")))
-            .build();
-        let writer =
-            ArrowWriter::try_new(Vec::with_capacity(1 << 20), schema.clone(), Some(props))?;
+impl Default for Rows {
+    fn default() -> Self {
+        Rows::new()
+    }
+}
+
+/// Appends bytes that are UTF-8 (as names and paths are) without the cost of a lossy conversion.
+fn append_text(b: &mut StringBuilder, s: &[u8]) {
+    match std::str::from_utf8(s) {
+        Ok(s) => b.append_value(s),
+        Err(_) => b.append_value(String::from_utf8_lossy(s)),
+    }
+}
+
+impl Rows {
+    pub fn new() -> Rows {
         let columns = PARQUET_COLUMNS
             .iter()
             .map(|c| match c.ty() {
@@ -150,9 +171,8 @@ impl ParquetWriter {
                 ColumnType::Bool => Builder::Bool(BooleanBuilder::new()),
             })
             .collect();
-        Ok(ParquetWriter {
-            writer,
-            schema,
+        Rows {
+            schema: schema(),
             volume: StringBuilder::new(),
             serial: UInt64Builder::new(),
             source: StringBuilder::new(),
@@ -160,7 +180,16 @@ impl ParquetWriter {
             mask: UInt32Builder::new(),
             rows: 0,
             letters: Vec::with_capacity(16),
-        })
+        }
+    }
+
+    /// Rows gathered since the last batch.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
     }
 
     /// Adds the row of entry `id` of `idx` (on volume `vol`), whose full path is `path` and timeline `tl`.
@@ -171,17 +200,17 @@ impl ParquetWriter {
         id: EntryId,
         path: &[u8],
         tl: Option<EntryTimeline>,
-    ) -> Result<()> {
+    ) {
         self.volume.append_value(&vol.name);
         self.serial.append_value(vol.serial);
         self.source.append_value(&vol.source);
         for (b, &c) in self.columns.iter_mut().zip(PARQUET_COLUMNS.iter()) {
             match (b, cell(idx, id, path, tl, c)) {
-                (Builder::Text(b), Cell::Text(s)) => b.append_value(String::from_utf8_lossy(s)),
+                (Builder::Text(b), Cell::Text(s)) => append_text(b, s),
                 (Builder::Text(b), Cell::Letters(f)) => {
                     self.letters.clear();
                     attributes(f, &mut self.letters);
-                    b.append_value(String::from_utf8_lossy(&self.letters));
+                    append_text(b, &self.letters);
                 }
                 (Builder::Int(b), Cell::Int(n)) => b.append_option(n),
                 (Builder::Time(b), Cell::Time(t)) => {
@@ -197,16 +226,10 @@ impl ParquetWriter {
         }
         self.mask.append_value(idx.flags(id) & flags::WINDOWS_MASK);
         self.rows += 1;
-        if self.rows >= BATCH_ROWS {
-            self.flush_batch()?;
-        }
-        Ok(())
     }
 
-    fn flush_batch(&mut self) -> Result<()> {
-        if self.rows == 0 {
-            return Ok(());
-        }
+    /// The rows gathered as a record batch; the builders start again empty.
+    pub fn batch(&mut self) -> Result<RecordBatch> {
         let mut arrays: Vec<ArrayRef> = vec![
             Arc::new(self.volume.finish()),
             Arc::new(self.serial.finish()),
@@ -221,21 +244,156 @@ impl ParquetWriter {
             });
         }
         arrays.push(Arc::new(self.mask.finish()));
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays)?;
-        self.writer.write(&batch)?;
         self.rows = 0;
+        Ok(RecordBatch::try_new(self.schema.clone(), arrays)?)
+    }
+}
+
+/// Writes entries as Parquet into memory. Rows are held until a row group is full; its columns are then encoded
+/// and compressed in parallel (rayon), one column per task.
+pub struct ParquetWriter {
+    file: SerializedFileWriter<Vec<u8>>,
+    factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    /// Batches of the row group being gathered, and their rows.
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
+    row_groups: usize,
+    rows: Rows,
+}
+
+impl ParquetWriter {
+    pub fn new() -> Result<ParquetWriter> {
+        let mut props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_created_by(format!("uffs {}", env!("CARGO_PKG_VERSION")))
+            // A dictionary only where values repeat: for paths, names, times and sizes (nearly all different) it
+            // is most of the writing time and saves nothing.
+            .set_dictionary_enabled(false);
+        for c in DICTIONARY_COLUMNS {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(c), true);
+        }
+        // Text columns keep no min and max: comparing every string is a good part of the writing time, and a
+        // volume's row groups all span much the same range of paths, names or extensions anyway.
+        let text = PARQUET_COLUMNS
+            .iter()
+            .filter(|c| c.ty() == ColumnType::Text)
+            .map(|c| c.name());
+        for c in text.chain(["volume", "source"]) {
+            props =
+                props.set_column_statistics_enabled(ColumnPath::from(c), EnabledStatistics::None);
+        }
+        let schema = schema();
+        // Made through ArrowWriter, so the file carries the Arrow schema as ArrowWriter's files do.
+        let (file, factory) = ArrowWriter::try_new(
+            Vec::with_capacity(1 << 20),
+            schema.clone(),
+            Some(props.build()),
+        )?
+        .into_serialized_writer()?;
+        Ok(ParquetWriter {
+            file,
+            factory,
+            schema,
+            pending: Vec::new(),
+            pending_rows: 0,
+            row_groups: 0,
+            rows: Rows::new(),
+        })
+    }
+
+    /// Adds the row of entry `id` of `idx` (on volume `vol`), whose full path is `path` and timeline `tl`.
+    pub fn push(
+        &mut self,
+        vol: &VolumeInfo,
+        idx: &Index,
+        id: EntryId,
+        path: &[u8],
+        tl: Option<EntryTimeline>,
+    ) -> Result<()> {
+        self.rows.push(vol, idx, id, path, tl);
+        if self.rows.len() >= BATCH_ROWS {
+            self.flush_rows()?;
+        }
         Ok(())
     }
 
-    /// The bytes encoded so far that have not been taken (the file's start, then whole row groups).
-    pub fn take_bytes(&mut self) -> Vec<u8> {
-        std::mem::take(self.writer.inner_mut())
+    /// Adds a batch of rows gathered elsewhere (by [`Rows`]), after the rows pushed before.
+    pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.flush_rows()?;
+        self.add(batch.clone())
+    }
+
+    fn flush_rows(&mut self) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let batch = self.rows.batch()?;
+        self.add(batch)
+    }
+
+    /// Holds `batch`, encoding each row group once it has [`ROW_GROUP_ROWS`] rows.
+    fn add(&mut self, mut batch: RecordBatch) -> Result<()> {
+        while batch.num_rows() > 0 {
+            let room = ROW_GROUP_ROWS - self.pending_rows;
+            let take = room.min(batch.num_rows());
+            self.pending.push(batch.slice(0, take));
+            self.pending_rows += take;
+            batch = batch.slice(take, batch.num_rows() - take);
+            if self.pending_rows == ROW_GROUP_ROWS {
+                self.flush_row_group()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes the held rows as one row group, its columns in parallel.
+    fn flush_row_group(&mut self) -> Result<()> {
+        if self.pending_rows == 0 {
+            return Ok(());
+        }
+        use rayon::prelude::*;
+        let writers = self.factory.create_column_writers(self.row_groups)?;
+        let (schema, pending) = (&self.schema, &self.pending);
+        // Every column is flat: one leaf per field, in the fields' order.
+        let chunks: Vec<Result<ArrowColumnChunk>> = writers
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, mut w)| {
+                for b in pending {
+                    for leaf in compute_leaves(schema.field(i), b.column(i))? {
+                        w.write(&leaf)?;
+                    }
+                }
+                Ok(w.close()?)
+            })
+            .collect();
+        let mut rg = self.file.next_row_group()?;
+        for c in chunks {
+            c?.append_to_row_group(&mut rg)?;
+        }
+        rg.close()?;
+        self.row_groups += 1;
+        self.pending.clear();
+        self.pending_rows = 0;
+        Ok(())
+    }
+
+    /// Writes the bytes encoded so far and not written yet (the file's start, then whole row groups) to `out`;
+    /// the buffer keeps its memory for the next row group.
+    pub fn drain_into(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let buf = self.file.inner_mut();
+        let r = out.write_all(buf);
+        buf.clear();
+        r
     }
 
     /// Writes the last rows and the footer; returns the bytes not taken yet.
     pub fn finish(mut self) -> Result<Vec<u8>> {
-        self.flush_batch()?;
-        Ok(self.writer.into_inner()?)
+        self.flush_rows()?;
+        self.flush_row_group()?;
+        Ok(self.file.into_inner()?)
     }
 }
 

@@ -244,8 +244,10 @@ impl<'a> Printer<'a> {
                 pq.push(&vol, idx, id, &path, idx.timeline(id))?;
             }
             self.rows += ids.len();
-            let bytes = pq.take_bytes();
-            return self.write(&bytes);
+            return match pq.drain_into(&mut self.out) {
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+                r => r.map_err(io_err("writing results")),
+            };
         }
         let mut line = Vec::with_capacity(256);
         for &id in ids {
