@@ -271,3 +271,43 @@ fn a_query_as_parquet_through_the_daemon() {
     let piped = run_ok(w.uffs().args(q).args(["--format", "parquet"]));
     assert_eq!(piped.stdout, std::fs::read(&f).unwrap());
 }
+
+/// Through the daemon, a table fits the client's terminal: the client sends its width with the query.
+#[cfg(unix)]
+#[test]
+fn a_table_through_the_daemon_fits_the_clients_terminal() {
+    let w = World::new("table-width");
+    let xp = w.copy("windows-xp-mft/MFT", "xp.mft");
+    w.ok(&["volumes", "add", &xp, "--name", "C"]);
+    w.start();
+    w.wait_ready(30);
+    let cmd = format!(
+        "COLUMNS=50 {} system32/drivers --format table --color never --sort path --limit 20 2>/dev/null",
+        env!("CARGO_BIN_EXE_uffs")
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .env("UFFS_CACHE_DIR", &w.cache)
+        .env("UFFS_RUNTIME_DIR", &w.runtime)
+        .output()
+        .expect("script");
+    let shown = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+    let lines: Vec<&str> = shown.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 21, "{shown}");
+    assert!(lines.iter().all(|l| l.chars().count() <= 50), "{shown}");
+    assert!(
+        lines[1].starts_with("C:\\") && lines[1].contains('…'),
+        "{shown}"
+    );
+    // Piped, whole paths.
+    let piped = w.ok(&[
+        "system32/drivers",
+        "--format",
+        "table",
+        "--sort",
+        "path",
+        "--limit",
+        "20",
+    ]);
+    assert!(!piped.contains('…') && piped.lines().any(|l| l.chars().count() > 50));
+}
