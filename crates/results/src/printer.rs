@@ -536,3 +536,26 @@ fn escape_str(s: &str) -> String {
     escape_controls(s.as_bytes(), &mut v);
     String::from_utf8_lossy(&v).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--columns`' help names every column (clap's help text is a constant, so this keeps it in step).
+    #[test]
+    fn the_columns_help_names_every_column() {
+        let src = include_str!("printer.rs");
+        let start = src.find("/// Columns for csv, tsv").unwrap();
+        let help = &src[start..start + src[start..].find("#[arg").unwrap()];
+        let words: Vec<&str> = help
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .collect();
+        for c in Column::ALL {
+            assert!(
+                words.contains(&c.name()),
+                "{} is not in --columns' help",
+                c.name()
+            );
+        }
+    }
+}
