@@ -33,7 +33,7 @@ pub fn request(
         let resp: Response = serde_json::from_slice(&buf)
             .map_err(|e| msg(format!("unreadable answer from the daemon: {e}")))?;
         match resp {
-            Response::Out(_) => each(&resp)?,
+            Response::Out(_) | Response::Bytes(_) => each(&resp)?,
             last => return Ok(last),
         }
     }

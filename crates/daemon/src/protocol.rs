@@ -7,9 +7,15 @@
 //! Answers: a query streams `{"out":"…"}` lines (printed output, in pieces of at most [`CHUNK`] bytes) and ends
 //! with `{"done":{"found":N}}`; anything else answers one line. A failure is `{"error":"…"}`, always the last
 //! line.
+//!
+//! Binary output (`--format parquet`): a query sent with `"binary":true` streams `{"bytes":"…"}` lines instead
+//! of `out` ones, each a piece of at most [`CHUNK`] bytes of the output in standard base64 (with padding); the
+//! client decodes them and writes the bytes in order (the Parquet file, to the client's `-o FILE` or pipe).
+//! The text protocol is unchanged, and a client that never asks for binary output never sees a `bytes` line.
 
 use std::io::{self, BufRead, Write};
 
+use base64::Engine;
 use serde::{Deserialize, Serialize};
 
 /// The longest request accepted, newline included.
@@ -24,6 +30,9 @@ pub enum Request {
         args: serde_json::Value,
         #[serde(default)]
         terminal: bool,
+        /// The output is binary (Parquet): answer with `bytes` lines rather than `out` ones.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        binary: bool,
     },
     // Braces, not unit variants: serde refuses unknown fields only in struct-like variants.
     Status {},
@@ -76,7 +85,11 @@ pub struct Status {
 #[serde(rename_all = "lowercase")]
 pub enum Response {
     Out(String),
-    Done { found: u64 },
+    /// A piece of binary output, in base64 (see the module's documentation).
+    Bytes(String),
+    Done {
+        found: u64,
+    },
     Error(String),
     Status(Status),
     Ok(bool),
@@ -105,6 +118,13 @@ pub fn parse_request(line: &[u8]) -> Result<Request, String> {
     serde_json::from_slice(line).map_err(|e| format!("bad request: {e}"))
 }
 
+/// The bytes of a `bytes` line.
+pub fn decode_bytes(s: &str) -> Result<Vec<u8>, String> {
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .map_err(|e| format!("bad bytes from the daemon: {e}"))
+}
+
 pub fn send(w: &mut impl Write, r: &Response) -> io::Result<()> {
     let mut line = serde_json::to_vec(r).map_err(io::Error::other)?;
     line.push(b'\n');
@@ -117,6 +137,8 @@ pub fn send(w: &mut impl Write, r: &Response) -> io::Result<()> {
 pub struct OutWriter<W: Write> {
     inner: W,
     buf: Vec<u8>,
+    /// Pieces are `bytes` lines in base64 rather than `out` lines of text.
+    binary: bool,
 }
 
 impl<W: Write> OutWriter<W> {
@@ -124,10 +146,33 @@ impl<W: Write> OutWriter<W> {
         OutWriter {
             inner,
             buf: Vec::with_capacity(CHUNK + 8),
+            binary: false,
+        }
+    }
+
+    /// A writer of binary output: `bytes` lines.
+    pub fn binary(inner: W) -> Self {
+        OutWriter {
+            binary: true,
+            ..OutWriter::new(inner)
         }
     }
 
     fn emit(&mut self, all: bool) -> io::Result<()> {
+        if self.binary {
+            while self.buf.len() >= CHUNK || (all && !self.buf.is_empty()) {
+                let take = self.buf.len().min(CHUNK);
+                let text = base64::engine::general_purpose::STANDARD.encode(&self.buf[..take]);
+                send(&mut self.inner, &Response::Bytes(text)).map_err(|e| {
+                    io::Error::new(
+                        io::ErrorKind::ConnectionAborted,
+                        format!("client went away: {e}"),
+                    )
+                })?;
+                self.buf.drain(..take);
+            }
+            return Ok(());
+        }
         while self.buf.len() >= CHUNK || (all && !self.buf.is_empty()) {
             let take = self.buf.len().min(CHUNK);
             let cut = match std::str::from_utf8(&self.buf[..take]) {
@@ -195,6 +240,22 @@ mod tests {
         assert!(read_request(&mut &b"{\"op\":\"ping\"}"[..]).is_err());
         assert_eq!(read_request(&mut &b""[..]).unwrap(), None);
         assert_eq!(read_request(&mut &b"x\n"[..]).unwrap(), Some(b"x".to_vec()));
+    }
+
+    #[test]
+    fn binary_output_goes_as_base64_pieces() {
+        let mut w = OutWriter::binary(Vec::new());
+        let data: Vec<u8> = (0..CHUNK * 2 + 5).map(|i| (i * 7) as u8).collect();
+        w.write_all(&data).unwrap();
+        let out = w.finish().unwrap();
+        let mut joined = Vec::new();
+        for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            match serde_json::from_slice::<Response>(line).unwrap() {
+                Response::Bytes(s) => joined.extend(decode_bytes(&s).unwrap()),
+                r => panic!("unexpected {r:?}"),
+            }
+        }
+        assert_eq!(joined, data);
     }
 
     #[test]

@@ -300,10 +300,18 @@ fn serve(shared: &Arc<Shared>, stream: Conn) {
             ipc::wake(&shared.cfg.runtime);
             return;
         }
-        Ok(Request::Query { args, terminal }) => {
+        Ok(Request::Query {
+            args,
+            terminal,
+            binary,
+        }) => {
             shared.queries.fetch_add(1, Ordering::Relaxed);
             let snap = current(shared);
-            let mut out = protocol::OutWriter::new(&mut w);
+            let mut out = if binary {
+                protocol::OutWriter::binary(&mut w)
+            } else {
+                protocol::OutWriter::new(&mut w)
+            };
             let r = (shared.query)(&snap, &args, terminal, &mut out);
             if out.finish().is_err() {
                 return; // the client went away

@@ -12,8 +12,8 @@ use uffs_daemon::{client, dirs};
 use uffs_query::Searcher;
 use uffs_serve::{Backend, Error};
 
-use crate::output::Printer;
 use crate::query_cmd::{build_query, now_filetime, search_and_print, SearchArgs};
+use uffs_results::Printer;
 
 /// Where a server answers from: the daemon unless an index file or a source is named.
 #[derive(clap::Args, Debug, Clone)]
@@ -69,6 +69,12 @@ fn parse_args(args: &serde_json::Value) -> Result<SearchArgs, Error> {
             "bad query request: index, source and output are the server's".into(),
         ));
     }
+    if a.output.format == Some(uffs_results::Format::Parquet) {
+        return Err(Error::BadRequest(
+            "bad query request: parquet is binary; use `uffs QUERY --format parquet -o FILE`"
+                .into(),
+        ));
+    }
     build_query(&a, now_filetime()).map_err(|e| Error::BadRequest(format!("{e:#}")))?;
     Ok(a)
 }
@@ -122,6 +128,7 @@ impl Backend for DaemonBackend {
         let req = Request::Query {
             args: serde_json::to_value(&a).map_err(|e| Error::Failed(e.to_string()))?,
             terminal: false,
+            binary: false,
         };
         match self.ask(&req, |s| out.write_all(s.as_bytes()))? {
             Response::Done { found } => Ok(found),

@@ -10,8 +10,8 @@ use uffs_daemon::registry::{check_name, default_name, Registry, VolumeEntry};
 use uffs_daemon::{client, dirs, server};
 
 use crate::common::{progress_bar, thousands};
-use crate::output::Printer;
 use crate::query_cmd::{build_query, now_filetime, search_and_print, SearchArgs};
+use uffs_results::Printer;
 
 fn runtime() -> Result<PathBuf> {
     Ok(dirs::runtime_dir()?)
@@ -38,7 +38,19 @@ pub fn query(a: &SearchArgs) -> Result<bool> {
     let Some(stream) = client::connect(&runtime()?)? else {
         bail!("{NOT_RUNNING}");
     };
-    let (mut out, terminal): (Box<dyn Write>, bool) = match &a.output.output {
+    let parquet = a.output.format == Some(uffs_results::Format::Parquet);
+    if parquet && a.output.output.is_none() && std::io::stdout().is_terminal() {
+        bail!("{}", uffs_results::printer::PARQUET_TO_TERMINAL);
+    }
+    // Parquet goes to a temporary name renamed into place once whole.
+    let mut temp = None;
+    let (out, terminal): (Box<dyn Write>, bool) = match &a.output.output {
+        Some(p) if parquet => {
+            let t = uffs_results::TempFile::create(p)?;
+            let w = t.writer()?;
+            temp = Some(t);
+            (Box::new(w), false)
+        }
         Some(p) => (
             Box::new(
                 std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
@@ -50,30 +62,50 @@ pub fn query(a: &SearchArgs) -> Result<bool> {
             std::io::stdout().is_terminal(),
         ),
     };
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     let mut args = a.clone();
     args.output.output = None;
     args.output.color = Printer::resolve_color(a.output.color, terminal);
+    // The daemon fits a table to this terminal's width.
+    args.output.width = if terminal {
+        uffs_results::term::stdout_width()
+    } else {
+        None
+    };
     let req = Request::Query {
         args: serde_json::to_value(&args)?,
         terminal,
+        binary: parquet,
     };
     let mut broken = false;
     let last = client::request(stream, &req, |r| {
-        if let Response::Out(s) = r {
-            if !broken {
-                if let Err(e) = out.write_all(s.as_bytes()) {
-                    if e.kind() != std::io::ErrorKind::BrokenPipe {
-                        return Err(uffs_daemon::Error::Io(e));
-                    }
-                    broken = true;
+        let bytes = match r {
+            Response::Out(s) => std::borrow::Cow::Borrowed(s.as_bytes()),
+            Response::Bytes(s) => std::borrow::Cow::Owned(
+                uffs_daemon::protocol::decode_bytes(s).map_err(uffs_daemon::Error::Msg)?,
+            ),
+            _ => return Ok(()),
+        };
+        if !broken {
+            if let Err(e) = out.write_all(&bytes) {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    return Err(uffs_daemon::Error::Io(e));
                 }
+                broken = true;
             }
         }
         Ok(())
     })?;
-    let _ = out.flush();
+    let flushed = out.flush();
+    drop(out);
     match last {
-        Response::Done { found } => Ok(found > 0),
+        Response::Done { found } => {
+            if let Some(t) = temp {
+                flushed.context("writing results")?;
+                t.commit()?;
+            }
+            Ok(found > 0)
+        }
         Response::Error(e) => Err(anyhow!("{e}")),
         other => Err(anyhow!("unexpected answer from the daemon: {other:?}")),
     }

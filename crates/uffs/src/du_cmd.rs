@@ -9,8 +9,8 @@ use uffs_query::ast::{KindFilter, Pattern, Term, TermKind, TextMatch};
 use uffs_query::{Expr, SearchOptions, Searcher};
 
 use crate::common::thousands;
-use crate::output::{full_path, human, OutputArgs, Printer};
 use crate::query_cmd::SearchArgs;
+use uffs_results::{full_path, human, OutputArgs, Printer};
 
 #[derive(clap::Args, Debug)]
 pub struct DuArgs {

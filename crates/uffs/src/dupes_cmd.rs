@@ -12,8 +12,8 @@ use uffs_index::{flags, EntryId};
 use uffs_query::Searcher;
 
 use crate::common::{progress_bar, thousands};
-use crate::output::{full_path, human, OutputArgs, Printer};
 use crate::query_cmd::{build_query, now_filetime, search_sets, SearchArgs};
+use uffs_results::{full_path, human, OutputArgs, Printer};
 
 #[derive(clap::Args, Debug)]
 pub struct DupesArgs {

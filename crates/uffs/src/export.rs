@@ -1,56 +1,17 @@
-//! `uffs export`: one row per entry as CSV or JSON lines, or The Sleuth Kit's body file (see [`crate::bodyfile`]).
-//!
-//! Rows are formatted in blocks by all cores and written in entry order. Directory paths are built once and
-//! shared, so an entry's path costs one copy of its folder's path plus its name.
+//! `uffs export`: one row per entry of a source or an index file as CSV, JSON lines, a body file or Parquet;
+//! the formatting is `uffs_results::export`'s.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 
-use anyhow::{Context, Result};
-use clap::ValueEnum;
-use uffs_index::paths::FolderPaths;
-use uffs_index::timeline::EntryTimeline;
-use uffs_index::{flags, EntryId, Index};
+use anyhow::{bail, Context, Result};
+use uffs_results::export::{self, Filter, Format};
+use uffs_results::parquet::ParquetWriter;
+use uffs_results::printer::PARQUET_TO_TERMINAL;
+use uffs_results::TempFile;
 
 use crate::common::load_indexes;
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Csv,
-    Jsonl,
-    /// The Sleuth Kit's body file (mactime's input): the `$STANDARD_INFORMATION` and `$FILE_NAME` times as rows.
-    Bodyfile,
-}
-
-/// The columns of csv and jsonl, in order; the `fn_*` times are the entry's name's `$FILE_NAME` times (empty or
-/// null when the index was made before uffs kept them).
-pub const COLUMNS: [&str; 19] = [
-    "path",
-    "name",
-    "kind",
-    "size",
-    "allocated",
-    "created",
-    "modified",
-    "mft_changed",
-    "accessed",
-    "attributes",
-    "record",
-    "sequence",
-    "parent_record",
-    "deleted",
-    "reparse_tag",
-    "fn_created",
-    "fn_modified",
-    "fn_mft_changed",
-    "fn_accessed",
-];
-
-/// The `$FILE_NAME` time columns, in the order of [`EntryTimeline::fn_times`].
-pub const FN_COLUMNS: [&str; 4] = ["fn_created", "fn_modified", "fn_mft_changed", "fn_accessed"];
 
 pub fn run(
     spec: &str,
@@ -60,398 +21,87 @@ pub fn run(
     deleted: bool,
     streams: bool,
 ) -> Result<()> {
+    if format == Format::Parquet && output.is_none() && io::stdout().is_terminal() {
+        bail!("{PARQUET_TO_TERMINAL}");
+    }
     let indexes = load_indexes(spec, partition, deleted)?;
     if format == Format::Bodyfile && indexes.iter().any(|p| !p.index.has_timeline()) {
-        anyhow::bail!(
+        bail!(
             "{spec} was indexed by an older uffs, which kept no $FILE_NAME times; rebuild the index for a body file"
         );
     }
+    // Parquet goes to a temporary name renamed into place once whole.
+    let mut temp = None;
     let out: Box<dyn Write> = match output {
+        Some(p) if format == Format::Parquet => {
+            let t = TempFile::create(p)?;
+            let w = t.writer()?;
+            temp = Some(t);
+            Box::new(w)
+        }
         Some(p) => Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
         None => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, out);
+    // A progress bar on a terminal, when the rows go to a file (not over them).
+    let pb = if output.is_some() {
+        crate::common::progress_bar("export")
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {human_pos}/{human_len} entries ({percent}%), eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    pb.set_length(indexes.iter().map(|p| p.index.len() as u64).sum());
     if format == Format::Csv {
-        writeln!(out, "{}", COLUMNS.join(","))?;
+        out.write_all(export::csv_header().as_bytes())?;
     }
+    let mut pq = match format {
+        Format::Parquet => Some(ParquetWriter::new()?),
+        _ => None,
+    };
+    let mut base = 0u64;
     for part in &indexes {
         let filter = Filter {
             deleted,
             streams,
             hidden: part.hidden.as_deref(),
         };
-        write_rows(&part.index, &part.prefix, format, filter, &mut out)?;
+        let progress = |n: u64| pb.set_position(base + n);
+        match &mut pq {
+            Some(pq) => {
+                export::write_parquet(&part.index, &part.prefix, filter, pq, &mut out, &progress)?
+            }
+            None => export::write_rows(
+                &part.index,
+                &part.prefix,
+                format,
+                filter,
+                &mut out,
+                &progress,
+            )?,
+        }
+        base += part.index.len() as u64;
     }
+    if let Some(pq) = pq {
+        let rest = pq.finish()?;
+        match out.write_all(&rest) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+            r => r.context("writing export")?,
+        }
+    }
+    pb.finish_and_clear();
     match out.flush() {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        r => r.context("writing export"),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        r => r.context("writing export")?,
     }
-}
-
-#[derive(Clone, Copy)]
-struct Filter<'a> {
-    deleted: bool,
-    streams: bool,
-    /// Entries a delta replaces (a bit per entry).
-    hidden: Option<&'a [u64]>,
-}
-
-impl Filter<'_> {
-    fn keep(&self, idx: &Index, id: EntryId) -> bool {
-        let f = idx.flags(id);
-        let i = id as usize;
-        f & flags::SYNTHETIC == 0
-            && self.hidden.is_none_or(|h| h[i / 64] >> (i % 64) & 1 == 0)
-            && (self.deleted || f & flags::DELETED == 0)
-            && (self.streams || f & flags::STREAM == 0)
+    drop(out);
+    if let Some(t) = temp {
+        t.commit()?;
     }
-}
-
-/// Entries per formatting block.
-const BLOCK: usize = 16 * 1024;
-
-fn write_rows(
-    idx: &Index,
-    prefix: &str,
-    format: Format,
-    filter: Filter<'_>,
-    out: &mut impl Write,
-) -> Result<()> {
-    let paths = DirPaths::build(idx, prefix);
-    let blocks = idx.len().div_ceil(BLOCK);
-    let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(blocks.max(1));
-    // Written buffers come back for reuse, so formatting does not keep faulting in fresh memory.
-    let (back_tx, back_rx) = mpsc::channel::<Vec<u8>>();
-    let back_rx = std::sync::Mutex::new(back_rx);
-    std::thread::scope(|s| -> Result<()> {
-        let (tx, rx) = mpsc::sync_channel::<(usize, Vec<u8>)>(threads * 2);
-        for _ in 0..threads {
-            let (tx, next, paths, back_rx) = (tx.clone(), &next, &paths, &back_rx);
-            s.spawn(move || {
-                let mut row = Row::new(idx, paths);
-                loop {
-                    let b = next.fetch_add(1, Ordering::Relaxed);
-                    if b >= blocks {
-                        break;
-                    }
-                    let mut buf = back_rx
-                        .lock()
-                        .ok()
-                        .and_then(|r| r.try_recv().ok())
-                        .unwrap_or_default();
-                    buf.clear();
-                    let lo = b * BLOCK;
-                    let hi = (lo + BLOCK).min(idx.len());
-                    // Timelines are decoded one after the other, kept rows or not.
-                    let mut timelines = idx.timelines(lo as EntryId..hi as EntryId);
-                    for id in lo as EntryId..hi as EntryId {
-                        let tl = timelines.next().flatten();
-                        if filter.keep(idx, id) {
-                            match format {
-                                Format::Csv => row.csv(id, tl, &mut buf),
-                                Format::Jsonl => row.json(id, tl, &mut buf),
-                                Format::Bodyfile => row.body(id, tl, &mut buf),
-                            }
-                        }
-                    }
-                    if tx.send((b, buf)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        let mut pending = std::collections::BTreeMap::new();
-        let mut want = 0;
-        for (b, buf) in rx {
-            pending.insert(b, buf);
-            while let Some(buf) = pending.remove(&want) {
-                match out.write_all(&buf) {
-                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
-                    r => r?,
-                }
-                let _ = back_tx.send(buf);
-                want += 1;
-            }
-        }
-        Ok(())
-    })
-}
-
-/// Paths of one index's entries, each prefixed (`@2:` for partition 2 of a disk with several volumes).
-struct DirPaths<'a> {
-    idx: &'a Index,
-    prefix: &'a str,
-    folders: FolderPaths,
-}
-
-impl<'a> DirPaths<'a> {
-    fn build(idx: &'a Index, prefix: &'a str) -> DirPaths<'a> {
-        DirPaths {
-            idx,
-            prefix,
-            folders: FolderPaths::build(idx),
-        }
-    }
-
-    /// Appends the full path of `id`. The root is `/`.
-    fn path_into(&self, id: EntryId, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.prefix.as_bytes());
-        self.folders.path_into(self.idx, id, out);
-    }
-}
-
-fn attributes(f: u32, out: &mut Vec<u8>) {
-    for (c, bit) in flags::LETTERS {
-        if f & bit != 0 {
-            out.push(c as u8);
-        }
-    }
-}
-
-/// Formats rows; one per thread, holding its scratch path and the last date it formatted.
-struct Row<'a> {
-    idx: &'a Index,
-    paths: &'a DirPaths<'a>,
-    path: Vec<u8>,
-    /// `YYYY-MM-DD` of recently formatted days (days since 1601), direct-mapped: a volume's times cluster in a
-    /// few years, so nearly every lookup hits.
-    dates: Vec<(u64, [u8; 10])>,
-}
-
-const DATE_SLOTS: usize = 4096;
-
-impl<'a> Row<'a> {
-    fn new(idx: &'a Index, paths: &'a DirPaths<'a>) -> Row<'a> {
-        Row {
-            idx,
-            paths,
-            path: Vec::with_capacity(256),
-            dates: vec![(u64::MAX, [0; 10]); DATE_SLOTS],
-        }
-    }
-
-    fn csv(&mut self, id: EntryId, tl: Option<EntryTimeline>, b: &mut Vec<u8>) {
-        self.path.clear();
-        self.paths.path_into(id, &mut self.path);
-        csv_field(&self.path, b);
-        b.push(b',');
-        csv_field(self.idx.name_bytes(id), b);
-        b.push(b',');
-        b.extend_from_slice(self.idx.kind(id).as_str().as_bytes());
-        b.push(b',');
-        self.numbers::<false>(id, tl, b);
-        b.push(b'\n');
-    }
-
-    fn body(&mut self, id: EntryId, tl: Option<EntryTimeline>, b: &mut Vec<u8>) {
-        self.path.clear();
-        self.paths.path_into(id, &mut self.path);
-        crate::bodyfile::rows(self.idx, id, &self.path, tl, b);
-    }
-
-    fn json(&mut self, id: EntryId, tl: Option<EntryTimeline>, b: &mut Vec<u8>) {
-        self.path.clear();
-        self.paths.path_into(id, &mut self.path);
-        b.extend_from_slice(b"{\"path\":");
-        json_str(&self.path, b);
-        b.extend_from_slice(b",\"name\":");
-        json_str(self.idx.name_bytes(id), b);
-        b.extend_from_slice(b",\"kind\":\"");
-        b.extend_from_slice(self.idx.kind(id).as_str().as_bytes());
-        b.extend_from_slice(b"\",");
-        self.numbers::<true>(id, tl, b);
-        b.extend_from_slice(b"}\n");
-    }
-
-    /// The columns after `kind`, as CSV fields or (`JSON`) JSON members. A constant, so each format's loop has
-    /// no branches for the other.
-    fn numbers<const JSON: bool>(
-        &mut self,
-        id: EntryId,
-        tl: Option<EntryTimeline>,
-        b: &mut Vec<u8>,
-    ) {
-        let idx = self.idx;
-        let json = JSON;
-        let key = |b: &mut Vec<u8>, k: &str| {
-            if json {
-                b.push(b'"');
-                b.extend_from_slice(k.as_bytes());
-                b.extend_from_slice(b"\":");
-            }
-        };
-        let quote = |b: &mut Vec<u8>| {
-            if json {
-                b.push(b'"');
-            }
-        };
-        key(b, "size");
-        itoa(idx.size(id), b);
-        b.push(b',');
-        key(b, "allocated");
-        itoa(idx.allocated(id), b);
-        for (name, t) in [
-            ("created", idx.created(id)),
-            ("modified", idx.modified(id)),
-            ("mft_changed", idx.mft_changed(id)),
-            ("accessed", idx.accessed(id)),
-        ] {
-            b.push(b',');
-            key(b, name);
-            quote(b);
-            self.iso_time(t, b);
-            quote(b);
-        }
-        b.push(b',');
-        key(b, "attributes");
-        quote(b);
-        attributes(idx.flags(id), b);
-        quote(b);
-        b.push(b',');
-        key(b, "record");
-        itoa(u64::from(idx.record(id)), b);
-        b.push(b',');
-        key(b, "sequence");
-        itoa(u64::from(idx.sequence(id)), b);
-        b.push(b',');
-        key(b, "parent_record");
-        match idx.parent_record(id) {
-            Some(p) => itoa(u64::from(p), b),
-            None if json => b.extend_from_slice(b"null"),
-            None => {}
-        }
-        b.push(b',');
-        key(b, "deleted");
-        b.extend_from_slice(if idx.is_deleted(id) {
-            b"true"
-        } else {
-            b"false"
-        });
-        b.push(b',');
-        key(b, "reparse_tag");
-        let tag = idx.reparse_tag(id);
-        if json {
-            itoa(u64::from(tag), b);
-        } else if tag != 0 {
-            b.extend_from_slice(format!("0x{tag:08X}").as_bytes());
-        }
-        for (k, name) in FN_COLUMNS.iter().enumerate() {
-            b.push(b',');
-            key(b, name);
-            match tl {
-                Some(t) => {
-                    quote(b);
-                    self.iso_time(t.fn_times[k], b);
-                    quote(b);
-                }
-                None if json => b.extend_from_slice(b"null"),
-                None => {}
-            }
-        }
-    }
-
-    /// ISO 8601 UTC with 100 ns precision. This runs four times per row, so the date is cached per day and the
-    /// digits come from a table of pairs.
-    fn iso_time(&mut self, ft: u64, b: &mut Vec<u8>) {
-        const TICKS_PER_DAY: u64 = 86_400 * uffs_index::time::TICKS_PER_SECOND;
-        let day = ft / TICKS_PER_DAY;
-        let slot = &mut self.dates[day as usize % DATE_SLOTS];
-        if slot.0 != day {
-            let c = uffs_index::time::to_civil(day * TICKS_PER_DAY);
-            if !(0..=9999).contains(&c.year) {
-                // Past year 9999 (only corrupt times get there): not cached, printed in full.
-                b.extend_from_slice(format!("{}-{:02}-{:02}", c.year, c.month, c.day).as_bytes());
-                return self.time_of_day(ft % TICKS_PER_DAY, b);
-            }
-            let mut d = Vec::with_capacity(10);
-            pair((c.year / 100) as u32, &mut d);
-            pair((c.year % 100) as u32, &mut d);
-            d.push(b'-');
-            pair(c.month, &mut d);
-            d.push(b'-');
-            pair(c.day, &mut d);
-            slot.0 = day;
-            slot.1.copy_from_slice(&d);
-        }
-        b.extend_from_slice(&slot.1);
-        self.time_of_day(ft % TICKS_PER_DAY, b);
-    }
-
-    /// `THH:MM:SS.fffffffZ` of the ticks since midnight.
-    fn time_of_day(&self, in_day: u64, b: &mut Vec<u8>) {
-        let secs = (in_day / uffs_index::time::TICKS_PER_SECOND) as u32;
-        let ticks = (in_day % uffs_index::time::TICKS_PER_SECOND) as u32;
-        b.push(b'T');
-        pair(secs / 3600, b);
-        b.push(b':');
-        pair(secs / 60 % 60, b);
-        b.push(b':');
-        pair(secs % 60, b);
-        b.push(b'.');
-        b.push(b'0' + (ticks / 1_000_000) as u8);
-        pair(ticks / 10_000 % 100, b);
-        pair(ticks / 100 % 100, b);
-        pair(ticks % 100, b);
-        b.push(b'Z');
-    }
-}
-
-/// "00" to "99".
-const PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-
-fn pair(n: u32, b: &mut Vec<u8>) {
-    let i = (n as usize % 100) * 2;
-    b.extend_from_slice(&PAIRS[i..i + 2]);
-}
-
-fn csv_field(s: &[u8], b: &mut Vec<u8>) {
-    if memchr::memchr3(b',', b'"', b'\n', s).is_none() && memchr::memchr(b'\r', s).is_none() {
-        b.extend_from_slice(s);
-        return;
-    }
-    b.push(b'"');
-    for &c in s {
-        if c == b'"' {
-            b.push(b'"');
-        }
-        b.push(c);
-    }
-    b.push(b'"');
-}
-
-fn json_str(s: &[u8], b: &mut Vec<u8>) {
-    b.push(b'"');
-    for &c in s {
-        match c {
-            b'"' => b.extend_from_slice(b"\\\""),
-            b'\\' => b.extend_from_slice(b"\\\\"),
-            0..=0x1F => b.extend_from_slice(format!("\\u{c:04x}").as_bytes()),
-            _ => b.push(c),
-        }
-    }
-    b.push(b'"');
-}
-
-pub fn itoa(mut n: u64, b: &mut Vec<u8>) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    while n >= 100 {
-        let p = (n % 100) as usize * 2;
-        n /= 100;
-        i -= 2;
-        tmp[i..i + 2].copy_from_slice(&PAIRS[p..p + 2]);
-    }
-    if n >= 10 {
-        let p = n as usize * 2;
-        i -= 2;
-        tmp[i..i + 2].copy_from_slice(&PAIRS[p..p + 2]);
-    } else {
-        i -= 1;
-        tmp[i] = b'0' + n as u8;
-    }
-    b.extend_from_slice(&tmp[i..]);
+    Ok(())
 }

@@ -7,8 +7,8 @@ use anyhow::Result;
 use uffs_query::facets::{self, FacetKey, RawKey, Stats, Tally};
 use uffs_query::{Expr, Searcher};
 
-use crate::output::{full_path, human, Printer};
 use crate::query_cmd::{search_sets, FacetArg, SearchArgs};
+use uffs_results::{full_path, human, Printer};
 
 /// Groups shown by default for the facets that can have very many (extensions, folders).
 const DEFAULT_TOP: usize = 25;
@@ -176,7 +176,7 @@ fn print_stats(t: &Stats, out: &mut Printer<'_>) -> Result<()> {
                 )
             })
             .collect();
-        return out.records(&["stat", "value"], &[false, true], &rows);
+        return Ok(out.records(&["stat", "value"], &[false, true], &rows)?);
     }
     let heads: Vec<&'static str> = named.iter().map(|n| n.0).collect();
     let numeric: Vec<bool> = named.iter().map(|n| n.3).collect();
@@ -184,5 +184,5 @@ fn print_stats(t: &Stats, out: &mut Printer<'_>) -> Result<()> {
         named.iter().map(|n| n.1.clone()).collect(),
         named.iter().map(|n| n.2.clone()).collect(),
     );
-    out.records(&heads, &numeric, &[row])
+    Ok(out.records(&heads, &numeric, &[row])?)
 }

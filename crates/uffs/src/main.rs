@@ -3,7 +3,6 @@
 
 mod backend;
 mod bench;
-mod bodyfile;
 mod cat_cmd;
 mod common;
 mod daemon_cmd;
@@ -15,7 +14,6 @@ mod facet_cmd;
 mod info;
 mod journal_cmd;
 mod mcp_cmd;
-mod output;
 mod query_cmd;
 mod serve_cmd;
 
@@ -84,15 +82,15 @@ enum Command {
         compact: bool,
     },
     /// Write one row per entry (path, name, kind, sizes, times, $FILE_NAME times, attributes, record numbers) as
-    /// CSV or JSON lines, or a timeline as The Sleuth Kit's body file (for mactime).
+    /// CSV, JSON lines or Parquet (docs/parquet.md), or a timeline as The Sleuth Kit's body file (for mactime).
     #[command(
-        after_help = "EXAMPLES:\n  uffs export /dev/sdb1 --format csv -o files.csv\n  uffs export sdb1.uffs --format jsonl --streams\n  uffs export MFT --deleted --format csv\n  uffs export disk.img@2 --format bodyfile --deleted --streams -o body && mactime -b body -d > timeline.csv"
+        after_help = "EXAMPLES:\n  uffs export /dev/sdb1 --format csv -o files.csv\n  uffs export sdb1.uffs --format jsonl --streams\n  uffs export sdb1.uffs --format parquet -o files.parquet\n  uffs export MFT --deleted --format csv\n  uffs export disk.img@2 --format bodyfile --deleted --streams -o body && mactime -b body -d > timeline.csv"
     )]
     Export {
         /// A source or an index file written by `uffs index`.
         source: String,
-        #[arg(long, value_enum, default_value_t = export::Format::Csv)]
-        format: export::Format,
+        #[arg(long, value_enum, default_value_t = uffs_results::export::Format::Csv)]
+        format: uffs_results::export::Format,
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// Include deleted entries.

@@ -10,7 +10,7 @@ use uffs_query::ast::{Cmp, DateField, KindFilter, Pattern, Term, TermKind, TextM
 use uffs_query::{parse, Expr, ParseOptions, SearchOptions, Searcher, SortKey};
 
 use crate::common::load_indexes;
-use crate::output::{self, OutputArgs};
+use uffs_results::{self as output, OutputArgs};
 
 #[derive(clap::Args, Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -239,7 +239,7 @@ pub fn search_and_print(
             if out.reads_timeline() {
                 s.index().touch_timeline(&ids);
                 s.index()
-                    .touch_rows(&crate::bodyfile::neighbours(s.index(), &ids));
+                    .touch_rows(&uffs_results::bodyfile::neighbours(s.index(), &ids));
             }
         }
         s.index().verify_touched()?;

@@ -570,3 +570,51 @@ fn search_a_source_directly() {
     let n: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
     assert!(n >= 1);
 }
+
+/// On a terminal a table fits the window (its width from `COLUMNS`, else the terminal's size): a long path is
+/// shortened in its middle and the other columns stay whole. A pipe gets the whole paths.
+#[cfg(unix)]
+#[test]
+fn a_table_on_a_terminal_fits_its_width() {
+    let src = data("windows-xp-mft/MFT");
+    let query = format!(
+        "{} --source {} system32/drivers --format table --color never --sort path --limit 40 2>/dev/null",
+        env!("CARGO_BIN_EXE_uffs"),
+        src.display()
+    );
+    let piped = run_ok(uffs().arg("--source").arg(&src).args([
+        "system32/drivers",
+        "--format",
+        "table",
+        "--sort",
+        "path",
+        "--limit",
+        "40",
+    ]));
+    let piped = String::from_utf8(piped.stdout).unwrap();
+    assert!(!piped.contains('…'));
+    assert!(piped.lines().any(|l| l.chars().count() > 64), "{piped}");
+    for (setup, width) in [
+        ("COLUMNS=56 ", 56),
+        ("unset COLUMNS; stty cols 50 2>/dev/null; ", 50),
+    ] {
+        let o = std::process::Command::new("script")
+            .args(["-qec", &format!("{setup}{query}"), "/dev/null"])
+            .env_remove("COLUMNS")
+            .output()
+            .expect("script");
+        let shown = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+        let lines: Vec<&str> = shown.lines().filter(|l| !l.is_empty()).collect();
+        assert_eq!(lines.len(), piped.lines().count(), "{shown}");
+        for (l, p) in lines.iter().zip(piped.lines()) {
+            assert!(l.chars().count() <= width, "{setup}: {l:?}");
+            // The columns after the path are whole: the same as piped.
+            fn tail(s: &str) -> Vec<&str> {
+                s.split_whitespace().rev().take(4).collect()
+            }
+            assert_eq!(tail(l), tail(p), "{setup}");
+        }
+        assert!(lines.iter().any(|l| l.contains('…')), "{shown}");
+        assert!(lines[1].starts_with("/WINDOW"), "{shown}");
+    }
+}

@@ -1,15 +1,18 @@
 //! Printing search results: paths (coloured and escaped on a terminal, or NUL-separated), rows of chosen
-//! columns as CSV, TSV, JSON lines or an aligned table, or a body file's rows (see [`crate::bodyfile`]); to
-//! stdout or a file.
+//! [`Column`]s as CSV, TSV, JSON lines or an aligned table (fitted to the terminal's width), a body file's rows
+//! (see [`crate::bodyfile`]), or Parquet (see [`crate::parquet`]); to stdout or a file.
 
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
-use uffs_index::{flags, EntryId, EntryKind, Index};
+use uffs_index::{EntryId, EntryKind, Index};
 use uffs_query::Searcher;
+
+use crate::column::{full_path, human, Column, ColumnType, Value};
+use crate::parquet::{ParquetWriter, VolumeInfo};
+use crate::{io_err, Error, Result, TempFile};
 
 #[derive(clap::Args, Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -20,7 +23,7 @@ pub struct OutputArgs {
     /// Separate paths with NUL instead of newlines (for xargs -0).
     #[arg(short = '0', long = "print0")]
     pub print0: bool,
-    /// Output format (default: paths).
+    /// Output format (default: paths). parquet: the fixed schema of docs/parquet.md, to -o FILE or a pipe.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
     /// Columns for csv, tsv, jsonl and table, comma-separated, from: path name kind size allocated created
@@ -32,6 +35,10 @@ pub struct OutputArgs {
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// The width of the terminal a table is fitted to (set by a client for the daemon that prints for it).
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub width: Option<usize>,
 }
 
 #[derive(
@@ -53,40 +60,21 @@ pub enum Format {
     Table,
     /// The Sleuth Kit's body file (mactime's input).
     Bodyfile,
+    /// Apache Parquet with uffs's fixed schema (docs/parquet.md); to -o FILE or a pipe, never a terminal.
+    Parquet,
 }
 
-/// Columns beyond `uffs export`'s (which come first).
-const EXTRA_COLUMNS: [&str; 5] = [
-    "ext",
-    "tree_size",
-    "tree_allocated",
-    "descendants",
-    "children",
-];
-
-fn all_columns() -> impl Iterator<Item = &'static str> {
-    crate::export::COLUMNS
-        .iter()
-        .chain(EXTRA_COLUMNS.iter())
-        .copied()
-}
-const NUMERIC: [&str; 10] = [
-    "size",
-    "allocated",
-    "record",
-    "sequence",
-    "parent_record",
-    "reparse_tag",
-    "tree_size",
-    "tree_allocated",
-    "descendants",
-    "children",
-];
+/// Why Parquet is not written to a terminal.
+pub const PARQUET_TO_TERMINAL: &str =
+    "--format parquet writes binary data: give -o FILE or pipe it (it is not written to a terminal)";
 
 pub struct Printer<'a> {
     out: BufWriter<Box<dyn Write + 'a>>,
     format: Format,
-    columns: Vec<&'static str>,
+    /// The entry columns of csv, tsv, jsonl and table.
+    columns: Vec<Column>,
+    /// The headings of a table or of CSV and TSV (the columns' names, or those of rows that are not entries).
+    names: Vec<&'static str>,
     terminal: bool,
     color: bool,
     print0: bool,
@@ -96,18 +84,39 @@ pub struct Printer<'a> {
     table: Vec<Vec<String>>,
     /// For rows that are not entries: which columns are numbers (aligned right).
     numeric: Vec<bool>,
+    /// The terminal's width a table is fitted to.
+    width: Option<usize>,
+    parquet: Option<ParquetWriter>,
+    /// Where Parquet goes once complete (renamed from a temporary name).
+    temp: Option<TempFile>,
 }
 
 impl<'a> Printer<'a> {
+    /// A printer to `a.output` or stdout. Parquet goes to a temporary name beside the file, renamed into place
+    /// by [`Printer::finish`].
     pub fn new(a: &OutputArgs) -> Result<Printer<'static>> {
+        let parquet = a.format == Some(Format::Parquet);
+        let mut temp = None;
         let (out, terminal): (Box<dyn Write>, bool) = match &a.output {
+            Some(p) if parquet => {
+                let t = TempFile::create(p)?;
+                let w = t.writer()?;
+                temp = Some(t);
+                (Box::new(w), false)
+            }
             Some(p) => (
-                Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
+                Box::new(File::create(p).map_err(io_err(format!("creating {}", p.display())))?),
                 false,
             ),
             None => (Box::new(io::stdout()), io::stdout().is_terminal()),
         };
-        Printer::to_writer(out, a, terminal)
+        let mut a = a.clone();
+        if terminal {
+            a.width = a.width.or_else(crate::term::stdout_width);
+        }
+        let mut p = Printer::to_writer(out, &a, terminal)?;
+        p.temp = temp;
+        Ok(p)
     }
 
     /// The colour choice resolved for an output that is (or is not) a terminal: `Auto` becomes `Always` or
@@ -122,7 +131,7 @@ impl<'a> Printer<'a> {
     }
 
     /// A printer writing to `out`; `terminal` says whether what is written ends on a terminal (control
-    /// characters are then escaped).
+    /// characters are then escaped, and Parquet refused); a table is fitted to `a.width` when given.
     pub fn to_writer(
         out: Box<dyn Write + 'a>,
         a: &OutputArgs,
@@ -132,21 +141,42 @@ impl<'a> Printer<'a> {
         let format = a.format.unwrap_or(Format::Paths);
         let mut columns = Vec::new();
         for c in &a.columns {
-            let Some(k) = all_columns().find(|k| k.eq_ignore_ascii_case(c.trim())) else {
-                let all: Vec<&str> = all_columns().collect();
-                bail!("unknown column {c:?}; columns are: {}", all.join(", "));
+            let Some(k) = Column::parse(c) else {
+                let all: Vec<&str> = Column::ALL.iter().map(|c| c.name()).collect();
+                return Err(Error::UnknownColumn(c.clone(), all.join(", ")));
             };
             columns.push(k);
         }
+        let parquet = if format == Format::Parquet {
+            if terminal {
+                return Err(Error::Unsupported(PARQUET_TO_TERMINAL.into()));
+            }
+            if !columns.is_empty() {
+                return Err(Error::Unsupported(
+                    "--format parquet has a fixed schema (docs/parquet.md): --columns is for csv, tsv, jsonl and table".into(),
+                ));
+            }
+            Some(ParquetWriter::new()?)
+        } else {
+            None
+        };
         if columns.is_empty() {
             columns = match format {
-                Format::Table => vec!["path", "kind", "size", "modified"],
-                _ => vec!["path", "name", "kind", "size", "modified", "attributes"],
+                Format::Table => vec![Column::Path, Column::Kind, Column::Size, Column::Modified],
+                _ => vec![
+                    Column::Path,
+                    Column::Name,
+                    Column::Kind,
+                    Column::Size,
+                    Column::Modified,
+                    Column::Attributes,
+                ],
             };
         }
         Ok(Printer {
             out: BufWriter::with_capacity(1 << 16, out),
             format,
+            names: columns.iter().map(|c| c.name()).collect(),
             columns,
             terminal,
             color,
@@ -155,6 +185,9 @@ impl<'a> Printer<'a> {
             header_done: false,
             table: Vec::new(),
             numeric: Vec::new(),
+            width: a.width.filter(|_| terminal),
+            parquet,
+            temp: None,
         })
     }
 
@@ -179,23 +212,43 @@ impl<'a> Printer<'a> {
 
     /// Whether printing reads the entries' timelines (`$FILE_NAME` times), a part of the index no query reads.
     pub fn reads_timeline(&self) -> bool {
-        self.format == Format::Bodyfile
-            || (self.format != Format::Paths && self.columns.iter().any(|c| c.starts_with("fn_")))
+        matches!(self.format, Format::Bodyfile | Format::Parquet)
+            || (self.format != Format::Paths && self.columns.iter().any(|c| c.fn_index().is_some()))
     }
 
     pub fn count(&mut self, n: usize) -> Result<()> {
+        if self.format == Format::Parquet {
+            return Err(Error::Unsupported(
+                "--format parquet lists entries; --count prints a number (leave out --format)"
+                    .into(),
+            ));
+        }
         self.write(format!("{n}\n").as_bytes())
     }
 
     fn write(&mut self, b: &[u8]) -> Result<()> {
         match self.out.write_all(b) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-            r => r.context("writing results"),
+            r => r.map_err(io_err("writing results")),
         }
     }
 
     pub fn rows(&mut self, s: &Searcher, prefix: &str, ids: &[EntryId]) -> Result<()> {
         let idx = s.index();
+        if let Some(pq) = &mut self.parquet {
+            let vol = VolumeInfo::of(idx, prefix);
+            let mut path = Vec::with_capacity(256);
+            for &id in ids {
+                path.clear();
+                path.extend_from_slice(full_path(idx, prefix, id).as_bytes());
+                pq.push(&vol, idx, id, &path, idx.timeline(id))?;
+            }
+            self.rows += ids.len();
+            return match pq.drain_into(&mut self.out) {
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+                r => r.map_err(io_err("writing results")),
+            };
+        }
         let mut line = Vec::with_capacity(256);
         for &id in ids {
             line.clear();
@@ -209,23 +262,24 @@ impl<'a> Printer<'a> {
                     let cells = self
                         .columns
                         .iter()
-                        .map(|c| value(s, prefix, id, c, true))
+                        .map(|&c| table_cell(s, prefix, id, c))
                         .collect();
                     self.table.push(cells);
                 }
                 Format::Csv | Format::Tsv | Format::Jsonl => {
                     if !self.header_done {
-                        let columns = self.columns.clone();
-                        self.header(&columns)?;
+                        let names = self.names.clone();
+                        self.header(&names)?;
                     }
                     self.record_line(s, prefix, id, &mut line);
                 }
+                Format::Parquet => unreachable!("written above"),
             }
             self.rows += 1;
             if !line.is_empty() {
                 match self.out.write_all(&line) {
                     Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
-                    r => r.context("writing results")?,
+                    r => r.map_err(io_err("writing results"))?,
                 }
             }
         }
@@ -258,21 +312,15 @@ impl<'a> Printer<'a> {
     }
 
     fn record_line(&self, s: &Searcher, prefix: &str, id: EntryId, line: &mut Vec<u8>) {
-        let cells: Vec<String> = self
+        let values: Vec<Value> = self
             .columns
             .iter()
-            .map(|c| value(s, prefix, id, c, false))
+            .map(|c| c.value(s, prefix, id))
             .collect();
+        let cells: Vec<String> = values.iter().map(|v| v.text(false)).collect();
         // A `$FILE_NAME` time the index does not keep is null, as in `uffs export`.
-        let numeric: Vec<bool> = self
-            .columns
-            .iter()
-            .zip(&cells)
-            .map(|(c, v)| {
-                NUMERIC.contains(c) || *c == "deleted" || (c.starts_with("fn_") && v.is_empty())
-            })
-            .collect();
-        self.record_cells(&self.columns, &numeric, &cells, line);
+        let numeric: Vec<bool> = values.iter().map(Value::json_bare).collect();
+        self.record_cells(&self.names, &numeric, &cells, line);
     }
 
     /// One record of named cells in the printer's CSV, TSV or JSON lines form; `numeric` cells are JSON
@@ -334,15 +382,22 @@ impl<'a> Printer<'a> {
         let mut line = Vec::with_capacity(256);
         match self.format {
             Format::Table | Format::Paths => {
-                self.columns = names.to_vec();
+                self.names = names.to_vec();
                 self.numeric = numeric.to_vec();
                 self.table.extend(rows.iter().map(|r| r.0.clone()));
                 self.format = Format::Table;
             }
             Format::Bodyfile => {
-                bail!(
+                return Err(Error::Unsupported(
                     "--format bodyfile lists entries; use csv, tsv, jsonl or table for these rows"
-                )
+                        .into(),
+                ))
+            }
+            Format::Parquet => {
+                return Err(Error::Unsupported(
+                    "--format parquet lists entries; use csv, tsv, jsonl or table for these rows"
+                        .into(),
+                ))
             }
             Format::Csv | Format::Tsv | Format::Jsonl => {
                 self.header(names)?;
@@ -357,21 +412,24 @@ impl<'a> Printer<'a> {
         Ok(())
     }
 
+    /// Writes what is held (a table, Parquet's last row group and footer) and flushes; Parquet written to a
+    /// file is renamed into place.
     pub fn finish(mut self) -> Result<()> {
         if self.format == Format::Table && !self.table.is_empty() {
-            let mut widths: Vec<usize> = self.columns.iter().map(|c| c.chars().count()).collect();
+            self.fit_table();
+            let mut widths: Vec<usize> = self.names.iter().map(|c| c.chars().count()).collect();
             for r in &self.table {
                 for (w, cell) in widths.iter_mut().zip(r) {
                     *w = (*w).max(cell.chars().count());
                 }
             }
             let mut s = String::new();
-            let head: Vec<String> = self.columns.iter().map(|c| c.to_uppercase()).collect();
+            let head: Vec<String> = self.names.iter().map(|c| c.to_uppercase()).collect();
             for row in std::iter::once(&head).chain(self.table.iter()) {
                 for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
                     let right = match self.numeric.get(i) {
                         Some(&n) => n,
-                        None => NUMERIC.contains(&self.columns[i]),
+                        None => self.columns[i].ty() == ColumnType::Integer,
                     };
                     let pad = w - cell.chars().count();
                     if i > 0 {
@@ -396,11 +454,70 @@ impl<'a> Printer<'a> {
             }
             self.write(s.as_bytes())?;
         }
+        if let Some(pq) = self.parquet.take() {
+            let bytes = pq.finish()?;
+            self.write(&bytes)?;
+        }
         match self.out.flush() {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-            r => r.context("writing results"),
+            r => r.map_err(io_err("writing results")),
+        }?;
+        if let Some(t) = self.temp.take() {
+            // The handle is closed before the rename (Windows renames no open file).
+            drop(std::mem::replace(
+                &mut self.out,
+                BufWriter::new(Box::new(io::sink())),
+            ));
+            t.commit()?;
+        }
+        Ok(())
+    }
+
+    /// On a terminal of known width, a table wider than the window has its path column shortened in the middle
+    /// (`/Users/alice/…/report.pdf`) so each row fits; the other columns stay whole.
+    fn fit_table(&mut self) {
+        let Some(width) = self.width else {
+            return;
+        };
+        let Some(p) = self.names.iter().position(|n| *n == "path") else {
+            return;
+        };
+        let mut widths: Vec<usize> = self.names.iter().map(|c| c.chars().count()).collect();
+        for r in &self.table {
+            for (w, cell) in widths.iter_mut().zip(r) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let total: usize = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
+        if total <= width {
+            return;
+        }
+        // The path keeps at least a few characters of each end, even when the others alone overflow.
+        let others = total - widths[p];
+        let fit = width.saturating_sub(others).max(MIN_PATH_WIDTH);
+        for r in &mut self.table {
+            if let Some(cell) = r.get_mut(p) {
+                if cell.chars().count() > fit {
+                    *cell = crate::term::shorten_middle(cell, fit);
+                }
+            }
         }
     }
+}
+
+/// The narrowest a table's path column is shortened to.
+const MIN_PATH_WIDTH: usize = 12;
+
+/// One column of one entry as a table shows it: sizes in KiB, MiB … (a folder's size is its tree's), times to
+/// the minute.
+fn table_cell(s: &Searcher, prefix: &str, id: EntryId, c: Column) -> String {
+    if c == Column::Size {
+        let idx = s.index();
+        let (usage, part) = s.usage_if(true);
+        let totals = usage.and_then(|u| u.of(part, id));
+        return human(totals.map_or(idx.size(id), |t| t.size));
+    }
+    c.value(s, prefix, id).text(true)
 }
 
 /// Control characters in a name would move the cursor or worse on a terminal: show them as `\xNN`.
@@ -420,101 +537,25 @@ fn escape_str(s: &str) -> String {
     String::from_utf8_lossy(&v).into_owned()
 }
 
-fn iso(ft: u64, table: bool) -> String {
-    let mut s = String::new();
-    uffs_index::time::format_iso(ft, &mut s);
-    if table {
-        // 2024-05-01 12:34 reads better in a table than the full 100 ns precision.
-        s.replace_range(10..11, " ");
-        s.truncate(16);
-    }
-    s
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-pub fn human(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-/// One column of one entry as text (`table`: human-readable sizes and short times).
-/// The path of `id` after its volume's prefix. A drive-letter prefix (`C:`) gives a Windows path
-/// (`C:\Windows\System32`); any other (`@2:`, `data:`) keeps `/`.
-pub fn full_path(idx: &Index, prefix: &str, id: EntryId) -> String {
-    let mut s = String::with_capacity(prefix.len() + 64);
-    s.push_str(prefix);
-    idx.path_into(id, &mut s);
-    let p = prefix.as_bytes();
-    if p.len() == 2 && p[0].is_ascii_alphabetic() && p[1] == b':' {
-        // Safe on UTF-8: '/' and '\\' are single bytes that never occur inside a multi-byte character.
-        s = s.replace('/', "\\");
-    }
-    s
-}
-
-fn value(s: &Searcher, prefix: &str, id: EntryId, col: &str, table: bool) -> String {
-    let idx = s.index();
-    let (usage, part) = s.usage_if(
-        matches!(
-            col,
-            "tree_size" | "tree_allocated" | "descendants" | "children"
-        ) || (table && col == "size"),
-    );
-    let totals = usage.and_then(|u| u.of(part, id));
-    match col {
-        "path" => full_path(idx, prefix, id),
-        "name" => idx.name(id).to_string(),
-        "kind" => idx.kind(id).as_str().to_string(),
-        "ext" => match idx.kind(id) {
-            EntryKind::File => idx
-                .name(id)
-                .rsplit_once('.')
-                .map(|(_, e)| e.to_string())
-                .unwrap_or_default(),
-            _ => String::new(),
-        },
-        "size" if table => human(totals.map_or(idx.size(id), |t| t.size)),
-        "size" => idx.size(id).to_string(),
-        "allocated" => idx.allocated(id).to_string(),
-        "created" => iso(idx.created(id), table),
-        "modified" => iso(idx.modified(id), table),
-        "mft_changed" => iso(idx.mft_changed(id), table),
-        "accessed" => iso(idx.accessed(id), table),
-        c if c.starts_with("fn_") => {
-            let k = crate::export::FN_COLUMNS.iter().position(|f| *f == c);
-            match (k, idx.timeline(id)) {
-                (Some(k), Some(t)) => iso(t.fn_times[k], table),
-                _ => String::new(),
-            }
+    /// `--columns`' help names every column (clap's help text is a constant, so this keeps it in step).
+    #[test]
+    fn the_columns_help_names_every_column() {
+        let src = include_str!("printer.rs");
+        let start = src.find("/// Columns for csv, tsv").unwrap();
+        let help = &src[start..start + src[start..].find("#[arg").unwrap()];
+        let words: Vec<&str> = help
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .collect();
+        for c in Column::ALL {
+            assert!(
+                words.contains(&c.name()),
+                "{} is not in --columns' help",
+                c.name()
+            );
         }
-        "attributes" => flags::LETTERS
-            .iter()
-            .filter(|(_, b)| idx.flags(id) & b != 0)
-            .map(|(c, _)| *c)
-            .collect(),
-        "record" => idx.record(id).to_string(),
-        "sequence" => idx.sequence(id).to_string(),
-        "parent_record" => idx
-            .parent_record(id)
-            .map(|p| p.to_string())
-            .unwrap_or_default(),
-        "deleted" => idx.is_deleted(id).to_string(),
-        "reparse_tag" => idx.reparse_tag(id).to_string(),
-        "tree_size" => totals.map(|t| t.size.to_string()).unwrap_or_default(),
-        "tree_allocated" => totals.map(|t| t.allocated.to_string()).unwrap_or_default(),
-        "descendants" => totals
-            .map(|t| t.descendants().to_string())
-            .unwrap_or_default(),
-        "children" => totals.map(|t| t.children.to_string()).unwrap_or_default(),
-        _ => String::new(),
     }
 }

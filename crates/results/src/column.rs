@@ -1,0 +1,260 @@
+//! The columns of an entry, defined once: each [`Column`] has its name, its [`ColumnType`] and how its value is
+//! read from an index ([`Column::value`]). The printer's CSV, TSV, JSON lines and table, `uffs export`'s fast
+//! formatter and the Parquet writer all take their columns from here, so a column added once appears in each.
+
+use uffs_index::{flags, EntryId, EntryKind, Index};
+use uffs_query::Searcher;
+
+/// What a column holds, which decides how each format writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    /// Text: quoted in JSON.
+    Text,
+    /// An unsigned integer (a JSON number, `null` when unknown; aligned right in a table).
+    Integer,
+    /// A FILETIME (ISO 8601 UTC with 100 ns in text; `null` when unknown).
+    Time,
+    /// `true` or `false`.
+    Bool,
+}
+
+macro_rules! columns {
+    ($($(#[$doc:meta])* $v:ident = $name:literal : $ty:ident,)*) => {
+        /// One column of an entry.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Column {
+            $($(#[$doc])* $v,)*
+        }
+
+        impl Column {
+            /// Every column, in the order `--columns`' help lists them.
+            pub const ALL: &'static [Column] = &[$(Column::$v,)*];
+
+            /// The column's name (in `--columns`, headers and JSON keys).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Column::$v => $name,)*
+                }
+            }
+
+            pub fn ty(self) -> ColumnType {
+                match self {
+                    $(Column::$v => ColumnType::$ty,)*
+                }
+            }
+        }
+    };
+}
+
+columns! {
+    /// The full path, after the volume's prefix.
+    Path = "path": Text,
+    Name = "name": Text,
+    /// `file`, `directory` or `stream`.
+    Kind = "kind": Text,
+    Size = "size": Integer,
+    Allocated = "allocated": Integer,
+    Created = "created": Time,
+    Modified = "modified": Time,
+    MftChanged = "mft_changed": Time,
+    Accessed = "accessed": Time,
+    /// The Windows attributes as letters (see [`flags::LETTERS`]).
+    Attributes = "attributes": Text,
+    Record = "record": Integer,
+    Sequence = "sequence": Integer,
+    ParentRecord = "parent_record": Integer,
+    Deleted = "deleted": Bool,
+    ReparseTag = "reparse_tag": Integer,
+    /// The `$FILE_NAME` times of the entry's name (unknown in an index made before uffs kept them).
+    FnCreated = "fn_created": Time,
+    FnModified = "fn_modified": Time,
+    FnMftChanged = "fn_mft_changed": Time,
+    FnAccessed = "fn_accessed": Time,
+    /// A file's extension (empty for folders and streams).
+    Ext = "ext": Text,
+    /// A folder's totals below it (hard links once); unknown for a file.
+    TreeSize = "tree_size": Integer,
+    TreeAllocated = "tree_allocated": Integer,
+    Descendants = "descendants": Integer,
+    Children = "children": Integer,
+}
+
+impl Column {
+    /// `uffs export`'s CSV and JSON lines columns, in order (the first 19 of [`Column::ALL`]).
+    pub const EXPORT: &'static [Column] = {
+        let (head, _) = Column::ALL.split_at(19);
+        head
+    };
+
+    /// The `$FILE_NAME` time columns, in the order of `EntryTimeline::fn_times`.
+    pub const FN_TIMES: [Column; 4] = [
+        Column::FnCreated,
+        Column::FnModified,
+        Column::FnMftChanged,
+        Column::FnAccessed,
+    ];
+
+    /// The column named `s` (ignoring case and surrounding spaces).
+    pub fn parse(s: &str) -> Option<Column> {
+        Column::ALL
+            .iter()
+            .copied()
+            .find(|c| c.name().eq_ignore_ascii_case(s.trim()))
+    }
+
+    /// The position of a `$FILE_NAME` time in `EntryTimeline::fn_times`.
+    pub fn fn_index(self) -> Option<usize> {
+        Column::FN_TIMES.iter().position(|&c| c == self)
+    }
+
+    /// Whether the value comes from a folder's totals (computed by the searcher on first use).
+    pub fn needs_usage(self) -> bool {
+        matches!(
+            self,
+            Column::TreeSize | Column::TreeAllocated | Column::Descendants | Column::Children
+        )
+    }
+
+    /// The column's value for entry `id` of `s`'s index, whose paths start with `prefix`.
+    pub fn value(self, s: &Searcher, prefix: &str, id: EntryId) -> Value {
+        let idx = s.index();
+        let totals = || {
+            let (usage, part) = s.usage_if(true);
+            usage.and_then(|u| u.of(part, id)).copied()
+        };
+        match self {
+            Column::Path => Value::Text(full_path(idx, prefix, id)),
+            Column::Name => Value::Text(idx.name(id).to_string()),
+            Column::Kind => Value::Text(idx.kind(id).as_str().to_string()),
+            Column::Ext => Value::Text(ext(idx, id).to_string()),
+            Column::Size => Value::Int(Some(idx.size(id))),
+            Column::Allocated => Value::Int(Some(idx.allocated(id))),
+            Column::Created => Value::Time(Some(idx.created(id))),
+            Column::Modified => Value::Time(Some(idx.modified(id))),
+            Column::MftChanged => Value::Time(Some(idx.mft_changed(id))),
+            Column::Accessed => Value::Time(Some(idx.accessed(id))),
+            Column::FnCreated | Column::FnModified | Column::FnMftChanged | Column::FnAccessed => {
+                let k = self.fn_index().unwrap_or(0);
+                Value::Time(idx.timeline(id).map(|t| t.fn_times[k]))
+            }
+            Column::Attributes => Value::Text(attribute_letters(idx.flags(id))),
+            Column::Record => Value::Int(Some(u64::from(idx.record(id)))),
+            Column::Sequence => Value::Int(Some(u64::from(idx.sequence(id)))),
+            Column::ParentRecord => Value::Int(idx.parent_record(id).map(u64::from)),
+            Column::Deleted => Value::Bool(idx.is_deleted(id)),
+            Column::ReparseTag => Value::Int(Some(u64::from(idx.reparse_tag(id)))),
+            Column::TreeSize => Value::Int(totals().map(|t| t.size)),
+            Column::TreeAllocated => Value::Int(totals().map(|t| t.allocated)),
+            Column::Descendants => Value::Int(totals().map(|t| t.descendants())),
+            Column::Children => Value::Int(totals().map(|t| u64::from(t.children))),
+        }
+    }
+}
+
+/// One column's value of one entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Text(String),
+    /// `None`: unknown (no parent, a file's folder totals).
+    Int(Option<u64>),
+    /// A FILETIME; `None`: not kept.
+    Time(Option<u64>),
+    Bool(bool),
+}
+
+impl Value {
+    /// The value as text; empty when unknown. `table`: times to the minute (`2024-05-01 12:34`).
+    pub fn text(&self, table: bool) -> String {
+        match self {
+            Value::Text(s) => s.clone(),
+            Value::Int(n) => n.map(|n| n.to_string()).unwrap_or_default(),
+            Value::Time(t) => t.map(|t| iso(t, table)).unwrap_or_default(),
+            Value::Bool(b) => b.to_string(),
+        }
+    }
+
+    /// Whether JSON writes the value bare (a number, `true`, `false`, `null`) rather than as a string.
+    pub fn json_bare(&self) -> bool {
+        match self {
+            Value::Text(_) => false,
+            Value::Time(t) => t.is_none(),
+            Value::Int(_) | Value::Bool(_) => true,
+        }
+    }
+}
+
+/// A file's extension (after its last dot); empty for folders and streams.
+pub fn ext(idx: &Index, id: EntryId) -> &str {
+    match idx.kind(id) {
+        EntryKind::File => idx.name(id).rsplit_once('.').map_or("", |(_, e)| e),
+        _ => "",
+    }
+}
+
+/// The Windows attribute letters of entry flags `f`, in [`flags::LETTERS`]' order.
+pub fn attribute_letters(f: u32) -> String {
+    flags::LETTERS
+        .iter()
+        .filter(|(_, b)| f & b != 0)
+        .map(|(c, _)| *c)
+        .collect()
+}
+
+/// ISO 8601 UTC with 100 ns; `table`: `2024-05-01 12:34`, which reads better in a table.
+pub fn iso(ft: u64, table: bool) -> String {
+    let mut s = String::new();
+    uffs_index::time::format_iso(ft, &mut s);
+    if table {
+        s.replace_range(10..11, " ");
+        s.truncate(16);
+    }
+    s
+}
+
+/// `1536` → `1.5 KiB`.
+pub fn human(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The path of `id` after its volume's prefix. A drive-letter prefix (`C:`) gives a Windows path
+/// (`C:\Windows\System32`); any other (`@2:`, `data:`) keeps `/`.
+pub fn full_path(idx: &Index, prefix: &str, id: EntryId) -> String {
+    let mut s = String::with_capacity(prefix.len() + 64);
+    s.push_str(prefix);
+    idx.path_into(id, &mut s);
+    let p = prefix.as_bytes();
+    if p.len() == 2 && p[0].is_ascii_alphabetic() && p[1] == b':' {
+        // Safe on UTF-8: '/' and '\\' are single bytes that never occur inside a multi-byte character.
+        s = s.replace('/', "\\");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_types_and_export_order() {
+        let names: Vec<&str> = Column::EXPORT.iter().map(|c| c.name()).collect();
+        assert_eq!(names.first(), Some(&"path"));
+        assert_eq!(names.last(), Some(&"fn_accessed"));
+        assert_eq!(Column::parse(" Tree_Size "), Some(Column::TreeSize));
+        assert_eq!(Column::parse("nope"), None);
+        assert_eq!(Column::FnMftChanged.fn_index(), Some(2));
+        assert_eq!(Column::Deleted.ty(), ColumnType::Bool);
+        assert_eq!(human(1536), "1.5 KiB");
+        assert!(Value::Time(None).json_bare() && !Value::Time(Some(1)).json_bare());
+    }
+}

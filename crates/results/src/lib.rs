@@ -1,0 +1,112 @@
+//! uffs's results layer, shared by the command line, the daemon, the HTTP API and the MCP server (ripgrep's
+//! `printer` crate is the model): what an entry's columns are ([`column`]), how rows print ([`printer`]: paths,
+//! CSV, TSV, JSON lines, an aligned table, body files, Parquet), The Sleuth Kit's body file rows
+//! ([`bodyfile`]), `uffs export`'s parallel block formatter ([`export`]) and the Parquet writer ([`parquet`]).
+//! A column added to [`Column`] appears in each format.
+
+pub mod bodyfile;
+pub mod column;
+pub mod export;
+pub mod parquet;
+pub mod printer;
+pub mod term;
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use column::{full_path, human, Column, ColumnType, Value};
+pub use printer::{ColorChoice, Format, OutputArgs, Printer};
+
+/// What can go wrong writing results.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Writing or creating an output (the context names what: `writing results`, `creating FILE`).
+    #[error("{context}")]
+    Io {
+        context: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("unknown column {0:?}; columns are: {1}")]
+    UnknownColumn(String, String),
+    /// A format asked of rows it cannot hold, or an output it cannot go to.
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("writing Parquet")]
+    Parquet(#[from] ::parquet::errors::ParquetError),
+    #[error("building Parquet columns")]
+    Arrow(#[from] arrow_schema::ArrowError),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+pub(crate) fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> Error {
+    let context = context.into();
+    move |source| Error::Io { context, source }
+}
+
+/// A file written under a temporary name beside its destination and renamed into place by [`TempFile::commit`]:
+/// an error or an interruption never leaves a partial file under the final name (dropped uncommitted, the
+/// temporary file is removed).
+pub struct TempFile {
+    file: Option<File>,
+    tmp: PathBuf,
+    dest: PathBuf,
+}
+
+impl TempFile {
+    pub fn create(dest: &Path) -> Result<TempFile> {
+        let dir = dest
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = dest
+            .file_name()
+            .ok_or_else(|| Error::Unsupported(format!("{} is not a file name", dest.display())))?;
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(name);
+        tmp_name.push(format!(".uffs-{}.tmp", std::process::id()));
+        let tmp = dir.join(tmp_name);
+        let file = File::create(&tmp).map_err(io_err(format!("creating {}", tmp.display())))?;
+        Ok(TempFile {
+            file: Some(file),
+            tmp,
+            dest: dest.to_path_buf(),
+        })
+    }
+
+    /// A second handle on the temporary file, to write through.
+    pub fn writer(&self) -> Result<File> {
+        self.file
+            .as_ref()
+            .ok_or_else(|| Error::Unsupported("the file was committed".into()))?
+            .try_clone()
+            .map_err(io_err(format!("opening {}", self.tmp.display())))
+    }
+
+    /// Syncs and renames the file into place. Every other handle on it must be closed (Windows renames no open
+    /// file).
+    pub fn commit(mut self) -> Result<()> {
+        if let Some(f) = self.file.take() {
+            f.sync_all()
+                .map_err(io_err(format!("writing {}", self.tmp.display())))?;
+        }
+        std::fs::rename(&self.tmp, &self.dest).map_err(io_err(format!(
+            "renaming {} to {}",
+            self.tmp.display(),
+            self.dest.display()
+        )))?;
+        self.tmp = PathBuf::new();
+        Ok(())
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            self.file.take();
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}

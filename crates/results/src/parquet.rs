@@ -1,0 +1,417 @@
+//! Entries as Apache Parquet, with one fixed schema for every source and uffs version (docs/parquet.md): the
+//! volume's name, serial and source on every row (so the files of many machines union), then the columns of
+//! [`PARQUET_COLUMNS`] typed by their [`ColumnType`] (times as TIMESTAMP(NANOS) holding UTC, integers as UINT64),
+//! and the Windows attribute bits as `attributes_mask`. zstd compression, row groups of [`ROW_GROUP_ROWS`]
+//! rows.
+//!
+//! A FILETIME outside the range of a signed 64-bit count of nanoseconds since 1970 (before
+//! 1677-09-21T00:12:43.145224192Z or after 2262-04-11T23:47:16.854775807Z; 0, "no time", is 1601-01-01) is
+//! written as null.
+//!
+//! The writer holds a row group's rows, then encodes its columns in parallel into memory; [`ParquetWriter::drain_into`]
+//! hands over what is complete so far, so a
+//! printer streams it to a file, a pipe or the daemon's client as it goes.
+
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BooleanBuilder, StringBuilder, TimestampNanosecondBuilder, UInt32Builder, UInt64Builder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnPath;
+use uffs_index::timeline::EntryTimeline;
+use uffs_index::{flags, EntryId, Index};
+
+use crate::column::{Column, ColumnType};
+use crate::export::{attributes, cell, Cell};
+use crate::Result;
+
+/// The entry columns of the Parquet schema, in order, after `volume`, `volume_serial` and `source`; then
+/// `attributes_mask`.
+pub const PARQUET_COLUMNS: [Column; 20] = [
+    Column::Path,
+    Column::Name,
+    Column::Ext,
+    Column::Kind,
+    Column::Size,
+    Column::Allocated,
+    Column::Created,
+    Column::Modified,
+    Column::MftChanged,
+    Column::Accessed,
+    Column::Attributes,
+    Column::Record,
+    Column::Sequence,
+    Column::ParentRecord,
+    Column::Deleted,
+    Column::ReparseTag,
+    Column::FnCreated,
+    Column::FnModified,
+    Column::FnMftChanged,
+    Column::FnAccessed,
+];
+
+/// Rows per row group: large enough for fast scans, small enough that a reader spreads a volume over cores.
+pub const ROW_GROUP_ROWS: usize = 256 * 1024;
+/// The columns whose values repeat, dictionary-encoded.
+const DICTIONARY_COLUMNS: [&str; 7] = [
+    "volume",
+    "source",
+    "ext",
+    "kind",
+    "attributes",
+    "reparse_tag",
+    "attributes_mask",
+];
+
+/// Rows per record batch handed to the encoder.
+const BATCH_ROWS: usize = 32 * 1024;
+/// zstd's level: its fast end, as the files are written as fast as CSV.
+const ZSTD_LEVEL: i32 = 1;
+
+/// FILETIME ticks (100 ns since 1601) from 1601 to 1970.
+const UNIX_EPOCH_TICKS: i128 = 116_444_736_000_000_000;
+
+/// A FILETIME as nanoseconds since 1970; `None` outside the range of an `i64`.
+pub fn filetime_to_unix_nanos(ft: u64) -> Option<i64> {
+    i64::try_from((i128::from(ft) - UNIX_EPOCH_TICKS) * 100).ok()
+}
+
+/// The schema (documented in docs/parquet.md).
+pub fn schema() -> SchemaRef {
+    let mut fields = vec![
+        Field::new("volume", DataType::Utf8, false),
+        Field::new("volume_serial", DataType::UInt64, false),
+        Field::new("source", DataType::Utf8, false),
+    ];
+    for c in PARQUET_COLUMNS {
+        let (ty, nullable) = match c.ty() {
+            ColumnType::Text => (DataType::Utf8, false),
+            ColumnType::Integer => (DataType::UInt64, c == Column::ParentRecord),
+            // Without a time zone (isAdjustedToUTC false) though the values are UTC: DuckDB reads a UTC-adjusted
+            // timestamp as microseconds, dropping NTFS's 100 ns; this way it keeps TIMESTAMP_NS.
+            ColumnType::Time => (DataType::Timestamp(TimeUnit::Nanosecond, None), true),
+            ColumnType::Bool => (DataType::Boolean, false),
+        };
+        fields.push(Field::new(c.name(), ty, nullable));
+    }
+    fields.push(Field::new("attributes_mask", DataType::UInt32, false));
+    Arc::new(Schema::new(fields))
+}
+
+/// What every row of one volume says about it.
+#[derive(Debug, Clone)]
+pub struct VolumeInfo {
+    /// The name its paths carry: a daemon's volume name (`C`, `backup`), `@2` for partition 2 of a disk, else
+    /// empty.
+    pub name: String,
+    pub serial: u64,
+    /// The source as given when it was indexed.
+    pub source: String,
+}
+
+impl VolumeInfo {
+    /// The volume of `idx`, whose paths start with `prefix` (`C:`, `@2:`, or nothing).
+    pub fn of(idx: &Index, prefix: &str) -> VolumeInfo {
+        VolumeInfo {
+            name: prefix.strip_suffix(':').unwrap_or(prefix).to_string(),
+            serial: idx.meta.serial,
+            source: idx.meta.source.clone(),
+        }
+    }
+}
+
+enum Builder {
+    Text(StringBuilder),
+    Int(UInt64Builder),
+    Time(TimestampNanosecondBuilder),
+    Bool(BooleanBuilder),
+}
+
+/// Rows being gathered into a record batch (one per formatting thread).
+pub struct Rows {
+    schema: SchemaRef,
+    volume: StringBuilder,
+    serial: UInt64Builder,
+    source: StringBuilder,
+    columns: Vec<Builder>,
+    mask: UInt32Builder,
+    rows: usize,
+    letters: Vec<u8>,
+}
+
+impl Default for Rows {
+    fn default() -> Self {
+        Rows::new()
+    }
+}
+
+/// Appends bytes that are UTF-8 (as names and paths are) without the cost of a lossy conversion.
+fn append_text(b: &mut StringBuilder, s: &[u8]) {
+    match std::str::from_utf8(s) {
+        Ok(s) => b.append_value(s),
+        Err(_) => b.append_value(String::from_utf8_lossy(s)),
+    }
+}
+
+impl Rows {
+    pub fn new() -> Rows {
+        let columns = PARQUET_COLUMNS
+            .iter()
+            .map(|c| match c.ty() {
+                ColumnType::Text => Builder::Text(StringBuilder::new()),
+                ColumnType::Integer => Builder::Int(UInt64Builder::new()),
+                ColumnType::Time => Builder::Time(TimestampNanosecondBuilder::new()),
+                ColumnType::Bool => Builder::Bool(BooleanBuilder::new()),
+            })
+            .collect();
+        Rows {
+            schema: schema(),
+            volume: StringBuilder::new(),
+            serial: UInt64Builder::new(),
+            source: StringBuilder::new(),
+            columns,
+            mask: UInt32Builder::new(),
+            rows: 0,
+            letters: Vec::with_capacity(16),
+        }
+    }
+
+    /// Rows gathered since the last batch.
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// Adds the row of entry `id` of `idx` (on volume `vol`), whose full path is `path` and timeline `tl`.
+    pub fn push(
+        &mut self,
+        vol: &VolumeInfo,
+        idx: &Index,
+        id: EntryId,
+        path: &[u8],
+        tl: Option<EntryTimeline>,
+    ) {
+        self.volume.append_value(&vol.name);
+        self.serial.append_value(vol.serial);
+        self.source.append_value(&vol.source);
+        for (b, &c) in self.columns.iter_mut().zip(PARQUET_COLUMNS.iter()) {
+            match (b, cell(idx, id, path, tl, c)) {
+                (Builder::Text(b), Cell::Text(s)) => append_text(b, s),
+                (Builder::Text(b), Cell::Letters(f)) => {
+                    self.letters.clear();
+                    attributes(f, &mut self.letters);
+                    append_text(b, &self.letters);
+                }
+                (Builder::Int(b), Cell::Int(n)) => b.append_option(n),
+                (Builder::Time(b), Cell::Time(t)) => {
+                    b.append_option(t.and_then(filetime_to_unix_nanos))
+                }
+                (Builder::Bool(b), Cell::Bool(v)) => b.append_value(v),
+                // A cell whose kind is not its column's type: a bug, caught by the tests.
+                (Builder::Text(b), _) => b.append_value(""),
+                (Builder::Int(b), _) => b.append_null(),
+                (Builder::Time(b), _) => b.append_null(),
+                (Builder::Bool(b), _) => b.append_value(false),
+            }
+        }
+        self.mask.append_value(idx.flags(id) & flags::WINDOWS_MASK);
+        self.rows += 1;
+    }
+
+    /// The rows gathered as a record batch; the builders start again empty.
+    pub fn batch(&mut self) -> Result<RecordBatch> {
+        let mut arrays: Vec<ArrayRef> = vec![
+            Arc::new(self.volume.finish()),
+            Arc::new(self.serial.finish()),
+            Arc::new(self.source.finish()),
+        ];
+        for b in &mut self.columns {
+            arrays.push(match b {
+                Builder::Text(b) => Arc::new(b.finish()),
+                Builder::Int(b) => Arc::new(b.finish()),
+                Builder::Time(b) => Arc::new(b.finish()),
+                Builder::Bool(b) => Arc::new(b.finish()),
+            });
+        }
+        arrays.push(Arc::new(self.mask.finish()));
+        self.rows = 0;
+        Ok(RecordBatch::try_new(self.schema.clone(), arrays)?)
+    }
+}
+
+/// Writes entries as Parquet into memory. Rows are held until a row group is full; its columns are then encoded
+/// and compressed in parallel (rayon), one column per task.
+pub struct ParquetWriter {
+    file: SerializedFileWriter<Vec<u8>>,
+    factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    /// Batches of the row group being gathered, and their rows.
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
+    row_groups: usize,
+    rows: Rows,
+}
+
+impl ParquetWriter {
+    pub fn new() -> Result<ParquetWriter> {
+        let mut props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_created_by(format!("uffs {}", env!("CARGO_PKG_VERSION")))
+            // A dictionary only where values repeat: for paths, names, times and sizes (nearly all different) it
+            // is most of the writing time and saves nothing.
+            .set_dictionary_enabled(false);
+        for c in DICTIONARY_COLUMNS {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(c), true);
+        }
+        // Text columns keep no min and max: comparing every string is a good part of the writing time, and a
+        // volume's row groups all span much the same range of paths, names or extensions anyway.
+        let text = PARQUET_COLUMNS
+            .iter()
+            .filter(|c| c.ty() == ColumnType::Text)
+            .map(|c| c.name());
+        for c in text.chain(["volume", "source"]) {
+            props =
+                props.set_column_statistics_enabled(ColumnPath::from(c), EnabledStatistics::None);
+        }
+        let schema = schema();
+        // Made through ArrowWriter, so the file carries the Arrow schema as ArrowWriter's files do.
+        let (file, factory) = ArrowWriter::try_new(
+            Vec::with_capacity(1 << 20),
+            schema.clone(),
+            Some(props.build()),
+        )?
+        .into_serialized_writer()?;
+        Ok(ParquetWriter {
+            file,
+            factory,
+            schema,
+            pending: Vec::new(),
+            pending_rows: 0,
+            row_groups: 0,
+            rows: Rows::new(),
+        })
+    }
+
+    /// Adds the row of entry `id` of `idx` (on volume `vol`), whose full path is `path` and timeline `tl`.
+    pub fn push(
+        &mut self,
+        vol: &VolumeInfo,
+        idx: &Index,
+        id: EntryId,
+        path: &[u8],
+        tl: Option<EntryTimeline>,
+    ) -> Result<()> {
+        self.rows.push(vol, idx, id, path, tl);
+        if self.rows.len() >= BATCH_ROWS {
+            self.flush_rows()?;
+        }
+        Ok(())
+    }
+
+    /// Adds a batch of rows gathered elsewhere (by [`Rows`]), after the rows pushed before.
+    pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.flush_rows()?;
+        self.add(batch.clone())
+    }
+
+    fn flush_rows(&mut self) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let batch = self.rows.batch()?;
+        self.add(batch)
+    }
+
+    /// Holds `batch`, encoding each row group once it has [`ROW_GROUP_ROWS`] rows.
+    fn add(&mut self, mut batch: RecordBatch) -> Result<()> {
+        while batch.num_rows() > 0 {
+            let room = ROW_GROUP_ROWS - self.pending_rows;
+            let take = room.min(batch.num_rows());
+            self.pending.push(batch.slice(0, take));
+            self.pending_rows += take;
+            batch = batch.slice(take, batch.num_rows() - take);
+            if self.pending_rows == ROW_GROUP_ROWS {
+                self.flush_row_group()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes the held rows as one row group, its columns in parallel.
+    fn flush_row_group(&mut self) -> Result<()> {
+        if self.pending_rows == 0 {
+            return Ok(());
+        }
+        use rayon::prelude::*;
+        let writers = self.factory.create_column_writers(self.row_groups)?;
+        let (schema, pending) = (&self.schema, &self.pending);
+        // Every column is flat: one leaf per field, in the fields' order.
+        let chunks: Vec<Result<ArrowColumnChunk>> = writers
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, mut w)| {
+                for b in pending {
+                    for leaf in compute_leaves(schema.field(i), b.column(i))? {
+                        w.write(&leaf)?;
+                    }
+                }
+                Ok(w.close()?)
+            })
+            .collect();
+        let mut rg = self.file.next_row_group()?;
+        for c in chunks {
+            c?.append_to_row_group(&mut rg)?;
+        }
+        rg.close()?;
+        self.row_groups += 1;
+        self.pending.clear();
+        self.pending_rows = 0;
+        Ok(())
+    }
+
+    /// Writes the bytes encoded so far and not written yet (the file's start, then whole row groups) to `out`;
+    /// the buffer keeps its memory for the next row group.
+    pub fn drain_into(&mut self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let buf = self.file.inner_mut();
+        let r = out.write_all(buf);
+        buf.clear();
+        r
+    }
+
+    /// Writes the last rows and the footer; returns the bytes not taken yet.
+    pub fn finish(mut self) -> Result<Vec<u8>> {
+        self.flush_rows()?;
+        self.flush_row_group()?;
+        Ok(self.file.into_inner()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filetimes_outside_nanoseconds_are_none() {
+        assert_eq!(filetime_to_unix_nanos(116_444_736_000_000_000), Some(0));
+        assert_eq!(filetime_to_unix_nanos(116_444_736_000_000_001), Some(100));
+        // 0 ("no time") is 1601, before 1677.
+        assert_eq!(filetime_to_unix_nanos(0), None);
+        assert_eq!(filetime_to_unix_nanos(u64::MAX), None);
+        // 2262-04-11T23:47:16.8547758Z is the last 100 ns tick that fits.
+        let last = 116_444_736_000_000_000 + (i64::MAX / 100) as u64;
+        assert_eq!(filetime_to_unix_nanos(last), Some(i64::MAX / 100 * 100));
+        assert_eq!(filetime_to_unix_nanos(last + 1), None);
+        assert_eq!(schema().fields().len(), 24);
+    }
+}

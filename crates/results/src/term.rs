@@ -1,0 +1,84 @@
+//! The terminal's width, for fitting a table to the window, and shortening a path in its middle.
+
+/// The width in columns of the terminal stdout writes to: `COLUMNS` when set to a number (an override), else
+/// the window's size (TIOCGWINSZ on Unix, the console's window on Windows). `None` when stdout is not a
+/// terminal (a pipe or a file is never fitted) or the size is unknown.
+pub fn stdout_width() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    if let Some(n) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+    {
+        return Some(n);
+    }
+    window_width().filter(|&n| n > 0)
+}
+
+#[cfg(unix)]
+fn window_width() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ fills a winsize, which is plain data; a failed call leaves it zeroed.
+    unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        if libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0 {
+            Some(usize::from(ws.ws_col))
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(windows)]
+fn window_width() -> Option<usize> {
+    use windows_sys::Win32::System::Console::{
+        GetConsoleScreenBufferInfo, GetStdHandle, CONSOLE_SCREEN_BUFFER_INFO, STD_OUTPUT_HANDLE,
+    };
+    // SAFETY: the handle is the process's own stdout; the info is plain data the call fills.
+    unsafe {
+        let h = GetStdHandle(STD_OUTPUT_HANDLE);
+        let mut info: CONSOLE_SCREEN_BUFFER_INFO = std::mem::zeroed();
+        if GetConsoleScreenBufferInfo(h, &mut info) == 0 {
+            return None;
+        }
+        let w = i32::from(info.srWindow.Right) - i32::from(info.srWindow.Left) + 1;
+        usize::try_from(w).ok()
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
+fn window_width() -> Option<usize> {
+    None
+}
+
+/// `s` in at most `width` characters: its start and end with `…` between them.
+pub fn shorten_middle(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    if n <= width {
+        return s.to_string();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let tail = (width - 1) / 2;
+    let head = width - 1 - tail;
+    let mut out: String = s.chars().take(head).collect();
+    out.push('…');
+    out.extend(s.chars().skip(n - tail));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortens_in_the_middle() {
+        assert_eq!(shorten_middle("/a/b/c", 10), "/a/b/c");
+        assert_eq!(shorten_middle("/abcdef/ghij.txt", 9), "/abc….txt");
+        assert_eq!(shorten_middle("/abcdef/ghij.txt", 9).chars().count(), 9);
+        assert_eq!(shorten_middle("abc", 1), "…");
+    }
+}
