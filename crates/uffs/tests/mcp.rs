@@ -7,7 +7,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::*;
@@ -46,39 +46,6 @@ fn client(dir: &Path, calls: &Value, server: &[&str]) -> (Value, Vec<Value>) {
     let answers: Vec<Value> = lines.collect();
     assert_eq!(answers.len(), calls.as_array().unwrap().len(), "{stdout}");
     (tools, answers)
-}
-
-fn xp_index(dir: &Path) -> PathBuf {
-    let f = dir.join("xp.uffs");
-    run_ok(
-        uffs()
-            .arg("index")
-            .arg(data("windows-xp-mft/MFT"))
-            .arg("-o")
-            .arg(&f),
-    );
-    f
-}
-
-/// `uffs ARGS --index FILE --format jsonl`, as values.
-fn cli_rows(idx: &Path, args: &[&str]) -> Vec<Value> {
-    let out = uffs()
-        .args(args)
-        .arg("--index")
-        .arg(idx)
-        .args(["--format", "jsonl"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.code().unwrap() < 2,
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn cli_count(idx: &Path, query: &str) -> u64 {

@@ -123,3 +123,37 @@ pub fn facts(name: &str) -> std::collections::HashMap<String, String> {
 pub fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
+
+/// The Windows XP `$MFT` sample indexed into `dir/xp.uffs`.
+pub fn xp_index(dir: &Path) -> PathBuf {
+    let f = dir.join("xp.uffs");
+    run_ok(
+        uffs()
+            .arg("index")
+            .arg(data("windows-xp-mft/MFT"))
+            .arg("-o")
+            .arg(&f),
+    );
+    f
+}
+
+/// `uffs ARGS --index FILE --format jsonl`, as JSON values (exit 0 or 1: found or not).
+pub fn cli_rows(idx: &Path, args: &[&str]) -> Vec<serde_json::Value> {
+    let out = uffs()
+        .args(args)
+        .arg("--index")
+        .arg(idx)
+        .args(["--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().unwrap() < 2,
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
