@@ -221,6 +221,33 @@ fn through_the_daemon_with_a_volume_filter() {
     let t = w.copy("linux-made/testfs1", "testfs1");
     w.ok(&["volumes", "add", &xp, "--name", "C"]);
     w.ok(&["volumes", "add", &t, "--name", "T"]);
+    let ask = |calls: &Value| -> Vec<Value> {
+        // The client's environment is the world's, so `uffs mcp` finds this test's daemon.
+        let file = w.dir.join("calls.json");
+        std::fs::write(&file, calls.to_string()).unwrap();
+        let out = Command::new(python())
+            .arg(repo().join("tests/clients/mcp_client.py"))
+            .arg(&file)
+            .args(["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp"])
+            .env("UFFS_CACHE_DIR", &w.cache)
+            .env("UFFS_RUNTIME_DIR", &w.runtime)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+            .lines()
+            .skip(1)
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    // No daemon yet: a tool error that says how to start one (the server itself starts and lists its tools).
+    let a = ask(&json!([["count", {"query": "*"}]]));
+    assert!(err(&a[0], "no daemon").contains("uffs daemon start"));
     w.start();
     w.wait_ready(60);
     let calls = json!([
@@ -230,28 +257,7 @@ fn through_the_daemon_with_a_volume_filter() {
         ["search", {"query": "kernel32.dll", "columns": ["path", "size"]}],
         ["volumes", {}],
     ]);
-    // The client's environment is the world's, so `uffs mcp` finds this test's daemon.
-    let file = w.dir.join("calls.json");
-    std::fs::write(&file, calls.to_string()).unwrap();
-    let out = Command::new(python())
-        .arg(repo().join("tests/clients/mcp_client.py"))
-        .arg(&file)
-        .args(["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp"])
-        .env("UFFS_CACHE_DIR", &w.cache)
-        .env("UFFS_RUNTIME_DIR", &w.runtime)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let a: Vec<Value> = stdout
-        .lines()
-        .skip(1)
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let a = ask(&calls);
     let all: u64 = w.ok(&["*", "--count"]).trim().parse().unwrap();
     let only_t: u64 = w
         .ok(&["*", "--count", "--volume", "T"])
