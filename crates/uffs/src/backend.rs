@@ -60,8 +60,9 @@ impl BackendArgs {
     }
 }
 
-/// The options of one query, checked as the command line checks them: a bad query is the client's error.
-fn parse_args(args: &serde_json::Value) -> Result<SearchArgs, Error> {
+/// The options of one query and its parsed expression, checked as the command line checks them: a bad query is
+/// the client's error.
+fn parse_args(args: &serde_json::Value) -> Result<(SearchArgs, uffs_query::Expr), Error> {
     let a: SearchArgs = serde_json::from_value(args.clone())
         .map_err(|e| Error::BadRequest(format!("bad query request: {e}")))?;
     if a.index.is_some() || a.source.is_some() || a.output.output.is_some() {
@@ -75,13 +76,16 @@ fn parse_args(args: &serde_json::Value) -> Result<SearchArgs, Error> {
                 .into(),
         ));
     }
-    build_query(&a, now_filetime()).map_err(|e| Error::BadRequest(format!("{e:#}")))?;
-    Ok(a)
+    let expr = build_query(&a, now_filetime()).map_err(|e| Error::BadRequest(format!("{e:#}")))?;
+    Ok((a, expr))
 }
 
-/// A search's error: the client's when it names what the client asked for (a column, a `du` folder).
+/// A search's error: the client's when it names what the client asked for (a column, a `du` folder, a volume).
 fn client_or_failed(e: String) -> Error {
-    if e.starts_with("unknown column") || e.starts_with("no folder") {
+    if e.starts_with("unknown column")
+        || e.starts_with("no folder")
+        || e.starts_with("no volume named")
+    {
         Error::BadRequest(e)
     } else {
         Error::Failed(e)
@@ -124,7 +128,7 @@ impl DaemonBackend {
 
 impl Backend for DaemonBackend {
     fn query(&self, args: &serde_json::Value, out: &mut dyn Write) -> Result<u64, Error> {
-        let a = parse_args(args)?;
+        let (a, _) = parse_args(args)?;
         let req = Request::Query {
             args: serde_json::to_value(&a).map_err(|e| Error::Failed(e.to_string()))?,
             terminal: false,
@@ -178,9 +182,7 @@ impl LocalBackend {
 
 impl Backend for LocalBackend {
     fn query(&self, args: &serde_json::Value, out: &mut dyn Write) -> Result<u64, Error> {
-        let a = parse_args(args)?;
-        let expr =
-            build_query(&a, now_filetime()).map_err(|e| Error::BadRequest(format!("{e:#}")))?;
+        let (a, expr) = parse_args(args)?;
         let targets: Vec<(&str, &Searcher)> =
             self.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
         let mut printer = Printer::to_writer(Box::new(out), &a.output, false)
