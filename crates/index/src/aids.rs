@@ -1,7 +1,8 @@
 //! Search aids: structures derived from the columns that make queries fast, built once per index and stored in
 //! the index file beside the columns (so a loaded index answers at once, and pages no query touches stay on disk).
 //!
-//! * the names folded to lower case (an arena beside the names, with the same offsets: folding keeps lengths);
+//! (The names folded to lower case, which most of these are made from, are the index's own name arena: see
+//! [`crate::names`].)
 //! * the entries in name order and in path order, with each entry's rank in both;
 //! * the entries in size, created, modified, accessed and extension order (ties in name order), so the top of
 //!   any of them is a walk from one end, and a range (`size:>1gb`, `dm:2021`) is a binary search of the order
@@ -16,7 +17,6 @@ use rayon::prelude::*;
 
 use crate::column::Col;
 use crate::index::{flags, EntryId, Index};
-use crate::paths::fold_into;
 
 /// Entries per block of the trigram filter.
 pub const TRIGRAM_BLOCK: usize = 64;
@@ -37,10 +37,6 @@ pub fn trigram_row_words(entries: usize) -> usize {
 
 #[derive(Debug, Clone, Default)]
 pub struct SearchAids {
-    /// Byte for byte beside the name arena: the folded name of `id` is at the name's offsets.
-    pub folded: Col<u8>,
-    /// The name offsets (shared with the index, not stored twice).
-    pub(crate) starts: Col<u32>,
     pub name_order: Col<EntryId>,
     pub name_rank: Col<u32>,
     /// Depth first from the root, each folder's children in name order: paths compared component by component.
@@ -77,21 +73,12 @@ pub struct Fences {
 impl SearchAids {
     pub fn build(idx: &Index) -> SearchAids {
         let n = idx.len();
-        let mut folded = Vec::with_capacity(idx.name_arena().len());
-        fold_into(idx.name_arena(), &mut folded);
-        let starts = idx.name_start.clone();
-        // (Checked slicing: a searcher builds aids for a file that has none, which may not be checked yet.)
-        let fname = |id: EntryId| {
-            let (a, b) = (
-                starts[id as usize] as usize,
-                starts[id as usize + 1] as usize,
-            );
-            folded.get(a..b).unwrap_or_default()
-        };
+        // (Bounded: a searcher builds aids for a file that has none, which may not be checked yet.)
+        let fname = |id: EntryId| idx.folded_name(id);
 
         let mut name_order: Vec<EntryId> = (0..n as u32).collect();
         sort_by_name(&mut name_order, 0, &fname, &|x, y| {
-            idx.name_bytes(x).cmp(idx.name_bytes(y)).then(x.cmp(&y))
+            idx.name_bytes(x).cmp(&idx.name_bytes(y)).then(x.cmp(&y))
         });
         let name_rank = ranks(&name_order, n);
         let path_order = path_order(idx, &name_order);
@@ -121,8 +108,6 @@ impl SearchAids {
             ext_starts: ext_starts.into(),
             trigrams: trigrams.into(),
             ext_order: ext_order.into(),
-            folded: folded.into(),
-            starts,
             fences: Default::default(),
         }
     }
@@ -154,18 +139,8 @@ impl SearchAids {
                 .name_order
                 .iter()
                 .step_by(FENCE)
-                .map(|&id| self.folded_name(id).to_vec())
+                .map(|&id| idx.folded_name(id).to_vec())
                 .collect(),
-        }
-    }
-
-    /// The folded name of an entry.
-    pub fn folded_name(&self, id: EntryId) -> &[u8] {
-        let s = &self.starts;
-        let i = id as usize;
-        match (s.get(i), s.get(i + 1)) {
-            (Some(&a), Some(&b)) => self.folded.get(a as usize..b as usize).unwrap_or_default(),
-            _ => b"",
         }
     }
 
@@ -186,7 +161,7 @@ impl SearchAids {
 
     /// The O(1) checks of aids opened from a file ([`crate::file::open`]): every column has its size, so
     /// lookups by entry id stay in bounds whatever the bytes.
-    pub(crate) fn check_shape(&self, n: usize, name_bytes: usize) -> Result<(), &'static str> {
+    pub(crate) fn check_shape(&self, n: usize) -> Result<(), &'static str> {
         let per_entry = [
             self.name_order.len(),
             self.name_rank.len(),
@@ -201,9 +176,6 @@ impl SearchAids {
         ];
         if per_entry.iter().any(|&l| l != n) {
             return Err("a search aid has the wrong length");
-        }
-        if self.starts.len() != n + 1 || self.folded.len() != name_bytes {
-            return Err("folded names are inconsistent");
         }
         if self.ext_starts.is_empty() {
             return Err("extension table is inconsistent");
@@ -237,9 +209,6 @@ impl SearchAids {
                 && starts.windows(2).all(|w| w[0] <= w[1])
                 && starts.last().map(|&e| e as usize) == Some(text_len)
         };
-        if self.starts.len() != n + 1 || !offsets(&self.starts, self.folded.len()) {
-            return Err("folded names are inconsistent");
-        }
         if !offsets(&self.ext_starts, self.ext_text.len()) || self.ext_starts.is_empty() {
             return Err("extension table is inconsistent");
         }

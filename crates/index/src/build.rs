@@ -10,6 +10,7 @@ use crate::batch::{
     NameInfo, RecordBatch, RecordCounts, RecordInfo, StdInfo, StreamInfo, StreamSizes,
 };
 use crate::index::{flags, EntryId, Index, VolumeMeta};
+use crate::names::Names;
 use crate::timeline::{self, EntryTimeline, Timeline};
 
 const NONE: u32 = u32::MAX;
@@ -397,12 +398,10 @@ impl Builder {
                 id += 1;
             }
             let base = c.len() as u32;
-            let (ns, ne) = (old.name_start[start], old.name_start[id]);
-            let to = c.names.len() as u32;
-            c.names
-                .extend_from_slice(&old.names[ns as usize..ne as usize]);
-            c.name_start
-                .extend(old.name_start[start + 1..=id].iter().map(|&e| e - ns + to));
+            for i in start..id {
+                old.push_name(i as EntryId, &mut c.names);
+                c.name_start.push(c.names.len() as u32);
+            }
             c.parent_ref
                 .extend((start..id).map(|i| match old.parent[i] as usize {
                     // No record has this number: the entry is an orphan again.
@@ -574,9 +573,12 @@ impl Builder {
     fn move_columns(&mut self) {
         let c = &mut self.cols;
         self.timeline = std::mem::take(&mut c.timeline);
+        // The names are stored folded, with the bits that give them back (see `crate::names`).
+        let names = Names::from_raw(&c.names, &c.name_start);
+        c.names = Vec::new();
         self.idx = Index {
             meta: std::mem::take(&mut self.meta),
-            names: std::mem::take(&mut c.names).into(),
+            names,
             name_start: std::mem::take(&mut c.name_start).into(),
             parent: Default::default(),
             record: std::mem::take(&mut c.record).into(),
@@ -652,7 +654,7 @@ impl Builder {
     fn push_synthetic(&mut self, name: &[u8], record: u64) -> EntryId {
         let x = &mut self.idx;
         let id = x.record.len() as EntryId;
-        x.names.make_owned().extend_from_slice(name);
+        x.names.push(id, name);
         x.name_start.make_owned().push(x.names.len() as u32);
         x.record.make_owned().push(record as u32);
         x.sequence.make_owned().push(0);

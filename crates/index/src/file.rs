@@ -33,6 +33,7 @@ use crate::check::{chunk_sum, FileCheck, CHUNK};
 use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
 use crate::layer::Delta;
+use crate::names::Names;
 use crate::timeline::Timeline;
 use memmap2::Mmap;
 use rayon::prelude::*;
@@ -40,8 +41,10 @@ use thiserror::Error;
 
 pub const MAGIC: &[u8; 8] = b"UFFSIDX\0";
 /// The format written. Format 4 dropped the stored folder totals (sections 15 and 16), which the query layer
-/// now derives when first asked; a format 3 file is still read, its totals sections ignored.
-pub const VERSION: u32 = 4;
+/// now derives when first asked; a format 3 file is still read, its totals sections ignored. Format 5 stores the
+/// names once, folded, with the bits that give them back as written (see [`crate::names`]); the names of a
+/// format 3 or 4 file are converted as it is opened.
+pub const VERSION: u32 = 5;
 /// The oldest format read.
 pub const OLDEST_VERSION: u32 = 3;
 const HEADER_LEN: usize = 128;
@@ -71,12 +74,20 @@ pub fn is_index_file(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
-/// Section ids. Columns of the index are 2..=14 (format 3 also had 15 and 16, the folder totals), search aids
-/// 32 and 34..=50.
+/// Section ids. Columns of the index are 2..=14 and 20..=23 (format 3 also had 15 and 16, the folder totals),
+/// search aids 34..=50 (formats 3 and 4 also had 32, the folded names).
 mod id {
     pub const SOURCE: u32 = 1;
+    /// The names, folded (format 5), or as written (formats 3 and 4).
     pub const NAMES: u32 = 2;
-    pub const AIDS: u32 = 32;
+    pub const NAME_STARTS: u32 = 3;
+    /// The names' upper-case bits, and the names kept whole apart (see [`crate::names`]).
+    pub const NAME_UPPER: u32 = 20;
+    pub const NAMES_APART_IDS: u32 = 21;
+    pub const NAMES_APART_STARTS: u32 = 22;
+    pub const NAMES_APART_TEXT: u32 = 23;
+    /// The first section of the search aids, there when they are.
+    pub const AIDS: u32 = 34;
     /// Optional: a hash per MFT record, for re-scans (older files lack it; older readers ignore it).
     pub const RECORD_HASHES: u32 = 60;
     /// A delta file's own sections (see [`super::write_delta`]).
@@ -99,8 +110,8 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
     }
     let mut v = vec![
         (id::SOURCE, 1, Cow::Borrowed(idx.meta.source.as_bytes())),
-        c(id::NAMES, &idx.names),
-        c(3, &idx.name_start),
+        c(id::NAMES, &idx.names.folded),
+        c(id::NAME_STARTS, &idx.name_start),
         c(4, &idx.parent),
         c(5, &idx.record),
         c(6, &idx.sequence),
@@ -112,11 +123,14 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
         c(12, &idx.mft_changed),
         c(13, &idx.accessed),
         c(14, &idx.reparse_tag),
+        c(id::NAME_UPPER, &idx.names.upper),
+        c(id::NAMES_APART_IDS, &idx.names.apart_ids),
+        c(id::NAMES_APART_STARTS, &idx.names.apart_starts),
+        c(id::NAMES_APART_TEXT, &idx.names.apart_text),
     ];
     if let Some(a) = &idx.aids {
         v.extend([
-            c(id::AIDS, &a.folded),
-            c(34, &a.name_order),
+            c(id::AIDS, &a.name_order),
             c(35, &a.name_rank),
             c(36, &a.path_order),
             c(37, &a.path_rank),
@@ -308,6 +322,7 @@ pub fn read_meta(path: &Path) -> Result<(VolumeMeta, u64), FileError> {
 
 /// The header's fields.
 struct Header {
+    version: u32,
     meta: VolumeMeta,
     entries: u64,
     sections: usize,
@@ -340,6 +355,7 @@ fn parse_header(b: &[u8]) -> Result<Header, FileError> {
         journal_id: le_u64(b, 80),
     };
     Ok(Header {
+        version,
         meta,
         entries: le_u64(b, 40),
         sections,
@@ -465,8 +481,6 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
     let c = |sid: u32| find(sid);
     let aids = if find(id::AIDS).is_some() {
         Some(SearchAids {
-            folded: col(map, c(32))?,
-            starts: col(map, c(3))?,
             name_order: col(map, c(34))?,
             name_rank: col(map, c(35))?,
             path_order: col(map, c(36))?,
@@ -485,10 +499,24 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
     } else {
         None
     };
+    let name_start: Col<u32> = col(map, c(id::NAME_STARTS))?;
+    let names = if h.version >= 5 {
+        Names {
+            folded: col(map, c(id::NAMES))?,
+            upper: col(map, c(id::NAME_UPPER))?,
+            apart_ids: col(map, c(id::NAMES_APART_IDS))?,
+            apart_starts: col(map, c(id::NAMES_APART_STARTS))?,
+            apart_text: col(map, c(id::NAMES_APART_TEXT))?,
+        }
+    } else {
+        // The names as written: folded now (a pass over them, once per open of an older file).
+        let raw: Col<u8> = col(map, c(id::NAMES))?;
+        Names::from_raw(&raw, &name_start)
+    };
     let idx = Index {
         meta,
-        names: col(map, c(id::NAMES))?,
-        name_start: col(map, c(3))?,
+        names,
+        name_start,
         parent: col(map, c(4))?,
         record: col(map, c(5))?,
         sequence: col(map, c(6))?,
@@ -639,9 +667,9 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
     if n == 0 || idx.root as usize >= n {
         return Err(FileError::Corrupt("root entry out of range"));
     }
+    idx.names.check_shape().map_err(FileError::Corrupt)?;
     if let Some(a) = &idx.aids {
-        a.check_shape(n, idx.names.len())
-            .map_err(FileError::Corrupt)?;
+        a.check_shape(n).map_err(FileError::Corrupt)?;
     }
     if let Some(t) = &idx.timeline {
         t.check_shape(n).map_err(FileError::Corrupt)?;
@@ -656,10 +684,11 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
     if idx.name_start.first() != Some(&0)
         || idx.name_start.windows(2).any(|w| w[0] > w[1])
         || idx.name_start.last().map(|&e| e as usize) != Some(idx.names.len())
-        || std::str::from_utf8(&idx.names).is_err()
+        || std::str::from_utf8(idx.names.folded()).is_err()
     {
         return Err(FileError::Corrupt("name table is inconsistent"));
     }
+    idx.names.validate(n).map_err(FileError::Corrupt)?;
     if idx.parent.iter().any(|&p| p as usize >= n) {
         return Err(FileError::Corrupt("a parent id is out of range"));
     }

@@ -1,7 +1,10 @@
-//! The index of one volume: entries as parallel columns, names in one UTF-8 arena.
+//! The index of one volume: entries as parallel columns, names in one UTF-8 arena (folded, see [`Names`]).
+
+use std::borrow::Cow;
 
 use crate::aids::SearchAids;
 use crate::column::Col;
+use crate::names::Names;
 
 /// A 32-bit entry id: the position of the entry in every column.
 pub type EntryId = u32;
@@ -97,7 +100,8 @@ pub struct VolumeMeta {
 #[derive(Debug, Clone, Default)]
 pub struct Index {
     pub meta: VolumeMeta,
-    pub(crate) names: Col<u8>,
+    /// The names, folded with the bits that give them back as written; `name_start` has their offsets.
+    pub(crate) names: Names,
     pub(crate) name_start: Col<u32>,
     pub(crate) parent: Col<EntryId>,
     pub(crate) record: Col<u32>,
@@ -250,8 +254,9 @@ impl Index {
     }
 
     /// Columns as slices, one element per entry (`name_starts` has one more), for scans over every entry.
-    pub fn name_arena(&self) -> &[u8] {
-        &self.names
+    /// The names folded to lower case, end to end (name `i` is at `name_starts()[i]..name_starts()[i + 1]`).
+    pub fn folded_arena(&self) -> &[u8] {
+        self.names.folded()
     }
     pub fn name_starts(&self) -> &[u32] {
         &self.name_start
@@ -272,19 +277,52 @@ impl Index {
         &self.accessed
     }
 
-    /// The entry's name as bytes of UTF-8 (a stream's name is `file:stream`; the root's is empty). (Offsets
-    /// out of order, in a file not checked yet, give an empty name rather than a fault.)
-    pub fn name_bytes(&self, id: EntryId) -> &[u8] {
+    /// Where entry `id`'s name lies in the arena. (Offsets out of order or out of range, in a file not checked
+    /// yet, give an empty range rather than a fault.)
+    fn name_range(&self, id: EntryId) -> (usize, usize) {
         let i = id as usize;
         match (self.name_start.get(i), self.name_start.get(i + 1)) {
-            (Some(&s), Some(&e)) => self.names.get(s as usize..e as usize).unwrap_or_default(),
-            _ => b"",
+            (Some(&s), Some(&e)) if s <= e && e as usize <= self.names.len() => {
+                (s as usize, e as usize)
+            }
+            _ => (0, 0),
         }
     }
 
-    pub fn name(&self, id: EntryId) -> &str {
-        // Names are built from decoded UTF-16, so they are always valid UTF-8.
-        std::str::from_utf8(self.name_bytes(id)).unwrap_or("\u{FFFD}")
+    /// The length of the entry's name in bytes (folded or not).
+    pub fn name_len(&self, id: EntryId) -> usize {
+        let (s, e) = self.name_range(id);
+        e - s
+    }
+
+    /// The entry's name folded to lower case (see [`crate::paths::fold_into`]).
+    pub fn folded_name(&self, id: EntryId) -> &[u8] {
+        let (s, e) = self.name_range(id);
+        &self.names.folded()[s..e]
+    }
+
+    /// The entry's name as written, as bytes of UTF-8 (a stream's name is `file:stream`; the root's is empty):
+    /// borrowed when it has no upper case.
+    pub fn name_bytes(&self, id: EntryId) -> Cow<'_, [u8]> {
+        let (s, e) = self.name_range(id);
+        self.names.name(id, s, e)
+    }
+
+    /// Appends the entry's name as written to `out`.
+    pub fn push_name(&self, id: EntryId, out: &mut Vec<u8>) {
+        let (s, e) = self.name_range(id);
+        self.names.name_into(id, s, e, out);
+    }
+
+    pub fn name(&self, id: EntryId) -> Cow<'_, str> {
+        // Names are built from decoded UTF-16, so they are always valid UTF-8 (a file not checked yet may say
+        // otherwise).
+        match self.name_bytes(id) {
+            Cow::Borrowed(b) => Cow::Borrowed(std::str::from_utf8(b).unwrap_or("\u{FFFD}")),
+            Cow::Owned(v) => {
+                Cow::Owned(String::from_utf8(v).unwrap_or_else(|_| "\u{FFFD}".to_string()))
+            }
+        }
     }
 
     /// The entry's parent folder (the root is its own parent). (A parent id out of range, in a file not checked
@@ -367,13 +405,20 @@ impl Index {
             out.push('/');
             return;
         }
+        // SAFETY (of `as_mut_vec`): only whole names are appended, and each is checked to be UTF-8 below.
+        let buf = unsafe { out.as_mut_vec() };
         for &e in overflow
             .iter()
             .rev()
             .chain(chain[..n.min(chain.len())].iter().rev())
         {
-            out.push('/');
-            out.push_str(self.name(e));
+            buf.push(b'/');
+            let at = buf.len();
+            self.push_name(e, buf);
+            if std::str::from_utf8(&buf[at..]).is_err() {
+                buf.truncate(at);
+                buf.extend_from_slice("\u{FFFD}".as_bytes());
+            }
         }
     }
 

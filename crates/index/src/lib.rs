@@ -23,6 +23,7 @@ pub mod column;
 pub mod file;
 mod index;
 pub mod layer;
+pub mod names;
 pub mod paths;
 pub mod time;
 pub mod timeline;

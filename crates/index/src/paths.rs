@@ -74,15 +74,13 @@ impl FolderPaths {
             while let Some(d) = chain.pop() {
                 let (mut s, mut e) = p.span[idx.parent(d) as usize];
                 // Only a file not checked yet gets here: a cycle, or a path past what NTFS allows.
-                if (s, e) == WALKING
-                    || e - s + 1 + idx.name_bytes(d).len() > MAX_PATH_BYTES as usize
-                {
+                if (s, e) == WALKING || e - s + 1 + idx.name_len(d) > MAX_PATH_BYTES as usize {
                     (s, e) = (0, 0);
                 }
                 let start = p.text.len();
                 p.text.extend_from_within(s..e);
                 p.text.push(b'/');
-                p.text.extend_from_slice(idx.name_bytes(d));
+                idx.push_name(d, &mut p.text);
                 p.span[d as usize] = (start, p.text.len());
             }
         }
@@ -105,7 +103,7 @@ impl FolderPaths {
         }
         out.extend_from_slice(self.folder(idx.parent(id)));
         out.push(b'/');
-        out.extend_from_slice(idx.name_bytes(id));
+        idx.push_name(id, out);
     }
 }
 

@@ -505,12 +505,12 @@ pub fn find_usnjrnl_record(index: &Index) -> Option<u64> {
     let named: Box<dyn Iterator<Item = EntryId>> = match index.search_aids() {
         Some(a) => {
             let order = &a.name_order[..];
-            let lo = order.partition_point(|&id| a.folded_name(id) < FOLDED);
+            let lo = order.partition_point(|&id| index.folded_name(id) < FOLDED);
             Box::new(
                 order[lo..]
                     .iter()
                     .copied()
-                    .take_while(|&id| a.folded_name(id).starts_with(FOLDED)),
+                    .take_while(|&id| index.folded_name(id).starts_with(FOLDED)),
             )
         }
         None => Box::new(0..index.len() as EntryId),
@@ -519,11 +519,11 @@ pub fn find_usnjrnl_record(index: &Index) -> Option<u64> {
     named
         .find(|&id| {
             let n = index.name_bytes(id);
-            (n == b"$UsnJrnl" || n.starts_with(b"$UsnJrnl:"))
+            (*n == *b"$UsnJrnl" || n.starts_with(b"$UsnJrnl:"))
                 && index.flags(id) & flags::DELETED == 0
                 && {
                     let p = index.parent(id);
-                    p != id && index.name_bytes(p) == b"$Extend" && index.parent(p) == root
+                    p != id && *index.name_bytes(p) == *b"$Extend" && index.parent(p) == root
                 }
         })
         .map(|id| u64::from(index.record(id)))

@@ -18,7 +18,7 @@ pub fn matches(idx: &Index, expr: &Expr, opts: &SearchOptions) -> Vec<EntryId> {
     if mentions(expr, &|k| matches!(k, TermKind::Dupe)) {
         for id in 0..idx.len() as EntryId {
             if idx.flags(id) & (flags::STREAM | flags::SYNTHETIC | flags::DELETED) == 0 {
-                *names.entry(fold(idx.name(id))).or_default() += 1;
+                *names.entry(fold(&idx.name(id))).or_default() += 1;
             }
         }
     }

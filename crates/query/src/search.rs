@@ -105,15 +105,6 @@ fn placement(whole_word: bool) -> Placement {
     }
 }
 
-/// The name of `id` in an arena and its offsets (empty for offsets out of order, in a file not checked yet).
-fn name_in<'a>(text: &'a [u8], starts: &[u32], id: EntryId) -> &'a [u8] {
-    let i = id as usize;
-    match (starts.get(i), starts.get(i + 1)) {
-        (Some(&s), Some(&e)) => text.get(s as usize..e as usize).unwrap_or_default(),
-        _ => b"",
-    }
-}
-
 /// Where in a name a substring hit counts.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Placement {
@@ -592,19 +583,39 @@ impl Searcher {
         b
     }
 
-    /// Substring search over the whole name arena (folded unless case-sensitive): one SIMD pass per thread.
+    /// Substring search over the whole name arena, which is folded: one SIMD pass per thread. A case-sensitive
+    /// needle is searched folded, and its hits checked against the names as written.
     fn scan_names(&self, needle: &[u8], case_sensitive: bool, placement: Placement) -> Bitset {
+        if !case_sensitive {
+            return self.scan_folded_names(needle, placement);
+        }
+        let mut folded = Vec::with_capacity(needle.len());
+        fold_into(needle, &mut folded);
+        let hits = self.scan_folded_names(&folded, placement);
+        if needle.is_empty() {
+            return hits;
+        }
+        let finder = memmem::Finder::new(needle);
+        let exact = |name: &[u8]| match placement {
+            Placement::Anywhere => finder.find(name).is_some(),
+            Placement::WholeWord => find_word(name, needle, true),
+            Placement::AtEnd => name.ends_with(needle),
+        };
+        let mut out = Bitset::empty(hits.len());
+        for id in hits.iter().filter(|&id| exact(&self.idx.name_bytes(id))) {
+            out.set(id as usize);
+        }
+        out
+    }
+
+    /// Substring search of a folded needle over the folded names.
+    fn scan_folded_names(&self, needle: &[u8], placement: Placement) -> Bitset {
         use rayon::prelude::*;
         let n = self.idx.len();
         if needle.is_empty() {
             return Bitset::full(n);
         }
-        let (text, starts): (&[u8], &[u32]) = if case_sensitive {
-            (self.idx.name_arena(), self.idx.name_starts())
-        } else {
-            let a = self.aids();
-            (&a.folded, self.idx.name_starts())
-        };
+        let (text, starts) = (self.idx.folded_arena(), self.idx.name_starts());
         let finder = memmem::Finder::new(needle);
         let scan = |lo: usize, hi: usize, words: &mut [u64]| {
             scan_arena(
@@ -675,13 +686,7 @@ impl Searcher {
             .iter()
             .position(|&c| c == b'*' || c == b'?')
             .unwrap_or(w.len());
-        let (text, starts): (&[u8], &[u32]) = if case_sensitive {
-            (self.idx.name_arena(), self.idx.name_starts())
-        } else {
-            let a = self.aids();
-            (&a.folded, self.idx.name_starts())
-        };
-        let name = |id: u32| name_in(text, starts, id);
+        let name = |id: u32| self.name_bytes(id, !case_sensitive);
         if first_wild > 0 {
             let mut prefix = Vec::with_capacity(first_wild);
             fold_into(&w[..first_wild], &mut prefix);
@@ -689,7 +694,7 @@ impl Searcher {
             let (lo, hi) = self.name_prefix_range(&prefix);
             let mut out = Bitset::empty(n);
             for &id in &o.name_order[lo..hi] {
-                if (id as usize) < n && glob::matches(w, name(id)) {
+                if (id as usize) < n && glob::matches(w, &name(id)) {
                     out.set(id as usize);
                 }
             }
@@ -697,7 +702,7 @@ impl Searcher {
         }
         if w[0] != b'*' {
             // A leading `?`: no literal prefix and no substring shortcut; check name by name.
-            return self.scan(|id| glob::matches(w, name(id)));
+            return self.scan(|id| glob::matches(w, &name(id)));
         }
         let inner = &w[1..];
         let is_literal = |s: &[u8]| !s.iter().any(|&c| c == b'*' || c == b'?');
@@ -711,7 +716,7 @@ impl Searcher {
                 Placement::Anywhere,
             );
         }
-        self.scan(|id| glob::matches(w, name(id)))
+        self.scan(|id| glob::matches(w, &name(id)))
     }
 
     /// A substring of the full path without building paths or keeping folder paths in memory. Split at its
@@ -859,8 +864,9 @@ impl Searcher {
                 ),
             },
         };
-        let lo = a + order[a..b].partition_point(|&id| o.folded_name(id) < prefix);
-        let inside = |i: usize| i < order.len() && o.folded_name(order[i]).starts_with(prefix);
+        let name = |id: EntryId| self.idx.folded_name(id);
+        let lo = a + order[a..b].partition_point(|&id| name(id) < prefix);
+        let inside = |i: usize| i < order.len() && name(order[i]).starts_with(prefix);
         // Gallop: lo + 1, lo + 2, lo + 4, ... until outside, then binary search the last step.
         let mut step = 1;
         let mut last_in = lo;
@@ -874,7 +880,7 @@ impl Searcher {
         let end = (lo + step).min(order.len());
         let hi = last_in
             + 1
-            + order[last_in + 1..end].partition_point(|&id| o.folded_name(id).starts_with(prefix));
+            + order[last_in + 1..end].partition_point(|&id| name(id).starts_with(prefix));
         (lo, hi)
     }
 
@@ -916,7 +922,7 @@ impl Searcher {
             }
             let mut v = value[cur];
             while let Some(d) = chain.pop() {
-                v = step(v, self.name_bytes(d as EntryId, folded));
+                v = step(v, &self.name_bytes(d as EntryId, folded));
                 value[d] = v;
                 done.set(d);
             }
@@ -949,11 +955,13 @@ impl Searcher {
             Leaf::Text {
                 t, regex, finder, ..
             } => {
-                let folded = !t.case_sensitive && regex.is_none();
+                // A regex that ignores case finds the same in the folded text (folding maps each character to one
+                // of its case), and the names are stored folded.
+                let folded = !t.case_sensitive && (regex.is_none() || !t.path);
                 let hay: Cow<'_, [u8]> = if t.path {
                     Cow::Owned(self.path_bytes(id, folded))
                 } else {
-                    Cow::Borrowed(self.name_bytes(id, folded))
+                    self.name_bytes(id, folded)
                 };
                 match (regex, &t.pattern) {
                     (Some(r), _) => r.is_match(&hay),
@@ -970,7 +978,7 @@ impl Searcher {
                 if f & (flags::DIRECTORY | flags::STREAM) != 0 {
                     return false;
                 }
-                let name = self.name_bytes(id, true);
+                let name = self.idx.folded_name(id);
                 match memchr::memrchr(b'.', name) {
                     Some(dot) => exts.iter().any(|e| e.as_slice() == &name[dot + 1..]),
                     None => false,
@@ -995,7 +1003,11 @@ impl Searcher {
                 self.path_bytes(p, !*case_sensitive) == path.as_slice()
             }
             Leaf::Depth(c) => c.holds(u64::from(self.depths()[id as usize])),
-            Leaf::Len(c) => c.holds(idx.name(id).chars().count() as u64),
+            Leaf::Len(c) => {
+                // Folding keeps each character (and the count of them).
+                let name = std::str::from_utf8(idx.folded_name(id)).unwrap_or_default();
+                c.holds(name.chars().count() as u64)
+            }
             Leaf::Dupe => self.dupes().get(id as usize),
             Leaf::Deleted => idx.flags(id) & flags::DELETED != 0,
             Leaf::Stream => idx.flags(id) & flags::STREAM != 0,
@@ -1011,9 +1023,10 @@ impl Searcher {
         }
     }
 
-    fn name_bytes(&self, id: EntryId, folded: bool) -> &[u8] {
+    /// The name folded, or as written.
+    fn name_bytes(&self, id: EntryId, folded: bool) -> Cow<'_, [u8]> {
         if folded {
-            self.aids().folded_name(id)
+            Cow::Borrowed(self.idx.folded_name(id))
         } else {
             self.idx.name_bytes(id)
         }
@@ -1071,9 +1084,8 @@ impl Searcher {
             return &pair.dupes.get_or_init(|| pair.dupes())[*which];
         }
         self.derived.dupes.get_or_init(|| {
-            let a = self.aids();
             let n = self.idx.len();
-            let name = |id: u32| a.folded_name(id);
+            let name = |id: u32| self.idx.folded_name(id);
             let mut ids: Vec<u32> = (0..n as u32)
                 .filter(|&id| names_a_file(&self.idx, id))
                 .collect();
@@ -1361,20 +1373,7 @@ impl Pair {
     }
 
     fn dupes(&self) -> [Bitset; 2] {
-        // Folding keeps lengths: the folded names have the names' offsets (the stored aids hold them).
-        let folded: [Cow<'_, [u8]>; 2] = [0, 1].map(|p| {
-            let idx = &self.parts[p];
-            match idx.search_aids() {
-                Some(a) => Cow::Borrowed(&a.folded[..]),
-                None => {
-                    let mut v = Vec::new();
-                    fold_into(idx.name_arena(), &mut v);
-                    Cow::Owned(v)
-                }
-            }
-        });
-        let name =
-            |&(p, id): &(usize, EntryId)| name_in(&folded[p], self.parts[p].name_starts(), id);
+        let name = |&(p, id): &(usize, EntryId)| self.parts[p].folded_name(id);
         let mut ids: Vec<(usize, EntryId)> = Vec::new();
         for (p, idx) in self.parts.iter().enumerate() {
             ids.extend(

@@ -90,7 +90,7 @@ pub fn rows(idx: &Index, id: EntryId, path: &[u8], tl: Option<EntryTimeline>, b:
         return;
     };
     let [c, m, ch, a] = t.fn_times;
-    let fn_size = FILE_NAME_HEADER + 2 * utf16_len(idx.name(id));
+    let fn_size = FILE_NAME_HEADER + 2 * utf16_len(&idx.name(id));
     let fn_id = Some((48, t.fn_id));
     row(
         b,

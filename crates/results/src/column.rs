@@ -2,6 +2,8 @@
 //! read from an index ([`Column::value`]). The printer's CSV, TSV, JSON lines and table, `uffs export`'s fast
 //! formatter and the Parquet writer all take their columns from here, so a column added once appears in each.
 
+use std::borrow::Cow;
+
 use uffs_index::{flags, EntryId, EntryKind, Index};
 use uffs_query::Searcher;
 
@@ -184,10 +186,17 @@ impl Value {
 }
 
 /// A file's extension (after its last dot); empty for folders and streams.
-pub fn ext(idx: &Index, id: EntryId) -> &str {
+pub fn ext(idx: &Index, id: EntryId) -> Cow<'_, str> {
+    let after_dot = |n: &str| n.rsplit_once('.').map_or(0, |(head, _)| head.len() + 1);
     match idx.kind(id) {
-        EntryKind::File => idx.name(id).rsplit_once('.').map_or("", |(_, e)| e),
-        _ => "",
+        EntryKind::File => match idx.name(id) {
+            Cow::Borrowed(n) => Cow::Borrowed(&n[after_dot(n)..]),
+            Cow::Owned(mut n) => {
+                n.drain(..after_dot(&n));
+                Cow::Owned(n)
+            }
+        },
+        _ => Cow::Borrowed(""),
     }
 }
 

@@ -4,6 +4,7 @@
 //! Rows are formatted in blocks by all cores and written in entry order. Directory paths are built once and
 //! shared, so an entry's path costs one copy of its folder's path plus its name.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -157,9 +158,9 @@ impl<'a> DirPaths<'a> {
 }
 
 /// One cell of an entry, read without allocating (for the fast formatters: export and Parquet).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Cell<'a> {
-    Text(&'a [u8]),
+    Text(Cow<'a, [u8]>),
     /// Entry flags, written as attribute letters.
     Letters(u32),
     Int(Option<u64>),
@@ -177,10 +178,13 @@ pub fn cell<'a>(
     c: Column,
 ) -> Cell<'a> {
     match c {
-        Column::Path => Cell::Text(path),
+        Column::Path => Cell::Text(Cow::Borrowed(path)),
         Column::Name => Cell::Text(idx.name_bytes(id)),
-        Column::Kind => Cell::Text(idx.kind(id).as_str().as_bytes()),
-        Column::Ext => Cell::Text(crate::column::ext(idx, id).as_bytes()),
+        Column::Kind => Cell::Text(Cow::Borrowed(idx.kind(id).as_str().as_bytes())),
+        Column::Ext => Cell::Text(match crate::column::ext(idx, id) {
+            Cow::Borrowed(e) => Cow::Borrowed(e.as_bytes()),
+            Cow::Owned(e) => Cow::Owned(e.into_bytes()),
+        }),
         Column::Size => Cell::Int(Some(idx.size(id))),
         Column::Allocated => Cell::Int(Some(idx.allocated(id))),
         Column::Created => Cell::Time(Some(idx.created(id))),
@@ -269,8 +273,8 @@ impl<'a> Row<'a> {
                 b.extend_from_slice(b"\":");
             }
             match cell(idx, id, &self.path, tl, c) {
-                Cell::Text(s) if JSON => json_str(s, b),
-                Cell::Text(s) => csv_field(s, b),
+                Cell::Text(s) if JSON => json_str(&s, b),
+                Cell::Text(s) => csv_field(&s, b),
                 Cell::Letters(f) => {
                     if JSON {
                         b.push(b'"');

@@ -206,7 +206,7 @@ impl Rows {
         self.source.append_value(&vol.source);
         for (b, &c) in self.columns.iter_mut().zip(PARQUET_COLUMNS.iter()) {
             match (b, cell(idx, id, path, tl, c)) {
-                (Builder::Text(b), Cell::Text(s)) => append_text(b, s),
+                (Builder::Text(b), Cell::Text(s)) => append_text(b, &s),
                 (Builder::Text(b), Cell::Letters(f)) => {
                     self.letters.clear();
                     attributes(f, &mut self.letters);

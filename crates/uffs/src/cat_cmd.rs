@@ -141,7 +141,7 @@ fn resolve(vol: &Volume, parts: &[String], deleted: bool) -> Result<(u64, String
             }
             continue;
         }
-        if name != last && uffs_index::paths::fold(name) != folded_last {
+        if name != last && idx.folded_name(id) != folded_last.as_bytes() {
             continue;
         }
         let path = idx.path(id);

@@ -296,7 +296,9 @@ fn walk(vol: &Volume<'_>, folder: &Line, du: &DuRequest, rows: &mut Vec<Line>) {
         .map(|(p, c)| line_of(vol, p, c, folder.depth + 1, folder.size))
         .collect();
     // Each child's folded name once, then the key: the sort compares numbers and names, allocating nothing.
-    let name = |l: &Line| fold(vol.parts[l.part].index().name(l.id));
+    let name = |l: &Line| {
+        String::from_utf8_lossy(vol.parts[l.part].index().folded_name(l.id)).into_owned()
+    };
     let mut keyed: Vec<(u64, String, Line)> = kids
         .drain(..)
         .map(|l| {

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
-use uffs_index::paths::fold;
 use uffs_index::{flags, EntryId};
 use uffs_query::Searcher;
 
@@ -107,7 +106,7 @@ pub fn run(a: DupesArgs) -> Result<bool> {
         groups = groups
             .into_iter()
             .flat_map(|(size, files)| {
-                split(files, |&(t, id)| fold(refs[t].1.index().name(id)))
+                split(files, |&(t, id)| refs[t].1.index().folded_name(id).to_vec())
                     .into_iter()
                     .map(move |g| (size, g))
             })

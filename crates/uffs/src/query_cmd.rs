@@ -349,7 +349,7 @@ fn order(
     let (sa, sb) = (targets[ta].1, targets[tb].1);
     let (xa, xb) = (sa.aids(), sb.aids());
     let (ia, ib) = (sa.index(), sb.index());
-    let by_name = || xa.folded_name(a).cmp(xb.folded_name(b));
+    let by_name = || ia.folded_name(a).cmp(ib.folded_name(b));
     match key {
         SortKey::Name | SortKey::Path => by_name(),
         SortKey::Extension => xa

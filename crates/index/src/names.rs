@@ -1,0 +1,376 @@
+//! Entry names, stored once: folded to lower case (what every case-insensitive search reads), with a bit per byte
+//! marking where the name as written is upper case, and the few names that folding and those bits cannot give back
+//! kept whole, apart.
+//!
+//! Storing the names as written beside their folded copy cost 21 bytes an entry on the benchmark volume; the bits
+//! cost 2.6 and the names apart next to nothing (a name is apart only when a character's upper case is not the one
+//! it was written with: `ǅ`, or a character that folding leaves alone but that is upper case in another way).
+//!
+//! The folded arena has the offsets of the names ([`crate::paths::fold_into`] keeps lengths), so the index's
+//! `name_start` serves both.
+
+use std::borrow::Cow;
+
+use crate::column::Col;
+use crate::index::EntryId;
+use crate::paths::fold_into;
+
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    /// Every name folded, end to end, at the names' offsets.
+    pub(crate) folded: Col<u8>,
+    /// Bit `i` (of word `i / 64`): the character that starts at byte `i` of `folded` is upper case in the name.
+    pub(crate) upper: Col<u64>,
+    /// The entries whose names are kept whole (ascending), where each is in `apart_text`, and the text.
+    pub(crate) apart_ids: Col<u32>,
+    pub(crate) apart_starts: Col<u32>,
+    pub(crate) apart_text: Col<u8>,
+}
+
+impl Names {
+    /// The names of `raw` (UTF-8 names end to end; name `i` is `raw[starts[i]..starts[i + 1]]`).
+    pub fn from_raw(raw: &[u8], starts: &[u32]) -> Names {
+        let mut folded = Vec::with_capacity(raw.len());
+        fold_into(raw, &mut folded);
+        if folded.len() != raw.len() {
+            // Not UTF-8 (an older file's names not checked yet, which its check will refuse): any folding of the
+            // same length keeps the bounds.
+            folded = raw.to_ascii_lowercase();
+        }
+        let mut upper = vec![0u64; raw.len().div_ceil(64)];
+        // Eight bytes at a time: most of them are equal.
+        let mut i = 0;
+        while i < raw.len() {
+            let end = (i + 8).min(raw.len());
+            if raw[i..end] != folded[i..end] {
+                for j in i..end {
+                    if raw[j] != folded[j] {
+                        let s = char_start(raw, j);
+                        upper[s / 64] |= 1 << (s % 64);
+                    }
+                }
+            }
+            i = end;
+        }
+        let mut names = Names {
+            folded: folded.into(),
+            upper: upper.into(),
+            ..Names::default()
+        };
+        // Only a name with a non-ASCII byte can fail to come back from its folded form and bits.
+        let (mut ids, mut at, mut text) = (Vec::new(), vec![0u32], Vec::new());
+        let mut buf = Vec::new();
+        for (id, w) in starts.windows(2).enumerate() {
+            let (s, e) = (w[0] as usize, w[1] as usize);
+            let Some(name) = raw.get(s..e).filter(|n| !n.is_ascii()) else {
+                continue;
+            };
+            buf.clear();
+            names.unfold_into(s, e, &mut buf);
+            if buf != name {
+                ids.push(id as u32);
+                text.extend_from_slice(name);
+                at.push(text.len() as u32);
+            }
+        }
+        names.apart_ids = ids.into();
+        names.apart_starts = at.into();
+        names.apart_text = text.into();
+        names
+    }
+
+    /// Appends name `raw` (of entry `id`, after every entry so far) to owned names.
+    pub(crate) fn push(&mut self, id: EntryId, raw: &[u8]) {
+        let one = Names::from_raw(raw, &[0, raw.len() as u32]);
+        let base = self.folded.len();
+        let folded = self.folded.make_owned();
+        folded.extend_from_slice(&one.folded);
+        let upper = self.upper.make_owned();
+        upper.resize(folded.len().div_ceil(64), 0);
+        for (i, _) in raw.iter().enumerate() {
+            if one.upper[i / 64] & (1 << (i % 64)) != 0 {
+                let b = base + i;
+                upper[b / 64] |= 1 << (b % 64);
+            }
+        }
+        if !one.apart_ids.is_empty() {
+            if self.apart_starts.is_empty() {
+                self.apart_starts.make_owned().push(0);
+            }
+            self.apart_ids.make_owned().push(id);
+            let text = self.apart_text.make_owned();
+            text.extend_from_slice(raw);
+            let end = text.len() as u32;
+            self.apart_starts.make_owned().push(end);
+        }
+    }
+
+    /// The O(1) checks of names opened from a file: the parts have the sizes that each other's lengths give.
+    pub(crate) fn check_shape(&self) -> Result<(), &'static str> {
+        let apart_ok = self.apart_starts.len() == self.apart_ids.len() + 1
+            || (self.apart_ids.is_empty() && self.apart_starts.is_empty());
+        if self.upper.len() != self.folded.len().div_ceil(64) || !apart_ok {
+            return Err("the name table's parts disagree");
+        }
+        Ok(())
+    }
+
+    /// Checks what names read from a file rely on, beyond their bounds: the names kept apart are of entries
+    /// (of `n`), ascending, at ordered offsets, and UTF-8. (The folded text is checked with the offsets.)
+    pub(crate) fn validate(&self, n: usize) -> Result<(), &'static str> {
+        let at = &self.apart_starts;
+        let ok = self.apart_ids.windows(2).all(|w| w[0] < w[1])
+            && self.apart_ids.last().is_none_or(|&id| (id as usize) < n)
+            && at.windows(2).all(|w| w[0] <= w[1])
+            && at.first().is_none_or(|&s| s == 0)
+            && at.last().map_or(0, |&e| e as usize) == self.apart_text.len()
+            && std::str::from_utf8(&self.apart_text).is_ok()
+            && at.windows(2).all(|w| {
+                std::str::from_utf8(&self.apart_text[w[0] as usize..w[1] as usize]).is_ok()
+            });
+        if !ok {
+            return Err("the names kept apart are inconsistent");
+        }
+        Ok(())
+    }
+
+    /// Bytes of folded text.
+    pub fn len(&self) -> usize {
+        self.folded.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.folded.is_empty()
+    }
+
+    /// The folded names, end to end.
+    pub fn folded(&self) -> &[u8] {
+        &self.folded
+    }
+
+    /// The name of entry `id` at folded bytes `s..e`, as written: borrowed from the folded text when it has no
+    /// upper case. (Bytes out of range, in a file not checked yet, give an empty or shorter name, never a fault.)
+    pub fn name(&self, id: EntryId, s: usize, e: usize) -> Cow<'_, [u8]> {
+        if let Some(whole) = self.apart(id) {
+            return Cow::Borrowed(whole);
+        }
+        let text = self.folded.get(s..e).unwrap_or_default();
+        if !self.any_upper(s, s + text.len()) {
+            return Cow::Borrowed(text);
+        }
+        let mut out = Vec::with_capacity(text.len());
+        self.unfold_into(s, e, &mut out);
+        Cow::Owned(out)
+    }
+
+    /// Appends the name of entry `id` at folded bytes `s..e`, as written, to `out`.
+    pub fn name_into(&self, id: EntryId, s: usize, e: usize, out: &mut Vec<u8>) {
+        match self.apart(id) {
+            Some(whole) => out.extend_from_slice(whole),
+            None => self.unfold_into(s, e, out),
+        }
+    }
+
+    /// The name of `id` when it is kept whole.
+    fn apart(&self, id: EntryId) -> Option<&[u8]> {
+        if self.apart_ids.is_empty() {
+            return None;
+        }
+        let k = self.apart_ids.binary_search(&id).ok()?;
+        let (a, b) = (self.apart_starts.get(k)?, self.apart_starts.get(k + 1)?);
+        self.apart_text.get(*a as usize..*b as usize)
+    }
+
+    /// Whether any character in folded bytes `s..e` is upper case in its name.
+    fn any_upper(&self, s: usize, e: usize) -> bool {
+        self.upper_words(s, e).any(|(_, bits)| bits != 0)
+    }
+
+    /// The words of `upper` over bytes `s..e`, masked to them: (bit 0's byte, bits).
+    fn upper_words(&self, s: usize, e: usize) -> impl Iterator<Item = (usize, u64)> + '_ {
+        (s / 64..e.div_ceil(64)).map(move |w| {
+            let lo = w * 64;
+            let mut bits = self.upper.get(w).copied().unwrap_or(0);
+            if lo < s {
+                bits &= !0 << (s - lo);
+            }
+            if e < lo + 64 {
+                bits &= (1 << (e - lo)) - 1;
+            }
+            (lo, bits)
+        })
+    }
+
+    /// Appends folded bytes `s..e` to `out` with the characters marked upper case made upper case.
+    fn unfold_into(&self, s: usize, e: usize, out: &mut Vec<u8>) {
+        let text = self.folded.get(s..e).unwrap_or_default();
+        let base = out.len();
+        out.extend_from_slice(text);
+        let e = s + text.len();
+        for (lo, mut bits) in self.upper_words(s, e) {
+            while bits != 0 {
+                let p = base + (lo + bits.trailing_zeros() as usize - s);
+                bits &= bits - 1;
+                upper_at(&mut out[base..], p - base);
+            }
+        }
+    }
+}
+
+/// Makes the character at byte `p` of `text` upper case, when its upper case is one character of the same length.
+fn upper_at(text: &mut [u8], p: usize) {
+    let b = text[p];
+    if b.is_ascii() {
+        text[p] = b.to_ascii_uppercase();
+        return;
+    }
+    let len = match b {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => return,
+    };
+    let Some(c) = text
+        .get(p..p + len)
+        .and_then(|s| std::str::from_utf8(s).ok())
+        .and_then(|s| s.chars().next())
+    else {
+        return;
+    };
+    let mut up = c.to_uppercase();
+    if let (Some(u), None) = (up.next(), up.next()) {
+        if u.len_utf8() == len {
+            u.encode_utf8(&mut text[p..p + len]);
+        }
+    }
+}
+
+/// Where the UTF-8 character holding byte `i` starts.
+fn char_start(text: &[u8], mut i: usize) -> usize {
+    while i > 0 && text[i] & 0xC0 == 0x80 {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names_of(list: &[&str]) -> (Vec<u8>, Vec<u32>) {
+        let mut raw = Vec::new();
+        let mut starts = vec![0];
+        for n in list {
+            raw.extend_from_slice(n.as_bytes());
+            starts.push(raw.len() as u32);
+        }
+        (raw, starts)
+    }
+
+    #[test]
+    fn every_name_comes_back_as_written() {
+        let list = [
+            "",
+            "kernel32.dll",
+            "Kernel32.DLL",
+            "ÉCOLE été Ünïcödé",
+            "ǅungla",        // title case: its upper case is Ǆ
+            "\u{212A}elvin", // the Kelvin sign folds to nothing of its length: kept
+            "İstanbul",
+            "ΣΊΣΥΦΟΣ ς",
+            "日本語のファイル.TXT",
+            "a_long_name_that_crosses_a_word_of_the_bits_ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789",
+            "ß ẞ ﬁ Ａ",
+        ];
+        let (raw, starts) = names_of(&list);
+        let names = Names::from_raw(&raw, &starts);
+        assert_eq!(names.len(), raw.len());
+        for (i, n) in list.iter().enumerate() {
+            let (s, e) = (starts[i] as usize, starts[i + 1] as usize);
+            assert_eq!(&*names.name(i as u32, s, e), n.as_bytes(), "{n}");
+            let mut out = b"x".to_vec();
+            names.name_into(i as u32, s, e, &mut out);
+            assert_eq!(&out[1..], n.as_bytes());
+            let mut f = Vec::new();
+            fold_into(n.as_bytes(), &mut f);
+            assert_eq!(&names.folded()[s..e], &f[..]);
+        }
+        assert!(matches!(
+            names.name(1, starts[1] as usize, starts[2] as usize),
+            Cow::Borrowed(_)
+        ));
+        // Only names that the bits cannot give back are kept whole: `ǅ` (whose upper case is `Ǆ`).
+        assert_eq!(&names.apart_ids[..], &[4]);
+    }
+
+    /// An index of these names, written and read back (checked wholly) and opened in O(1), gives them back.
+    #[test]
+    fn names_come_back_from_an_index_file() {
+        let list = ["", "Kernel32.DLL", "ǅungla", "ÉCOLE", "日本語.TXT", "plain"];
+        let (raw, starts) = names_of(&list);
+        let n = list.len();
+        let mut idx = crate::Index {
+            names: Names::from_raw(&raw, &starts),
+            name_start: starts.clone().into(),
+            parent: vec![0; n].into(),
+            record: (0..n as u32).collect::<Vec<_>>().into(),
+            sequence: vec![1; n].into(),
+            flags: vec![0; n].into(),
+            reparse_tag: vec![0; n].into(),
+            ..Default::default()
+        };
+        for col in [
+            &mut idx.size,
+            &mut idx.allocated,
+            &mut idx.created,
+            &mut idx.modified,
+            &mut idx.mft_changed,
+            &mut idx.accessed,
+        ] {
+            *col = vec![0; n].into();
+        }
+        idx.add_search_aids();
+        let path = std::env::temp_dir().join(format!("uffs-names-{}.uffs", std::process::id()));
+        crate::file::write(&idx, &path).unwrap();
+        let read = crate::file::read(&path).unwrap();
+        let opened = crate::file::open(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        for back in [&idx, &read, &opened] {
+            for (i, name) in list.iter().enumerate() {
+                assert_eq!(back.name(i as u32), *name);
+                assert_eq!(
+                    back.folded_name(i as u32),
+                    crate::paths::fold(name).as_bytes()
+                );
+            }
+            assert_eq!(back.path(1), "/Kernel32.DLL");
+        }
+    }
+
+    #[test]
+    fn pushed_names_equal_built_ones() {
+        let list = ["", "$Orphan", "ǅ", "abc", "ÀÉ"];
+        let (raw, starts) = names_of(&list);
+        let built = Names::from_raw(&raw, &starts);
+        let mut pushed = Names::default();
+        for (i, n) in list.iter().enumerate() {
+            pushed.push(i as u32, n.as_bytes());
+        }
+        assert_eq!(&pushed.folded[..], &built.folded[..]);
+        assert_eq!(&pushed.upper[..], &built.upper[..]);
+        assert_eq!(&pushed.apart_ids[..], &built.apart_ids[..]);
+        assert_eq!(&pushed.apart_text[..], &built.apart_text[..]);
+    }
+
+    #[test]
+    fn damaged_bits_never_fault() {
+        let (raw, starts) = names_of(&["Ünï", "ab"]);
+        let mut names = Names::from_raw(&raw, &starts);
+        names.upper = vec![!0u64; 1].into();
+        for (s, e) in [(0, 5), (1, 3), (0, 100), (90, 100), (3, 1)] {
+            let _ = names.name(0, s, e);
+        }
+        names.apart_ids = vec![0, 1].into();
+        names.apart_starts = vec![5].into();
+        let _ = names.name(1, 0, 2);
+    }
+}
