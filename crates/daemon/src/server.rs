@@ -526,6 +526,18 @@ fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
             ));
             replace_volume(shared, &e.name, None);
             start_rebuild(shared, e.clone(), "building");
+        } else if l
+            .base()
+            .file_format()
+            .is_some_and(|v| v < uffs_index::file::VERSION)
+        {
+            // Read at a cost (an older format's names are folded at load): built again in the current one, while
+            // the old index keeps answering.
+            log(&format!(
+                "{}: the index is in an older format; rebuilding it",
+                e.name
+            ));
+            start_rebuild(shared, e.clone(), "rebuilding (older index format)");
         } else if vol.change_stamp() != meta.change_stamp {
             // Changed while the daemon was not watching: apply what changed (or rebuild, if it cannot be
             // followed).

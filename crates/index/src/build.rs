@@ -596,6 +596,7 @@ impl Builder {
             record_hashes: Default::default(),
             timeline: None,
             check: None,
+            format: 0,
         };
     }
 

@@ -159,14 +159,46 @@ pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
     write_with(idx, Vec::new(), path)
 }
 
+/// Writes `idx` as format 4 wrote it (the names as written, and the folded names among the search aids): for
+/// tests of reading older files.
+#[doc(hidden)]
+pub fn write_format_4(idx: &Index, path: &Path) -> Result<(), FileError> {
+    let mut raw = Vec::with_capacity(idx.names.len());
+    for id in 0..idx.len() as u32 {
+        idx.push_name(id, &mut raw);
+    }
+    let mut sections: Vec<_> = sections(idx)
+        .into_iter()
+        .filter(|(sid, ..)| !(id::NAME_UPPER..=id::NAMES_APART_TEXT).contains(sid))
+        .map(|s| match s.0 {
+            id::NAMES => (id::NAMES, 1, Cow::Owned(raw.clone())),
+            _ => s,
+        })
+        .collect();
+    if idx.aids.is_some() {
+        sections.push((32, 1, Cow::Borrowed(idx.names.folded())));
+    }
+    write_sections(idx, sections, 4, path)
+}
+
 fn write_with(idx: &Index, extra: Extra<'_>, path: &Path) -> Result<(), FileError> {
     let mut sections = sections(idx);
     sections.extend(extra);
+    write_sections(idx, sections, VERSION, path)
+}
+
+/// Writes the header, tables and `sections` of `idx` in format `version`.
+fn write_sections(
+    idx: &Index,
+    sections: Vec<(u32, usize, Cow<'_, [u8]>)>,
+    version: u32,
+    path: &Path,
+) -> Result<(), FileError> {
     let mut head = vec![0u8; HEADER_LEN];
     let put32 = |h: &mut [u8], at: usize, v: u32| h[at..at + 4].copy_from_slice(&v.to_le_bytes());
     let put64 = |h: &mut [u8], at: usize, v: u64| h[at..at + 8].copy_from_slice(&v.to_le_bytes());
     head[..8].copy_from_slice(MAGIC);
-    put32(&mut head, 8, VERSION);
+    put32(&mut head, 8, version);
     put32(&mut head, 12, sections.len() as u32);
     put32(&mut head, 16, u32::from(idx.meta.has_deleted));
     put32(&mut head, 20, idx.meta.record_size);
@@ -542,6 +574,7 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
             }),
         },
         check: Some(check),
+        format: h.version,
     };
     let n = usize::try_from(h.entries)
         .map_err(|_| FileError::Corrupt("entry count is out of range"))?;

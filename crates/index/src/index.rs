@@ -125,6 +125,8 @@ pub struct Index {
     pub(crate) timeline: Option<crate::timeline::Timeline>,
     /// For an index mapped from a file: the checksums of the file's chunks, and which have been checked.
     pub(crate) check: Option<std::sync::Arc<crate::check::FileCheck>>,
+    /// The format version of the file it was read from (0: built in memory).
+    pub(crate) format: u32,
 }
 
 impl Index {
@@ -136,6 +138,12 @@ impl Index {
     }
     pub fn root(&self) -> EntryId {
         self.root
+    }
+
+    /// The format version of the index file this was read from; `None` for an index built in memory. A daemon
+    /// rebuilds an index read from an older format, which is read at a cost (see [`crate::file::VERSION`]).
+    pub fn file_format(&self) -> Option<u32> {
+        (self.format != 0).then_some(self.format)
     }
 
     /// The search aids, when they were read from the file or made.

@@ -181,3 +181,47 @@ fn the_timeline_is_an_optional_section() {
         ),
     }
 }
+
+/// A format 4 file (the names as written, their folded copy among the aids) reads back with every name, folded
+/// name and path of the index it was written from, whether read wholly or opened in O(1); and says its format.
+#[test]
+fn format_4_files_are_read_with_their_names() {
+    for rel in [
+        "windows-xp-mft/MFT",
+        "windows10-scenarios/stress_filename.bin",
+    ] {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data")
+            .join(rel);
+        let src = uffs_mft::open(p.to_str().unwrap(), None).expect("open sample");
+        let opts = uffs_mft::ScanOptions {
+            include_deleted: true,
+            ..Default::default()
+        };
+        let mut idx = uffs_mft::build_index(&src.volumes[0], &opts, &|_, _| {})
+            .expect("build")
+            .0;
+        idx.add_search_aids();
+        let path = tmp(&format!("format4-{}.uffs", rel.replace('/', "-")));
+        file::write_format_4(&idx, &path).unwrap();
+        let read = file::read(&path).unwrap();
+        let opened = file::open(&path).unwrap();
+        assert_eq!(idx.file_format(), None);
+        for back in [&read, &opened] {
+            assert_eq!(back.file_format(), Some(4));
+            assert_eq!(back.len(), idx.len());
+            for id in 0..idx.len() as u32 {
+                assert_eq!(back.name(id), idx.name(id), "{rel} entry {id}");
+                assert_eq!(back.folded_name(id), idx.folded_name(id));
+                assert_eq!(back.path(id), idx.path(id));
+            }
+            let (a, b) = (idx.search_aids().unwrap(), back.search_aids().unwrap());
+            assert_eq!(&a.name_order[..], &b.name_order[..]);
+        }
+        file::write(&idx, &path).unwrap();
+        assert_eq!(
+            file::read(&path).unwrap().file_format(),
+            Some(file::VERSION)
+        );
+    }
+}

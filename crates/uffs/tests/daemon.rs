@@ -121,6 +121,38 @@ fn volumes_are_served_and_survive_a_restart() {
     assert!(!w.cache.join("testfs1.2.uffs").exists());
 }
 
+/// An index in an older format keeps answering, and the daemon builds it again in the current one.
+#[test]
+fn an_older_index_format_answers_and_is_rebuilt() {
+    let w = World::new("format");
+    let src = w.copy("windows-xp-mft/MFT", "xp.mft");
+    w.ok(&["volumes", "add", &src, "--name", "xp"]);
+    let file = w.cache.join("xp.uffs");
+    let want = w.ok(&["--index", file.to_str().unwrap(), "-e", "dll", "--count"]);
+    let idx = uffs_index::file::read(&file).unwrap();
+    uffs_index::file::write_format_4(&idx, &file).unwrap();
+    drop(idx);
+    // Read by a one-shot query as it is, and by the daemon until the rebuild replaces it.
+    assert_eq!(
+        w.ok(&["--index", file.to_str().unwrap(), "-e", "dll", "--count"]),
+        want
+    );
+    w.start();
+    w.wait_ready(60);
+    assert_eq!(w.ok(&["-e", "dll", "--count"]), want);
+    let rows = w.ok(&["-e", "dll", "--sort", "path"]);
+    let t = Instant::now();
+    while !w.log().contains("rebuilt xp") {
+        assert!(t.elapsed() < Duration::from_secs(60), "{}", w.log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(w.log().contains("older format"), "{}", w.log());
+    let newest = uffs_index::file::read(&w.newest_index("xp")).unwrap();
+    assert_eq!(newest.file_format(), Some(uffs_index::file::VERSION));
+    assert_eq!(w.ok(&["-e", "dll", "--sort", "path"]), rows);
+    w.ok(&["daemon", "stop"]);
+}
+
 #[test]
 fn a_killed_build_leaves_a_loadable_index_or_a_rebuild() {
     let w = World::new("kill");
