@@ -28,55 +28,69 @@ pub struct Names {
 }
 
 impl Names {
-    /// The names of `raw` (UTF-8 names end to end; name `i` is `raw[starts[i]..starts[i + 1]]`).
+    /// The names of `raw` (UTF-8 names end to end; name `i` is `raw[starts[i]..starts[i + 1]]`). One pass over
+    /// the names on all cores: this runs once per build, over every name.
     pub fn from_raw(raw: &[u8], starts: &[u32]) -> Names {
-        let mut folded = Vec::with_capacity(raw.len());
-        fold_into(raw, &mut folded);
-        if folded.len() != raw.len() {
-            // Not UTF-8 (an older file's names not checked yet, which its check will refuse): any folding of the
-            // same length keeps the bounds.
-            folded = raw.to_ascii_lowercase();
+        use rayon::prelude::*;
+        let n = starts.len().saturating_sub(1);
+        let ordered = starts.first() == Some(&0)
+            && starts.windows(2).all(|w| w[0] <= w[1])
+            && starts.last().map(|&e| e as usize) == Some(raw.len());
+        if !ordered {
+            // Offsets out of order (an older file's names not checked yet, which its check will refuse): any
+            // folding of the same length keeps the bounds.
+            return Names {
+                upper: vec![0; raw.len().div_ceil(64)].into(),
+                folded: raw.to_ascii_lowercase().into(),
+                ..Names::default()
+            };
         }
+        // Runs of entries, each folding its names into its own stretch of the arena.
+        const RUN: usize = 16 * 1024;
+        let runs: Vec<std::ops::Range<usize>> =
+            (0..n).step_by(RUN).map(|a| a..(a + RUN).min(n)).collect();
+        let mut folded = vec![0u8; raw.len()];
+        let mut stretches = Vec::with_capacity(runs.len());
+        let mut rest = &mut folded[..];
+        for r in &runs {
+            let len = (starts[r.end] - starts[r.start]) as usize;
+            let (head, tail) = rest.split_at_mut(len);
+            stretches.push(head);
+            rest = tail;
+        }
+        let done: Vec<RunOut> = runs
+            .par_iter()
+            .zip(stretches)
+            .map(|(r, out)| fold_run(raw, starts, r.clone(), out))
+            .collect();
+        // Each run's bits start at its first byte: shifted into place.
         let mut upper = vec![0u64; raw.len().div_ceil(64)];
-        // Eight bytes at a time: most of them are equal.
-        let mut i = 0;
-        while i < raw.len() {
-            let end = (i + 8).min(raw.len());
-            if raw[i..end] != folded[i..end] {
-                for j in i..end {
-                    if raw[j] != folded[j] {
-                        let s = char_start(raw, j);
-                        upper[s / 64] |= 1 << (s % 64);
-                    }
+        let mut apart = Vec::new();
+        for (r, d) in runs.iter().zip(done) {
+            let s = starts[r.start] as usize;
+            let (w, shift) = (s / 64, s % 64);
+            for (k, &v) in d.bits.iter().enumerate().filter(|(_, v)| **v != 0) {
+                upper[w + k] |= v << shift;
+                if shift > 0 && w + k + 1 < upper.len() {
+                    upper[w + k + 1] |= v >> (64 - shift);
                 }
             }
-            i = end;
+            apart.extend(d.apart);
         }
-        let mut names = Names {
+        let (mut at, mut text) = (vec![0u32], Vec::new());
+        for &id in &apart {
+            text.extend_from_slice(
+                &raw[starts[id as usize] as usize..starts[id as usize + 1] as usize],
+            );
+            at.push(text.len() as u32);
+        }
+        Names {
             folded: folded.into(),
             upper: upper.into(),
-            ..Names::default()
-        };
-        // Only a name with a non-ASCII byte can fail to come back from its folded form and bits.
-        let (mut ids, mut at, mut text) = (Vec::new(), vec![0u32], Vec::new());
-        let mut buf = Vec::new();
-        for (id, w) in starts.windows(2).enumerate() {
-            let (s, e) = (w[0] as usize, w[1] as usize);
-            let Some(name) = raw.get(s..e).filter(|n| !n.is_ascii()) else {
-                continue;
-            };
-            buf.clear();
-            names.unfold_into(s, e, &mut buf);
-            if buf != name {
-                ids.push(id as u32);
-                text.extend_from_slice(name);
-                at.push(text.len() as u32);
-            }
+            apart_ids: apart.into(),
+            apart_starts: at.into(),
+            apart_text: text.into(),
         }
-        names.apart_ids = ids.into();
-        names.apart_starts = at.into();
-        names.apart_text = text.into();
-        names
     }
 
     /// Appends name `raw` (of entry `id`, after every entry so far) to owned names.
@@ -216,6 +230,65 @@ impl Names {
     }
 }
 
+/// What folding one run of names gives besides the folded bytes.
+struct RunOut {
+    /// The upper-case bits, bit 0 at the run's first byte.
+    bits: Vec<u64>,
+    /// The entries whose names cannot come back from their folded form and bits.
+    apart: Vec<u32>,
+}
+
+/// Folds the names of entries `ids` (ordered offsets) into `out`, the run's stretch of the folded arena.
+fn fold_run(raw: &[u8], starts: &[u32], ids: std::ops::Range<usize>, out: &mut [u8]) -> RunOut {
+    let base = starts[ids.start] as usize;
+    let mut bits = vec![0u64; out.len().div_ceil(64)];
+    let mut apart = Vec::new();
+    let mut set = |p: usize| bits[(p - base) / 64] |= 1 << ((p - base) % 64);
+    for id in ids {
+        let (s, e) = (starts[id] as usize, starts[id + 1] as usize);
+        let name = &raw[s..e];
+        let dst = &mut out[s - base..e - base];
+        if name.is_ascii() {
+            for (i, (&c, d)) in name.iter().zip(dst.iter_mut()).enumerate() {
+                *d = c.to_ascii_lowercase();
+                if c.is_ascii_uppercase() {
+                    set(s + i);
+                }
+            }
+            continue;
+        }
+        // Character by character: folded as `fold_into` folds, marked where it changed, and the name kept
+        // apart where the upper case of the folded character is not the one written.
+        let mut whole = true;
+        let mut at = 0;
+        for c in String::from_utf8_lossy(name).chars() {
+            let len = c.len_utf8();
+            if at + len > name.len() {
+                break;
+            }
+            let mut f = Vec::with_capacity(4);
+            let mut buf = [0u8; 4];
+            fold_into(c.encode_utf8(&mut buf).as_bytes(), &mut f);
+            if f.len() == len {
+                dst[at..at + len].copy_from_slice(&f);
+            } else {
+                dst[at..at + len].copy_from_slice(&name[at..at + len]);
+            }
+            if dst[at..at + len] != name[at..at + len] {
+                set(s + at);
+                let mut back = dst[at..at + len].to_vec();
+                upper_at(&mut back, 0);
+                whole &= back == name[at..at + len];
+            }
+            at += len;
+        }
+        if !whole || at != name.len() {
+            apart.push(id as u32);
+        }
+    }
+    RunOut { bits, apart }
+}
+
 /// Makes the character at byte `p` of `text` upper case, when its upper case is one character of the same length.
 fn upper_at(text: &mut [u8], p: usize) {
     let b = text[p];
@@ -242,14 +315,6 @@ fn upper_at(text: &mut [u8], p: usize) {
             u.encode_utf8(&mut text[p..p + len]);
         }
     }
-}
-
-/// Where the UTF-8 character holding byte `i` starts.
-fn char_start(text: &[u8], mut i: usize) -> usize {
-    while i > 0 && text[i] & 0xC0 == 0x80 {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]
