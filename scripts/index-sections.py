@@ -10,8 +10,10 @@ import sys
 
 NAMES = {
     1: "source text", 2: "names (folded from format 5)", 3: "name_start", 4: "parent", 5: "record", 6: "sequence", 7: "flags",
-    8: "size", 9: "allocated", 10: "created", 11: "modified", 12: "mft_changed", 13: "accessed",
-    14: "reparse_tag", 15: "tree_size (format 3)", 16: "descendants (format 3)", 32: "aids: folded names (formats 3, 4)",
+    8: "size", 10: "created", 11: "modified", 12: "mft_changed", 13: "accessed",
+    15: "tree_size (format 3)", 16: "descendants (format 3)", 32: "aids: folded names (formats 3, 4)",
+    24: "allocated: codes", 25: "allocated: unit", 26: "allocated apart: ids", 27: "allocated apart: sizes",
+    28: "reparse tags: ids", 29: "reparse tags: tags", 9: "allocated (formats 3, 4)", 14: "reparse_tag (formats 3, 4)",
     20: "name upper-case bits", 21: "names apart: ids", 22: "names apart: offsets", 23: "names apart: text",
     34: "aids: name_order", 35: "aids: name_rank", 36: "aids: path_order", 37: "aids: path_rank",
     38: "aids: size_order", 39: "aids: created_order", 40: "aids: modified_order", 41: "aids: accessed_order",

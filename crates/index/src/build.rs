@@ -11,6 +11,7 @@ use crate::batch::{
 };
 use crate::index::{flags, EntryId, Index, VolumeMeta};
 use crate::names::Names;
+use crate::sparse::{Allocated, Sparse};
 use crate::timeline::{self, EntryTimeline, Timeline};
 
 const NONE: u32 = u32::MAX;
@@ -412,12 +413,14 @@ impl Builder {
             c.sequence.extend_from_slice(&old.sequence[start..id]);
             c.flags.extend_from_slice(&old.flags[start..id]);
             c.size.extend_from_slice(&old.size[start..id]);
-            c.allocated.extend_from_slice(&old.allocated[start..id]);
+            c.allocated
+                .extend((start..id).map(|i| old.allocated(i as EntryId)));
             c.created.extend_from_slice(&old.created[start..id]);
             c.modified.extend_from_slice(&old.modified[start..id]);
             c.mft_changed.extend_from_slice(&old.mft_changed[start..id]);
             c.accessed.extend_from_slice(&old.accessed[start..id]);
-            c.reparse_tag.extend_from_slice(&old.reparse_tag[start..id]);
+            c.reparse_tag
+                .extend((start..id).map(|i| old.reparse_tag(i as EntryId)));
             // A record depends only on its entry, whose times are copied as they are: its bytes stay right.
             match old.timeline.as_ref().and_then(|t| t.records(start..id)) {
                 Some(records) => c.timeline.extend_from_slice(records),
@@ -576,6 +579,8 @@ impl Builder {
         // The names are stored folded, with the bits that give them back (see `crate::names`).
         let names = Names::from_raw(&c.names, &c.name_start);
         c.names = Vec::new();
+        let allocated = Allocated::from_values(&c.allocated, &c.size);
+        c.allocated = Vec::new();
         self.idx = Index {
             meta: std::mem::take(&mut self.meta),
             names,
@@ -585,12 +590,12 @@ impl Builder {
             sequence: std::mem::take(&mut c.sequence).into(),
             flags: std::mem::take(&mut c.flags).into(),
             size: std::mem::take(&mut c.size).into(),
-            allocated: std::mem::take(&mut c.allocated).into(),
+            allocated,
             created: std::mem::take(&mut c.created).into(),
             modified: std::mem::take(&mut c.modified).into(),
             mft_changed: std::mem::take(&mut c.mft_changed).into(),
             accessed: std::mem::take(&mut c.accessed).into(),
-            reparse_tag: std::mem::take(&mut c.reparse_tag).into(),
+            reparse_tag: Sparse::from_values(std::mem::take(&mut c.reparse_tag).into_iter(), 0),
             root: 0,
             aids: None,
             record_hashes: Default::default(),
@@ -662,9 +667,9 @@ impl Builder {
         x.flags
             .make_owned()
             .push(flags::DIRECTORY | flags::SYNTHETIC | flags::HIDDEN | flags::SYSTEM);
+        x.allocated.push(id, 0, 0);
         for col in [
             &mut x.size,
-            &mut x.allocated,
             &mut x.created,
             &mut x.modified,
             &mut x.mft_changed,
@@ -672,7 +677,6 @@ impl Builder {
         ] {
             col.make_owned().push(0);
         }
-        x.reparse_tag.make_owned().push(0);
         self.timeline.push(timeline::NO_DATA);
         id
     }

@@ -34,6 +34,7 @@ use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
 use crate::layer::Delta;
 use crate::names::Names;
+use crate::sparse::{Allocated, Sparse};
 use crate::timeline::Timeline;
 use memmap2::Mmap;
 use rayon::prelude::*;
@@ -42,8 +43,9 @@ use thiserror::Error;
 pub const MAGIC: &[u8; 8] = b"UFFSIDX\0";
 /// The format written. Format 4 dropped the stored folder totals (sections 15 and 16), which the query layer
 /// now derives when first asked; a format 3 file is still read, its totals sections ignored. Format 5 stores the
-/// names once, folded, with the bits that give them back as written (see [`crate::names`]); the names of a
-/// format 3 or 4 file are converted as it is opened.
+/// names once, folded, with the bits that give them back as written (see [`crate::names`]), and the allocated
+/// sizes and reparse tags as what does not follow from the rest (see [`crate::sparse`]); the names and these
+/// columns of a format 3 or 4 file are converted as it is opened.
 pub const VERSION: u32 = 5;
 /// The oldest format read.
 pub const OLDEST_VERSION: u32 = 3;
@@ -74,8 +76,9 @@ pub fn is_index_file(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
-/// Section ids. Columns of the index are 2..=14 and 20..=23 (format 3 also had 15 and 16, the folder totals),
-/// search aids 34..=50 (formats 3 and 4 also had 32, the folded names).
+/// Section ids. Columns of the index are 2..=8, 10..=13 and 20..=29 (formats 3 and 4 had the allocated sizes
+/// and reparse tags as plain columns 9 and 14; format 3 also had 15 and 16, the folder totals), search aids
+/// 34..=50 (formats 3 and 4 also had 32, the folded names).
 mod id {
     pub const SOURCE: u32 = 1;
     /// The names, folded (format 5), or as written (formats 3 and 4).
@@ -86,6 +89,16 @@ mod id {
     pub const NAMES_APART_IDS: u32 = 21;
     pub const NAMES_APART_STARTS: u32 = 22;
     pub const NAMES_APART_TEXT: u32 = 23;
+    /// The allocated sizes (see [`crate::sparse::Allocated`]) and the reparse tags.
+    pub const ALLOC_CODES: u32 = 24;
+    pub const ALLOC_UNIT: u32 = 25;
+    pub const ALLOC_APART_IDS: u32 = 26;
+    pub const ALLOC_APART_VALUES: u32 = 27;
+    pub const REPARSE_IDS: u32 = 28;
+    pub const REPARSE_TAGS: u32 = 29;
+    /// Formats 3 and 4: the plain columns.
+    pub const ALLOCATED_V4: u32 = 9;
+    pub const REPARSE_TAG_V4: u32 = 14;
     /// The first section of the search aids, there when they are.
     pub const AIDS: u32 = 34;
     /// Optional: a hash per MFT record, for re-scans (older files lack it; older readers ignore it).
@@ -117,16 +130,20 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
         c(6, &idx.sequence),
         c(7, &idx.flags),
         c(8, &idx.size),
-        c(9, &idx.allocated),
         c(10, &idx.created),
         c(11, &idx.modified),
         c(12, &idx.mft_changed),
         c(13, &idx.accessed),
-        c(14, &idx.reparse_tag),
         c(id::NAME_UPPER, &idx.names.upper),
         c(id::NAMES_APART_IDS, &idx.names.apart_ids),
         c(id::NAMES_APART_STARTS, &idx.names.apart_starts),
         c(id::NAMES_APART_TEXT, &idx.names.apart_text),
+        c(id::ALLOC_CODES, &idx.allocated.codes),
+        c(id::ALLOC_UNIT, &idx.allocated.unit),
+        c(id::ALLOC_APART_IDS, &idx.allocated.apart.ids),
+        c(id::ALLOC_APART_VALUES, &idx.allocated.apart.values),
+        c(id::REPARSE_IDS, &idx.reparse_tag.ids),
+        c(id::REPARSE_TAGS, &idx.reparse_tag.values),
     ];
     if let Some(a) = &idx.aids {
         v.extend([
@@ -167,14 +184,27 @@ pub fn write_format_4(idx: &Index, path: &Path) -> Result<(), FileError> {
     for id in 0..idx.len() as u32 {
         idx.push_name(id, &mut raw);
     }
+    let n = idx.len() as u32;
+    let allocated: Vec<u64> = (0..n).map(|i| idx.allocated(i)).collect();
+    let tags: Vec<u32> = (0..n).map(|i| idx.reparse_tag(i)).collect();
     let mut sections: Vec<_> = sections(idx)
         .into_iter()
-        .filter(|(sid, ..)| !(id::NAME_UPPER..=id::NAMES_APART_TEXT).contains(sid))
+        .filter(|(sid, ..)| !(id::NAME_UPPER..=id::REPARSE_TAGS).contains(sid))
         .map(|s| match s.0 {
             id::NAMES => (id::NAMES, 1, Cow::Owned(raw.clone())),
             _ => s,
         })
         .collect();
+    sections.push((
+        id::ALLOCATED_V4,
+        8,
+        Col::from(allocated).le_bytes().into_owned().into(),
+    ));
+    sections.push((
+        id::REPARSE_TAG_V4,
+        4,
+        Col::from(tags).le_bytes().into_owned().into(),
+    ));
     if idx.aids.is_some() {
         sections.push((32, 1, Cow::Borrowed(idx.names.folded())));
     }
@@ -532,18 +562,42 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
         None
     };
     let name_start: Col<u32> = col(map, c(id::NAME_STARTS))?;
-    let names = if h.version >= 5 {
-        Names {
+    let size: Col<u64> = col(map, c(8))?;
+    let (names, allocated, reparse_tag) = if h.version >= 5 {
+        let names = Names {
             folded: col(map, c(id::NAMES))?,
             upper: col(map, c(id::NAME_UPPER))?,
             apart_ids: col(map, c(id::NAMES_APART_IDS))?,
             apart_starts: col(map, c(id::NAMES_APART_STARTS))?,
             apart_text: col(map, c(id::NAMES_APART_TEXT))?,
-        }
+        };
+        let allocated = Allocated {
+            codes: col(map, c(id::ALLOC_CODES))?,
+            unit: col(map, c(id::ALLOC_UNIT))?,
+            apart: Sparse {
+                ids: col(map, c(id::ALLOC_APART_IDS))?,
+                values: col(map, c(id::ALLOC_APART_VALUES))?,
+            },
+        };
+        let tags = Sparse {
+            ids: col(map, c(id::REPARSE_IDS))?,
+            values: col(map, c(id::REPARSE_TAGS))?,
+        };
+        (names, allocated, tags)
     } else {
-        // The names as written: folded now (a pass over them, once per open of an older file).
+        // The names as written, and plain columns: converted now (a pass over them, once per open of an older
+        // file; a daemon builds such a file again).
         let raw: Col<u8> = col(map, c(id::NAMES))?;
-        Names::from_raw(&raw, &name_start)
+        let allocated: Col<u64> = col(map, c(id::ALLOCATED_V4))?;
+        let tags: Col<u32> = col(map, c(id::REPARSE_TAG_V4))?;
+        if allocated.len() != size.len() {
+            return Err(FileError::Corrupt("column lengths disagree"));
+        }
+        (
+            Names::from_raw(&raw, &name_start),
+            Allocated::from_values(&allocated, &size),
+            Sparse::from_values(tags.iter().copied(), 0),
+        )
     };
     let idx = Index {
         meta,
@@ -553,13 +607,13 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
         record: col(map, c(5))?,
         sequence: col(map, c(6))?,
         flags: col(map, c(7))?,
-        size: col(map, c(8))?,
-        allocated: col(map, c(9))?,
+        size,
+        allocated,
         created: col(map, c(10))?,
         modified: col(map, c(11))?,
         mft_changed: col(map, c(12))?,
         accessed: col(map, c(13))?,
-        reparse_tag: col(map, c(14))?,
+        reparse_tag,
         root: h.root,
         aids,
         record_hashes: match find(id::RECORD_HASHES) {
@@ -686,12 +740,10 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
         && idx.sequence.len() == n
         && idx.flags.len() == n
         && idx.size.len() == n
-        && idx.allocated.len() == n
         && idx.created.len() == n
         && idx.modified.len() == n
         && idx.mft_changed.len() == n
         && idx.accessed.len() == n
-        && idx.reparse_tag.len() == n
         && idx.name_start.len() == n + 1;
     if !cols_ok {
         return Err(FileError::Corrupt("column lengths disagree"));
@@ -701,6 +753,8 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
         return Err(FileError::Corrupt("root entry out of range"));
     }
     idx.names.check_shape().map_err(FileError::Corrupt)?;
+    idx.allocated.check_shape(n).map_err(FileError::Corrupt)?;
+    idx.reparse_tag.check_shape().map_err(FileError::Corrupt)?;
     if let Some(a) = &idx.aids {
         a.check_shape(n).map_err(FileError::Corrupt)?;
     }
@@ -722,6 +776,8 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
         return Err(FileError::Corrupt("name table is inconsistent"));
     }
     idx.names.validate(n).map_err(FileError::Corrupt)?;
+    idx.allocated.validate(n).map_err(FileError::Corrupt)?;
+    idx.reparse_tag.validate(n).map_err(FileError::Corrupt)?;
     if idx.parent.iter().any(|&p| p as usize >= n) {
         return Err(FileError::Corrupt("a parent id is out of range"));
     }

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use crate::aids::SearchAids;
 use crate::column::Col;
 use crate::names::Names;
+use crate::sparse::{Allocated, Sparse};
 
 /// A 32-bit entry id: the position of the entry in every column.
 pub type EntryId = u32;
@@ -108,12 +109,14 @@ pub struct Index {
     pub(crate) sequence: Col<u16>,
     pub(crate) flags: Col<u32>,
     pub(crate) size: Col<u64>,
-    pub(crate) allocated: Col<u64>,
+    /// Derived from the size where it can be (see [`crate::sparse`]).
+    pub(crate) allocated: Allocated,
     pub(crate) created: Col<u64>,
     pub(crate) modified: Col<u64>,
     pub(crate) mft_changed: Col<u64>,
     pub(crate) accessed: Col<u64>,
-    pub(crate) reparse_tag: Col<u32>,
+    /// The entries with a reparse tag, and their tags.
+    pub(crate) reparse_tag: Sparse<u32>,
     pub(crate) root: EntryId,
     /// Search aids stored with the index (read from a file, or made by [`Index::add_search_aids`]).
     pub(crate) aids: Option<SearchAids>,
@@ -187,12 +190,12 @@ impl Index {
                 .wrapping_add(u64::from(self.sequence[i]))
                 .wrapping_add(u64::from(self.flags[i]))
                 .wrapping_add(self.size[i])
-                .wrapping_add(self.allocated[i])
+                .wrapping_add(self.allocated(id))
                 .wrapping_add(self.created[i])
                 .wrapping_add(self.modified[i])
                 .wrapping_add(self.mft_changed[i])
                 .wrapping_add(self.accessed[i])
-                .wrapping_add(u64::from(self.reparse_tag[i]));
+                .wrapping_add(u64::from(self.reparse_tag(id)));
             let mut cur = id as usize;
             for _ in 0..=MAX_DEPTH {
                 if walked[cur / 64] & (1 << (cur % 64)) != 0 {
@@ -354,7 +357,7 @@ impl Index {
         self.size[id as usize]
     }
     pub fn allocated(&self, id: EntryId) -> u64 {
-        self.allocated[id as usize]
+        self.allocated.get(id, self.size(id))
     }
     pub fn created(&self, id: EntryId) -> u64 {
         self.created[id as usize]
@@ -369,7 +372,7 @@ impl Index {
         self.accessed[id as usize]
     }
     pub fn reparse_tag(&self, id: EntryId) -> u32 {
-        self.reparse_tag[id as usize]
+        self.reparse_tag.get(id).unwrap_or(0)
     }
 
     pub fn kind(&self, id: EntryId) -> EntryKind {

@@ -25,6 +25,7 @@ mod index;
 pub mod layer;
 pub mod names;
 pub mod paths;
+pub mod sparse;
 pub mod time;
 pub mod timeline;
 pub mod update;

@@ -380,12 +380,11 @@ mod tests {
             record: (0..n as u32).collect::<Vec<_>>().into(),
             sequence: vec![1; n].into(),
             flags: vec![0; n].into(),
-            reparse_tag: vec![0; n].into(),
+            allocated: crate::sparse::Allocated::from_values(&vec![0; n], &vec![0; n]),
             ..Default::default()
         };
         for col in [
             &mut idx.size,
-            &mut idx.allocated,
             &mut idx.created,
             &mut idx.modified,
             &mut idx.mft_changed,
