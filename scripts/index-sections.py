@@ -10,8 +10,9 @@ import sys
 
 NAMES = {
     1: "source text", 2: "names (folded from format 5)", 3: "name_start", 4: "parent", 5: "record", 6: "sequence", 7: "flags",
-    8: "size", 10: "created", 11: "modified", 12: "mft_changed", 13: "accessed",
+    8: "size (formats 3, 4)", 10: "created", 11: "modified", 12: "mft_changed", 13: "accessed",
     15: "tree_size (format 3)", 16: "descendants (format 3)", 32: "aids: folded names (formats 3, 4)",
+    17: "size: low halves", 18: "size: 4 GiB or more (bits)", 19: "size: high halves, ids", 30: "size: high halves",
     24: "allocated: codes", 25: "allocated: unit", 26: "allocated apart: ids", 27: "allocated apart: sizes",
     28: "reparse tags: ids", 29: "reparse tags: tags", 9: "allocated (formats 3, 4)", 14: "reparse_tag (formats 3, 4)",
     20: "name upper-case bits", 21: "names apart: ids", 22: "names apart: offsets", 23: "names apart: text",

@@ -84,15 +84,14 @@ impl SearchAids {
         let path_order = path_order(idx, &name_order);
         let path_rank = ranks(&path_order, n);
         // Each order is the name order sorted stably by the column: ties stay in name order.
-        let by = |col: &[u64]| stable_sort_by_key(&name_order, col);
+        let by = |key: Key<'_>| stable_sort_by_key(&name_order, key);
         // One after another: each takes two buffers of 16 bytes an entry while it runs.
-        let size_order = by(idx.sizes());
-        let created_order = by(idx.created_column());
-        let modified_order = by(idx.modified_column());
-        let accessed_order = by(idx.accessed_column());
+        let size_order = by(&|id| idx.size_key(id));
+        let created_order = by(&column_key(idx.created_column()));
+        let modified_order = by(&column_key(idx.modified_column()));
+        let accessed_order = by(&column_key(idx.accessed_column()));
         let (ext_id, ext_text, ext_starts) = extensions(idx, &fname);
-        let ext_keys: Vec<u64> = ext_id.iter().map(|&e| u64::from(e)).collect();
-        let ext_order = by(&ext_keys);
+        let ext_order = by(&|id| ext_id.get(id as usize).map(|&e| u64::from(e)));
         let trigrams = trigram_blocks(n, &fname);
         SearchAids {
             name_order: name_order.into(),
@@ -124,17 +123,17 @@ impl SearchAids {
     }
 
     fn make_fences(&self, idx: &Index) -> Fences {
-        let sample = |order: &[EntryId], col: &[u64]| {
+        let sample = |order: &[EntryId], key: Key<'_>| {
             (0..order.len())
                 .step_by(FENCE)
-                .map(|i| key_at(order, col, i))
+                .map(|i| key_at(order, key, i))
                 .collect()
         };
         Fences {
-            size: sample(&self.size_order, idx.sizes()),
-            created: sample(&self.created_order, idx.created_column()),
-            modified: sample(&self.modified_order, idx.modified_column()),
-            accessed: sample(&self.accessed_order, idx.accessed_column()),
+            size: sample(&self.size_order, &|id| idx.size_key(id)),
+            created: sample(&self.created_order, &column_key(idx.created_column())),
+            modified: sample(&self.modified_order, &column_key(idx.modified_column())),
+            accessed: sample(&self.accessed_order, &column_key(idx.accessed_column())),
             names: self
                 .name_order
                 .iter()
@@ -296,10 +295,13 @@ fn sort_by_name<'a>(
 /// `ids` sorted stably by their value in `col`: a least-significant-digit radix sort, 11 bits a pass, that skips
 /// the digits all values share (times share their top bits, small sizes their top bytes). O(n) a pass where a
 /// comparison sort of (value, rank, id) spends O(n log n) comparisons of 16-byte tuples.
-fn stable_sort_by_key(ids: &[EntryId], col: &[u64]) -> Vec<EntryId> {
+fn stable_sort_by_key(ids: &[EntryId], key: Key<'_>) -> Vec<EntryId> {
     const BITS: u32 = 11;
     const BUCKETS: usize = 1 << BITS;
-    let mut cur: Vec<(u64, EntryId)> = ids.iter().map(|&id| (col[id as usize], id)).collect();
+    let mut cur: Vec<(u64, EntryId)> = ids
+        .iter()
+        .map(|&id| (key(id).unwrap_or(u64::MAX), id))
+        .collect();
     let (all_or, all_and) = cur
         .iter()
         .fold((0u64, !0u64), |(o, a), &(k, _)| (o | k, a & k));
@@ -438,25 +440,28 @@ fn trigram_blocks<'a>(n: usize, fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync)) ->
     bits
 }
 
-/// The value of `col` at the `i`th entry of `order` (the largest value for an id out of range, which only a file
-/// not checked yet holds).
-pub fn key_at(order: &[EntryId], col: &[u64], i: usize) -> u64 {
-    order
-        .get(i)
-        .and_then(|&id| col.get(id as usize))
-        .copied()
-        .unwrap_or(u64::MAX)
+/// The value of a column by entry id: `None` for an id out of range (which only a file not checked yet holds).
+pub type Key<'a> = &'a (dyn Fn(EntryId) -> Option<u64> + Sync);
+
+/// The key of a plain column.
+pub fn column_key(col: &[u64]) -> impl Fn(EntryId) -> Option<u64> + Sync + '_ {
+    move |id| col.get(id as usize).copied()
+}
+
+/// The key of the `i`th entry of `order` (the largest value for an id out of range).
+pub fn key_at(order: &[EntryId], key: Key<'_>, i: usize) -> u64 {
+    order.get(i).and_then(|&id| key(id)).unwrap_or(u64::MAX)
 }
 
 /// The first position in `order` (sorted by `col`) whose value is at least `v`. With fence posts (every
 /// [`FENCE`]th value), only the stretch between two of them is searched: it reads one stretch of the order and a
 /// dozen of the column's values.
-pub fn lower_bound(order: &[EntryId], col: &[u64], fence: Option<&[u64]>, v: u64) -> usize {
+pub fn lower_bound(order: &[EntryId], key: Key<'_>, fence: Option<&[u64]>, v: u64) -> usize {
     let search = |lo: usize, hi: usize| {
         let (mut lo, mut hi) = (lo, hi);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if key_at(order, col, mid) < v {
+            if key_at(order, key, mid) < v {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -537,6 +542,6 @@ mod tests {
         let ids: Vec<EntryId> = (0..col.len() as u32).rev().collect();
         let mut want = ids.clone();
         want.sort_by_key(|&id| col[id as usize]);
-        assert_eq!(stable_sort_by_key(&ids, &col), want);
+        assert_eq!(stable_sort_by_key(&ids, &column_key(&col)), want);
     }
 }

@@ -11,7 +11,7 @@ use crate::batch::{
 };
 use crate::index::{flags, EntryId, Index, VolumeMeta};
 use crate::names::Names;
-use crate::sparse::{Allocated, Sparse};
+use crate::sparse::{Allocated, Sizes, Sparse};
 use crate::timeline::{self, EntryTimeline, Timeline};
 
 const NONE: u32 = u32::MAX;
@@ -412,7 +412,7 @@ impl Builder {
             c.record.extend_from_slice(&old.record[start..id]);
             c.sequence.extend_from_slice(&old.sequence[start..id]);
             c.flags.extend_from_slice(&old.flags[start..id]);
-            c.size.extend_from_slice(&old.size[start..id]);
+            c.size.extend((start..id).map(|i| old.size(i as EntryId)));
             c.allocated
                 .extend((start..id).map(|i| old.allocated(i as EntryId)));
             c.created.extend_from_slice(&old.created[start..id]);
@@ -589,7 +589,7 @@ impl Builder {
             record: std::mem::take(&mut c.record).into(),
             sequence: std::mem::take(&mut c.sequence).into(),
             flags: std::mem::take(&mut c.flags).into(),
-            size: std::mem::take(&mut c.size).into(),
+            size: Sizes::from_values(&std::mem::take(&mut c.size)),
             allocated,
             created: std::mem::take(&mut c.created).into(),
             modified: std::mem::take(&mut c.modified).into(),
@@ -668,8 +668,8 @@ impl Builder {
             .make_owned()
             .push(flags::DIRECTORY | flags::SYNTHETIC | flags::HIDDEN | flags::SYSTEM);
         x.allocated.push(id, 0, 0);
+        x.size.push(id, 0);
         for col in [
-            &mut x.size,
             &mut x.created,
             &mut x.modified,
             &mut x.mft_changed,

@@ -34,7 +34,7 @@ use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
 use crate::layer::Delta;
 use crate::names::Names;
-use crate::sparse::{Allocated, Sparse};
+use crate::sparse::{Allocated, Sizes, Sparse};
 use crate::timeline::Timeline;
 use memmap2::Mmap;
 use rayon::prelude::*;
@@ -76,9 +76,9 @@ pub fn is_index_file(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
-/// Section ids. Columns of the index are 2..=8, 10..=13 and 20..=29 (formats 3 and 4 had the allocated sizes
-/// and reparse tags as plain columns 9 and 14; format 3 also had 15 and 16, the folder totals), search aids
-/// 34..=50 (formats 3 and 4 also had 32, the folded names).
+/// Section ids. Columns of the index are 2..=7, 10..=13, 17..=31 (formats 3 and 4 had the sizes, allocated
+/// sizes and reparse tags as plain columns 8, 9 and 14; format 3 also had 15 and 16, the folder totals), search
+/// aids 34..=50 (formats 3 and 4 also had 32, the folded names).
 mod id {
     pub const SOURCE: u32 = 1;
     /// The names, folded (format 5), or as written (formats 3 and 4).
@@ -96,7 +96,13 @@ mod id {
     pub const ALLOC_APART_VALUES: u32 = 27;
     pub const REPARSE_IDS: u32 = 28;
     pub const REPARSE_TAGS: u32 = 29;
+    /// The sizes (see [`crate::sparse::Sizes`]).
+    pub const SIZE_LOW: u32 = 17;
+    pub const SIZE_BIG: u32 = 18;
+    pub const SIZE_HIGH_IDS: u32 = 19;
+    pub const SIZE_HIGH_VALUES: u32 = 30;
     /// Formats 3 and 4: the plain columns.
+    pub const SIZE_V4: u32 = 8;
     pub const ALLOCATED_V4: u32 = 9;
     pub const REPARSE_TAG_V4: u32 = 14;
     /// The first section of the search aids, there when they are.
@@ -129,7 +135,10 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
         c(5, &idx.record),
         c(6, &idx.sequence),
         c(7, &idx.flags),
-        c(8, &idx.size),
+        c(id::SIZE_LOW, &idx.size.low),
+        c(id::SIZE_BIG, &idx.size.big),
+        c(id::SIZE_HIGH_IDS, &idx.size.high.ids),
+        c(id::SIZE_HIGH_VALUES, &idx.size.high.values),
         c(10, &idx.created),
         c(11, &idx.modified),
         c(12, &idx.mft_changed),
@@ -187,14 +196,28 @@ pub fn write_format_4(idx: &Index, path: &Path) -> Result<(), FileError> {
     let n = idx.len() as u32;
     let allocated: Vec<u64> = (0..n).map(|i| idx.allocated(i)).collect();
     let tags: Vec<u32> = (0..n).map(|i| idx.reparse_tag(i)).collect();
+    let sizes: Vec<u64> = (0..n).map(|i| idx.size(i)).collect();
+    let new = [
+        id::SIZE_LOW,
+        id::SIZE_BIG,
+        id::SIZE_HIGH_IDS,
+        id::SIZE_HIGH_VALUES,
+    ];
     let mut sections: Vec<_> = sections(idx)
         .into_iter()
-        .filter(|(sid, ..)| !(id::NAME_UPPER..=id::REPARSE_TAGS).contains(sid))
+        .filter(|(sid, ..)| {
+            !(id::NAME_UPPER..=id::REPARSE_TAGS).contains(sid) && !new.contains(sid)
+        })
         .map(|s| match s.0 {
             id::NAMES => (id::NAMES, 1, Cow::Owned(raw.clone())),
             _ => s,
         })
         .collect();
+    sections.push((
+        id::SIZE_V4,
+        8,
+        Col::from(sizes).le_bytes().into_owned().into(),
+    ));
     sections.push((
         id::ALLOCATED_V4,
         8,
@@ -562,8 +585,7 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
         None
     };
     let name_start: Col<u32> = col(map, c(id::NAME_STARTS))?;
-    let size: Col<u64> = col(map, c(8))?;
-    let (names, allocated, reparse_tag) = if h.version >= 5 {
+    let (names, size, allocated, reparse_tag) = if h.version >= 5 {
         let names = Names {
             folded: col(map, c(id::NAMES))?,
             upper: col(map, c(id::NAME_UPPER))?,
@@ -583,11 +605,20 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
             ids: col(map, c(id::REPARSE_IDS))?,
             values: col(map, c(id::REPARSE_TAGS))?,
         };
-        (names, allocated, tags)
+        let size = Sizes {
+            low: col(map, c(id::SIZE_LOW))?,
+            big: col(map, c(id::SIZE_BIG))?,
+            high: Sparse {
+                ids: col(map, c(id::SIZE_HIGH_IDS))?,
+                values: col(map, c(id::SIZE_HIGH_VALUES))?,
+            },
+        };
+        (names, size, allocated, tags)
     } else {
         // The names as written, and plain columns: converted now (a pass over them, once per open of an older
         // file; a daemon builds such a file again).
         let raw: Col<u8> = col(map, c(id::NAMES))?;
+        let size: Col<u64> = col(map, c(id::SIZE_V4))?;
         let allocated: Col<u64> = col(map, c(id::ALLOCATED_V4))?;
         let tags: Col<u32> = col(map, c(id::REPARSE_TAG_V4))?;
         if allocated.len() != size.len() {
@@ -595,6 +626,7 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
         }
         (
             Names::from_raw(&raw, &name_start),
+            Sizes::from_values(&size),
             Allocated::from_values(&allocated, &size),
             Sparse::from_values(tags.iter().copied(), 0),
         )
@@ -739,7 +771,6 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
         && idx.record.len() == n
         && idx.sequence.len() == n
         && idx.flags.len() == n
-        && idx.size.len() == n
         && idx.created.len() == n
         && idx.modified.len() == n
         && idx.mft_changed.len() == n
@@ -754,6 +785,7 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
     }
     idx.names.check_shape().map_err(FileError::Corrupt)?;
     idx.allocated.check_shape(n).map_err(FileError::Corrupt)?;
+    idx.size.check_shape(n).map_err(FileError::Corrupt)?;
     idx.reparse_tag.check_shape().map_err(FileError::Corrupt)?;
     if let Some(a) = &idx.aids {
         a.check_shape(n).map_err(FileError::Corrupt)?;
@@ -777,6 +809,7 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
     }
     idx.names.validate(n).map_err(FileError::Corrupt)?;
     idx.allocated.validate(n).map_err(FileError::Corrupt)?;
+    idx.size.validate(n).map_err(FileError::Corrupt)?;
     idx.reparse_tag.validate(n).map_err(FileError::Corrupt)?;
     if idx.parent.iter().any(|&p| p as usize >= n) {
         return Err(FileError::Corrupt("a parent id is out of range"));

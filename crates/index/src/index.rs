@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use crate::aids::SearchAids;
 use crate::column::Col;
 use crate::names::Names;
-use crate::sparse::{Allocated, Sparse};
+use crate::sparse::{Allocated, Sizes, Sparse};
 
 /// A 32-bit entry id: the position of the entry in every column.
 pub type EntryId = u32;
@@ -108,7 +108,8 @@ pub struct Index {
     pub(crate) record: Col<u32>,
     pub(crate) sequence: Col<u16>,
     pub(crate) flags: Col<u32>,
-    pub(crate) size: Col<u64>,
+    /// The low halves, and the high halves of the few sizes of 4 GiB or more (see [`crate::sparse`]).
+    pub(crate) size: Sizes,
     /// Derived from the size where it can be (see [`crate::sparse`]).
     pub(crate) allocated: Allocated,
     pub(crate) created: Col<u64>,
@@ -189,7 +190,7 @@ impl Index {
                 .wrapping_add(u64::from(self.record[i]))
                 .wrapping_add(u64::from(self.sequence[i]))
                 .wrapping_add(u64::from(self.flags[i]))
-                .wrapping_add(self.size[i])
+                .wrapping_add(self.size(id))
                 .wrapping_add(self.allocated(id))
                 .wrapping_add(self.created[i])
                 .wrapping_add(self.modified[i])
@@ -275,9 +276,6 @@ impl Index {
     pub fn flags_column(&self) -> &[u32] {
         &self.flags
     }
-    pub fn sizes(&self) -> &[u64] {
-        &self.size
-    }
     pub fn created_column(&self) -> &[u64] {
         &self.created
     }
@@ -354,7 +352,11 @@ impl Index {
         self.flags[id as usize]
     }
     pub fn size(&self, id: EntryId) -> u64 {
-        self.size[id as usize]
+        self.size.get(id).unwrap_or(0)
+    }
+    /// The size of `id`, `None` past the last entry: a key for the sorted size order.
+    pub fn size_key(&self, id: EntryId) -> Option<u64> {
+        self.size.get(id)
     }
     pub fn allocated(&self, id: EntryId) -> u64 {
         self.allocated.get(id, self.size(id))

@@ -383,8 +383,8 @@ mod tests {
             allocated: crate::sparse::Allocated::from_values(&vec![0; n], &vec![0; n]),
             ..Default::default()
         };
+        idx.size = crate::sparse::Sizes::from_values(&vec![0; n]);
         for col in [
-            &mut idx.size,
             &mut idx.created,
             &mut idx.modified,
             &mut idx.mft_changed,

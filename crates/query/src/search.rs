@@ -10,7 +10,9 @@ use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use memchr::memmem;
-use uffs_index::aids::{trigram_key, trigram_row_words, SearchAids, TRIGRAM_BLOCK};
+use uffs_index::aids::{
+    column_key, trigram_key, trigram_row_words, Key, SearchAids, TRIGRAM_BLOCK,
+};
 use uffs_index::paths::fold_into;
 use uffs_index::{flags, EntryId, Index};
 
@@ -522,7 +524,8 @@ impl Searcher {
                 let a = self.aids();
                 let fl = idx.flags_column();
                 let fence = a.made_fences().map(|f| &f.size[..]);
-                let mut b = self.order_range(&a.size_order, idx.sizes(), fence, cmp.min, cmp.max);
+                let size = |id| idx.size_key(id);
+                let mut b = self.order_range(&a.size_order, &size, fence, cmp.min, cmp.max);
                 // Folders have no size of their own.
                 b.retain(|id| fl[id as usize] & flags::DIRECTORY == 0);
                 b
@@ -538,7 +541,8 @@ impl Searcher {
                 if from >= to {
                     Bitset::empty(idx.len())
                 } else {
-                    self.order_range(order, self.date_column(*field), fence, *from, *to - 1)
+                    let key = column_key(self.date_column(*field));
+                    self.order_range(order, &key, fence, *from, *to - 1)
                 }
             }
             Leaf::Attrib(bits) => {
@@ -827,18 +831,18 @@ impl Searcher {
     fn order_range(
         &self,
         order: &[EntryId],
-        col: &[u64],
+        key: Key<'_>,
         fence: Option<&[u64]>,
         min: u64,
         max: u64,
     ) -> Bitset {
         use uffs_index::aids::lower_bound;
         let mut out = Bitset::empty(self.idx.len());
-        let lo = lower_bound(order, col, fence, min);
+        let lo = lower_bound(order, key, fence, min);
         let hi = if max == u64::MAX {
             order.len()
         } else {
-            lower_bound(order, col, fence, max + 1)
+            lower_bound(order, key, fence, max + 1)
         };
         for &id in &order[lo..hi.max(lo)] {
             out.set(id as usize);
@@ -1282,8 +1286,7 @@ impl Searcher {
                 let idx = &*self.idx;
                 let top = match key {
                     SortKey::Size => {
-                        let c = idx.sizes();
-                        self.top_by_threshold(set, |id| c[id as usize], descending, &k, count, l)
+                        self.top_by_threshold(set, |id| idx.size(id), descending, &k, count, l)
                     }
                     SortKey::Created | SortKey::Modified | SortKey::Accessed => {
                         let c = match key {
