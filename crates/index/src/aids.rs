@@ -47,7 +47,7 @@ pub struct SearchAids {
     pub modified_order: Col<EntryId>,
     pub accessed_order: Col<EntryId>,
     pub ext_order: Col<EntryId>,
-    pub ext_id: Col<u32>,
+    pub ext_id: ExtIds,
     pub ext_text: Col<u8>,
     pub ext_starts: Col<u32>,
     pub trigrams: Col<u64>,
@@ -55,6 +55,50 @@ pub struct SearchAids {
     /// search first picks the stretch between two fence posts, so it reads one stretch of the mapped column, not
     /// pages all over it.
     pub(crate) fences: std::sync::OnceLock<Fences>,
+}
+
+/// Each file's extension id: two bytes where the volume has under 65,536 extensions (nearly always), four
+/// otherwise.
+#[derive(Debug, Clone)]
+pub enum ExtIds {
+    Narrow(Col<u16>),
+    Wide(Col<u32>),
+}
+
+impl Default for ExtIds {
+    fn default() -> Self {
+        ExtIds::Narrow(Col::default())
+    }
+}
+
+impl ExtIds {
+    /// The ids `ids` of a dictionary of `count` extensions (ids up to `count`).
+    fn from_ids(ids: Vec<u32>, count: usize) -> ExtIds {
+        if count <= usize::from(u16::MAX) {
+            ExtIds::Narrow(ids.iter().map(|&e| e as u16).collect::<Vec<_>>().into())
+        } else {
+            ExtIds::Wide(ids.into())
+        }
+    }
+
+    /// The extension id of entry `id` (0: none, also past the end).
+    pub fn get(&self, id: EntryId) -> u32 {
+        let i = id as usize;
+        match self {
+            ExtIds::Narrow(c) => c.get(i).map_or(0, |&e| u32::from(e)),
+            ExtIds::Wide(c) => c.get(i).copied().unwrap_or(0),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            ExtIds::Narrow(c) => c.len(),
+            ExtIds::Wide(c) => c.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// Entries between two fence posts.
@@ -102,7 +146,7 @@ impl SearchAids {
             created_order: created_order.into(),
             modified_order: modified_order.into(),
             accessed_order: accessed_order.into(),
-            ext_id: ext_id.into(),
+            ext_id: ExtIds::from_ids(ext_id, ext_starts.len()),
             ext_text: ext_text.into(),
             ext_starts: ext_starts.into(),
             trigrams: trigrams.into(),
@@ -212,7 +256,7 @@ impl SearchAids {
             return Err("extension table is inconsistent");
         }
         let exts = self.ext_count() as u32;
-        if self.ext_id.len() != n || self.ext_id.iter().any(|&e| e > exts) {
+        if self.ext_id.len() != n || (0..n as u32).any(|id| self.ext_id.get(id) > exts) {
             return Err("extension ids are out of range");
         }
         if self.name_rank.len() != n
@@ -483,6 +527,20 @@ pub fn lower_bound(order: &[EntryId], key: Key<'_>, fence: Option<&[u64]>, v: u6
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn extension_ids_take_two_bytes_unless_they_cannot() {
+        let ids = vec![0, 7, 65_534, 3];
+        let narrow = super::ExtIds::from_ids(ids.clone(), 65_535);
+        assert!(matches!(narrow, super::ExtIds::Narrow(_)));
+        let wide = super::ExtIds::from_ids(vec![0, 7, 70_000, 3], 70_001);
+        assert!(matches!(wide, super::ExtIds::Wide(_)));
+        for (i, &e) in ids.iter().enumerate() {
+            assert_eq!(narrow.get(i as u32), e);
+        }
+        assert_eq!(wide.get(2), 70_000);
+        assert_eq!((narrow.get(9), wide.get(9)), (0, 0));
+    }
+
     use super::*;
 
     /// The keyed sort gives the order of the plain comparison: names that share 8, 16 or more bytes, names that

@@ -28,7 +28,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::aids::SearchAids;
+use crate::aids::{ExtIds, SearchAids};
 use crate::check::{chunk_sum, FileCheck, CHUNK};
 use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
@@ -164,7 +164,10 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
             c(39, &a.created_order),
             c(40, &a.modified_order),
             c(41, &a.accessed_order),
-            c(42, &a.ext_id),
+            match &a.ext_id {
+                ExtIds::Narrow(ids) => c(42, ids),
+                ExtIds::Wide(ids) => c(42, ids),
+            },
             c(43, &a.ext_text),
             c(44, &a.ext_starts),
             c(45, &a.trigrams),
@@ -574,7 +577,10 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
             created_order: col(map, c(39))?,
             modified_order: col(map, c(40))?,
             accessed_order: col(map, c(41))?,
-            ext_id: col(map, c(42))?,
+            ext_id: match c(42) {
+                Some((_, 2, _)) => ExtIds::Narrow(col(map, c(42))?),
+                s => ExtIds::Wide(col(map, s)?),
+            },
             ext_text: col(map, c(43))?,
             ext_starts: col(map, c(44))?,
             trigrams: col(map, c(45))?,

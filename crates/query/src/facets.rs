@@ -102,9 +102,7 @@ pub fn facet(
         match key {
             FacetKey::Ext => {
                 if f & (flags::DIRECTORY | flags::STREAM) == 0 {
-                    out(u64::from(
-                        aids.ext_id.get(id as usize).copied().unwrap_or(0),
-                    ))
+                    out(u64::from(aids.ext_id.get(id)))
                 }
             }
             FacetKey::Folder => out(u64::from(idx.parent(id))),

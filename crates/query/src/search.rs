@@ -1136,7 +1136,7 @@ impl Searcher {
             SortKey::Name => 0,
             SortKey::Path => u64::from(o.path_rank[id as usize]),
             SortKey::Size => idx.size(id),
-            SortKey::Extension => u64::from(o.ext_id[id as usize]),
+            SortKey::Extension => u64::from(o.ext_id.get(id)),
             SortKey::Created => idx.created(id),
             SortKey::Modified => idx.modified(id),
             SortKey::Accessed => idx.accessed(id),
@@ -1299,9 +1299,8 @@ impl Searcher {
                     SortKey::Extension => {
                         // Extension and name rank together fit in 64 bits: no ties at the threshold.
                         let (c, r) = (&o.ext_id, &o.name_rank);
-                        let packed = |id: EntryId| {
-                            (u64::from(c[id as usize]) << 32) | u64::from(r[id as usize])
-                        };
+                        let packed =
+                            |id: EntryId| (u64::from(c.get(id)) << 32) | u64::from(r[id as usize]);
                         self.top_by_threshold(set, packed, descending, &k, count, l)
                     }
                     SortKey::TreeSize => self.top_by_threshold(

@@ -353,8 +353,8 @@ fn order(
     match key {
         SortKey::Name | SortKey::Path => by_name(),
         SortKey::Extension => xa
-            .ext(xa.ext_id[a as usize])
-            .cmp(xb.ext(xb.ext_id[b as usize]))
+            .ext(xa.ext_id.get(a))
+            .cmp(xb.ext(xb.ext_id.get(b)))
             .then_with(by_name),
         SortKey::Size => ia.size(a).cmp(&ib.size(b)).then_with(by_name),
         SortKey::Created => ia.created(a).cmp(&ib.created(b)).then_with(by_name),
