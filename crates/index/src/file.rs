@@ -562,6 +562,16 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
             "a section is misaligned or not whole elements",
         ))
     }
+    fn sparse<T: Plain>(
+        map: &Arc<Mmap>,
+        ids: Option<&Section>,
+        values: Option<&Section>,
+    ) -> Result<Sparse<T>, FileError> {
+        Ok(Sparse {
+            ids: col(map, ids)?,
+            values: col(map, values)?,
+        })
+    }
     // The source is small and shown as it is: checked now.
     let source = find(id::SOURCE).ok_or(FileError::Corrupt("a section is missing"))?;
     check.verify_range(source.2.clone())?;
@@ -602,22 +612,13 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
         let allocated = Allocated {
             codes: col(map, c(id::ALLOC_CODES))?,
             unit: col(map, c(id::ALLOC_UNIT))?,
-            apart: Sparse {
-                ids: col(map, c(id::ALLOC_APART_IDS))?,
-                values: col(map, c(id::ALLOC_APART_VALUES))?,
-            },
+            apart: sparse(map, c(id::ALLOC_APART_IDS), c(id::ALLOC_APART_VALUES))?,
         };
-        let tags = Sparse {
-            ids: col(map, c(id::REPARSE_IDS))?,
-            values: col(map, c(id::REPARSE_TAGS))?,
-        };
+        let tags = sparse(map, c(id::REPARSE_IDS), c(id::REPARSE_TAGS))?;
         let size = Sizes {
             low: col(map, c(id::SIZE_LOW))?,
             big: col(map, c(id::SIZE_BIG))?,
-            high: Sparse {
-                ids: col(map, c(id::SIZE_HIGH_IDS))?,
-                values: col(map, c(id::SIZE_HIGH_VALUES))?,
-            },
+            high: sparse(map, c(id::SIZE_HIGH_IDS), c(id::SIZE_HIGH_VALUES))?,
         };
         (names, size, allocated, tags)
     } else {
