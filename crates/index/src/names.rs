@@ -67,14 +67,7 @@ impl Names {
         let mut upper = vec![0u64; raw.len().div_ceil(64)];
         let mut apart = Vec::new();
         for (r, d) in runs.iter().zip(done) {
-            let s = starts[r.start] as usize;
-            let (w, shift) = (s / 64, s % 64);
-            for (k, &v) in d.bits.iter().enumerate().filter(|(_, v)| **v != 0) {
-                upper[w + k] |= v << shift;
-                if shift > 0 && w + k + 1 < upper.len() {
-                    upper[w + k + 1] |= v >> (64 - shift);
-                }
-            }
+            or_bits_at(&mut upper, starts[r.start] as usize, &d.bits);
             apart.extend(d.apart);
         }
         let (mut at, mut text) = (vec![0u32], Vec::new());
@@ -101,12 +94,7 @@ impl Names {
         folded.extend_from_slice(&one.folded);
         let upper = self.upper.make_owned();
         upper.resize(folded.len().div_ceil(64), 0);
-        for (i, _) in raw.iter().enumerate() {
-            if one.upper[i / 64] & (1 << (i % 64)) != 0 {
-                let b = base + i;
-                upper[b / 64] |= 1 << (b % 64);
-            }
-        }
+        or_bits_at(upper, base, &one.upper);
         if !one.apart_ids.is_empty() {
             if self.apart_starts.is_empty() {
                 self.apart_starts.make_owned().push(0);
@@ -230,6 +218,21 @@ impl Names {
     }
 }
 
+/// ORs `bits` (bit 0 for byte `at`) into `dst` (bit 0 for byte 0), dropping what falls past its end.
+fn or_bits_at(dst: &mut [u64], at: usize, bits: &[u64]) {
+    let (w, shift) = (at / 64, at % 64);
+    for (k, &v) in bits.iter().enumerate().filter(|(_, v)| **v != 0) {
+        if let Some(d) = dst.get_mut(w + k) {
+            *d |= v << shift;
+        }
+        if shift > 0 {
+            if let Some(d) = dst.get_mut(w + k + 1) {
+                *d |= v >> (64 - shift);
+            }
+        }
+    }
+}
+
 /// What folding one run of names gives besides the folded bytes.
 struct RunOut {
     /// The upper-case bits, bit 0 at the run's first byte.
@@ -243,6 +246,7 @@ fn fold_run(raw: &[u8], starts: &[u32], ids: std::ops::Range<usize>, out: &mut [
     let base = starts[ids.start] as usize;
     let mut bits = vec![0u64; out.len().div_ceil(64)];
     let mut apart = Vec::new();
+    let mut folded = Vec::new();
     let mut set = |p: usize| bits[(p - base) / 64] |= 1 << ((p - base) % 64);
     for id in ids {
         let (s, e) = (starts[id] as usize, starts[id + 1] as usize);
@@ -257,36 +261,45 @@ fn fold_run(raw: &[u8], starts: &[u32], ids: std::ops::Range<usize>, out: &mut [
             }
             continue;
         }
-        // Character by character: folded as `fold_into` folds, marked where it changed, and the name kept
-        // apart where the upper case of the folded character is not the one written.
+        // Folded whole (folding keeps each character's length), then character by character: marked where it
+        // changed, and the name kept apart where the upper case of the folded character is not the one written.
+        folded.clear();
+        fold_into(name, &mut folded);
+        if folded.len() != name.len() {
+            // Not UTF-8 (an older file not checked yet, which its check will refuse): kept as it is.
+            dst.copy_from_slice(name);
+            apart.push(id as u32);
+            continue;
+        }
+        dst.copy_from_slice(&folded);
         let mut whole = true;
         let mut at = 0;
-        for c in String::from_utf8_lossy(name).chars() {
-            let len = c.len_utf8();
-            if at + len > name.len() {
-                break;
-            }
-            let mut f = Vec::with_capacity(4);
-            let mut buf = [0u8; 4];
-            fold_into(c.encode_utf8(&mut buf).as_bytes(), &mut f);
-            if f.len() == len {
-                dst[at..at + len].copy_from_slice(&f);
-            } else {
-                dst[at..at + len].copy_from_slice(&name[at..at + len]);
-            }
+        while at < name.len() {
+            let len = char_len(name[at]).min(name.len() - at);
             if dst[at..at + len] != name[at..at + len] {
                 set(s + at);
-                let mut back = dst[at..at + len].to_vec();
-                upper_at(&mut back, 0);
-                whole &= back == name[at..at + len];
+                let mut back = [0u8; 4];
+                back[..len].copy_from_slice(&dst[at..at + len]);
+                upper_at(&mut back[..len], 0);
+                whole &= back[..len] == name[at..at + len];
             }
             at += len;
         }
-        if !whole || at != name.len() {
+        if !whole {
             apart.push(id as u32);
         }
     }
     RunOut { bits, apart }
+}
+
+/// The length of the UTF-8 character that starts with byte `b` (1 for a byte that starts none).
+fn char_len(b: u8) -> usize {
+    match b {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    }
 }
 
 /// Makes the character at byte `p` of `text` upper case, when its upper case is one character of the same length.
@@ -296,12 +309,7 @@ fn upper_at(text: &mut [u8], p: usize) {
         text[p] = b.to_ascii_uppercase();
         return;
     }
-    let len = match b {
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF7 => 4,
-        _ => return,
-    };
+    let len = char_len(b);
     let Some(c) = text
         .get(p..p + len)
         .and_then(|s| std::str::from_utf8(s).ok())

@@ -90,18 +90,22 @@ const UNITS: std::ops::RangeInclusive<u32> = 9..=21;
 impl Allocated {
     /// The allocated sizes `alloc` of entries whose sizes are `size`.
     pub fn from_values(alloc: &[u64], size: &[u64]) -> Allocated {
-        // The unit that explains the most allocations (among the first ones: a volume has one cluster size).
-        // (Smallest first among equals: `max_by_key` keeps the last.)
+        // The unit that explains the most allocations among the first ones (a volume has one cluster size),
+        // gathered once. (Smallest first among equals: `max_by_key` keeps the last.)
+        let sample: Vec<(u64, u64)> = alloc
+            .iter()
+            .zip(size)
+            .filter(|(&a, _)| a != 0)
+            .take(1 << 16)
+            .map(|(&a, &s)| (a, s))
+            .collect();
         let unit = UNITS
             .rev()
             .map(|b| 1u64 << b)
             .max_by_key(|&u| {
-                alloc
+                sample
                     .iter()
-                    .zip(size)
-                    .filter(|(&a, _)| a != 0)
-                    .take(1 << 16)
-                    .filter(|(&a, &s)| Some(a) == s.checked_next_multiple_of(u))
+                    .filter(|&&(a, s)| Some(a) == s.checked_next_multiple_of(u))
                     .count()
             })
             .unwrap_or(4096);
@@ -161,10 +165,10 @@ impl Allocated {
             self.unit = vec![4096].into();
         }
         let i = id as usize;
+        let c = self.code_of(alloc, size);
         let codes = self.codes.make_owned();
         codes.resize((i + 1).div_ceil(PER_WORD), 0);
-        let c = self.code_of(alloc, size);
-        self.codes.make_owned()[i / PER_WORD] |= c << (2 * (i % PER_WORD));
+        codes[i / PER_WORD] |= c << (2 * (i % PER_WORD));
         if c == code::APART {
             self.apart.push(id, alloc);
         }
