@@ -20,6 +20,9 @@ NAMES = {
     38: "aids: size_order", 39: "aids: created_order", 40: "aids: modified_order", 41: "aids: accessed_order",
     42: "aids: ext_id", 43: "aids: ext_text", 44: "aids: ext_starts", 45: "aids: trigrams", 50: "aids: ext_order",
     60: "record hashes", 66: "timeline", 67: "timeline blocks",
+    70: "time frames",
+    **{base + k: f"{t}{part}" for k, t in enumerate(("created", "modified", "mft_changed", "accessed"))
+       for base, part in ((74, ": times apart, ids"), (78, ": times apart"))},
 }
 
 

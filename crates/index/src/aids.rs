@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use crate::column::Col;
 use crate::index::{flags, EntryId, Index};
+use crate::packed::Packed;
 
 /// Entries per block of the trigram filter.
 pub const TRIGRAM_BLOCK: usize = 64;
@@ -37,16 +38,16 @@ pub fn trigram_row_words(entries: usize) -> usize {
 
 #[derive(Debug, Clone, Default)]
 pub struct SearchAids {
-    pub name_order: Col<EntryId>,
-    pub name_rank: Col<u32>,
+    pub name_order: Packed,
+    pub name_rank: Packed,
     /// Depth first from the root, each folder's children in name order: paths compared component by component.
-    pub path_order: Col<EntryId>,
-    pub path_rank: Col<u32>,
-    pub size_order: Col<EntryId>,
-    pub created_order: Col<EntryId>,
-    pub modified_order: Col<EntryId>,
-    pub accessed_order: Col<EntryId>,
-    pub ext_order: Col<EntryId>,
+    pub path_order: Packed,
+    pub path_rank: Packed,
+    pub size_order: Packed,
+    pub created_order: Packed,
+    pub modified_order: Packed,
+    pub accessed_order: Packed,
+    pub ext_order: Packed,
     pub ext_id: ExtIds,
     pub ext_text: Col<u8>,
     pub ext_starts: Col<u32>,
@@ -124,33 +125,35 @@ impl SearchAids {
         sort_by_name(&mut name_order, 0, &fname, &|x, y| {
             idx.name_bytes(x).cmp(&idx.name_bytes(y)).then(x.cmp(&y))
         });
-        let name_rank = ranks(&name_order, n);
+        // Each order is packed as soon as it is made, so the build holds one plain order at a time.
+        let name_rank = Packed::from_values(&ranks(&name_order, n));
         let path_order = path_order(idx, &name_order);
-        let path_rank = ranks(&path_order, n);
+        let path_rank = Packed::from_values(&ranks(&path_order, n));
+        let path_order = Packed::from_values(&path_order);
         // Each order is the name order sorted stably by the column: ties stay in name order.
-        let by = |key: Key<'_>| stable_sort_by_key(&name_order, key);
+        let by = |key: Key<'_>| Packed::from_values(&stable_sort_by_key(&name_order, key));
         // One after another: each takes two buffers of 16 bytes an entry while it runs.
         let size_order = by(&|id| idx.size_key(id));
-        let created_order = by(&column_key(idx.created_column()));
-        let modified_order = by(&column_key(idx.modified_column()));
-        let accessed_order = by(&column_key(idx.accessed_column()));
+        let created_order = by(&|id| idx.created_times().get(id));
+        let modified_order = by(&|id| idx.modified_times().get(id));
+        let accessed_order = by(&|id| idx.accessed_times().get(id));
         let (ext_id, ext_text, ext_starts) = extensions(idx, &fname);
         let ext_order = by(&|id| ext_id.get(id as usize).map(|&e| u64::from(e)));
         let trigrams = trigram_blocks(n, &fname);
         SearchAids {
-            name_order: name_order.into(),
-            name_rank: name_rank.into(),
-            path_order: path_order.into(),
-            path_rank: path_rank.into(),
-            size_order: size_order.into(),
-            created_order: created_order.into(),
-            modified_order: modified_order.into(),
-            accessed_order: accessed_order.into(),
+            name_order: Packed::from_values(&name_order),
+            name_rank,
+            path_order,
+            path_rank,
+            size_order,
+            created_order,
+            modified_order,
+            accessed_order,
             ext_id: ExtIds::from_ids(ext_id, ext_starts.len()),
             ext_text: ext_text.into(),
             ext_starts: ext_starts.into(),
             trigrams: trigrams.into(),
-            ext_order: ext_order.into(),
+            ext_order,
             fences: Default::default(),
         }
     }
@@ -167,7 +170,7 @@ impl SearchAids {
     }
 
     fn make_fences(&self, idx: &Index) -> Fences {
-        let sample = |order: &[EntryId], key: Key<'_>| {
+        let sample = |order: &Packed, key: Key<'_>| {
             (0..order.len())
                 .step_by(FENCE)
                 .map(|i| key_at(order, key, i))
@@ -175,14 +178,14 @@ impl SearchAids {
         };
         Fences {
             size: sample(&self.size_order, &|id| idx.size_key(id)),
-            created: sample(&self.created_order, &column_key(idx.created_column())),
-            modified: sample(&self.modified_order, &column_key(idx.modified_column())),
-            accessed: sample(&self.accessed_order, &column_key(idx.accessed_column())),
+            created: sample(&self.created_order, &|id| idx.created_times().get(id)),
+            modified: sample(&self.modified_order, &|id| idx.modified_times().get(id)),
+            accessed: sample(&self.accessed_order, &|id| idx.accessed_times().get(id)),
             names: self
                 .name_order
                 .iter()
                 .step_by(FENCE)
-                .map(|&id| idx.folded_name(id).to_vec())
+                .map(|id| idx.folded_name(id).to_vec())
                 .collect(),
         }
     }
@@ -237,9 +240,9 @@ impl SearchAids {
     pub(crate) fn validate(&self, n: usize) -> Result<(), &'static str> {
         // One scratch array for every order: order i marks the entries it holds with i + 1.
         let mut seen = vec![0u8; n];
-        let mut perm = |o: &[EntryId], mark: u8| {
+        let mut perm = |o: &Packed, mark: u8| {
             o.len() == n
-                && o.iter().all(|&id| match seen.get_mut(id as usize) {
+                && o.iter().all(|id| match seen.get_mut(id as usize) {
                     Some(s) if *s != mark => {
                         *s = mark;
                         true
@@ -261,8 +264,8 @@ impl SearchAids {
         }
         if self.name_rank.len() != n
             || self.path_rank.len() != n
-            || self.name_rank.iter().any(|&r| r as usize >= n)
-            || self.path_rank.iter().any(|&r| r as usize >= n)
+            || self.name_rank.iter().any(|r| r as usize >= n)
+            || self.path_rank.iter().any(|r| r as usize >= n)
         {
             return Err("ranks are out of range");
         }
@@ -493,14 +496,14 @@ pub fn column_key(col: &[u64]) -> impl Fn(EntryId) -> Option<u64> + Sync + '_ {
 }
 
 /// The key of the `i`th entry of `order` (the largest value for an id out of range).
-pub fn key_at(order: &[EntryId], key: Key<'_>, i: usize) -> u64 {
-    order.get(i).and_then(|&id| key(id)).unwrap_or(u64::MAX)
+pub fn key_at(order: &Packed, key: Key<'_>, i: usize) -> u64 {
+    order.get(i).and_then(key).unwrap_or(u64::MAX)
 }
 
 /// The first position in `order` (sorted by `col`) whose value is at least `v`. With fence posts (every
 /// [`FENCE`]th value), only the stretch between two of them is searched: it reads one stretch of the order and a
 /// dozen of the column's values.
-pub fn lower_bound(order: &[EntryId], key: Key<'_>, fence: Option<&[u64]>, v: u64) -> usize {
+pub fn lower_bound(order: &Packed, key: Key<'_>, fence: Option<&[u64]>, v: u64) -> usize {
     let search = |lo: usize, hi: usize| {
         let (mut lo, mut hi) = (lo, hi);
         while lo < hi {

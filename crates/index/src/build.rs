@@ -12,6 +12,7 @@ use crate::batch::{
 use crate::index::{flags, EntryId, Index, VolumeMeta};
 use crate::names::Names;
 use crate::sparse::{Allocated, Sizes, Sparse};
+use crate::timecol::Times;
 use crate::timeline::{self, EntryTimeline, Timeline};
 
 const NONE: u32 = u32::MAX;
@@ -415,10 +416,14 @@ impl Builder {
             c.size.extend((start..id).map(|i| old.size(i as EntryId)));
             c.allocated
                 .extend((start..id).map(|i| old.allocated(i as EntryId)));
-            c.created.extend_from_slice(&old.created[start..id]);
-            c.modified.extend_from_slice(&old.modified[start..id]);
-            c.mft_changed.extend_from_slice(&old.mft_changed[start..id]);
-            c.accessed.extend_from_slice(&old.accessed[start..id]);
+            c.created
+                .extend((start..id).map(|i| old.created(i as EntryId)));
+            c.modified
+                .extend((start..id).map(|i| old.modified(i as EntryId)));
+            c.mft_changed
+                .extend((start..id).map(|i| old.mft_changed(i as EntryId)));
+            c.accessed
+                .extend((start..id).map(|i| old.accessed(i as EntryId)));
             c.reparse_tag
                 .extend((start..id).map(|i| old.reparse_tag(i as EntryId)));
             // A record depends only on its entry, whose times are copied as they are: its bytes stay right.
@@ -591,10 +596,10 @@ impl Builder {
             flags: std::mem::take(&mut c.flags).into(),
             size: Sizes::from_values(&std::mem::take(&mut c.size)),
             allocated,
-            created: std::mem::take(&mut c.created).into(),
-            modified: std::mem::take(&mut c.modified).into(),
-            mft_changed: std::mem::take(&mut c.mft_changed).into(),
-            accessed: std::mem::take(&mut c.accessed).into(),
+            created: Times::from_values(&std::mem::take(&mut c.created)),
+            modified: Times::from_values(&std::mem::take(&mut c.modified)),
+            mft_changed: Times::from_values(&std::mem::take(&mut c.mft_changed)),
+            accessed: Times::from_values(&std::mem::take(&mut c.accessed)),
             reparse_tag: Sparse::from_values(std::mem::take(&mut c.reparse_tag).into_iter(), 0),
             root: 0,
             aids: None,
@@ -675,7 +680,7 @@ impl Builder {
             &mut x.mft_changed,
             &mut x.accessed,
         ] {
-            col.make_owned().push(0);
+            col.push(0);
         }
         self.timeline.push(timeline::NO_DATA);
         id

@@ -34,7 +34,9 @@ use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
 use crate::layer::Delta;
 use crate::names::Names;
+use crate::packed::Packed;
 use crate::sparse::{Allocated, Sizes, Sparse};
+use crate::timecol::Times;
 use crate::timeline::Timeline;
 use memmap2::Mmap;
 use rayon::prelude::*;
@@ -45,15 +47,17 @@ pub const MAGIC: &[u8; 8] = b"UFFSIDX\0";
 /// now derives when first asked; a format 3 file is still read, its totals sections ignored. Format 5 stores the
 /// names once, folded, with the bits that give them back as written (see [`crate::names`]), and the allocated
 /// sizes and reparse tags as what does not follow from the rest (see [`crate::sparse`]); the names and these
-/// columns of a format 3 or 4 file are converted as it is opened.
-pub const VERSION: u32 = 5;
+/// columns of a format 3 or 4 file are converted as it is opened. Format 6 stores the sorted orders and ranks
+/// in as few bits as the entry count needs (see [`crate::packed`]); those of an older file are packed as it is
+/// opened.
+pub const VERSION: u32 = 6;
 /// The oldest format read.
 pub const OLDEST_VERSION: u32 = 3;
 const HEADER_LEN: usize = 128;
 const SECTION_ENTRY_LEN: usize = 32;
 const ALIGN: usize = 64;
 /// More sections than any version writes: a bound before the table is read.
-const MAX_SECTIONS: usize = 64;
+const MAX_SECTIONS: usize = 96;
 
 #[derive(Debug, Error)]
 pub enum FileError {
@@ -101,6 +105,12 @@ mod id {
     pub const SIZE_BIG: u32 = 18;
     pub const SIZE_HIGH_IDS: u32 = 19;
     pub const SIZE_HIGH_VALUES: u32 = 30;
+    /// Each time column (created, modified, MFT changed, accessed): its codes (before format 6: the plain
+    /// column), and the ids and values of the times kept apart.
+    pub const TIMES: [[u32; 3]; 4] = [[10, 74, 78], [11, 75, 79], [12, 76, 80], [13, 77, 81]];
+    /// The four time columns' frames (`[base, unit]` each), written beside the source so that opening a file
+    /// reads them from the chunk it checks anyway.
+    pub const TIME_FRAMES: u32 = 70;
     /// Formats 3 and 4: the plain columns.
     pub const SIZE_V4: u32 = 8;
     pub const ALLOCATED_V4: u32 = 9;
@@ -127,8 +137,14 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
     fn c<T: Plain>(id: u32, col: &Col<T>) -> (u32, usize, Cow<'_, [u8]>) {
         (id, std::mem::size_of::<T>(), col.le_bytes())
     }
+    let frames: Vec<u64> = idx.times().iter().flat_map(|t| t.frame()).collect();
     let mut v = vec![
         (id::SOURCE, 1, Cow::Borrowed(idx.meta.source.as_bytes())),
+        (
+            id::TIME_FRAMES,
+            8,
+            Col::from(frames).le_bytes().into_owned().into(),
+        ),
         c(id::NAMES, &idx.names.folded),
         c(id::NAME_STARTS, &idx.name_start),
         c(4, &idx.parent),
@@ -139,10 +155,15 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
         c(id::SIZE_BIG, &idx.size.big),
         c(id::SIZE_HIGH_IDS, &idx.size.high.ids),
         c(id::SIZE_HIGH_VALUES, &idx.size.high.values),
-        c(10, &idx.created),
-        c(11, &idx.modified),
-        c(12, &idx.mft_changed),
-        c(13, &idx.accessed),
+    ];
+    for (t, [codes, ids, values]) in idx.times().into_iter().zip(id::TIMES) {
+        v.extend([
+            c(codes, t.codes.bytes()),
+            c(ids, &t.apart.ids),
+            c(values, &t.apart.values),
+        ]);
+    }
+    v.extend([
         c(id::NAME_UPPER, &idx.names.upper),
         c(id::NAMES_APART_IDS, &idx.names.apart_ids),
         c(id::NAMES_APART_STARTS, &idx.names.apart_starts),
@@ -153,17 +174,17 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
         c(id::ALLOC_APART_VALUES, &idx.allocated.apart.values),
         c(id::REPARSE_IDS, &idx.reparse_tag.ids),
         c(id::REPARSE_TAGS, &idx.reparse_tag.values),
-    ];
+    ]);
     if let Some(a) = &idx.aids {
         v.extend([
-            c(id::AIDS, &a.name_order),
-            c(35, &a.name_rank),
-            c(36, &a.path_order),
-            c(37, &a.path_rank),
-            c(38, &a.size_order),
-            c(39, &a.created_order),
-            c(40, &a.modified_order),
-            c(41, &a.accessed_order),
+            c(id::AIDS, a.name_order.bytes()),
+            c(35, a.name_rank.bytes()),
+            c(36, a.path_order.bytes()),
+            c(37, a.path_rank.bytes()),
+            c(38, a.size_order.bytes()),
+            c(39, a.created_order.bytes()),
+            c(40, a.modified_order.bytes()),
+            c(41, a.accessed_order.bytes()),
             match &a.ext_id {
                 ExtIds::Narrow(ids) => c(42, ids),
                 ExtIds::Wide(ids) => c(42, ids),
@@ -171,7 +192,7 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
             c(43, &a.ext_text),
             c(44, &a.ext_starts),
             c(45, &a.trigrams),
-            c(50, &a.ext_order),
+            c(50, a.ext_order.bytes()),
         ]);
     }
     if !idx.record_hashes.is_empty() {
@@ -188,7 +209,8 @@ pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
     write_with(idx, Vec::new(), path)
 }
 
-/// Writes `idx` as format 4 wrote it (the names as written, and the folded names among the search aids): for
+/// Writes `idx` as format 4 wrote it (the names as written, the folded names among the search aids, the times,
+/// orders and ranks as plain columns): for
 /// tests of reading older files.
 #[doc(hidden)]
 pub fn write_format_4(idx: &Index, path: &Path) -> Result<(), FileError> {
@@ -209,10 +231,23 @@ pub fn write_format_4(idx: &Index, path: &Path) -> Result<(), FileError> {
     let mut sections: Vec<_> = sections(idx)
         .into_iter()
         .filter(|(sid, ..)| {
-            !(id::NAME_UPPER..=id::REPARSE_TAGS).contains(sid) && !new.contains(sid)
+            !(id::NAME_UPPER..=id::REPARSE_TAGS).contains(sid)
+                && !new.contains(sid)
+                && !(70..=81).contains(sid)
         })
         .map(|s| match s.0 {
             id::NAMES => (id::NAMES, 1, Cow::Owned(raw.clone())),
+            // Times, orders and ranks as plain columns.
+            10..=13 => {
+                let t = idx.times()[s.0 as usize - 10];
+                let plain: Vec<u64> = (0..idx.len() as u32).map(|i| t.at(i)).collect();
+                (s.0, 8, Col::from(plain).le_bytes().into_owned().into())
+            }
+            34..=41 | 50 => {
+                let p = Packed::from_bytes(Col::from(s.2.into_owned()), idx.len())
+                    .expect("our own section");
+                (s.0, 4, Col::from(p.to_vec()).le_bytes().into_owned().into())
+            }
             _ => s,
         })
         .collect();
@@ -577,16 +612,27 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
     check.verify_range(source.2.clone())?;
     meta.source = String::from_utf8_lossy(&b[source.2.clone()]).into_owned();
     let c = |sid: u32| find(sid);
+    let n = usize::try_from(h.entries)
+        .map_err(|_| FileError::Corrupt("entry count is out of range"))?;
+    // Orders and ranks: packed from format 6; plain 32-bit columns before, packed now.
+    let packed = |sid: u32| -> Result<Packed, FileError> {
+        if h.version >= 6 {
+            Packed::from_bytes(col(map, c(sid))?, n)
+                .ok_or(FileError::Corrupt("a search aid has the wrong length"))
+        } else {
+            Ok(Packed::from_values(&col::<u32>(map, c(sid))?))
+        }
+    };
     let aids = if find(id::AIDS).is_some() {
         Some(SearchAids {
-            name_order: col(map, c(34))?,
-            name_rank: col(map, c(35))?,
-            path_order: col(map, c(36))?,
-            path_rank: col(map, c(37))?,
-            size_order: col(map, c(38))?,
-            created_order: col(map, c(39))?,
-            modified_order: col(map, c(40))?,
-            accessed_order: col(map, c(41))?,
+            name_order: packed(34)?,
+            name_rank: packed(35)?,
+            path_order: packed(36)?,
+            path_rank: packed(37)?,
+            size_order: packed(38)?,
+            created_order: packed(39)?,
+            modified_order: packed(40)?,
+            accessed_order: packed(41)?,
             ext_id: match c(42) {
                 Some((_, 2, _)) => ExtIds::Narrow(col(map, c(42))?),
                 s => ExtIds::Wide(col(map, s)?),
@@ -594,7 +640,7 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
             ext_text: col(map, c(43))?,
             ext_starts: col(map, c(44))?,
             trigrams: col(map, c(45))?,
-            ext_order: col(map, c(50))?,
+            ext_order: packed(50)?,
             fences: Default::default(),
         })
     } else {
@@ -638,6 +684,34 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
             Sparse::from_values(tags.iter().copied(), 0),
         )
     };
+    // The times: packed from format 6; plain 64-bit columns before, packed now.
+    let frames: Vec<u64> = if h.version >= 6 {
+        let s = find(id::TIME_FRAMES).ok_or(FileError::Corrupt("a section is missing"))?;
+        check.verify_range(s.2.clone())?;
+        let frames: Col<u64> = col(map, Some(s))?;
+        if frames.len() != 8 {
+            return Err(FileError::Corrupt("the time frames are damaged"));
+        }
+        frames.to_vec()
+    } else {
+        Vec::new()
+    };
+    let times = |k: usize| -> Result<Times, FileError> {
+        let [codes, ids, values] = id::TIMES[k];
+        if h.version >= 6 {
+            let codes = Packed::from_bytes(col(map, c(codes))?, n)
+                .ok_or(FileError::Corrupt("a time column has the wrong size"))?;
+            let frame = [frames[2 * k], frames[2 * k + 1]];
+            Ok(Times::from_parts(
+                frame,
+                codes,
+                sparse(map, c(ids), c(values))?,
+            ))
+        } else {
+            Ok(Times::from_values(&col::<u64>(map, c(codes))?))
+        }
+    };
+    let (created, modified, mft_changed, accessed) = (times(0)?, times(1)?, times(2)?, times(3)?);
     let idx = Index {
         meta,
         names,
@@ -648,10 +722,10 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
         flags: col(map, c(7))?,
         size,
         allocated,
-        created: col(map, c(10))?,
-        modified: col(map, c(11))?,
-        mft_changed: col(map, c(12))?,
-        accessed: col(map, c(13))?,
+        created,
+        modified,
+        mft_changed,
+        accessed,
         reparse_tag,
         root: h.root,
         aids,
@@ -669,8 +743,6 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
         check: Some(check),
         format: h.version,
     };
-    let n = usize::try_from(h.entries)
-        .map_err(|_| FileError::Corrupt("entry count is out of range"))?;
     check_shape(&idx, n)?;
     Ok((idx, table))
 }
@@ -778,10 +850,6 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
         && idx.record.len() == n
         && idx.sequence.len() == n
         && idx.flags.len() == n
-        && idx.created.len() == n
-        && idx.modified.len() == n
-        && idx.mft_changed.len() == n
-        && idx.accessed.len() == n
         && idx.name_start.len() == n + 1;
     if !cols_ok {
         return Err(FileError::Corrupt("column lengths disagree"));
@@ -794,6 +862,9 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
     idx.allocated.check_shape(n).map_err(FileError::Corrupt)?;
     idx.size.check_shape(n).map_err(FileError::Corrupt)?;
     idx.reparse_tag.check_shape().map_err(FileError::Corrupt)?;
+    for t in idx.times() {
+        t.check_shape(n).map_err(FileError::Corrupt)?;
+    }
     if let Some(a) = &idx.aids {
         a.check_shape(n).map_err(FileError::Corrupt)?;
     }
@@ -818,6 +889,9 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
     idx.allocated.validate(n).map_err(FileError::Corrupt)?;
     idx.size.validate(n).map_err(FileError::Corrupt)?;
     idx.reparse_tag.validate(n).map_err(FileError::Corrupt)?;
+    for t in idx.times() {
+        t.validate(n).map_err(FileError::Corrupt)?;
+    }
     if idx.parent.iter().any(|&p| p as usize >= n) {
         return Err(FileError::Corrupt("a parent id is out of range"));
     }

@@ -6,6 +6,7 @@ use crate::aids::SearchAids;
 use crate::column::Col;
 use crate::names::Names;
 use crate::sparse::{Allocated, Sizes, Sparse};
+use crate::timecol::Times;
 
 /// A 32-bit entry id: the position of the entry in every column.
 pub type EntryId = u32;
@@ -112,10 +113,11 @@ pub struct Index {
     pub(crate) size: Sizes,
     /// Derived from the size where it can be (see [`crate::sparse`]).
     pub(crate) allocated: Allocated,
-    pub(crate) created: Col<u64>,
-    pub(crate) modified: Col<u64>,
-    pub(crate) mft_changed: Col<u64>,
-    pub(crate) accessed: Col<u64>,
+    /// The `$STANDARD_INFORMATION` times, each as offsets in as few bits as they need (see [`crate::timecol`]).
+    pub(crate) created: Times,
+    pub(crate) modified: Times,
+    pub(crate) mft_changed: Times,
+    pub(crate) accessed: Times,
     /// The entries with a reparse tag, and their tags.
     pub(crate) reparse_tag: Sparse<u32>,
     pub(crate) root: EntryId,
@@ -192,10 +194,10 @@ impl Index {
                 .wrapping_add(u64::from(self.flags[i]))
                 .wrapping_add(self.size(id))
                 .wrapping_add(self.allocated(id))
-                .wrapping_add(self.created[i])
-                .wrapping_add(self.modified[i])
-                .wrapping_add(self.mft_changed[i])
-                .wrapping_add(self.accessed[i])
+                .wrapping_add(self.created.at(id))
+                .wrapping_add(self.modified.at(id))
+                .wrapping_add(self.mft_changed.at(id))
+                .wrapping_add(self.accessed.at(id))
                 .wrapping_add(u64::from(self.reparse_tag(id)));
             let mut cur = id as usize;
             for _ in 0..=MAX_DEPTH {
@@ -245,14 +247,25 @@ impl Index {
         std::hint::black_box(sum);
     }
 
+    /// The four time columns: created, modified, MFT changed, accessed.
+    pub(crate) fn times(&self) -> [&Times; 4] {
+        [
+            &self.created,
+            &self.modified,
+            &self.mft_changed,
+            &self.accessed,
+        ]
+    }
+
     /// The `$STANDARD_INFORMATION` times of entry `i` (which must be in range): created, modified, MFT changed,
     /// accessed.
     pub(crate) fn si_times(&self, i: usize) -> [u64; 4] {
+        let id = i as EntryId;
         [
-            self.created[i],
-            self.modified[i],
-            self.mft_changed[i],
-            self.accessed[i],
+            self.created.at(id),
+            self.modified.at(id),
+            self.mft_changed.at(id),
+            self.accessed.at(id),
         ]
     }
 
@@ -276,13 +289,14 @@ impl Index {
     pub fn flags_column(&self) -> &[u32] {
         &self.flags
     }
-    pub fn created_column(&self) -> &[u64] {
+    /// The time columns (read by entry id: `get` is a sort [`crate::aids::Key`]).
+    pub fn created_times(&self) -> &Times {
         &self.created
     }
-    pub fn modified_column(&self) -> &[u64] {
+    pub fn modified_times(&self) -> &Times {
         &self.modified
     }
-    pub fn accessed_column(&self) -> &[u64] {
+    pub fn accessed_times(&self) -> &Times {
         &self.accessed
     }
 
@@ -362,16 +376,16 @@ impl Index {
         self.allocated.get(id, self.size(id))
     }
     pub fn created(&self, id: EntryId) -> u64 {
-        self.created[id as usize]
+        self.created.at(id)
     }
     pub fn modified(&self, id: EntryId) -> u64 {
-        self.modified[id as usize]
+        self.modified.at(id)
     }
     pub fn mft_changed(&self, id: EntryId) -> u64 {
-        self.mft_changed[id as usize]
+        self.mft_changed.at(id)
     }
     pub fn accessed(&self, id: EntryId) -> u64 {
-        self.accessed[id as usize]
+        self.accessed.at(id)
     }
     pub fn reparse_tag(&self, id: EntryId) -> u32 {
         self.reparse_tag.get(id).unwrap_or(0)

@@ -364,9 +364,9 @@ fn subtree(base: &Index, b: EntryId) -> Vec<EntryId> {
         false
     };
     match base.search_aids() {
-        Some(a) => a.path_order[a.path_rank[b as usize] as usize + 1..]
-            .iter()
-            .copied()
+        Some(a) => a
+            .path_order
+            .range(a.path_rank.at(b as usize) as usize + 1..a.path_order.len())
             .take_while(|&e| under(e))
             .collect(),
         None => (0..base.len() as EntryId).filter(|&e| under(e)).collect(),

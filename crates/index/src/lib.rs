@@ -7,9 +7,11 @@
 //! * [`Index`]: the entries as columns (struct of arrays), names in one arena, 32-bit entry ids.
 //! * [`file`]: the on-disk format, loaded by memory-mapping ([`column`]: a column owned or mapped; [`check`]:
 //!   the data's checksums, checked a chunk at a time as it is read).
-//! * [`aids`]: search aids (folded names, sorted orders, extension ids, trigram filter), stored in the file.
+//! * [`aids`]: search aids (sorted orders, extension ids, trigram filter), stored in the file ([`packed`]: the
+//!   orders in as few bits as their values need).
 //! * [`paths`]: folder paths built once, and the case folding used to compare names.
-//! * [`time`]: FILETIME conversions.
+//! * [`time`]: FILETIME conversions ([`timecol`]: a column of them, stored as offsets in as few bits as they
+//!   need).
 //! * [`timeline`]: the `$FILE_NAME` times and attribute ids of each entry, for timelines: a cold, compact part
 //!   of the index that queries never read.
 //! * [`layer`]: the live-index path: the entries of changed records as a small delta over an unchanged index,
@@ -24,9 +26,11 @@ pub mod file;
 mod index;
 pub mod layer;
 pub mod names;
+pub mod packed;
 pub mod paths;
 pub mod sparse;
 pub mod time;
+pub mod timecol;
 pub mod timeline;
 pub mod update;
 

@@ -398,7 +398,7 @@ mod tests {
             &mut idx.mft_changed,
             &mut idx.accessed,
         ] {
-            *col = vec![0; n].into();
+            *col = crate::timecol::Times::from_values(&vec![0; n]);
         }
         idx.add_search_aids();
         let path = std::env::temp_dir().join(format!("uffs-names-{}.uffs", std::process::id()));

@@ -45,8 +45,8 @@ fn written_index_loads_back_equal_and_mapped() {
     }
     assert!(all.iter().filter(|t| t.is_some()).count() > idx.len() - 4);
     let (a, b) = (idx.search_aids().unwrap(), back.search_aids().unwrap());
-    assert_eq!(&a.name_order[..], &b.name_order[..]);
-    assert_eq!(&a.size_order[..], &b.size_order[..]);
+    assert_eq!(a.name_order.to_vec(), b.name_order.to_vec());
+    assert_eq!(a.size_order.to_vec(), b.size_order.to_vec());
     assert!(
         b.name_order.is_mapped(),
         "columns must be served from the map, not copied"
@@ -216,7 +216,7 @@ fn format_4_files_are_read_with_their_names() {
                 assert_eq!(back.path(id), idx.path(id));
             }
             let (a, b) = (idx.search_aids().unwrap(), back.search_aids().unwrap());
-            assert_eq!(&a.name_order[..], &b.name_order[..]);
+            assert_eq!(a.name_order.to_vec(), b.name_order.to_vec());
         }
         file::write(&idx, &path).unwrap();
         assert_eq!(

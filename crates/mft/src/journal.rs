@@ -504,12 +504,11 @@ pub fn find_usnjrnl_record(index: &Index) -> Option<u64> {
     const FOLDED: &[u8] = b"$usnjrnl";
     let named: Box<dyn Iterator<Item = EntryId>> = match index.search_aids() {
         Some(a) => {
-            let order = &a.name_order[..];
-            let lo = order.partition_point(|&id| index.folded_name(id) < FOLDED);
+            let order = &a.name_order;
+            let lo = order.partition_point(0..order.len(), |id| index.folded_name(id) < FOLDED);
             Box::new(
-                order[lo..]
-                    .iter()
-                    .copied()
+                order
+                    .range(lo..order.len())
                     .take_while(|&id| index.folded_name(id).starts_with(FOLDED)),
             )
         }

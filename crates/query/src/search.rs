@@ -10,10 +10,10 @@ use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use memchr::memmem;
-use uffs_index::aids::{
-    column_key, trigram_key, trigram_row_words, Key, SearchAids, TRIGRAM_BLOCK,
-};
+use uffs_index::aids::{trigram_key, trigram_row_words, Key, SearchAids, TRIGRAM_BLOCK};
+use uffs_index::packed::Packed;
 use uffs_index::paths::fold_into;
+use uffs_index::timecol::Times;
 use uffs_index::{flags, EntryId, Index};
 
 use crate::ast::*;
@@ -541,7 +541,8 @@ impl Searcher {
                 if from >= to {
                     Bitset::empty(idx.len())
                 } else {
-                    let key = column_key(self.date_column(*field));
+                    let times = self.date_column(*field);
+                    let key = |id| times.get(id);
                     self.order_range(order, &key, fence, *from, *to - 1)
                 }
             }
@@ -697,7 +698,7 @@ impl Searcher {
             let o = self.aids();
             let (lo, hi) = self.name_prefix_range(&prefix);
             let mut out = Bitset::empty(n);
-            for &id in &o.name_order[lo..hi] {
+            for id in o.name_order.range(lo..hi) {
                 if (id as usize) < n && glob::matches(w, &name(id)) {
                     out.set(id as usize);
                 }
@@ -830,7 +831,7 @@ impl Searcher {
     /// binary searches.
     fn order_range(
         &self,
-        order: &[EntryId],
+        order: &Packed,
         key: Key<'_>,
         fence: Option<&[u64]>,
         min: u64,
@@ -844,7 +845,7 @@ impl Searcher {
         } else {
             lower_bound(order, key, fence, max + 1)
         };
-        for &id in &order[lo..hi.max(lo)] {
+        for id in order.range(lo..hi.max(lo)) {
             out.set(id as usize);
         }
         out
@@ -869,8 +870,8 @@ impl Searcher {
             },
         };
         let name = |id: EntryId| self.idx.folded_name(id);
-        let lo = a + order[a..b].partition_point(|&id| name(id) < prefix);
-        let inside = |i: usize| i < order.len() && name(order[i]).starts_with(prefix);
+        let lo = order.partition_point(a..b, |id| name(id) < prefix);
+        let inside = |i: usize| order.get(i).is_some_and(|id| name(id).starts_with(prefix));
         // Gallop: lo + 1, lo + 2, lo + 4, ... until outside, then binary search the last step.
         let mut step = 1;
         let mut last_in = lo;
@@ -882,9 +883,7 @@ impl Searcher {
             step *= 2;
         }
         let end = (lo + step).min(order.len());
-        let hi = last_in
-            + 1
-            + order[last_in + 1..end].partition_point(|&id| name(id).starts_with(prefix));
+        let hi = order.partition_point(last_in + 1..end, |id| name(id).starts_with(prefix));
         (lo, hi)
     }
 
@@ -934,11 +933,11 @@ impl Searcher {
         value
     }
 
-    fn date_column(&self, f: DateField) -> &[u64] {
+    fn date_column(&self, f: DateField) -> &Times {
         match f {
-            DateField::Modified => self.idx.modified_column(),
-            DateField::Created => self.idx.created_column(),
-            DateField::Accessed => self.idx.accessed_column(),
+            DateField::Modified => self.idx.modified_times(),
+            DateField::Created => self.idx.created_times(),
+            DateField::Accessed => self.idx.accessed_times(),
         }
     }
 
@@ -990,7 +989,7 @@ impl Searcher {
             }
             Leaf::Size(c) => idx.flags(id) & flags::DIRECTORY == 0 && c.holds(idx.size(id)),
             Leaf::Date { field, from, to } => {
-                (*from..*to).contains(&self.date_column(*field)[id as usize])
+                (*from..*to).contains(&self.date_column(*field).at(id))
             }
             Leaf::Attrib(bits) => idx.flags(id) & bits == *bits,
             Leaf::Parent {
@@ -1131,10 +1130,10 @@ impl Searcher {
     fn sort_key(&self, key: SortKey, id: EntryId) -> u128 {
         let o = self.aids();
         let idx = &*self.idx;
-        let rank = u128::from(o.name_rank[id as usize]);
+        let rank = u128::from(o.name_rank.at(id as usize));
         let primary: u64 = match key {
             SortKey::Name => 0,
-            SortKey::Path => u64::from(o.path_rank[id as usize]),
+            SortKey::Path => u64::from(o.path_rank.at(id as usize)),
             SortKey::Size => idx.size(id),
             SortKey::Extension => u64::from(o.ext_id.get(id)),
             SortKey::Created => idx.created(id),
@@ -1267,20 +1266,9 @@ impl Searcher {
                 if let Some(order) = walk.filter(|_| l.saturating_mul(n / count.max(1)) <= n / 8) {
                     let pick = |id: &EntryId| set.get(*id as usize);
                     return if descending {
-                        order
-                            .iter()
-                            .rev()
-                            .filter(|id| pick(id))
-                            .take(l)
-                            .copied()
-                            .collect()
+                        order.iter().rev().filter(pick).take(l).collect()
                     } else {
-                        order
-                            .iter()
-                            .filter(|id| pick(id))
-                            .take(l)
-                            .copied()
-                            .collect()
+                        order.iter().filter(pick).take(l).collect()
                     };
                 }
                 let idx = &*self.idx;
@@ -1290,17 +1278,18 @@ impl Searcher {
                     }
                     SortKey::Created | SortKey::Modified | SortKey::Accessed => {
                         let c = match key {
-                            SortKey::Created => idx.created_column(),
-                            SortKey::Modified => idx.modified_column(),
-                            _ => idx.accessed_column(),
+                            SortKey::Created => idx.created_times(),
+                            SortKey::Modified => idx.modified_times(),
+                            _ => idx.accessed_times(),
                         };
-                        self.top_by_threshold(set, |id| c[id as usize], descending, &k, count, l)
+                        self.top_by_threshold(set, |id| c.at(id), descending, &k, count, l)
                     }
                     SortKey::Extension => {
                         // Extension and name rank together fit in 64 bits: no ties at the threshold.
                         let (c, r) = (&o.ext_id, &o.name_rank);
-                        let packed =
-                            |id: EntryId| (u64::from(c.get(id)) << 32) | u64::from(r[id as usize]);
+                        let packed = |id: EntryId| {
+                            (u64::from(c.get(id)) << 32) | u64::from(r.at(id as usize))
+                        };
                         self.top_by_threshold(set, packed, descending, &k, count, l)
                     }
                     SortKey::TreeSize => self.top_by_threshold(
@@ -1459,7 +1448,6 @@ fn size_dupes(parts: &[(&Index, &SearchAids, Option<&Bitset>)]) -> Vec<Bitset> {
                 let it: Box<dyn Iterator<Item = (u64, u32, EntryId)> + '_> = Box::new(
                     p.1.size_order
                         .iter()
-                        .copied()
                         .filter(move |&id| counts(p, id))
                         .map(move |id| (p.0.size(id), p.0.record(id), id)),
                 );
