@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 use rayon::prelude::*;
-use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::file::FileError;
 
@@ -28,9 +27,11 @@ use crate::file::FileError;
 /// touch brings in.
 pub const CHUNK: usize = 64 * 1024;
 
-/// The checksum of chunk `i`.
+/// The checksum of chunk `i`: XXH3-64 seeded with `i`. (twox-hash picks AVX2 or SSE2 when the process starts;
+/// xxhash-rust's choice is fixed when the program is compiled, which for a portable build means SSE2. The
+/// values are the same.)
 pub fn chunk_sum(bytes: &[u8], i: usize) -> u64 {
-    xxh3_64_with_seed(bytes, i as u64)
+    twox_hash::XxHash3_64::oneshot_with_seed(i as u64, bytes)
 }
 
 /// The checksums of one file's chunks, and which have been found good.
@@ -199,4 +200,28 @@ fn page_size() -> usize {
 #[cfg(not(target_os = "linux"))]
 fn page_size() -> usize {
     4096
+}
+
+#[cfg(test)]
+mod tests {
+    /// The AVX2 or SSE2 XXH3 of twox-hash gives the values of xxhash-rust's, which wrote files before it.
+    #[test]
+    fn chunk_sums_are_xxh3() {
+        let bytes: Vec<u8> = (0..200_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for (len, seed) in [
+            (0, 0),
+            (3, 1),
+            (240, 2),
+            (241, 3),
+            (65_536, 7),
+            (200_000, 99),
+        ] {
+            assert_eq!(
+                super::chunk_sum(&bytes[..len], seed),
+                xxhash_rust::xxh3::xxh3_64_with_seed(&bytes[..len], seed as u64)
+            );
+        }
+    }
 }
