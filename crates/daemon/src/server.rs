@@ -371,23 +371,33 @@ fn reconcile(shared: &Arc<Shared>) -> Result<Vec<Arc<Loaded>>> {
     let _changing = shared.changing.lock();
     let registry = Registry::load(&shared.cfg.cache)?;
     let old = current(shared);
+    // The volumes not loaded yet are loaded on all cores: each load checks every chunk and invariant of its
+    // file, and a daemon with many volumes starts as fast as its cores check them.
+    use rayon::prelude::*;
+    let loads: Vec<Option<Option<Arc<Loaded>>>> = registry
+        .volumes
+        .par_iter()
+        .map(|e| {
+            let new = !old.volumes.iter().any(|l| l.entry == *e) && !building(shared, &e.name);
+            new.then(|| load_newest(shared, e))
+        })
+        .collect();
     let mut volumes = Vec::new();
     let mut to_check = Vec::new();
-    for e in &registry.volumes {
+    for (e, load) in registry.volumes.iter().zip(loads) {
         if let Some(l) = old.volumes.iter().find(|l| l.entry == *e) {
             to_check.push(Arc::clone(l));
             volumes.push(Arc::clone(l));
             continue;
         }
-        if building(shared, &e.name) {
-            continue;
-        }
-        match load_newest(shared, e) {
-            Some(l) => {
+        match load {
+            // Being built.
+            None => {}
+            Some(Some(l)) => {
                 to_check.push(Arc::clone(&l));
                 volumes.push(l);
             }
-            None => start_rebuild(shared, e.clone(), "building"),
+            Some(None) => start_rebuild(shared, e.clone(), "building"),
         }
     }
     swap(shared, volumes);

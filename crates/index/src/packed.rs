@@ -131,11 +131,7 @@ impl Packed {
             "index {i} out of range for a packed column of {}",
             self.len
         );
-        let bit = i * self.width as usize;
-        let at = bit / 8;
-        // In bounds: byte_len leaves 8 bytes after the byte of the last value's first bit.
-        let word = u64::from_le_bytes(self.bytes[at..at + 8].try_into().expect("8 bytes"));
-        (word >> (bit % 8)) & ((1u64 << self.width) - 1)
+        read(&self.bytes, self.width, i)
     }
 
     /// The `i`th value, `None` past the end.
@@ -159,7 +155,8 @@ impl Packed {
     pub fn range(&self, r: Range<usize>) -> Iter<'_> {
         let end = r.end.min(self.len);
         Iter {
-            col: self,
+            bytes: &self.bytes,
+            width: self.width,
             front: r.start.min(end),
             back: end,
         }
@@ -191,10 +188,21 @@ impl From<Vec<u32>> for Packed {
     }
 }
 
-/// The values of a stretch of a [`Packed`] column, from either end.
+/// Value `i` of `bytes` packed `width` bits a value. In bounds for every value of a column: its bytes end 8
+/// bytes after the byte where its last value starts.
+#[inline]
+fn read(bytes: &[u8], width: u32, i: usize) -> u64 {
+    let bit = i * width as usize;
+    let at = bit / 8;
+    let word = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+    (word >> (bit % 8)) & ((1u64 << width) - 1)
+}
+
+/// The values of a stretch of a [`Packed`] column, from either end (as 32-bit values: ids and ranks).
 #[derive(Debug, Clone)]
 pub struct Iter<'a> {
-    col: &'a Packed,
+    bytes: &'a [u8],
+    width: u32,
     front: usize,
     back: usize,
 }
@@ -205,7 +213,7 @@ impl Iterator for Iter<'_> {
     fn next(&mut self) -> Option<u32> {
         (self.front < self.back).then(|| {
             self.front += 1;
-            self.col.at(self.front - 1)
+            read(self.bytes, self.width, self.front - 1) as u32
         })
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -219,7 +227,7 @@ impl DoubleEndedIterator for Iter<'_> {
     fn next_back(&mut self) -> Option<u32> {
         (self.front < self.back).then(|| {
             self.back -= 1;
-            self.col.at(self.back)
+            read(self.bytes, self.width, self.back) as u32
         })
     }
 }

@@ -142,7 +142,7 @@ fn searching_damaged_data_holds_its_bounds_and_the_check_refuses_it() {
     let mut rng = Rng(0x5EED_1DEA);
     for round in 0..120 {
         let mut bad = good.clone();
-        let (_, size, r) = &sections[rng.below(sections.len())];
+        let (_, _, r) = &sections[rng.below(sections.len())];
         match round % 4 {
             // A few flipped bytes anywhere in the data.
             0 => {
@@ -158,9 +158,9 @@ fn searching_damaged_data_holds_its_bounds_and_the_check_refuses_it() {
                     *b = rng.next() as u8;
                 }
             }
-            // One section's elements all set to a large value or to one entry (parent cycles, ids and offsets
-            // out of range, orders that repeat one entry).
-            2 if *size >= 2 => {
+            // One section's bytes all set to a large value or to one entry (parent cycles, ids and offsets
+            // out of range, orders that repeat one entry; packed orders of ids past the last entry).
+            2 => {
                 let v = [0xFF, 0x00, 0x01][rng.below(3)];
                 for b in &mut bad[r.clone()] {
                     *b = v;
@@ -198,6 +198,32 @@ fn searching_damaged_data_holds_its_bounds_and_the_check_refuses_it() {
             file::from_bytes(&bad).is_err(),
             "round {round}: damaged data was read"
         );
+    }
+}
+
+/// Every section in turn with all its bytes set (ids past the last entry in every packed order and rank, times
+/// kept apart that are not, offsets out of order) or cleared: searched without a fault, then refused.
+#[test]
+fn every_section_set_or_cleared_holds_its_bounds() {
+    let good = good_file("sections");
+    let (_, sections) = layout(&good);
+    for (sid, _, r) in &sections {
+        for v in [0xFF, 0x00] {
+            let mut bad = good.clone();
+            bad[r.clone()].fill(v);
+            if bad == good {
+                continue;
+            }
+            let Ok(idx) = file::open_bytes(&bad) else {
+                continue;
+            };
+            exercise(idx);
+            let idx = file::open_bytes(&bad).expect("open");
+            assert!(
+                file::verify_all(&idx).is_err(),
+                "section {sid} set to {v:#x} passed the check"
+            );
+        }
     }
 }
 
