@@ -205,6 +205,22 @@ impl SearchAids {
         self.ext_text.get(a..b).unwrap_or_default()
     }
 
+    /// The id of extension `e` (folded, without its dot), if a file of the volume has it: a binary search of the
+    /// dictionary. (In a file not checked yet, a dictionary out of order gives a wrong id, never a fault.)
+    pub fn ext_id_of(&self, e: &[u8]) -> Option<u32> {
+        let count = self.ext_count() as u32;
+        let (mut lo, mut hi) = (1, count + 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.ext(mid) < e {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        (lo <= count && self.ext(lo) == e).then_some(lo)
+    }
+
     /// The O(1) checks of aids opened from a file ([`crate::file::open`]): every column has its size, so
     /// lookups by entry id stay in bounds whatever the bytes.
     pub(crate) fn check_shape(&self, n: usize) -> Result<(), &'static str> {
