@@ -35,7 +35,7 @@ fn byte_len(len: usize, width: u32) -> usize {
 }
 
 /// The largest width that makes as many bytes of `len` values as `width` does: what a reader finds.
-fn canonical(len: usize, width: u32) -> u32 {
+pub(crate) fn canonical(len: usize, width: u32) -> u32 {
     (width..=MAX_WIDTH)
         .take_while(|&w| byte_len(len, w) == byte_len(len, width))
         .last()

@@ -11,7 +11,7 @@
 //! apart, for them).
 
 use crate::index::EntryId;
-use crate::packed::{bits, Packed, MAX_WIDTH};
+use crate::packed::{bits, canonical, Packed, MAX_WIDTH};
 use crate::sparse::Sparse;
 
 /// Units tried, coarsest first: a second, a millisecond, a microsecond, FILETIME's 100 ns.
@@ -68,6 +68,8 @@ impl Times {
             _ => span(SPAN_CUTS.into_iter().min_by_key(|&c| cost(c)).unwrap_or(0)),
         };
         let base = lo.saturating_mul(unit);
+        // (The width a short column is stored with may be larger: "kept apart" is all ones of that one.)
+        let width = canonical(times.len(), width);
         let apart_code = (1u64 << width) - 1;
         let code = |t: u64| -> Option<u64> {
             let c = t.checked_sub(base)?;
