@@ -126,19 +126,23 @@ impl SearchAids {
             idx.name_bytes(x).cmp(&idx.name_bytes(y)).then(x.cmp(&y))
         });
         // Each order is packed as soon as it is made, so the build holds one plain order at a time.
-        let name_rank = Packed::from_values(&ranks(&name_order, n));
-        let path_order = path_order(idx, &name_order);
+        let plain_name_rank = ranks(&name_order, n);
+        let name_rank = Packed::from_values(&plain_name_rank);
+        // The walk of the folder tree is one thread's work: the extensions are found beside it.
+        let (path_order, (ext_id, ext_text, ext_starts)) =
+            rayon::join(|| path_order(idx, &name_order), || extensions(idx, &fname));
         let path_rank = Packed::from_values(&ranks(&path_order, n));
         let path_order = Packed::from_values(&path_order);
-        // Each order is the name order sorted stably by the column: ties stay in name order.
-        let by = |key: Key<'_>| Packed::from_values(&stable_sort_by_key(&name_order, key));
+        // Each order is the entries sorted by the column, ties in name order.
+        let by = |key: Key<'_>| {
+            Packed::from_values(&sort_by_key_then_rank(&name_order, &plain_name_rank, key))
+        };
         // One after another: each takes two buffers of 16 bytes an entry while it runs.
         let size_order = by(&|id| idx.size_key(id));
         let created_order = by(&|id| idx.created_times().get(id));
         let modified_order = by(&|id| idx.modified_times().get(id));
         let accessed_order = by(&|id| idx.accessed_times().get(id));
-        let (ext_id, ext_text, ext_starts) = extensions(idx, &fname);
-        let ext_order = by(&|id| ext_id.get(id as usize).map(|&e| u64::from(e)));
+        let ext_order = Packed::from_values(&counting_sort(&name_order, &ext_id, ext_starts.len()));
         let trigrams = trigram_blocks(n, &fname);
         SearchAids {
             name_order: Packed::from_values(&name_order),
@@ -355,42 +359,43 @@ fn sort_by_name<'a>(
     });
 }
 
-/// `ids` sorted stably by their value in `col`: a least-significant-digit radix sort, 11 bits a pass, that skips
-/// the digits all values share (times share their top bits, small sizes their top bytes). O(n) a pass where a
-/// comparison sort of (value, rank, id) spends O(n log n) comparisons of 16-byte tuples.
-fn stable_sort_by_key(ids: &[EntryId], key: Key<'_>) -> Vec<EntryId> {
-    const BITS: u32 = 11;
-    const BUCKETS: usize = 1 << BITS;
-    let mut cur: Vec<(u64, EntryId)> = ids
-        .iter()
-        .map(|&id| (key(id).unwrap_or(u64::MAX), id))
-        .collect();
-    let (all_or, all_and) = cur
-        .iter()
-        .fold((0u64, !0u64), |(o, a), &(k, _)| (o | k, a & k));
-    let varying = all_or ^ all_and;
-    let mut next = vec![(0u64, 0 as EntryId); cur.len()];
-    let mut shift = 0;
-    while shift < 64 {
-        let mask = (BUCKETS as u64 - 1) << shift;
-        if varying & mask != 0 {
-            let mut count = vec![0usize; BUCKETS + 1];
-            for &(k, _) in &cur {
-                count[((k >> shift) as usize & (BUCKETS - 1)) + 1] += 1;
-            }
-            for b in 0..BUCKETS {
-                count[b + 1] += count[b];
-            }
-            for &e in &cur {
-                let b = (e.0 >> shift) as usize & (BUCKETS - 1);
-                next[count[b]] = e;
-                count[b] += 1;
-            }
-            std::mem::swap(&mut cur, &mut next);
-        }
-        shift += BITS;
+/// `order` sorted stably by `keys` (each entry's key, below `buckets`; larger keys sort last): one counting pass
+/// and one placing pass, and no memory but the answer's, for a key of few values (the extension ids).
+fn counting_sort(order: &[EntryId], keys: &[u32], buckets: usize) -> Vec<EntryId> {
+    let key = |id: EntryId| {
+        keys.get(id as usize)
+            .map_or(buckets, |&k| (k as usize).min(buckets))
+    };
+    let mut start = vec![0usize; buckets + 2];
+    for &id in order {
+        start[key(id) + 1] += 1;
     }
-    cur.into_iter().map(|(_, id)| id).collect()
+    for b in 0..=buckets {
+        start[b + 1] += start[b];
+    }
+    let mut out = vec![0; order.len()];
+    for &id in order {
+        let b = key(id);
+        out[start[b]] = id;
+        start[b] += 1;
+    }
+    out
+}
+
+/// The entries sorted by `key`, ties by `rank` (each entry's position in `order`): keys read in entry order (one
+/// sequential pass over the column, where reading them in `order` would jump all over it), then a parallel sort
+/// of (key, rank) pairs, which are all distinct, and each rank mapped back to its entry.
+fn sort_by_key_then_rank(order: &[EntryId], rank: &[u32], key: Key<'_>) -> Vec<EntryId> {
+    let mut keyed: Vec<(u64, u32)> = rank
+        .par_iter()
+        .enumerate()
+        .map(|(id, &r)| (key(id as EntryId).unwrap_or(u64::MAX), r))
+        .collect();
+    keyed.par_sort_unstable();
+    keyed
+        .par_iter()
+        .map(|&(_, r)| order.get(r as usize).copied().unwrap_or(0))
+        .collect()
 }
 
 /// Each entry's position in `order` (which holds every entry of `n` once, except in an index not checked yet,
@@ -598,9 +603,9 @@ mod tests {
         assert_eq!(got, want);
     }
 
-    /// The radix sort is a stable sort by value: values that share high bits, small ones, equal ones, extremes.
+    /// The sorts by key are stable sorts by value: values that share high bits, small ones, equal ones, extremes.
     #[test]
-    fn stable_sort_by_key_equals_a_stable_sort() {
+    fn sorts_by_key_equal_a_stable_sort() {
         let mut x = 0x9E37_79B9_u64;
         let col: Vec<u64> = (0..20_000)
             .map(|i| {
@@ -619,6 +624,13 @@ mod tests {
         let ids: Vec<EntryId> = (0..col.len() as u32).rev().collect();
         let mut want = ids.clone();
         want.sort_by_key(|&id| col[id as usize]);
-        assert_eq!(stable_sort_by_key(&ids, &column_key(&col)), want);
+        // The same order from a counting sort, for keys of few values.
+        let small: Vec<u32> = col.iter().map(|&v| (v % 1000) as u32).collect();
+        let mut want_small = ids.clone();
+        want_small.sort_by_key(|&id| small[id as usize]);
+        assert_eq!(counting_sort(&ids, &small, 1000), want_small);
+        // The same order from the sort of (key, rank) pairs.
+        let rank = ranks(&ids, ids.len());
+        assert_eq!(sort_by_key_then_rank(&ids, &rank, &column_key(&col)), want);
     }
 }

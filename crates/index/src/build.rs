@@ -582,9 +582,30 @@ impl Builder {
         let c = &mut self.cols;
         self.timeline = std::mem::take(&mut c.timeline);
         // The names are stored folded, with the bits that give them back (see `crate::names`).
-        let names = Names::from_raw(&c.names, &c.name_start);
+        // The columns are encoded side by side; each plain column is freed as soon as its encoding is made.
+        let take = std::mem::take::<Vec<u64>>;
+        let (created, modified, mft_changed, accessed) = (
+            take(&mut c.created),
+            take(&mut c.modified),
+            take(&mut c.mft_changed),
+            take(&mut c.accessed),
+        );
+        let times = |v: Vec<u64>| Times::from_values(&v);
+        let (names, (allocated, ((created, modified), (mft_changed, accessed)))) = rayon::join(
+            || Names::from_raw(&c.names, &c.name_start),
+            || {
+                rayon::join(
+                    || Allocated::from_values(&c.allocated, &c.size),
+                    || {
+                        rayon::join(
+                            || rayon::join(|| times(created), || times(modified)),
+                            || rayon::join(|| times(mft_changed), || times(accessed)),
+                        )
+                    },
+                )
+            },
+        );
         c.names = Vec::new();
-        let allocated = Allocated::from_values(&c.allocated, &c.size);
         c.allocated = Vec::new();
         self.idx = Index {
             meta: std::mem::take(&mut self.meta),
@@ -594,12 +615,12 @@ impl Builder {
             record: std::mem::take(&mut c.record).into(),
             sequence: std::mem::take(&mut c.sequence).into(),
             flags: std::mem::take(&mut c.flags).into(),
-            size: Sizes::from_values(&std::mem::take(&mut c.size)),
+            size: Sizes::from_values(&take(&mut c.size)),
             allocated,
-            created: Times::from_values(&std::mem::take(&mut c.created)),
-            modified: Times::from_values(&std::mem::take(&mut c.modified)),
-            mft_changed: Times::from_values(&std::mem::take(&mut c.mft_changed)),
-            accessed: Times::from_values(&std::mem::take(&mut c.accessed)),
+            created,
+            modified,
+            mft_changed,
+            accessed,
             reparse_tag: Sparse::from_values(std::mem::take(&mut c.reparse_tag).into_iter(), 0),
             root: 0,
             aids: None,

@@ -90,6 +90,24 @@ impl<T: Plain> Col<T> {
         matches!(self, Col::Mapped { .. })
     }
 
+    /// Drops this column's pages from the process's page table, when it is mapped (they stay in the page
+    /// cache; the next read maps them back): for a column read by occasional work, not by queries.
+    pub(crate) fn release_pages(&self) {
+        #[cfg(unix)]
+        if let Col::Mapped { map, offset, len } = self {
+            // SAFETY: the map is private and read-only, so dropping its page table entries only makes the next
+            // access read the same file bytes again. (The range is widened to whole pages: the neighbouring
+            // bytes are read back the same way.)
+            let _ = unsafe {
+                map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    *offset,
+                    *len * std::mem::size_of::<T>(),
+                )
+            };
+        }
+    }
+
     /// The elements as little-endian bytes, for writing.
     pub(crate) fn le_bytes(&self) -> std::borrow::Cow<'_, [u8]> {
         let s: &[T] = self;

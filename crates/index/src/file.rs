@@ -206,6 +206,12 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
 
 /// Writes `idx` to `path` atomically (temporary file, fsync, rename, fsync of the directory).
 pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
+    write_with(idx, Vec::new(), path).map(|_| ())
+}
+
+/// Writes `idx` as [`write`] does; returns the time spent waiting for the disk (the syncs of the file and of its
+/// directory), for `uffs bench`.
+pub fn write_timed(idx: &Index, path: &Path) -> Result<std::time::Duration, FileError> {
     write_with(idx, Vec::new(), path)
 }
 
@@ -269,10 +275,14 @@ pub fn write_format_4(idx: &Index, path: &Path) -> Result<(), FileError> {
     if idx.aids.is_some() {
         sections.push((32, 1, Cow::Borrowed(idx.names.folded())));
     }
-    write_sections(idx, sections, 4, path)
+    write_sections(idx, sections, 4, path).map(|_| ())
 }
 
-fn write_with(idx: &Index, extra: Extra<'_>, path: &Path) -> Result<(), FileError> {
+fn write_with(
+    idx: &Index,
+    extra: Extra<'_>,
+    path: &Path,
+) -> Result<std::time::Duration, FileError> {
     let mut sections = sections(idx);
     sections.extend(extra);
     write_sections(idx, sections, VERSION, path)
@@ -284,7 +294,7 @@ fn write_sections(
     sections: Vec<(u32, usize, Cow<'_, [u8]>)>,
     version: u32,
     path: &Path,
-) -> Result<(), FileError> {
+) -> Result<std::time::Duration, FileError> {
     let mut head = vec![0u8; HEADER_LEN];
     let put32 = |h: &mut [u8], at: usize, v: u32| h[at..at + 4].copy_from_slice(&v.to_le_bytes());
     let put64 = |h: &mut [u8], at: usize, v: u64| h[at..at + 8].copy_from_slice(&v.to_le_bytes());
@@ -309,7 +319,8 @@ fn write_sections(
         .sum();
     let table_end = HEADER_LEN + sections.len() * SECTION_ENTRY_LEN;
     let chunks = data_len.div_ceil(CHUNK);
-    let data_start = (table_end + chunks * 8).next_multiple_of(ALIGN);
+    // The data starts on a chunk boundary, so each chunk is one of the page cache's blocks (see below).
+    let data_start = (table_end + chunks * 8).next_multiple_of(CHUNK);
     let mut offset = data_start;
     let mut layout = Vec::with_capacity(sections.len());
     for (id, size, bytes) in &sections {
@@ -361,29 +372,54 @@ fn write_sections(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.tmp{}", std::process::id()));
-    let result = (|| -> io::Result<()> {
+    let result = (|| -> io::Result<std::time::Duration> {
         // Large sections go to the file straight from the columns; only the header and padding are buffered.
-        let mut f = File::create(&tmp)?;
-        f.write_all(&head)?;
-        let mut at = head.len();
+        let mut f = ChunkWriter {
+            file: File::create(&tmp)?,
+            at: 0,
+        };
+        f.write(&head)?;
         for ((_, _, bytes), &start) in sections.iter().zip(&layout) {
-            f.write_all(&[0u8; ALIGN][..start - at])?;
-            f.write_all(bytes)?;
-            at = start + bytes.len();
+            f.write(&[0u8; ALIGN][..start - f.at])?;
+            f.write(bytes)?;
         }
-        f.sync_all()?;
+        let t = std::time::Instant::now();
+        f.file.sync_all()?;
         drop(f);
         fs::rename(&tmp, path)?;
         // The rename is durable only once the directory is. (Windows has no directory sync: NTFS journals the
         // rename itself.)
         #[cfg(unix)]
         File::open(dir)?.sync_all()?;
-        Ok(())
+        Ok(t.elapsed())
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     Ok(result?)
+}
+
+/// Writes a file in pieces that never cross a [`CHUNK`] boundary. The kernel caches a file in blocks ("folios")
+/// no larger than the writes that made them, and maps a whole block into a process that reads any byte of it: a
+/// file written in large writes is cached in blocks of up to 2 MiB, so a one-shot query that reads a few bytes
+/// in a hundred places maps, and must then check, a hundred times 2 MiB, and a daemon's memory holds whole blocks
+/// of which it read a line. Written a chunk at a time, one read maps one chunk.
+struct ChunkWriter {
+    file: File,
+    at: usize,
+}
+
+impl ChunkWriter {
+    fn write(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            let room = CHUNK - self.at % CHUNK;
+            let (piece, rest) = bytes.split_at(room.min(bytes.len()));
+            self.file.write_all(piece)?;
+            self.at += piece.len();
+            bytes = rest;
+        }
+        Ok(())
+    }
 }
 
 /// The file bytes `start..end` of the data laid out as `pieces` (file offset, bytes; zeros between them): a
@@ -761,6 +797,13 @@ pub fn release_pages(idx: &Index) {
     let _ = idx;
 }
 
+/// Releases from the process the pages of the columns that only updates read (record numbers and record
+/// hashes, a check for changes reads them whole), leaving those queries read: for a daemon after every check.
+pub fn release_update_pages(idx: &Index) {
+    idx.record.release_pages();
+    idx.record_hashes.release_pages();
+}
+
 /// Where the delta over index file `path` is kept: beside it, `FILE.delta`.
 pub fn delta_path(path: &Path) -> std::path::PathBuf {
     let mut p = path.as_os_str().to_owned();
@@ -794,7 +837,7 @@ pub fn write_delta(delta: &Delta, base: &Index, path: &Path) -> Result<(), FileE
         (id::DELTA_HIDDEN, 8, bytes(delta.hidden.clone())),
         (id::DELTA_HASHES, 8, bytes(hashes)),
     ];
-    write_with(&delta.index, extra, path)
+    write_with(&delta.index, extra, path).map(|_| ())
 }
 
 /// Reads the delta file `path` over `base`; refused (as damaged) when it was made over another base.

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::json;
 use uffs_mft::ScanReport;
 
@@ -34,11 +34,12 @@ pub fn run(
                 pb.set_length(total);
                 pb.set_position(done);
             };
-            let (report, entries) = if read_only {
-                (uffs_mft::read_only(vol, &opts, &progress)?, 0)
+            let (report, entries, finish) = if read_only {
+                (uffs_mft::read_only(vol, &opts, &progress)?, 0, None)
             } else {
-                let (idx, report) = uffs_mft::build_index(vol, &opts, &progress)?;
-                (report, idx.len() as u64)
+                crate::common::return_large_blocks();
+                let (mut idx, report) = uffs_mft::build_index(vol, &opts, &progress)?;
+                (report, idx.len() as u64, Some(aids_and_write(&mut idx)?))
             };
             pb.finish_and_clear();
             first_peak.get_or_insert_with(peak_rss_bytes);
@@ -47,6 +48,7 @@ pub fn run(
                 open,
                 report,
                 entries,
+                finish,
             });
         }
     }
@@ -83,6 +85,23 @@ pub fn run(
         ] {
             println!("  {name:<8} {:>10.3} ms", d.as_secs_f64() * 1e3);
         }
+        if let Some(f) = &m.finish {
+            println!("then, as `uffs index` does:");
+            println!("  {:<8} {:>10.3} ms", "aids", f.aids.as_secs_f64() * 1e3);
+            println!(
+                "  {:<8} {:>10.3} ms (of which sync {:.3} ms)",
+                "write",
+                f.write.as_secs_f64() * 1e3,
+                f.sync.as_secs_f64() * 1e3
+            );
+            let whole = m.total() + f.aids + f.write;
+            println!(
+                "  {:<8} {:>10.3} ms: {:.2} M entries/s, file written and synced",
+                "index",
+                whole.as_secs_f64() * 1e3,
+                per_second(m.entries, whole) / 1e6
+            );
+        }
         if !read_only && m.entries > 0 {
             println!(
                 "peak RSS of the first run {:.1} MiB ({:.0} bytes/entry over {} entries)",
@@ -114,6 +133,28 @@ struct Run {
     open: Duration,
     report: ScanReport,
     entries: u64,
+    /// What `uffs index` does after the build.
+    finish: Option<Finish>,
+}
+
+/// The search aids' build and the index file's write (to the temporary directory, synced, then removed).
+struct Finish {
+    aids: Duration,
+    write: Duration,
+    sync: Duration,
+}
+
+fn aids_and_write(idx: &mut uffs_index::Index) -> Result<Finish> {
+    let t = Instant::now();
+    idx.add_search_aids();
+    let aids = t.elapsed();
+    let path = std::env::temp_dir().join(format!("uffs-bench-{}.uffs", std::process::id()));
+    let t = Instant::now();
+    let written = uffs_index::file::write_timed(idx, &path);
+    let write = t.elapsed();
+    let _ = std::fs::remove_file(&path);
+    let sync = written.with_context(|| format!("writing {}", path.display()))?;
+    Ok(Finish { aids, write, sync })
 }
 
 impl Run {
@@ -155,7 +196,11 @@ impl Run {
             "bytes_read": self.report.bytes_read, "reads": self.report.reads, "threads": self.report.threads,
             "concurrency": self.report.concurrency, "io_size": self.report.io_size,
             "ms": {"open": ms(self.open), "plan": ms(t.plan), "read": ms(t.read), "parse": ms(t.parse),
-                   "build": ms(t.build), "merge": ms(t.merge), "totals": ms(t.totals), "total": ms(total)},
+                   "build": ms(t.build), "merge": ms(t.merge), "totals": ms(t.totals), "total": ms(total),
+                   "aids": self.finish.as_ref().map(|f| ms(f.aids)),
+                   "write": self.finish.as_ref().map(|f| ms(f.write)),
+                   "sync": self.finish.as_ref().map(|f| ms(f.sync)),
+                   "index": self.finish.as_ref().map(|f| ms(total + f.aids + f.write))},
             "entries_per_s": per_second(self.entries, total),
             "records_per_s": per_second(self.report.records_read, total),
             "mb_per_s": per_second(self.report.bytes_read, total) / 1e6,

@@ -102,7 +102,10 @@ pub fn progress_bar(label: &str) -> ProgressBar {
 }
 
 /// Builds the index of one volume, showing its progress on `pb` (which it leaves in place).
+pub use uffs_daemon::os::return_large_blocks;
+
 pub fn build(vol: &Volume, opts: &ScanOptions, pb: &ProgressBar) -> Result<(Index, ScanReport)> {
+    return_large_blocks();
     uffs_mft::build_index(vol, opts, &|done, total| {
         pb.set_length(total);
         pb.set_position(done);
