@@ -137,7 +137,7 @@ impl SearchAids {
         let by = |key: Key<'_>| {
             Packed::from_values(&sort_by_key_then_rank(&name_order, &plain_name_rank, key))
         };
-        // One after another: each takes two buffers of 16 bytes an entry while it runs.
+        // One after another: each holds 16 bytes an entry while it sorts, and its 4-byte answer.
         let size_order = by(&|id| idx.size_key(id));
         let created_order = by(&|id| idx.created_times().get(id));
         let modified_order = by(&|id| idx.modified_times().get(id));
