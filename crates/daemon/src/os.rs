@@ -8,13 +8,16 @@ use std::process::{Child, Command};
 /// creeps up to the largest query's. A fixed threshold of 512 KiB keeps bit sets of volumes up to 4 million
 /// entries on the heap (mapping and unmapping each would cost page faults and TLB shootdowns on every query)
 /// and returns anything larger to the system at once; two arenas stop every connection thread from growing a
-/// heap of its own.
+/// heap of its own. Free heap is given back after queries by [`release_after_query`], not as each block is freed.
 pub fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator tunables; called before any other thread exists.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 512 * 1024);
         libc::mallopt(libc::M_ARENA_MAX, 2);
+        // Freed bit sets at the top of a heap stay for the next query instead of being unmapped and faulted in
+        // again; `release_after_query` bounds what is kept.
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
     }
 }
 
@@ -25,6 +28,37 @@ pub fn release_free_memory() {
     unsafe {
         libc::malloc_trim(0);
     }
+}
+
+/// After a query has answered: gives freed heap back to the system when the process's anonymous memory (its
+/// heap; mapped index pages are file-backed) has grown by more than `slack` bytes since the last trim, as after
+/// a query that sorted or printed millions of hits. Not after every query: `malloc_trim` discards every free
+/// page of every arena, and the next query would fault its bit sets back in (at 26 million entries, 22 volumes'
+/// bit sets are thousands of pages), so a targeted query would pay for the trim of the one before.
+pub fn release_after_query(slack: u64) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        /// Anonymous bytes after the last trim.
+        static TRIMMED_AT: AtomicU64 = AtomicU64::new(0);
+        let Some(anon) = anon_bytes() else { return };
+        if anon <= TRIMMED_AT.load(Ordering::Relaxed) + slack {
+            return;
+        }
+        release_free_memory();
+        TRIMMED_AT.store(anon_bytes().unwrap_or(anon), Ordering::Relaxed);
+    }
+}
+
+/// Resident anonymous bytes (resident less file-backed and shared, from `/proc/self/statm`).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn anon_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let mut f = statm.split_whitespace().skip(1);
+    let (resident, shared): (u64, u64) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
+    Some(resident.saturating_sub(shared) * page)
 }
 
 /// Makes the allocator give every block of a megabyte or more back to the kernel as soon as it is freed. An index

@@ -8,7 +8,7 @@
 //!   any of them is a walk from one end, and a range (`size:>1gb`, `dm:2021`) is a binary search of the order
 //!   through its column and a slice of the order, reading nothing of the other entries;
 //! * an extension id per file (ids in dictionary order, 0 for none) and the dictionary;
-//! * a trigram filter: per hashed trigram, the set of blocks of 64 entries whose folded names hold it (2 bytes
+//! * a trigram filter: per hashed trigram, the set of blocks of 64 entries whose folded names hold it (4 bytes
 //!   per entry); the blocks that can hold a needle are the AND of its trigrams' rows.
 
 use std::collections::HashMap;
@@ -21,14 +21,19 @@ use crate::packed::Packed;
 
 /// Entries per block of the trigram filter.
 pub const TRIGRAM_BLOCK: usize = 64;
-/// Hashed trigram keys. A block of names holds a few hundred distinct trigrams, so about a third of a block's
-/// keys are set and a needle with five trigrams rules out all but one block in a hundred or so.
-pub const TRIGRAM_KEYS: usize = 1024;
+/// Hashed trigram keys in the filters written. A block of names holds a few hundred distinct trigrams, so about
+/// a third of a block's keys are set and a needle of ten letters (eight trigrams) leaves one block in 6,000 that
+/// holds none of it: on the benchmark volume `79rhkp1fnd` reads 3 blocks of names, where 1,024 keys (2 bytes per
+/// entry, the filters of files written before) read 81.
+pub const TRIGRAM_KEYS: usize = 2048;
+/// The key counts a filter read from a file may have: the key of a trigram under the smaller is its key under
+/// the larger, modulo the smaller.
+pub const TRIGRAM_KEY_COUNTS: [usize; 2] = [1024, TRIGRAM_KEYS];
 
-/// The filter key of a trigram.
-pub fn trigram_key(t: &[u8]) -> usize {
+/// The filter key of a trigram, in a filter of `keys` keys (one of [`TRIGRAM_KEY_COUNTS`]).
+pub fn trigram_key(t: &[u8], keys: usize) -> usize {
     let v = u32::from(t[0]) | u32::from(t[1]) << 8 | u32::from(t[2]) << 16;
-    (v.wrapping_mul(0x9E37_79B1) >> 21) as usize % TRIGRAM_KEYS
+    (v.wrapping_mul(0x9E37_79B1) >> 21) as usize % keys
 }
 
 /// Words in one key's row of the trigram filter: a bit per block.
@@ -116,6 +121,18 @@ pub struct Fences {
 }
 
 impl SearchAids {
+    /// How many keys the trigram filter of an index of `n` entries has: `None` when its size fits none of
+    /// [`TRIGRAM_KEY_COUNTS`]. (An empty index has empty rows: any count will do.)
+    pub fn trigram_keys(&self, n: usize) -> Option<usize> {
+        let row = trigram_row_words(n);
+        if row == 0 {
+            return self.trigrams.is_empty().then_some(TRIGRAM_KEYS);
+        }
+        TRIGRAM_KEY_COUNTS
+            .into_iter()
+            .find(|&k| self.trigrams.len() == k * row)
+    }
+
     pub fn build(idx: &Index) -> SearchAids {
         let n = idx.len();
         // (Bounded: a searcher builds aids for a file that has none, which may not be checked yet.)
@@ -246,7 +263,7 @@ impl SearchAids {
         if self.ext_starts.is_empty() {
             return Err("extension table is inconsistent");
         }
-        if self.trigrams.len() != TRIGRAM_KEYS * trigram_row_words(n) {
+        if self.trigram_keys(n).is_none() {
             return Err("trigram filter has the wrong size");
         }
         Ok(())
@@ -301,7 +318,7 @@ impl SearchAids {
         if !orders.iter().zip(1u8..).all(|(o, mark)| perm(o, mark)) {
             return Err("a stored order is not a permutation of the entries");
         }
-        if self.trigrams.len() != TRIGRAM_KEYS * trigram_row_words(n) {
+        if self.trigram_keys(n).is_none() {
             return Err("trigram filter has the wrong size");
         }
         Ok(())
@@ -493,7 +510,7 @@ fn trigram_blocks<'a>(n: usize, fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync)) ->
             for id in first..(first + 64 * TRIGRAM_BLOCK).min(n) {
                 let bit = 1u64 << ((id - first) / TRIGRAM_BLOCK);
                 for t in fname(id as EntryId).windows(3) {
-                    keys[trigram_key(t)] |= bit;
+                    keys[trigram_key(t, TRIGRAM_KEYS)] |= bit;
                 }
             }
             keys

@@ -165,6 +165,14 @@ impl Index {
         }
     }
 
+    /// Puts `aids` in place of this index's search aids (those of a file read before are dropped), when their
+    /// sizes fit this index.
+    pub fn set_search_aids(&mut self, aids: SearchAids) -> Result<(), &'static str> {
+        aids.validate(self.len())?;
+        self.aids = Some(aids);
+        Ok(())
+    }
+
     /// Whether this index was opened without checking its file's data ([`crate::file::open`]) and some of it is
     /// still unchecked: then what a query read must be checked ([`Index::verify_touched`]) before it is shown.
     pub fn needs_check(&self) -> bool {

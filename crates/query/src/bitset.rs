@@ -70,19 +70,35 @@ impl Bitset {
     }
 
     pub fn count(&self) -> usize {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU has the popcnt instruction (checked just above).
-            return unsafe { count_with_popcnt(&self.words) };
-        }
-        count_words(&self.words)
+        count_fast(&self.words)
     }
 
+    /// Whether fewer than `k` are in the set: counts only until it reaches `k` (a quarter of a full set's words,
+    /// for the usual "is it a small part of the index" test).
+    pub fn fewer_than(&self, k: usize) -> bool {
+        const RUN: usize = 256;
+        if k == 0 {
+            return false;
+        }
+        let mut seen = 0;
+        for run in self.words.chunks(RUN) {
+            seen += count_fast(run);
+            if seen >= k {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Keeps what is also in `o`. Runs of words already empty here are skipped without reading `o`: a
+    /// targeted query's few hits are anded with the visible entries, nearly all of which are set.
     pub fn and(&mut self, o: &Bitset) {
-        self.words
-            .iter_mut()
-            .zip(&o.words)
-            .for_each(|(a, b)| *a &= b);
+        const RUN: usize = 8;
+        for (a, b) in self.words.chunks_mut(RUN).zip(o.words.chunks(RUN)) {
+            if a.iter().fold(0, |acc, w| acc | w) != 0 {
+                a.iter_mut().zip(b).for_each(|(a, b)| *a &= b);
+            }
+        }
     }
 
     pub fn or(&mut self, o: &Bitset) {
@@ -131,10 +147,55 @@ fn count_words(words: &[u64]) -> usize {
     words.iter().map(|w| w.count_ones() as usize).sum()
 }
 
+/// The bits set in `words`, with the popcnt instruction where the CPU has it.
+fn count_fast(words: &[u64]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU has the popcnt instruction (checked just above).
+        return unsafe { count_with_popcnt(words) };
+    }
+    count_words(words)
+}
+
 /// The same count compiled with the popcnt instruction, which the baseline x86-64 target may not assume; without
 /// it a count is emulated in a dozen instructions per word (a query counts its sets several times).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
 unsafe fn count_with_popcnt(words: &[u64]) -> usize {
     count_words(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(n: usize, ids: impl IntoIterator<Item = usize>) -> Bitset {
+        let mut b = Bitset::empty(n);
+        ids.into_iter().for_each(|i| b.set(i));
+        b
+    }
+
+    #[test]
+    fn and_keeps_the_common_members_with_empty_runs_skipped() {
+        let n = 5_000;
+        let mut few = of(n, [3, 700, 701, 4_999]);
+        let most = of(n, (0..n).filter(|i| i % 7 != 0 && *i != 4_999));
+        few.and(&most);
+        assert_eq!(few.iter().collect::<Vec<_>>(), [3, 701]);
+        let mut all = Bitset::full(n);
+        all.and(&most);
+        assert_eq!(all.count(), most.count());
+    }
+
+    #[test]
+    fn fewer_than_agrees_with_the_count() {
+        for n in [0, 1, 63, 64, 65, 20_000, 70_001] {
+            for b in [Bitset::empty(n), Bitset::full(n), of(n, (0..n).step_by(3))] {
+                let c = b.count();
+                for k in [0, 1, c.saturating_sub(1), c, c + 1, n.div_ceil(4)] {
+                    assert_eq!(b.fewer_than(k), c < k, "n {n}, count {c}, k {k}");
+                }
+            }
+        }
+    }
 }

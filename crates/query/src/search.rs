@@ -88,12 +88,15 @@ fn names_a_file(idx: &Index, id: EntryId) -> bool {
 /// The filter keys of a needle, when the filter applies: at least two trigrams, ASCII only (lower-casing the
 /// needle and the names then keeps every ASCII byte in place, so a case-sensitive needle's lower-case trigrams
 /// are in the folded name too).
-fn trigram_keys(needle: &[u8]) -> Option<Vec<usize>> {
+fn trigram_keys(needle: &[u8], filter_keys: usize) -> Option<Vec<usize>> {
     if needle.len() < 4 || !needle.is_ascii() {
         return None;
     }
     let lower = needle.to_ascii_lowercase();
-    let mut keys: Vec<usize> = lower.windows(3).map(trigram_key).collect();
+    let mut keys: Vec<usize> = lower
+        .windows(3)
+        .map(|t| trigram_key(t, filter_keys))
+        .collect();
     keys.sort_unstable();
     keys.dedup();
     Some(keys)
@@ -367,10 +370,10 @@ impl Searcher {
             visible.and(&m);
             return visible;
         }
-        let mut visible = slot.get_or_init(|| self.scan(shown)).clone();
-        let m = self.eval(&node, Some(&visible));
-        visible.and(&m);
-        visible
+        let visible = slot.get_or_init(|| self.scan(shown));
+        let mut m = self.eval(&node, Some(visible));
+        m.and(visible);
+        m
     }
 
     /// Evaluates `node`; `within`, when given, is a superset the result will be intersected with (candidates).
@@ -386,8 +389,8 @@ impl Searcher {
                 // Testing a candidate costs a few times what a scan spends per entry. A size or date range is a
                 // slice of its stored order: cheaper than testing, and it reads no column of other entries.
                 Some(w)
-                    if w.count() * 4 < n
-                        && !matches!(c.leaf, Leaf::Size(_) | Leaf::Date { .. }) =>
+                    if !matches!(c.leaf, Leaf::Size(_) | Leaf::Date { .. })
+                        && w.fewer_than(n.div_ceil(4)) =>
                 {
                     self.test_each(c, w)
                 }
@@ -642,8 +645,12 @@ impl Searcher {
         let mut out = Bitset::empty(n);
         // A needle of a few ASCII bytes: search only the blocks whose trigram filter has all its trigrams, when
         // that is a small part of the index.
-        if let Some(keys) = trigram_keys(needle) {
-            let t = &self.aids().trigrams;
+        let aids = self.aids();
+        if let Some(keys) = aids
+            .trigram_keys(n)
+            .and_then(|filter_keys| trigram_keys(needle, filter_keys))
+        {
+            let t = &aids.trigrams;
             let blocks = n.div_ceil(TRIGRAM_BLOCK);
             // The candidate blocks: the AND of the needle's trigram rows.
             let row = trigram_row_words(n);

@@ -242,6 +242,37 @@ fn engine_equals_reference_on_unicode_names() {
     );
 }
 
+/// Files written before the trigram filter had 2,048 keys hold one of 1,024, whose key `k` is the union of keys
+/// `k` and `k + 1024`: such a file, opened in O(1) as a one-shot query does, still answers as the reference.
+#[test]
+fn engine_equals_reference_with_a_trigram_filter_of_1024_keys() {
+    use uffs_index::aids::trigram_row_words;
+    let rel = "windows-xp-mft/MFT";
+    let mut idx = index(rel, true);
+    idx.add_search_aids();
+    let n = idx.len();
+    let mut aids = idx.search_aids().expect("aids").clone();
+    let (row, half) = (trigram_row_words(n), 1024 * trigram_row_words(n));
+    assert_eq!(
+        aids.trigrams.len(),
+        2 * half,
+        "filters are written with 2,048 keys"
+    );
+    let folded: Vec<u64> = (0..half)
+        .map(|i| aids.trigrams[i] | aids.trigrams[i + half])
+        .collect();
+    aids.trigrams = folded.into();
+    idx.set_search_aids(aids).expect("aids fit the index");
+    let opened = through_file(&idx, "filter-of-1024-keys", true);
+    assert_eq!(
+        opened.search_aids().and_then(|a| a.trigram_keys(n)),
+        Some(1024),
+        "the file holds the 1,024-key filter (rows of {row} words)"
+    );
+    // Seed ≡ 2 (mod 3): `check_index` searches the file opened in O(1).
+    check_index(rel, &idx, 0x5EED_0007, 300);
+}
+
 /// The benchmark volume's generator at small size (20,000 entries, built with mkntfs and ntfs-3g by
 /// `scripts/make-bench-volume.py`, which skips the build when its stamp is up to date).
 #[test]

@@ -138,13 +138,6 @@ fn serve_query(
         Printer::to_writer(Box::new(out), &a.output, terminal).map_err(|e| format!("{e:#}"))?;
     let found = search_and_print(&targets, &a, &expr, &mut printer);
     let finished = printer.finish();
-    // A query that sorted or printed millions of hits freed its buffers in several threads' malloc arenas, which
-    // glibc keeps: give them back, so the daemon's memory returns to its level after each query.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim has no preconditions; it only releases free memory.
-    unsafe {
-        libc::malloc_trim(0);
-    }
     let found = found.map_err(|e| format!("{e:#}"))?;
     finished.map_err(|e| format!("{e:#}"))?;
     Ok(found as u64)

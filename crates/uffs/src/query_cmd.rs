@@ -269,13 +269,14 @@ pub fn search_targets(
     expr: &Expr,
     key: Option<SortKey>,
 ) -> Result<(usize, Vec<(usize, EntryId)>)> {
+    use rayon::prelude::*;
     let sets = search_sets(targets, a, expr)?;
+    // Counted side by side: each count reads a whole set (22 sets of 150 KB at 26 million entries).
+    let found = sets.par_iter().map(uffs_query::Bitset::count).sum();
     // The first `offset` hits are found like the others and dropped at the end.
     let wanted = a.limit.map(|l| l.saturating_add(a.offset));
-    let mut found = 0usize;
     let mut hits: Vec<(usize, Vec<EntryId>)> = Vec::with_capacity(targets.len());
     for (t, ((_, s), set)) in targets.iter().zip(&sets).enumerate() {
-        found += set.count();
         if a.count {
             continue;
         }
