@@ -1258,31 +1258,35 @@ impl Searcher {
             }
         };
         let count = set.count();
+        let o = self.aids();
+        let n = set.len();
+        // Walk the stored order, when the set is dense enough for the walk to be short: the first `l` members
+        // lie about `l * n / count` entries in, which is at most an eighth of the order or at most 8 entries
+        // per member kept (a sort of a dense set, whole, reads the order and the set and sorts nothing). Stored
+        // orders break ties by name order, as the sort key does, so the walk gives the same answer.
+        let stored = match key {
+            SortKey::Name => Some(&o.name_order),
+            SortKey::Path => Some(&o.path_order),
+            SortKey::Size => Some(&o.size_order),
+            SortKey::Created => Some(&o.created_order),
+            SortKey::Modified => Some(&o.modified_order),
+            SortKey::Accessed => Some(&o.accessed_order),
+            SortKey::Extension => Some(&o.ext_order),
+            SortKey::TreeSize => None,
+        };
+        let l = limit.unwrap_or(count).min(count);
+        let walk = l.saturating_mul(n / count.max(1));
+        if let Some(order) = stored.filter(|_| l > 0 && (walk <= n / 8 || walk <= count * 8)) {
+            let pick = |id: &EntryId| set.get(*id as usize);
+            return if descending {
+                order.iter().rev().filter(pick).take(l).collect()
+            } else {
+                order.iter().filter(pick).take(l).collect()
+            };
+        }
         match limit {
             Some(0) => Vec::new(),
             Some(l) if l < count => {
-                // Walk the stored order, when the set is dense enough for the walk to be short. Stored orders
-                // break ties by name order, as the sort key does, so the walk gives the same answer.
-                let o = self.aids();
-                let n = set.len();
-                let walk = match key {
-                    SortKey::Name => Some(&o.name_order),
-                    SortKey::Path => Some(&o.path_order),
-                    SortKey::Size => Some(&o.size_order),
-                    SortKey::Created => Some(&o.created_order),
-                    SortKey::Modified => Some(&o.modified_order),
-                    SortKey::Accessed => Some(&o.accessed_order),
-                    SortKey::Extension => Some(&o.ext_order),
-                    SortKey::TreeSize => None,
-                };
-                if let Some(order) = walk.filter(|_| l.saturating_mul(n / count.max(1)) <= n / 8) {
-                    let pick = |id: &EntryId| set.get(*id as usize);
-                    return if descending {
-                        order.iter().rev().filter(pick).take(l).collect()
-                    } else {
-                        order.iter().filter(pick).take(l).collect()
-                    };
-                }
                 let idx = &*self.idx;
                 let top = match key {
                     SortKey::Size => {

@@ -346,6 +346,26 @@ fn sorted_top_n_equals_full_sort() {
             let full = s.sorted(&all, Some(key), desc, None);
             let top = s.sorted(&all, Some(key), desc, Some(100));
             assert_eq!(top, full[..100], "{key:?} desc={desc}");
+            // A sort of everything walks the stored order: it is the sort by (key, name rank) of the set.
+            let a = s.aids();
+            let rank = |id: EntryId| a.name_rank.at(id as usize);
+            let mut want: Vec<EntryId> = all.iter().collect();
+            want.sort_by_key(|&id| {
+                let primary = match key {
+                    SortKey::Name => 0,
+                    SortKey::Path => u64::from(a.path_rank.at(id as usize)),
+                    SortKey::Size => idx.size(id),
+                    SortKey::Extension => u64::from(a.ext_id.get(id)),
+                    SortKey::Created => idx.created(id),
+                    SortKey::Modified => idx.modified(id),
+                    _ => idx.accessed(id),
+                };
+                (primary, rank(id))
+            });
+            if desc {
+                want.reverse();
+            }
+            assert_eq!(full, want, "{key:?} desc={desc}: everything sorted");
             // The order really is sorted by the key's value.
             for w in full.windows(2) {
                 let (a, b) = (w[0], w[1]);
