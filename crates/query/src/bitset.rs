@@ -64,6 +64,13 @@ impl Bitset {
         }
     }
 
+    /// Removes `i` (an id past the end is ignored).
+    pub fn unset(&mut self, i: usize) {
+        if i < self.len {
+            self.words[i / 64] &= !(1 << (i % 64));
+        }
+    }
+
     /// Whether `i` is in the set (an id past the end is not).
     pub fn get(&self, i: usize) -> bool {
         i < self.len && self.words[i / 64] & (1 << (i % 64)) != 0

@@ -763,6 +763,9 @@ impl Searcher {
                 id != root && memmem::find(&self.path_bytes(id, folded), needle).is_some()
             });
         }
+        if let Some(hits) = self.path_substring_from_last_part(&parts, folded) {
+            return hits;
+        }
         // The per-folder values are as narrow as the needle allows: a query's scratch memory stays small.
         match k {
             0..7 => self.scan_path_parts::<u8>(&parts, folded),
@@ -770,6 +773,83 @@ impl Searcher {
             15..31 => self.scan_path_parts::<u32>(&parts, folded),
             _ => self.scan_path_parts::<u64>(&parts, folded),
         }
+    }
+
+    /// [`Self::scan_path_substring`] from the few entries whose name starts with the needle's last part `ck` (a
+    /// stretch of the name order): the same answer as the walk down every folder, reading that stretch and
+    /// stretches of the path order instead of every folder's name and every entry's parent. An entry
+    /// `b` named `ck...` ends the needle when the folders above it are named `c(k-1)` ... `c1` and then `...c0`
+    /// (the root, when `c0` is empty); then `b` matches, and so does the rest of its subtree, which follows it
+    /// in the path order, as the walk would find it: every entry whose parent is `b` or a folder that matched.
+    /// `None` when `ck` is empty or starts more than one name in 64.
+    fn path_substring_from_last_part(&self, parts: &[&[u8]], folded: bool) -> Option<Bitset> {
+        let idx = &*self.idx;
+        let n = idx.len();
+        let root = idx.root();
+        let k = parts.len() - 1;
+        let last = parts[k];
+        let aids = self.aids();
+        // The names starting with `ck` (folded) are a stretch of the name order.
+        let mut prefix = Vec::with_capacity(last.len());
+        fold_into(last, &mut prefix);
+        let (lo, hi) = self.name_prefix_range(&prefix);
+        if last.is_empty() || hi - lo > n / 64 {
+            return None;
+        }
+        let fl = idx.flags_column();
+        let is_folder = |id: EntryId| {
+            fl.get(id as usize)
+                .is_some_and(|f| f & flags::DIRECTORY != 0)
+        };
+        // Whether the path of `cur` ends with c0/c1/.../c(k-1), as the walk down the folders sees it.
+        let ends_needle_head = |mut cur: EntryId| -> bool {
+            for part in parts[1..k].iter().rev() {
+                if cur == root || !is_folder(cur) || *self.name_bytes(cur, folded) != **part {
+                    return false;
+                }
+                cur = idx.parent(cur);
+            }
+            if cur == root {
+                parts[0].is_empty()
+            } else {
+                is_folder(cur) && self.name_bytes(cur, folded).ends_with(parts[0])
+            }
+        };
+        let (order, rank) = (&aids.path_order, &aids.path_rank);
+        let mut out = Bitset::empty(n);
+        // The subtree being walked: where it ends, the next entry's parent is outside it.
+        let mut inside = Bitset::empty(n);
+        for b in aids.name_order.range(lo..hi) {
+            if b as usize >= n
+                || b == root
+                || out.get(b as usize)
+                || !self.name_bytes(b, folded).starts_with(last)
+                || !ends_needle_head(idx.parent(b))
+            {
+                continue;
+            }
+            out.set(b as usize);
+            inside.set(b as usize);
+            let first = rank.at(b as usize) as usize + 1;
+            let mut end = first;
+            while let Some(e) = order.get(end).filter(|&e| (e as usize) < n) {
+                let p = idx.parent(e);
+                if !inside.get(p as usize) {
+                    break;
+                }
+                inside.set(e as usize);
+                if is_folder(p) && out.get(p as usize) {
+                    out.set(e as usize);
+                }
+                end += 1;
+            }
+            // Cleared for the next one: only what this walk set.
+            inside.unset(b as usize);
+            order
+                .range(first..end)
+                .for_each(|e| inside.unset(e as usize));
+        }
+        Some(out)
     }
 
     /// [`Self::scan_path_substring`] for a needle of `parts.len() - 1` slashes, with per-folder values of type

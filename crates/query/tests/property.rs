@@ -242,6 +242,71 @@ fn engine_equals_reference_on_unicode_names() {
     );
 }
 
+/// Path substrings cut from real paths (a component's end, whole components, the next one's start; as typed or
+/// lower case), on the index opened from its file as a one-shot query and as the daemon does: the engine's
+/// answer equals the reference's, whichever way it takes (from the few names starting with the last part, or
+/// the walk down every folder).
+#[test]
+fn path_substrings_equal_reference() {
+    for (rel, deleted) in [("windows-xp-mft/MFT", true), ("linux-made/testfs1", false)] {
+        let built = index(rel, deleted);
+        let mut r = Rng(0x5EED_0008);
+        for one_shot in [true, false] {
+            let idx = through_file(&built, &format!("paths-{rel}-{one_shot}"), one_shot);
+            let s = Searcher::new(Arc::new(idx.clone()));
+            let (mut checked, mut nonempty) = (0, 0);
+            while checked < 250 {
+                let path = idx.path(r.below(idx.len()) as EntryId);
+                let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+                if parts.len() < 2 {
+                    continue;
+                }
+                let i = r.below(parts.len() - 1);
+                let j = i + 1 + r.below((parts.len() - i - 1).min(3));
+                let (head, tail) = (parts[i], parts[j]);
+                let head: String = head
+                    .chars()
+                    .skip(r.below(head.chars().count() + 1))
+                    .collect();
+                let tail: String = tail.chars().take(1 + r.below(8)).collect();
+                let mut needle = head;
+                for p in &parts[i + 1..j] {
+                    needle = format!("{needle}/{p}");
+                }
+                needle = format!("{needle}/{tail}");
+                if r.below(2) == 0 {
+                    needle = needle.to_lowercase();
+                }
+                if needle.contains([
+                    ' ', '"', '|', '!', '<', '>', '(', ')', ':', '*', '?', '\\', ';',
+                ]) {
+                    continue;
+                }
+                let opts = ParseOptions { now: 0, case: None };
+                let Ok(expr) = parse(&needle, &opts) else {
+                    continue;
+                };
+                let so = SearchOptions {
+                    include_deleted: r.below(4) == 0,
+                    include_streams: r.below(4) == 0,
+                };
+                let got: Vec<EntryId> = s.search(&expr, &so).iter().collect();
+                let want = reference::matches(&idx, &expr, &so);
+                assert_eq!(
+                    got, want,
+                    "{rel}: path {needle:?} ({so:?}) differs from the reference"
+                );
+                checked += 1;
+                nonempty += usize::from(!want.is_empty());
+            }
+            assert!(
+                nonempty > checked / 2,
+                "{rel}: only {nonempty} of {checked} paths matched"
+            );
+        }
+    }
+}
+
 /// Files written before the trigram filter had 2,048 keys hold one of 1,024, whose key `k` is the union of keys
 /// `k` and `k + 1024`: such a file, opened in O(1) as a one-shot query does, still answers as the reference.
 #[test]
