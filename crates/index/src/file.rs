@@ -193,6 +193,8 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
             c(44, &a.ext_starts),
             c(45, &a.trigrams),
             c(50, a.ext_order.bytes()),
+            c(51, &a.name_fences),
+            c(52, &a.name_fence_starts),
         ]);
     }
     if !idx.record_hashes.is_empty() {
@@ -677,6 +679,9 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
             ext_starts: col(map, c(44))?,
             trigrams: col(map, c(45))?,
             ext_order: packed(50)?,
+            // Stored since after format 6 came out: read when present.
+            name_fences: c(51).map_or(Ok(Col::default()), |s| col(map, Some(s)))?,
+            name_fence_starts: c(52).map_or(Ok(Col::default()), |s| col(map, Some(s)))?,
             fences: Default::default(),
         })
     } else {

@@ -946,20 +946,37 @@ impl Searcher {
     /// The stretch of the name order whose folded names start with `prefix`. The start is found between two
     /// fence posts; the end by galloping from the start, so a short stretch reads only the pages around it.
     fn name_prefix_range(&self, prefix: &[u8]) -> (usize, usize) {
-        use uffs_index::aids::FENCE;
+        use uffs_index::aids::{FENCE, NAME_FENCE};
         let o = self.aids();
         let order = &o.name_order;
-        let (a, b) = match o.made_fences().map(|f| &f.names) {
-            // No fence posts (a one-shot query): a binary search of the whole order.
-            None => (0, order.len()),
-            Some(fence) if fence.is_empty() => (0, order.len()),
-            Some(fence) => match fence.partition_point(|f| f.as_slice() < prefix) {
-                0 => (0, 0),
-                k => (
-                    ((k - 1) * FENCE).min(order.len()),
-                    (k * FENCE).min(order.len()),
-                ),
-            },
+        // The stretch between the last fence post below `prefix` and the next one: `k` posts are below it.
+        let stretch = |k: usize, every: usize| match k {
+            0 => (0, 0),
+            k => (
+                ((k - 1) * every).min(order.len()),
+                (k * every).min(order.len()),
+            ),
+        };
+        let (a, b) = match (o.name_fence_count(), o.made_fences().map(|f| &f.names)) {
+            // Stored posts (256 entries apart), in a small table: no page of names is read to find the stretch.
+            (posts, _) if posts > 0 => {
+                let (mut lo, mut hi) = (0, posts);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if o.name_fence(mid) < prefix {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                stretch(lo, NAME_FENCE)
+            }
+            // Posts sampled by a daemon from a file written before they were stored.
+            (_, Some(fence)) if !fence.is_empty() => {
+                stretch(fence.partition_point(|f| f.as_slice() < prefix), FENCE)
+            }
+            // Neither: a binary search of the whole order.
+            _ => (0, order.len()),
         };
         let name = |id: EntryId| self.idx.folded_name(id);
         let lo = order.partition_point(a..b, |id| name(id) < prefix);

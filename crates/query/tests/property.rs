@@ -308,7 +308,8 @@ fn path_substrings_equal_reference() {
 }
 
 /// Files written before the trigram filter had 2,048 keys hold one of 1,024, whose key `k` is the union of keys
-/// `k` and `k + 1024`: such a file, opened in O(1) as a one-shot query does, still answers as the reference.
+/// `k` and `k + 1024`, and no name fence posts: such a file, opened in O(1) as a one-shot query does, still
+/// answers as the reference.
 #[test]
 fn engine_equals_reference_with_a_trigram_filter_of_1024_keys() {
     use uffs_index::aids::trigram_row_words;
@@ -327,6 +328,9 @@ fn engine_equals_reference_with_a_trigram_filter_of_1024_keys() {
         .map(|i| aids.trigrams[i] | aids.trigrams[i + half])
         .collect();
     aids.trigrams = folded.into();
+    assert!(aids.name_fence_count() > 0, "name fence posts are written");
+    aids.name_fences = Default::default();
+    aids.name_fence_starts = Default::default();
     idx.set_search_aids(aids).expect("aids fit the index");
     let opened = through_file(&idx, "filter-of-1024-keys", true);
     assert_eq!(
@@ -334,6 +338,7 @@ fn engine_equals_reference_with_a_trigram_filter_of_1024_keys() {
         Some(1024),
         "the file holds the 1,024-key filter (rows of {row} words)"
     );
+    assert_eq!(opened.search_aids().map(|a| a.name_fence_count()), Some(0));
     // Seed ≡ 2 (mod 3): `check_index` searches the file opened in O(1).
     check_index(rel, &idx, 0x5EED_0007, 300);
 }
