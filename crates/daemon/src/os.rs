@@ -48,6 +48,9 @@ pub fn release_after_query(slack: u64) {
         release_free_memory();
         TRIMMED_AT.store(anon_bytes().unwrap_or(anon), Ordering::Relaxed);
     }
+    // (Other allocators give large blocks back as they are freed.)
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = slack;
 }
 
 /// Resident anonymous bytes (resident less file-backed and shared, from `/proc/self/statm`).
