@@ -195,6 +195,11 @@ impl SearchAids {
         }
     }
 
+    /// How many stored name fence posts sort before `prefix` (a binary search of the table).
+    pub fn name_fences_before(&self, prefix: &[u8]) -> usize {
+        partition_point(0..self.name_fence_count(), |k| self.name_fence(k) < prefix)
+    }
+
     /// How many name fence posts are stored (0 in a file written before they were).
     pub fn name_fence_count(&self) -> usize {
         self.name_fence_starts.len().saturating_sub(1)
@@ -270,15 +275,7 @@ impl SearchAids {
     /// dictionary. (In a file not checked yet, a dictionary out of order gives a wrong id, never a fault.)
     pub fn ext_id_of(&self, e: &[u8]) -> Option<u32> {
         let count = self.ext_count() as u32;
-        let (mut lo, mut hi) = (1, count + 1);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.ext(mid) < e {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        let lo = partition_point(1..count + 1, |i| self.ext(i) < e);
         (lo <= count && self.ext(lo) == e).then_some(lo)
     }
 
@@ -572,6 +569,29 @@ fn trigram_blocks<'a>(n: usize, fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync)) ->
         }
     }
     bits
+}
+
+/// The first of `range` for which `below` is false, where it holds up to some point and not after: a binary
+/// search through an accessor, for tables that are not one slice.
+fn partition_point<I>(range: std::ops::Range<I>, below: impl Fn(I) -> bool) -> I
+where
+    I: Copy
+        + Ord
+        + std::ops::Add<Output = I>
+        + std::ops::Sub<Output = I>
+        + std::ops::Div<Output = I>
+        + From<u8>,
+{
+    let (mut lo, mut hi) = (range.start, range.end);
+    while lo < hi {
+        let mid = lo + (hi - lo) / I::from(2);
+        if below(mid) {
+            lo = mid + I::from(1);
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// The value of a column by entry id: `None` for an id out of range (which only a file not checked yet holds).

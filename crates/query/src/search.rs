@@ -959,18 +959,7 @@ impl Searcher {
         };
         let (a, b) = match (o.name_fence_count(), o.made_fences().map(|f| &f.names)) {
             // Stored posts (256 entries apart), in a small table: no page of names is read to find the stretch.
-            (posts, _) if posts > 0 => {
-                let (mut lo, mut hi) = (0, posts);
-                while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    if o.name_fence(mid) < prefix {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                stretch(lo, NAME_FENCE)
-            }
+            (posts, _) if posts > 0 => stretch(o.name_fences_before(prefix), NAME_FENCE),
             // Posts sampled by a daemon from a file written before they were stored.
             (_, Some(fence)) if !fence.is_empty() => {
                 stretch(fence.partition_point(|f| f.as_slice() < prefix), FENCE)
