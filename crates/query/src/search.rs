@@ -788,12 +788,15 @@ impl Searcher {
         let root = idx.root();
         let k = parts.len() - 1;
         let last = parts[k];
+        if last.is_empty() {
+            return None;
+        }
         let aids = self.aids();
         // The names starting with `ck` (folded) are a stretch of the name order.
         let mut prefix = Vec::with_capacity(last.len());
         fold_into(last, &mut prefix);
         let (lo, hi) = self.name_prefix_range(&prefix);
-        if last.is_empty() || hi - lo > n / 64 {
+        if hi - lo > n / 64 {
             return None;
         }
         let fl = idx.flags_column();
@@ -828,9 +831,15 @@ impl Searcher {
             {
                 continue;
             }
+            // (An order that does not hold `b` where its rank says, which only aids made from damaged parent
+            // links could have, leaves the question to the walk down the folders.)
+            let at = rank.at(b as usize) as usize;
+            if order.get(at) != Some(b) {
+                return None;
+            }
             out.set(b as usize);
             inside.set(b as usize);
-            let first = rank.at(b as usize) as usize + 1;
+            let first = at + 1;
             let mut end = first;
             while let Some(e) = order.get(end).filter(|&e| (e as usize) < n) {
                 let p = idx.parent(e);
