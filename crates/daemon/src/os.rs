@@ -53,15 +53,22 @@ pub fn release_after_query(slack: u64) {
     let _ = slack;
 }
 
-/// Resident anonymous bytes (resident less file-backed and shared, from `/proc/self/statm`).
+/// Resident anonymous bytes (resident less file-backed and shared).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn anon_bytes() -> Option<u64> {
+    let (resident, shared) = statm_bytes()?;
+    Some(resident.saturating_sub(shared))
+}
+
+/// This process's resident and shared (file-backed) bytes, from `/proc/self/statm`.
+#[cfg(unix)]
+fn statm_bytes() -> Option<(u64, u64)> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let mut f = statm.split_whitespace().skip(1);
     let (resident, shared): (u64, u64) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
-    Some(resident.saturating_sub(shared) * page)
+    Some((resident * page, shared * page))
 }
 
 /// Makes the allocator give every block of a megabyte or more back to the kernel as soon as it is freed. An index
@@ -97,15 +104,7 @@ pub fn rss_bytes() -> u64 {
     }
     #[cfg(unix)]
     {
-        let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-        let pages: u64 = statm
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
-        pages * page
+        statm_bytes().map_or(0, |(resident, _)| resident)
     }
 }
 

@@ -1343,7 +1343,7 @@ impl Searcher {
             }
             return ids;
         };
-        self.aids();
+        let o = self.aids();
         let k = |id: EntryId| {
             let v = self.sort_key(key, id);
             if descending {
@@ -1353,7 +1353,6 @@ impl Searcher {
             }
         };
         let count = set.count();
-        let o = self.aids();
         let n = set.len();
         // Walk the stored order, when the set is dense enough for the walk to be short: the first `l` members
         // lie about `l * n / count` entries in, which is at most an eighth of the order or at most 8 entries
