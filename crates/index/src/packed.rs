@@ -117,6 +117,12 @@ impl Packed {
         self.width
     }
 
+    /// Drops the column's pages from the process when it is mapped (they stay in the page cache; the next read
+    /// maps them back): for a column just read whole once, such as an order a sort of everything walked.
+    pub fn release_pages(&self) {
+        self.bytes.release_pages();
+    }
+
     /// The `i`th value, of a column of 32-bit values (entry ids, ranks). Panics past the end, as a slice does.
     #[inline]
     pub fn at(&self, i: usize) -> u32 {
