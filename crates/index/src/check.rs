@@ -48,10 +48,19 @@ pub struct FileCheck {
     good: Vec<AtomicU64>,
     /// Every chunk is checked and good.
     all_good: AtomicBool,
+    /// The map is of the file (not a copy of its bytes in anonymous memory, as a test's): its pages may be let
+    /// go and read back.
+    file_backed: bool,
 }
 
 impl FileCheck {
-    pub(crate) fn new(map: Arc<Mmap>, len: usize, data_start: usize, sums: Vec<u64>) -> FileCheck {
+    pub(crate) fn new(
+        map: Arc<Mmap>,
+        len: usize,
+        data_start: usize,
+        sums: Vec<u64>,
+        file_backed: bool,
+    ) -> FileCheck {
         let good = (0..sums.len().div_ceil(64))
             .map(|_| AtomicU64::new(0))
             .collect();
@@ -62,7 +71,14 @@ impl FileCheck {
             sums,
             good,
             all_good: AtomicBool::new(false),
+            file_backed,
         }
+    }
+
+    /// The map is of a file, whose pages a process may drop and read back (dropped pages of an anonymous map
+    /// would read back as zeros).
+    pub fn file_backed(&self) -> bool {
+        self.file_backed
     }
 
     /// The file's map.

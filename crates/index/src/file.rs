@@ -553,7 +553,7 @@ pub fn open(path: &Path) -> Result<Index, FileError> {
     #[cfg(target_os = "linux")]
     let _ = map.advise(memmap2::Advice::NoHugePage);
     let map = Arc::new(map);
-    Ok(from_map_sections(&map, map.len())?.0)
+    Ok(from_map_sections(&map, map.len(), true)?.0)
 }
 
 /// Checks every chunk of `idx`'s file and every invariant its accessors' answers rely on (parents reach the
@@ -582,14 +582,18 @@ pub fn open_bytes(bytes: &[u8]) -> Result<Index, FileError> {
     let mut anon = memmap2::MmapMut::map_anon(bytes.len().max(1))?;
     anon[..bytes.len()].copy_from_slice(bytes);
     let map = Arc::new(anon.make_read_only()?);
-    Ok(from_map_sections(&map, bytes.len())?.0)
+    Ok(from_map_sections(&map, bytes.len(), false)?.0)
 }
 
 /// A section as the table gives it: id, element size, byte range.
 type Section = (u32, usize, std::ops::Range<usize>);
 
 /// The index in `map[..len]` and the file's section table, after the O(1) checks of [`open`].
-fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>), FileError> {
+fn from_map_sections(
+    map: &Arc<Mmap>,
+    len: usize,
+    file_backed: bool,
+) -> Result<(Index, Vec<Section>), FileError> {
     let b = &map[..len];
     let h = parse_header(b)?;
     if h.file_len != len as u64 {
@@ -610,7 +614,13 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
         return Err(FileError::Corrupt("the header's checksum does not match"));
     }
     let sums = (0..chunks).map(|i| le_u64(b, table_end + i * 8)).collect();
-    let check = Arc::new(FileCheck::new(Arc::clone(map), len, data_start, sums));
+    let check = Arc::new(FileCheck::new(
+        Arc::clone(map),
+        len,
+        data_start,
+        sums,
+        file_backed,
+    ));
     let mut meta = h.meta;
     let mut table = Vec::with_capacity(h.sections);
     for i in 0..h.sections {
@@ -788,12 +798,22 @@ fn from_map_sections(map: &Arc<Mmap>, len: usize) -> Result<(Index, Vec<Section>
     Ok((idx, table))
 }
 
+/// The index is served from a mapped file, whose pages the process may drop and read back.
+fn file_backed(idx: &Index) -> bool {
+    idx.check.as_ref().is_some_and(|c| c.file_backed())
+}
+
 /// Releases from the process the pages of `idx`'s file that it has touched (they stay in the page cache; the next
 /// read maps them back), as loading does: for a daemon after an update, which reads columns of its index that
 /// queries do not.
 pub fn release_pages(idx: &Index) {
     #[cfg(unix)]
-    if let Some(map) = idx.check.as_ref().map(|c| c.map()) {
+    if let Some(map) = idx
+        .check
+        .as_ref()
+        .filter(|c| c.file_backed())
+        .map(|c| c.map())
+    {
         // SAFETY: as in `read`: the map is private and read-only, so dropping its page table entries only makes
         // the next access read the same file bytes again.
         let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
@@ -805,8 +825,18 @@ pub fn release_pages(idx: &Index) {
 /// Releases from the process the pages of the columns that only updates read (record numbers and record
 /// hashes, a check for changes reads them whole), leaving those queries read: for a daemon after every check.
 pub fn release_update_pages(idx: &Index) {
-    idx.record.release_pages();
-    idx.record_hashes.release_pages();
+    if file_backed(idx) {
+        idx.record.release_pages();
+        idx.record_hashes.release_pages();
+    }
+}
+
+/// Releases from the process the pages of `order`, one of `idx`'s search aids, when they are a file's: for a
+/// query that has just read it whole, once (a sort of everything), which a daemon need not keep.
+pub fn release_order_pages(idx: &Index, order: &Packed) {
+    if file_backed(idx) {
+        order.release_pages();
+    }
 }
 
 /// Where the delta over index file `path` is kept: beside it, `FILE.delta`.
@@ -850,7 +880,7 @@ pub fn read_delta(path: &Path, base: &Index) -> Result<Delta, FileError> {
     let file = File::open(path)?;
     // SAFETY: as in `read`: files are replaced by rename, never rewritten in place.
     let map = Arc::new(unsafe { Mmap::map(&file)? });
-    let (index, table) = from_map_sections(&map, map.len())?;
+    let (index, table) = from_map_sections(&map, map.len(), true)?;
     verify_all(&index)?;
     let words = |want: u32| -> Result<Vec<u64>, FileError> {
         let (_, size, r) = table

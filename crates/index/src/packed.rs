@@ -131,8 +131,9 @@ impl Packed {
     }
 
     /// Drops the column's pages from the process when it is mapped (they stay in the page cache; the next read
-    /// maps them back): for a column just read whole once, such as an order a sort of everything walked.
-    pub fn release_pages(&self) {
+    /// maps them back): for a column just read whole once, such as an order a sort of everything walked. Only
+    /// for a column mapped from a file (see [`crate::file::release_order_pages`]).
+    pub(crate) fn release_pages(&self) {
         self.bytes.release_pages();
     }
 

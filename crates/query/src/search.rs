@@ -1380,7 +1380,7 @@ impl Searcher {
             // A walk to the set's last member read the order from end to end, once: a daemon need not keep it.
             // Its pages stay in the page cache, so the next such walk maps them back in a few dozen faults.
             if l == count && walk > n / 2 {
-                order.release_pages();
+                uffs_index::file::release_order_pages(&self.idx, order);
             }
             return ids;
         }

@@ -467,6 +467,23 @@ fn sorted_top_n_equals_full_sort() {
                     idx.path(b)
                 );
             }
+            // A sort of everything lets go of the order's pages; the next one reads them back.
+            assert_eq!(s.sorted(&all, Some(key), desc, None), full, "{key:?} again");
         }
+    }
+    // The same file's bytes held in anonymous memory (as tests and fuzzing hold them): there the order's
+    // pages are kept, for dropped ones would read back as zeros.
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("property-files/sorted-xp.uffs");
+    let held =
+        uffs_index::file::from_bytes(&std::fs::read(path).expect("read file")).expect("load");
+    let h = Searcher::new(Arc::new(held));
+    for key in [SortKey::Name, SortKey::Size] {
+        let first = h.sorted(&all, Some(key), false, None);
+        assert_eq!(first, s.sorted(&all, Some(key), false, None), "{key:?}");
+        assert_eq!(
+            h.sorted(&all, Some(key), false, None),
+            first,
+            "{key:?} again, held in memory"
+        );
     }
 }
