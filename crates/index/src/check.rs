@@ -175,7 +175,7 @@ impl FileCheck {
 
     /// The runs of pages of the map (by number from its start) present in this process's page table.
     #[cfg(target_os = "linux")]
-    fn touched_pages(&self) -> Option<Vec<Range<usize>>> {
+    pub(crate) fn touched_pages(&self) -> Option<Vec<Range<usize>>> {
         let page = page_size();
         let base = self.map.as_ptr() as usize;
         if !base.is_multiple_of(page) {
@@ -187,7 +187,7 @@ impl FileCheck {
     }
 
     #[cfg(not(target_os = "linux"))]
-    fn touched_pages(&self) -> Option<Vec<Range<usize>>> {
+    pub(crate) fn touched_pages(&self) -> Option<Vec<Range<usize>>> {
         None
     }
 }
@@ -299,14 +299,14 @@ fn pagemap_read(
 }
 
 #[cfg(target_os = "linux")]
-fn page_size() -> usize {
+pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(p).unwrap_or(4096).max(1)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn page_size() -> usize {
+pub(crate) fn page_size() -> usize {
     4096
 }
 

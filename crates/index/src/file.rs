@@ -798,9 +798,13 @@ fn from_map_sections(
     Ok((idx, table))
 }
 
-/// The index is served from a mapped file, whose pages the process may drop and read back.
-fn file_backed(idx: &Index) -> bool {
-    idx.check.as_ref().is_some_and(|c| c.file_backed())
+/// The index is served from a mapped file, whose pages the process may drop and read back, and every chunk of it
+/// has been checked: a one-shot query finds the chunks it must check from its page table, so pages it read must
+/// stay there until it has checked them.
+fn releasable(idx: &Index) -> bool {
+    idx.check
+        .as_ref()
+        .is_some_and(|c| c.file_backed() && c.all_good())
 }
 
 /// Releases from the process the pages of `idx`'s file that it has touched (they stay in the page cache; the next
@@ -825,16 +829,16 @@ pub fn release_pages(idx: &Index) {
 /// Releases from the process the pages of the columns that only updates read (record numbers and record
 /// hashes, a check for changes reads them whole), leaving those queries read: for a daemon after every check.
 pub fn release_update_pages(idx: &Index) {
-    if file_backed(idx) {
+    if releasable(idx) {
         idx.record.release_pages();
         idx.record_hashes.release_pages();
     }
 }
 
-/// Releases from the process the pages of `order`, one of `idx`'s search aids, when they are a file's: for a
-/// query that has just read it whole, once (a sort of everything), which a daemon need not keep.
+/// Releases from the process the pages of `order`, one of `idx`'s search aids, when they are a checked file's:
+/// for a query that has just read it whole, once (a sort of everything), which a daemon need not keep.
 pub fn release_order_pages(idx: &Index, order: &Packed) {
-    if file_backed(idx) {
+    if releasable(idx) {
         order.release_pages();
     }
 }
@@ -1003,4 +1007,103 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
         t.validate(n).map_err(FileError::Corrupt)?;
     }
     Ok(())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// A flat index of `n` files under the root, with sizes spread over 2^20 values.
+    fn flat_index(n: usize) -> Index {
+        let mut raw = Vec::new();
+        let mut starts = vec![0u32];
+        for i in 0..n {
+            raw.extend_from_slice(format!("f{i}").as_bytes());
+            starts.push(raw.len() as u32);
+        }
+        let mut x = 0x9E37_79B9_u64;
+        let sizes: Vec<u64> = (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % (1 << 20)
+            })
+            .collect();
+        let mut flags = vec![0u32; n];
+        flags[0] = crate::index::flags::DIRECTORY;
+        let mut idx = Index {
+            names: crate::names::Names::from_raw(&raw, &starts),
+            name_start: starts.into(),
+            parent: vec![0; n].into(),
+            record: (0..n as u32).collect::<Vec<_>>().into(),
+            sequence: vec![1; n].into(),
+            flags: flags.into(),
+            allocated: crate::sparse::Allocated::from_values(&sizes, &sizes),
+            ..Default::default()
+        };
+        idx.size = crate::sparse::Sizes::from_values(&sizes);
+        for col in [
+            &mut idx.created,
+            &mut idx.modified,
+            &mut idx.mft_changed,
+            &mut idx.accessed,
+        ] {
+            *col = crate::timecol::Times::from_values(&vec![0; n]);
+        }
+        idx.add_search_aids();
+        idx
+    }
+
+    /// A one-shot query finds the chunks it must check from its page table, so an order it walked whole is
+    /// not let go as a daemon's is: damage in the middle of it (chunks of nothing else) is still refused.
+    #[test]
+    fn an_unchecked_index_keeps_the_pages_of_an_order_it_walked() {
+        let idx = flat_index(300_000);
+        let dir = std::env::temp_dir().join(format!("uffs-walked-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("flat.uffs");
+        write(&idx, &path).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        // The size order spans a dozen chunks: its middle one holds nothing else.
+        let order = idx.aids.as_ref().unwrap().size_order.bytes().len();
+        assert!(order > 4 * crate::check::CHUNK, "{order} bytes");
+        let h = parse_header(&bytes).unwrap();
+        let table_at = |i: usize| HEADER_LEN + i * SECTION_ENTRY_LEN;
+        let at = (0..h.sections)
+            .find(|&i| le_u32(&bytes, table_at(i)) == 38)
+            .map(|i| le_u64(&bytes, table_at(i) + 8) as usize)
+            .unwrap();
+        bytes[at + order / 2] ^= 0x04;
+        let bad = dir.join("bad.uffs");
+        std::fs::write(&bad, &bytes).unwrap();
+        for (file, damaged) in [(&path, false), (&bad, true)] {
+            let opened = open(file).unwrap();
+            let size_order = &opened.aids.as_ref().unwrap().size_order;
+            // (The sum reads every value, as a sort's walk does.)
+            let sum: u64 = size_order.iter().map(u64::from).sum();
+            assert!(sum > 0);
+            release_order_pages(&opened, size_order);
+            assert_eq!(
+                opened.verify_touched().is_err(),
+                damaged,
+                "{}",
+                file.display()
+            );
+        }
+        // A checked index lets them go.
+        let checked = read(&path).unwrap();
+        let c = checked.check.as_ref().unwrap();
+        let size_order = &checked.aids.as_ref().unwrap().size_order;
+        let middle = |c: &FileCheck| {
+            let page = crate::check::page_size();
+            let p = (at + order / 2) / page;
+            c.touched_pages().unwrap().iter().any(|r| r.contains(&p))
+        };
+        let sum: u64 = size_order.iter().map(u64::from).sum();
+        assert!(sum > 0 && middle(c), "the walk maps the order");
+        release_order_pages(&checked, size_order);
+        assert!(!middle(c), "a checked index lets the walked order go");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
