@@ -1032,27 +1032,7 @@ mod tests {
             .collect();
         let mut flags = vec![0u32; n];
         flags[0] = crate::index::flags::DIRECTORY;
-        let mut idx = Index {
-            names: crate::names::Names::from_raw(&raw, &starts),
-            name_start: starts.into(),
-            parent: vec![0; n].into(),
-            record: (0..n as u32).collect::<Vec<_>>().into(),
-            sequence: vec![1; n].into(),
-            flags: flags.into(),
-            allocated: crate::sparse::Allocated::from_values(&sizes, &sizes),
-            ..Default::default()
-        };
-        idx.size = crate::sparse::Sizes::from_values(&sizes);
-        for col in [
-            &mut idx.created,
-            &mut idx.modified,
-            &mut idx.mft_changed,
-            &mut idx.accessed,
-        ] {
-            *col = crate::timecol::Times::from_values(&vec![0; n]);
-        }
-        idx.add_search_aids();
-        idx
+        crate::index::test_index(&raw, &starts, &sizes, flags)
     }
 
     /// A one-shot query finds the chunks it must check from its page table, so an order it walked whole is

@@ -474,3 +474,31 @@ impl Index {
         d
     }
 }
+
+/// An index of the names `raw` (entry `i`'s name is `raw[starts[i]..starts[i + 1]]`), every entry under entry 0,
+/// with `sizes` and `flags`, all times zero, and its search aids: for unit tests of what reads an index.
+#[cfg(test)]
+pub(crate) fn test_index(raw: &[u8], starts: &[u32], sizes: &[u64], flags: Vec<u32>) -> Index {
+    let n = flags.len();
+    let mut idx = Index {
+        names: crate::names::Names::from_raw(raw, starts),
+        name_start: starts.to_vec().into(),
+        parent: vec![0; n].into(),
+        record: (0..n as u32).collect::<Vec<_>>().into(),
+        sequence: vec![1; n].into(),
+        flags: flags.into(),
+        allocated: crate::sparse::Allocated::from_values(sizes, sizes),
+        size: crate::sparse::Sizes::from_values(sizes),
+        ..Default::default()
+    };
+    for col in [
+        &mut idx.created,
+        &mut idx.modified,
+        &mut idx.mft_changed,
+        &mut idx.accessed,
+    ] {
+        *col = crate::timecol::Times::from_values(&vec![0; n]);
+    }
+    idx.add_search_aids();
+    idx
+}

@@ -381,26 +381,7 @@ mod tests {
         let list = ["", "Kernel32.DLL", "ǅungla", "ÉCOLE", "日本語.TXT", "plain"];
         let (raw, starts) = names_of(&list);
         let n = list.len();
-        let mut idx = crate::Index {
-            names: Names::from_raw(&raw, &starts),
-            name_start: starts.clone().into(),
-            parent: vec![0; n].into(),
-            record: (0..n as u32).collect::<Vec<_>>().into(),
-            sequence: vec![1; n].into(),
-            flags: vec![0; n].into(),
-            allocated: crate::sparse::Allocated::from_values(&vec![0; n], &vec![0; n]),
-            ..Default::default()
-        };
-        idx.size = crate::sparse::Sizes::from_values(&vec![0; n]);
-        for col in [
-            &mut idx.created,
-            &mut idx.modified,
-            &mut idx.mft_changed,
-            &mut idx.accessed,
-        ] {
-            *col = crate::timecol::Times::from_values(&vec![0; n]);
-        }
-        idx.add_search_aids();
+        let idx = crate::index::test_index(&raw, &starts, &vec![0; n], vec![0; n]);
         let path = std::env::temp_dir().join(format!("uffs-names-{}.uffs", std::process::id()));
         crate::file::write(&idx, &path).unwrap();
         let read = crate::file::read(&path).unwrap();
