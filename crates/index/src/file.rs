@@ -815,7 +815,7 @@ pub fn release_pages(idx: &Index) {
     if let Some(map) = idx
         .check
         .as_ref()
-        .filter(|c| c.file_backed())
+        .filter(|_| releasable(idx))
         .map(|c| c.map())
     {
         // SAFETY: as in `read`: the map is private and read-only, so dropping its page table entries only makes
