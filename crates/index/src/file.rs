@@ -9,13 +9,14 @@
 //!   kept a checksum there);
 //! * the chunk table: the checksum of each [`crate::check::CHUNK`] bytes of the data after it (see
 //!   [`crate::check`]);
-//! * the sections, each starting on a 64-byte boundary: the source text, the index columns, the search aids
-//!   (see [`crate::aids`]), each a raw little-endian array; and optional ones that older readers ignore: the
-//!   record hashes and the timeline (see [`crate::timeline`]).
+//! * the sections, each starting on a 64-byte boundary, each a raw little-endian array: the source text, the
+//!   index columns, optional ones that older readers ignore (the record hashes and the timeline, see
+//!   [`crate::timeline`]), then the search aids (see [`crate::aids`]). Readers find sections by id, in any order.
 //!
 //! A file is written to a temporary name in the same directory, synced, renamed over the real name, and the
 //! directory synced: a crash leaves either the old file or the new one, never a half-written one under the real
-//! name.
+//! name. A build writes the columns while it builds the aids ([`write_with_aids`]): the header, which holds the
+//! tables of all of them, goes last, into room reserved for the most the aids can take.
 //!
 //! Two ways in: [`read`] checks every chunk and every invariant the accessors rely on before the index is used
 //! (a daemon, which keeps the index for long); [`open`] costs O(1): it checks the header and the tables and
@@ -129,14 +130,27 @@ mod id {
     pub const TIMELINE_BLOCKS: u32 = 67;
 }
 
-/// Extra sections to write besides an index's own: (id, element size, bytes).
-type Extra<'a> = Vec<(u32, usize, Cow<'a, [u8]>)>;
+/// A section to write: its id, element size and bytes.
+type Out<'a> = (u32, usize, Cow<'a, [u8]>);
 
-/// The sections of `idx` in file order, with their ids and element sizes.
-fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
-    fn c<T: Plain>(id: u32, col: &Col<T>) -> (u32, usize, Cow<'_, [u8]>) {
-        (id, std::mem::size_of::<T>(), col.le_bytes())
+/// Extra sections to write besides an index's own.
+type Extra<'a> = Vec<Out<'a>>;
+
+/// The sections of `idx` in file order, with their ids and element sizes: its columns, then its search aids.
+fn sections(idx: &Index) -> Vec<Out<'_>> {
+    let mut v = column_sections(idx);
+    if let Some(a) = &idx.aids {
+        v.extend(aid_sections(a));
     }
+    v
+}
+
+fn section<T: Plain>(id: u32, col: &Col<T>) -> Out<'_> {
+    (id, std::mem::size_of::<T>(), col.le_bytes())
+}
+
+/// The sections of everything but the search aids: what a build makes, known before the aids are built.
+fn column_sections(idx: &Index) -> Vec<Out<'_>> {
     let frames: Vec<u64> = idx.times().iter().flat_map(|t| t.frame()).collect();
     let mut v = vec![
         (id::SOURCE, 1, Cow::Borrowed(idx.meta.source.as_bytes())),
@@ -145,65 +159,87 @@ fn sections(idx: &Index) -> Vec<(u32, usize, Cow<'_, [u8]>)> {
             8,
             Col::from(frames).le_bytes().into_owned().into(),
         ),
-        c(id::NAMES, &idx.names.folded),
-        c(id::NAME_STARTS, &idx.name_start),
-        c(4, &idx.parent),
-        c(5, &idx.record),
-        c(6, &idx.sequence),
-        c(7, &idx.flags),
-        c(id::SIZE_LOW, &idx.size.low),
-        c(id::SIZE_BIG, &idx.size.big),
-        c(id::SIZE_HIGH_IDS, &idx.size.high.ids),
-        c(id::SIZE_HIGH_VALUES, &idx.size.high.values),
+        section(id::NAMES, &idx.names.folded),
+        section(id::NAME_STARTS, &idx.name_start),
+        section(4, &idx.parent),
+        section(5, &idx.record),
+        section(6, &idx.sequence),
+        section(7, &idx.flags),
+        section(id::SIZE_LOW, &idx.size.low),
+        section(id::SIZE_BIG, &idx.size.big),
+        section(id::SIZE_HIGH_IDS, &idx.size.high.ids),
+        section(id::SIZE_HIGH_VALUES, &idx.size.high.values),
     ];
     for (t, [codes, ids, values]) in idx.times().into_iter().zip(id::TIMES) {
         v.extend([
-            c(codes, t.codes.bytes()),
-            c(ids, &t.apart.ids),
-            c(values, &t.apart.values),
+            section(codes, t.codes.bytes()),
+            section(ids, &t.apart.ids),
+            section(values, &t.apart.values),
         ]);
     }
     v.extend([
-        c(id::NAME_UPPER, &idx.names.upper),
-        c(id::NAMES_APART_IDS, &idx.names.apart_ids),
-        c(id::NAMES_APART_STARTS, &idx.names.apart_starts),
-        c(id::NAMES_APART_TEXT, &idx.names.apart_text),
-        c(id::ALLOC_CODES, &idx.allocated.codes),
-        c(id::ALLOC_UNIT, &idx.allocated.unit),
-        c(id::ALLOC_APART_IDS, &idx.allocated.apart.ids),
-        c(id::ALLOC_APART_VALUES, &idx.allocated.apart.values),
-        c(id::REPARSE_IDS, &idx.reparse_tag.ids),
-        c(id::REPARSE_TAGS, &idx.reparse_tag.values),
+        section(id::NAME_UPPER, &idx.names.upper),
+        section(id::NAMES_APART_IDS, &idx.names.apart_ids),
+        section(id::NAMES_APART_STARTS, &idx.names.apart_starts),
+        section(id::NAMES_APART_TEXT, &idx.names.apart_text),
+        section(id::ALLOC_CODES, &idx.allocated.codes),
+        section(id::ALLOC_UNIT, &idx.allocated.unit),
+        section(id::ALLOC_APART_IDS, &idx.allocated.apart.ids),
+        section(id::ALLOC_APART_VALUES, &idx.allocated.apart.values),
+        section(id::REPARSE_IDS, &idx.reparse_tag.ids),
+        section(id::REPARSE_TAGS, &idx.reparse_tag.values),
     ]);
-    if let Some(a) = &idx.aids {
-        v.extend([
-            c(id::AIDS, a.name_order.bytes()),
-            c(35, a.name_rank.bytes()),
-            c(36, a.path_order.bytes()),
-            c(37, a.path_rank.bytes()),
-            c(38, a.size_order.bytes()),
-            c(39, a.created_order.bytes()),
-            c(40, a.modified_order.bytes()),
-            c(41, a.accessed_order.bytes()),
-            match &a.ext_id {
-                ExtIds::Narrow(ids) => c(42, ids),
-                ExtIds::Wide(ids) => c(42, ids),
-            },
-            c(43, &a.ext_text),
-            c(44, &a.ext_starts),
-            c(45, &a.trigrams),
-            c(50, a.ext_order.bytes()),
-            c(51, &a.name_fences),
-            c(52, &a.name_fence_starts),
-        ]);
-    }
     if !idx.record_hashes.is_empty() {
-        v.push(c(id::RECORD_HASHES, &idx.record_hashes));
+        v.push(section(id::RECORD_HASHES, &idx.record_hashes));
     }
     if let Some(t) = &idx.timeline {
-        v.extend([c(id::TIMELINE, &t.data), c(id::TIMELINE_BLOCKS, &t.blocks)]);
+        v.extend([
+            section(id::TIMELINE, &t.data),
+            section(id::TIMELINE_BLOCKS, &t.blocks),
+        ]);
     }
     v
+}
+
+/// The sections of search aids (as many as [`AID_SECTIONS`]).
+fn aid_sections(a: &SearchAids) -> Vec<Out<'_>> {
+    vec![
+        section(id::AIDS, a.name_order.bytes()),
+        section(35, a.name_rank.bytes()),
+        section(36, a.path_order.bytes()),
+        section(37, a.path_rank.bytes()),
+        section(38, a.size_order.bytes()),
+        section(39, a.created_order.bytes()),
+        section(40, a.modified_order.bytes()),
+        section(41, a.accessed_order.bytes()),
+        match &a.ext_id {
+            ExtIds::Narrow(ids) => section(42, ids),
+            ExtIds::Wide(ids) => section(42, ids),
+        },
+        section(43, &a.ext_text),
+        section(44, &a.ext_starts),
+        section(45, &a.trigrams),
+        section(50, a.ext_order.bytes()),
+        section(51, &a.name_fences),
+        section(52, &a.name_fence_starts),
+    ]
+}
+
+/// How many sections [`aid_sections`] makes.
+const AID_SECTIONS: usize = 15;
+
+/// At most how many bytes of a file the search aids of `idx` take, padding included, before they are built:
+/// ten columns of an entry id each (nine orders and ranks, the extension ids), the extensions' and the name
+/// fence posts' text (parts of the names), their offsets, and the trigram filter.
+fn aids_len_bound(idx: &Index) -> usize {
+    let n = idx.len();
+    let pad = |len: usize| len.next_multiple_of(ALIGN);
+    let id_column = pad(crate::packed::byte_len(n, 32));
+    10 * id_column
+        + 2 * pad(idx.names.folded().len())
+        + pad(4 * (n + 2))
+        + pad(4 * (n.div_ceil(crate::aids::NAME_FENCE) + 2))
+        + pad(crate::aids::TRIGRAM_KEYS * crate::aids::trigram_row_words(n) * 8)
 }
 
 /// Writes `idx` to `path` atomically (temporary file, fsync, rename, fsync of the directory).
@@ -290,13 +326,203 @@ fn write_with(
     write_sections(idx, sections, VERSION, path)
 }
 
-/// Writes the header, tables and `sections` of `idx` in format `version`.
+/// Writes the header, tables and `sections` of `idx` in format `version`, in one go.
 fn write_sections(
     idx: &Index,
-    sections: Vec<(u32, usize, Cow<'_, [u8]>)>,
+    sections: Vec<Out<'_>>,
     version: u32,
     path: &Path,
 ) -> Result<std::time::Duration, FileError> {
+    let data_len: usize = sections
+        .iter()
+        .map(|(_, _, b)| b.len().next_multiple_of(ALIGN))
+        .sum();
+    let data_start = data_start_for(sections.len(), data_len);
+    let (offsets, file_len) = lay_out(&sections, data_start);
+    let sums = chunk_sums(
+        &pieces(&sections, &offsets),
+        data_start,
+        file_len,
+        0..FileCheck::chunks(data_start, file_len),
+    );
+    let head = header(
+        idx, version, &sections, &offsets, data_start, file_len, &sums,
+    );
+    let temp = Temp::create(path)?;
+    let result = (|| {
+        let mut f = ChunkWriter::new(&temp.file);
+        f.write(&head)?;
+        f.write_sections(&sections, &offsets)?;
+        Ok(())
+    })();
+    result.map_err(FileError::Io)?;
+    Ok(temp.commit()?)
+}
+
+/// How long a build's last steps took: the search aids, and the wait for the disk at the end.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteTimes {
+    pub aids: std::time::Duration,
+    pub sync: std::time::Duration,
+}
+
+/// Builds the search aids of `idx` (when it has none) and writes it to `path` as [`write`] does, the columns
+/// first: they go to the file, and the kernel starts writing them to the disk, while the aids are built; the
+/// aids, the tables and the header follow. The sync at the end then waits only for what came last.
+pub fn write_with_aids(idx: &mut Index, path: &Path) -> Result<WriteTimes, FileError> {
+    if idx.aids.is_some() {
+        let sync = write_timed(idx, path)?;
+        return Ok(WriteTimes {
+            aids: std::time::Duration::ZERO,
+            sync,
+        });
+    }
+    let (aids, times) = write_building_aids(idx, path)?;
+    idx.aids = Some(aids);
+    Ok(times)
+}
+
+fn write_building_aids(idx: &Index, path: &Path) -> Result<(SearchAids, WriteTimes), FileError> {
+    let columns = column_sections(idx);
+    // The chunk table's room is reserved for the most data the aids can add; what they leave unused is zeros.
+    let data_len_bound = columns
+        .iter()
+        .map(|(_, _, b)| b.len().next_multiple_of(ALIGN))
+        .sum::<usize>()
+        + aids_len_bound(idx);
+    let data_start = data_start_for(columns.len() + AID_SECTIONS, data_len_bound);
+    let (mut offsets, columns_end) = lay_out(&columns, data_start);
+    // The chunks wholly within the columns: summed beside the aids' build.
+    let column_chunks = (columns_end - data_start) / CHUNK;
+    let temp = Temp::create(path)?;
+    let mut f = ChunkWriter::new(&temp.file);
+    let (aids, aids_time, early) = std::thread::scope(|s| {
+        let early = s.spawn(|| -> io::Result<Vec<u64>> {
+            f.seek_to(data_start)?;
+            f.write_sections(&columns, &offsets)?;
+            start_writeback(&temp.file);
+            Ok(chunk_sums(
+                &pieces(&columns, &offsets),
+                data_start,
+                columns_end,
+                0..column_chunks,
+            ))
+        });
+        let t = std::time::Instant::now();
+        let aids = SearchAids::build(idx);
+        let aids_time = t.elapsed();
+        let early = early
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (aids, aids_time, early)
+    });
+    let mut sums = early?;
+    let aid_secs = aid_sections(&aids);
+    let (aid_offsets, file_len) = lay_out(&aid_secs, columns_end);
+    let chunks = FileCheck::chunks(data_start, file_len);
+    let mut sections = columns;
+    sections.extend(aid_secs);
+    if HEADER_LEN + sections.len() * SECTION_ENTRY_LEN + chunks * 8 > data_start {
+        // More than the bound foresaw (it holds for every index uffs makes): written again, in one go.
+        drop(temp);
+        let sync = write_sections(idx, sections, VERSION, path)?;
+        return Ok((
+            aids,
+            WriteTimes {
+                aids: aids_time,
+                sync,
+            },
+        ));
+    }
+    let column_count = offsets.len();
+    offsets.extend(aid_offsets);
+    sums.extend(chunk_sums(
+        &pieces(&sections, &offsets),
+        data_start,
+        file_len,
+        column_chunks..chunks,
+    ));
+    let head = header(
+        idx, VERSION, &sections, &offsets, data_start, file_len, &sums,
+    );
+    let result = (|| {
+        f.write_sections(&sections[column_count..], &offsets[column_count..])?;
+        f.seek_to(0)?;
+        f.write(&head)
+    })();
+    result.map_err(FileError::Io)?;
+    let sync = temp.commit()?;
+    Ok((
+        aids,
+        WriteTimes {
+            aids: aids_time,
+            sync,
+        },
+    ))
+}
+
+/// Where the data starts in a file of `sections` sections and at most `data_len` bytes of data: after the
+/// header, the section table and a checksum per chunk, on a chunk boundary, so that each chunk is one of the
+/// page cache's blocks (see [`ChunkWriter`]).
+fn data_start_for(sections: usize, data_len: usize) -> usize {
+    let table_end = HEADER_LEN + sections * SECTION_ENTRY_LEN;
+    (table_end + data_len.div_ceil(CHUNK) * 8).next_multiple_of(CHUNK)
+}
+
+/// Where `sections` go when laid out from `from`, each on an [`ALIGN`] boundary; and where the last one ends.
+fn lay_out(sections: &[Out<'_>], from: usize) -> (Vec<usize>, usize) {
+    let mut end = from;
+    let offsets = sections
+        .iter()
+        .map(|(_, _, b)| {
+            let at = end.next_multiple_of(ALIGN);
+            end = at + b.len();
+            at
+        })
+        .collect();
+    (offsets, end)
+}
+
+/// The sections' bytes with their offsets in the file.
+fn pieces<'a>(sections: &'a [Out<'_>], offsets: &[usize]) -> Vec<(usize, &'a [u8])> {
+    offsets
+        .iter()
+        .zip(sections)
+        .map(|(&o, (_, _, b))| (o, &b[..]))
+        .collect()
+}
+
+/// The checksums of chunks `chunks` of the data laid out as `pieces`, on all cores, from the sections in place
+/// (a chunk may span several, and the zero padding between them).
+fn chunk_sums(
+    pieces: &[(usize, &[u8])],
+    data_start: usize,
+    file_len: usize,
+    chunks: std::ops::Range<usize>,
+) -> Vec<u64> {
+    chunks
+        .into_par_iter()
+        .map(|c| {
+            let (start, end) = (
+                data_start + c * CHUNK,
+                (data_start + (c + 1) * CHUNK).min(file_len),
+            );
+            chunk_sum(&chunk_bytes(pieces, start, end), c)
+        })
+        .collect()
+}
+
+/// The header, the section table and the chunk table of a file of `sections` at `offsets`, padded to
+/// `data_start`, with the header's checksum.
+fn header(
+    idx: &Index,
+    version: u32,
+    sections: &[Out<'_>],
+    offsets: &[usize],
+    data_start: usize,
+    file_len: usize,
+    sums: &[u64],
+) -> Vec<u8> {
     let mut head = vec![0u8; HEADER_LEN];
     let put32 = |h: &mut [u8], at: usize, v: u32| h[at..at + 4].copy_from_slice(&v.to_le_bytes());
     let put64 = |h: &mut [u8], at: usize, v: u64| h[at..at + 8].copy_from_slice(&v.to_le_bytes());
@@ -313,92 +539,86 @@ fn write_sections(
     put64(&mut head, 64, idx.meta.change_stamp);
     put64(&mut head, 72, idx.meta.built_at);
     put64(&mut head, 80, idx.meta.journal_id);
-    // Where the data starts depends on the chunk table's size, which depends on the data's: the table is sized
-    // for a data start that leaves room for it (one 8-byte sum per chunk always fits in a chunk's fraction).
-    let data_len: usize = sections
-        .iter()
-        .map(|(_, _, b)| b.len().next_multiple_of(ALIGN))
-        .sum();
-    let table_end = HEADER_LEN + sections.len() * SECTION_ENTRY_LEN;
-    let chunks = data_len.div_ceil(CHUNK);
-    // The data starts on a chunk boundary, so each chunk is one of the page cache's blocks (see below).
-    let data_start = (table_end + chunks * 8).next_multiple_of(CHUNK);
-    let mut offset = data_start;
-    let mut layout = Vec::with_capacity(sections.len());
-    for (id, size, bytes) in &sections {
+    put64(&mut head, 88, file_len as u64);
+    put64(&mut head, 96, data_start as u64);
+    for ((id, size, bytes), &offset) in sections.iter().zip(offsets) {
         head.extend_from_slice(&id.to_le_bytes());
         head.extend_from_slice(&(*size as u32).to_le_bytes());
         head.extend_from_slice(&(offset as u64).to_le_bytes());
         head.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
         head.extend_from_slice(&0u64.to_le_bytes());
-        layout.push(offset);
-        offset += bytes.len().next_multiple_of(ALIGN);
     }
-    let file_len = layout
-        .last()
-        .zip(sections.last())
-        .map_or(data_start, |(&o, (_, _, b))| o + b.len());
-    put64(&mut head, 88, file_len as u64);
-    put64(&mut head, 96, data_start as u64);
-    // The chunks' checksums, on all cores, from the sections in place (a chunk may span several, and the zero
-    // padding between them).
-    let pieces: Vec<(usize, &[u8])> = layout
-        .iter()
-        .zip(&sections)
-        .map(|(&o, (_, _, b))| (o, &b[..]))
-        .collect();
-    let sums: Vec<u64> = (0..FileCheck::chunks(data_start, file_len))
-        .into_par_iter()
-        .map(|c| {
-            let (start, end) = (
-                data_start + c * CHUNK,
-                (data_start + (c + 1) * CHUNK).min(file_len),
-            );
-            chunk_sum(&chunk_bytes(&pieces, start, end), c)
-        })
-        .collect();
-    head.resize(table_end, 0);
-    for sum in &sums {
+    for sum in sums {
         head.extend_from_slice(&sum.to_le_bytes());
     }
     head.resize(data_start, 0);
-    let head_sum = header_checksum(&head[..data_start]);
+    let head_sum = header_checksum(&head);
     head[HEADER_LEN - 8..HEADER_LEN].copy_from_slice(&head_sum.to_le_bytes());
+    head
+}
 
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.tmp{}", std::process::id()));
-    let result = (|| -> io::Result<std::time::Duration> {
-        // Large sections go to the file straight from the columns; only the header and padding are buffered.
-        let mut f = ChunkWriter {
+/// A file being written under a temporary name beside the one it becomes: removed if dropped, renamed by
+/// [`Temp::commit`].
+struct Temp {
+    file: File,
+    tmp: std::path::PathBuf,
+    path: std::path::PathBuf,
+}
+
+impl Temp {
+    fn create(path: &Path) -> io::Result<Temp> {
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir_of(path).join(format!(".{file_name}.tmp{}", std::process::id()));
+        Ok(Temp {
             file: File::create(&tmp)?,
-            at: 0,
-        };
-        f.write(&head)?;
-        for ((_, _, bytes), &start) in sections.iter().zip(&layout) {
-            f.write(&[0u8; ALIGN][..start - f.at])?;
-            f.write(bytes)?;
-        }
+            tmp,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Syncs the file, renames it to its real name and syncs the directory; returns the time spent waiting for
+    /// the disk.
+    fn commit(self) -> io::Result<std::time::Duration> {
         let t = std::time::Instant::now();
-        f.file.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
+        self.file.sync_all()?;
+        fs::rename(&self.tmp, &self.path)?;
         // The rename is durable only once the directory is. (Windows has no directory sync: NTFS journals the
         // rename itself.)
         #[cfg(unix)]
-        File::open(dir)?.sync_all()?;
+        File::open(dir_of(&self.path))?.sync_all()?;
         Ok(t.elapsed())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
     }
-    Ok(result?)
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        // Gone already when committed.
+        let _ = fs::remove_file(&self.tmp);
+    }
+}
+
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Asks the kernel to start writing `file`'s dirty pages to the disk now, without waiting for it. (Elsewhere the
+/// sync at the end does it all.)
+fn start_writeback(file: &File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a plain system call on an open descriptor; it reads no memory of ours.
+        unsafe {
+            libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
 }
 
 /// Writes a file in pieces that never cross a [`CHUNK`] boundary. The kernel caches a file in blocks ("folios")
@@ -406,12 +626,22 @@ fn write_sections(
 /// file written in large writes is cached in blocks of up to 2 MiB, so a one-shot query that reads a few bytes
 /// in a hundred places maps, and must then check, a hundred times 2 MiB, and a daemon's memory holds whole blocks
 /// of which it read a line. Written a chunk at a time, one read maps one chunk.
-struct ChunkWriter {
-    file: File,
+struct ChunkWriter<'f> {
+    file: &'f File,
     at: usize,
 }
 
-impl ChunkWriter {
+impl<'f> ChunkWriter<'f> {
+    fn new(file: &'f File) -> ChunkWriter<'f> {
+        ChunkWriter { file, at: 0 }
+    }
+
+    fn seek_to(&mut self, at: usize) -> io::Result<()> {
+        io::Seek::seek(&mut self.file, io::SeekFrom::Start(at as u64))?;
+        self.at = at;
+        Ok(())
+    }
+
     fn write(&mut self, mut bytes: &[u8]) -> io::Result<()> {
         while !bytes.is_empty() {
             let room = CHUNK - self.at % CHUNK;
@@ -419,6 +649,15 @@ impl ChunkWriter {
             self.file.write_all(piece)?;
             self.at += piece.len();
             bytes = rest;
+        }
+        Ok(())
+    }
+
+    /// Writes `sections` at `offsets` (from where the writer is), zeros between them.
+    fn write_sections(&mut self, sections: &[Out<'_>], offsets: &[usize]) -> io::Result<()> {
+        for ((_, _, bytes), &start) in sections.iter().zip(offsets) {
+            self.write(&[0u8; ALIGN][..start - self.at])?;
+            self.write(bytes)?;
         }
         Ok(())
     }
@@ -1033,6 +1272,34 @@ mod tests {
         let mut flags = vec![0u32; n];
         flags[0] = crate::index::flags::DIRECTORY;
         crate::index::test_index(&raw, &starts, &sizes, flags)
+    }
+
+    /// The columns written while the aids are built, then the aids and the header, make the very bytes a write
+    /// in one go makes; the file passes the full check, and no temporary file is left.
+    #[test]
+    fn writing_the_columns_first_makes_the_same_file() {
+        let whole = flat_index(300_000);
+        let mut bare = whole.clone();
+        bare.aids = None;
+        let dir = std::env::temp_dir().join(format!("uffs-columns-first-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (at_once, columns_first) = (dir.join("at-once.uffs"), dir.join("columns-first.uffs"));
+        write(&whole, &at_once).unwrap();
+        let times = write_with_aids(&mut bare, &columns_first).unwrap();
+        assert!(times.aids > std::time::Duration::ZERO);
+        assert!(bare.aids.is_some());
+        let bytes = std::fs::read(&columns_first).unwrap();
+        assert!(bytes.len() > 8 * CHUNK, "{} bytes", bytes.len());
+        assert!(bytes == std::fs::read(&at_once).unwrap());
+        let read_back = read(&columns_first).unwrap();
+        assert_eq!(read_back.len(), whole.len());
+        let mut left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["at-once.uffs", "columns-first.uffs"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A one-shot query finds the chunks it must check from its page table, so an order it walked whole is

@@ -30,7 +30,7 @@ pub fn bits(v: u64) -> u32 {
 }
 
 /// The bytes a column of `len` values of `width` bits takes, tail included.
-fn byte_len(len: usize, width: u32) -> usize {
+pub(crate) fn byte_len(len: usize, width: u32) -> usize {
     (len * width as usize).div_ceil(8) + TAIL
 }
 

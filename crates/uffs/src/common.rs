@@ -410,8 +410,7 @@ pub fn write_index(
     let (mut idx, report) = build(vol, &opts, pb)?;
     pb.set_message("sorting and writing");
     let t = std::time::Instant::now();
-    idx.add_search_aids();
-    uffs_index::file::write(&idx, output)
+    uffs_index::file::write_with_aids(&mut idx, output)
         .with_context(|| format!("writing {}", output.display()))?;
     // A delta beside the file applied to what it held before.
     let _ = std::fs::remove_file(uffs_index::file::delta_path(output));
