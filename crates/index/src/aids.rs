@@ -11,6 +11,7 @@
 //! * a trigram filter: per hashed trigram, the set of blocks of 64 entries whose folded names hold it (4 bytes
 //!   per entry); the blocks that can hold a needle are the AND of its trigrams' rows.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use rayon::prelude::*;
@@ -147,9 +148,7 @@ impl SearchAids {
         let fname = |id: EntryId| idx.folded_name(id);
 
         let mut name_order: Vec<EntryId> = (0..n as u32).collect();
-        sort_by_name(&mut name_order, 0, &fname, &|x, y| {
-            idx.name_bytes(x).cmp(&idx.name_bytes(y)).then(x.cmp(&y))
-        });
+        sort_by_name(&mut name_order, 0, &fname, &|id| idx.name_bytes(id));
         // Each order is packed as soon as it is made, so the build holds one plain order at a time.
         let plain_name_rank = ranks(&name_order, n);
         let name_rank = Packed::from_values(&plain_name_rank);
@@ -381,14 +380,14 @@ fn name_key(name: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(k)
 }
 
-/// Sorts `ids`, whose folded names agree on their first `at` bytes, by folded name (ties by `tie`): a sort of
-/// 8-byte keys, then each run of equal keys the same way from 8 bytes further, in parallel. Numbers compare in
-/// one instruction where whole-name comparisons chase pointers, so this is several times quicker.
+/// Sorts `ids`, whose folded names agree on their first `at` bytes, by folded name (ties by `tie`, then by id):
+/// a sort of 8-byte keys, then each run of equal keys the same way from 8 bytes further, in parallel. Numbers
+/// compare in one instruction where whole-name comparisons chase pointers, so this is several times quicker.
 fn sort_by_name<'a>(
     ids: &mut [EntryId],
     at: usize,
     fname: &(dyn Fn(EntryId) -> &'a [u8] + Sync),
-    tie: &(dyn Fn(EntryId, EntryId) -> std::cmp::Ordering + Sync),
+    tie: &(dyn Fn(EntryId) -> Cow<'a, [u8]> + Sync),
 ) {
     let mut keyed: Vec<(u64, EntryId)> = ids
         .iter()
@@ -416,8 +415,9 @@ fn sort_by_name<'a>(
         if run.iter().any(|&id| fname(id).len() > at + 8) {
             sort_by_name(run, at + 8, fname, tie);
         } else {
-            // The same folded name.
-            run.sort_unstable_by(|&x, &y| tie(x, y));
+            // The same folded name. Each entry's tie is made once, not at every comparison: a name as written
+            // is rebuilt from its case bits.
+            run.sort_by_cached_key(|&id| (tie(id), id));
         }
     });
 }
@@ -680,10 +680,11 @@ mod tests {
         }
         let folded: Vec<Vec<u8>> = names.iter().map(|n| n.to_ascii_lowercase()).collect();
         let fname = |id: EntryId| &folded[id as usize][..];
-        let tie =
-            |a: EntryId, b: EntryId| names[a as usize].cmp(&names[b as usize]).then(a.cmp(&b));
+        let tie = |id: EntryId| Cow::Borrowed(&names[id as usize][..]);
         let mut want: Vec<EntryId> = (0..names.len() as u32).collect();
-        want.sort_by(|&a, &b| fname(a).cmp(fname(b)).then_with(|| tie(a, b)));
+        want.sort_by(|&a, &b| {
+            (fname(a), &names[a as usize], a).cmp(&(fname(b), &names[b as usize], b))
+        });
         let mut got: Vec<EntryId> = (0..names.len() as u32).collect();
         sort_by_name(&mut got, 0, &fname, &tie);
         assert_eq!(got, want);
