@@ -512,7 +512,11 @@ pub fn find_usnjrnl_record(index: &Index) -> Option<u64> {
                     .take_while(|&id| index.folded_name(id).starts_with(FOLDED)),
             )
         }
-        None => Box::new(0..index.len() as EntryId),
+        // (Folded names compared first: the names as written are rebuilt from their case bits, and a build,
+        // which has no aids yet, looks at every entry.)
+        None => Box::new(
+            (0..index.len() as EntryId).filter(|&id| index.folded_name(id).starts_with(FOLDED)),
+        ),
     };
     let mut named = named;
     named
