@@ -515,6 +515,9 @@ fn extensions<'a>(
     let mut dict: HashMap<&[u8], u32> = HashMap::new();
     let mut found: Vec<&[u8]> = Vec::new();
     let mut raw = vec![0u32; n];
+    // The last extension met and its id: the files of a folder, which sit together, often share theirs, and a
+    // comparison of a few bytes is cheaper than the map's hash.
+    let mut last: (&[u8], u32) = (b"", 0);
     for id in 0..n as u32 {
         if fl[id as usize] & (flags::DIRECTORY | flags::STREAM) != 0 {
             continue;
@@ -522,10 +525,14 @@ fn extensions<'a>(
         let name = fname(id);
         if let Some(dot) = memchr::memrchr(b'.', name) {
             let e = &name[dot + 1..];
-            raw[id as usize] = *dict.entry(e).or_insert_with(|| {
-                found.push(e);
-                found.len() as u32
-            });
+            if last.1 == 0 || last.0 != e {
+                let found_id = *dict.entry(e).or_insert_with(|| {
+                    found.push(e);
+                    found.len() as u32
+                });
+                last = (e, found_id);
+            }
+            raw[id as usize] = last.1;
         }
     }
     let mut sorted: Vec<u32> = (1..=found.len() as u32).collect();
