@@ -5,7 +5,7 @@
 //!   streams and deleted files as flagged entries, extension records merged into their base record, parents
 //!   resolved (orphans under a synthetic `$Orphan` folder, cycles broken), recursive directory sizes.
 //! * [`Index`]: the entries as columns (struct of arrays), names in one arena, 32-bit entry ids.
-//! * [`file`]: the on-disk format, loaded by memory-mapping ([`column`]: a column owned or mapped; [`check`]:
+//! * [`file`](mod@file): the on-disk format, loaded by memory-mapping ([`column`](mod@column): a column owned or mapped; [`check`]:
 //!   the data's checksums, checked a chunk at a time as it is read).
 //! * [`aids`]: search aids (sorted orders, extension ids, trigram filter), stored in the file ([`packed`]: the
 //!   orders in as few bits as their values need).

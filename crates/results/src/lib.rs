@@ -1,5 +1,5 @@
 //! uffs's results layer, shared by the command line, the daemon, the HTTP API and the MCP server (ripgrep's
-//! `printer` crate is the model): what an entry's columns are ([`column`]), how rows print ([`printer`]: paths,
+//! `printer` crate is the model): what an entry's columns are ([`column`](mod@column)), how rows print ([`printer`]: paths,
 //! CSV, TSV, JSON lines, an aligned table, body files, Parquet), The Sleuth Kit's body file rows
 //! ([`bodyfile`]), `uffs export`'s parallel block formatter ([`export`]) and the Parquet writer ([`parquet`]).
 //! A column added to [`Column`] appears in each format.

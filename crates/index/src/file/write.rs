@@ -133,7 +133,7 @@ pub fn write(idx: &Index, path: &Path) -> Result<(), FileError> {
     write_with(idx, Vec::new(), path).map(|_| ())
 }
 
-/// Writes `idx` as [`write`] does; returns the time spent waiting for the disk (the syncs of the file and of its
+/// Writes `idx` as [`write`](fn@write) does; returns the time spent waiting for the disk (the syncs of the file and of its
 /// directory), for `uffs bench`.
 pub fn write_timed(idx: &Index, path: &Path) -> Result<std::time::Duration, FileError> {
     write_with(idx, Vec::new(), path)
@@ -252,7 +252,7 @@ pub struct WriteTimes {
     pub sync: std::time::Duration,
 }
 
-/// Builds the search aids of `idx` (when it has none) and writes it to `path` as [`write`] does, the columns
+/// Builds the search aids of `idx` (when it has none) and writes it to `path` as [`write`](fn@write) does, the columns
 /// first: they go to the file, and the kernel starts writing them to the disk, while the aids are built; the
 /// aids, the tables and the header follow. The sync at the end then waits only for what came last.
 pub fn write_with_aids(idx: &mut Index, path: &Path) -> Result<WriteTimes, FileError> {

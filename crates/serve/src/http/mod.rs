@@ -1,7 +1,7 @@
 //! `uffs serve`: the HTTP API (JSON) and the web page built into the binary, answering from a [`Backend`].
 //!
 //! The server binds loopback unless told otherwise, and every request must carry the token made at start
-//! (see [`guard`]): the Host and Origin headers are checked too, so that another web site open in the user's
+//! (see `guard`): the Host and Origin headers are checked too, so that another web site open in the user's
 //! browser can neither read the API (DNS rebinding) nor act through it (CSRF). The accept loop is ours, not
 //! `axum::serve`, to bound what a client can hold: connections, time to send headers, header sizes.
 
