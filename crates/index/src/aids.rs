@@ -415,11 +415,20 @@ fn sort_by_name<'a>(
         if run.iter().any(|&id| fname(id).len() > at + 8) {
             sort_by_name(run, at + 8, fname, tie);
         } else {
-            // The same folded name. Each entry's tie is made once, not at every comparison: a name as written
-            // is rebuilt from its case bits.
-            run.sort_by_cached_key(|&id| (tie(id), id));
+            sort_same_name(run, tie);
         }
     });
+}
+
+/// Sorts `run`, entries of the same folded name in ascending id order (as the sort by key and id left them), by
+/// `tie`, then id. Mostly the name is written the same way every time and the run is in order already; else each
+/// entry's tie is made once, not at every comparison (a name as written is rebuilt from its case bits).
+fn sort_same_name<'a>(run: &mut [EntryId], tie: &(dyn Fn(EntryId) -> Cow<'a, [u8]> + Sync)) {
+    let first = tie(run[0]);
+    if run[1..].iter().all(|&id| tie(id) == first) {
+        return;
+    }
+    run.sort_by_cached_key(|&id| (tie(id), id));
 }
 
 /// `order` sorted stably by `keys` (each entry's key, below `buckets`; larger keys sort last): one counting pass
