@@ -117,8 +117,10 @@ mod id {
     pub const REPARSE_TAG_V4: u32 = 14;
     /// The first section of the search aids, there when they are.
     pub const AIDS: u32 = 34;
-    /// Optional: a hash per MFT record, for re-scans (older files lack it; older readers ignore it).
-    pub const RECORD_HASHES: u32 = 60;
+    /// Optional: a hash per MFT record, of its used bytes, for re-scans (older files lack it; older readers
+    /// ignore it). Files of uffs before it had 60, hashes of whole records, which this uffs ignores in turn: it
+    /// would find every record changed, so such an index is rebuilt at its first re-scan, as one without hashes.
+    pub const RECORD_HASHES: u32 = 68;
     /// A delta file's own sections (see [`super::write_delta`]).
     pub const DELTA_BASE: u32 = 61;
     pub const DELTA_HIDDEN: u32 = 62;

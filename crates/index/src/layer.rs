@@ -124,8 +124,12 @@ impl Delta {
         base.len() - self.hidden_count() + self.index.len()
     }
 
-    /// The base's record hashes patched with the delta's (by record number; 0: not read).
+    /// The base's record hashes patched with the delta's (by record number; 0: not read). None when the base
+    /// keeps none (it was made by an older uffs): the delta's alone would make every other record look changed.
     pub fn record_hashes(&self, base: &Index) -> Vec<u32> {
+        if base.record_hashes().is_empty() {
+            return Vec::new();
+        }
         let mut h = base.record_hashes().to_vec();
         // The MFT may have grown since the base was made.
         let total = self.index.meta.records_total as usize;
@@ -370,5 +374,27 @@ fn subtree(base: &Index, b: EntryId) -> Vec<EntryId> {
             .take_while(|&e| under(e))
             .collect(),
         None => (0..base.len() as EntryId).filter(|&e| under(e)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A re-scan compares the base's hashes patched with the delta's; a base without hashes (an older uffs's)
+    /// gives none, so the index is rebuilt instead of every record looking changed.
+    #[test]
+    fn record_hashes_patch_the_base_or_are_none() {
+        let mut base = Index::default();
+        base.set_record_hashes(vec![5, 6, 7]);
+        let mut grown = Index::default();
+        grown.meta.records_total = 4;
+        let delta = Delta {
+            index: Arc::new(grown),
+            hidden: Vec::new(),
+            hashes: vec![(1, 9), (3, 8)],
+        };
+        assert_eq!(delta.record_hashes(&base), vec![5, 9, 7, 8]);
+        assert!(delta.record_hashes(&Index::default()).is_empty());
     }
 }

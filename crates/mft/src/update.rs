@@ -32,10 +32,20 @@ const MAX_ATTRIBUTE_LIST: u64 = 16 << 20;
 /// Extension records followed for one base record, at most.
 const MAX_EXTENSIONS: usize = 4096;
 
-/// The hash of one record's bytes as read (before fixups); never 0, which means "not read". (XXH3-64 by
-/// twox-hash, which uses AVX2 where the processor has it: a build hashes every record.)
+/// The hash of one record's bytes as read (before fixups), up to its used size; never 0, which means "not
+/// read". (XXH3-64 by twox-hash, which uses AVX2 where the processor has it: a build hashes every record.)
+///
+/// The bytes past the used size are left over from the record's earlier contents: no parse reads them (a record
+/// is cut at its used size), and any change to the record changes its used bytes, if only its update sequence
+/// number. Hashing them cost half the hash. A record without a valid used size is hashed whole.
 pub fn record_hash(raw: &[u8]) -> u32 {
-    (twox_hash::XxHash3_64::oneshot(raw) as u32).max(1)
+    let used = raw
+        .get(0x18..0x1C)
+        .filter(|_| has_file_signature(raw))
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .filter(|&u| (0x1C..=raw.len()).contains(&u))
+        .unwrap_or(raw.len());
+    (twox_hash::XxHash3_64::oneshot(&raw[..used]) as u32).max(1)
 }
 
 /// Whether a build or re-scan with these options reads record `r` (and keeps its hash).
@@ -585,4 +595,43 @@ fn from_live_journal(
         Err(e) => return Err(err(e)),
     };
     Ok(journal_changes(changed, (j.journal_id, next), t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::record_hash;
+
+    /// A 1 KiB record that says it uses `used` bytes.
+    fn record(used: u32) -> Vec<u8> {
+        let mut r: Vec<u8> = (0..1024u32).map(|i| (i * 7 + 3) as u8).collect();
+        r[..4].copy_from_slice(b"FILE");
+        r[0x18..0x1C].copy_from_slice(&used.to_le_bytes());
+        r
+    }
+
+    #[test]
+    fn a_record_hash_covers_its_used_bytes_only() {
+        let r = record(0x1A0);
+        // Past the used size: the same hash.
+        let mut slack = r.clone();
+        slack[0x1A0] ^= 1;
+        slack[1023] ^= 1;
+        assert_eq!(record_hash(&slack), record_hash(&r));
+        // Within it, and the used size itself: another.
+        let mut inside = r.clone();
+        inside[0x19F] ^= 1;
+        assert_ne!(record_hash(&inside), record_hash(&r));
+        assert_ne!(record_hash(&record(0x1A8)), record_hash(&r));
+        // A used size past the record, too small, or no record at all: every byte counts.
+        for mut whole in [record(1025), record(4), {
+            let mut z = record(0x1A0);
+            z[..4].copy_from_slice(b"BAAD");
+            z
+        }] {
+            let h = record_hash(&whole);
+            whole[1023] ^= 1;
+            assert_ne!(record_hash(&whole), h);
+        }
+        assert_ne!(record_hash(&[]), 0);
+    }
 }
