@@ -19,6 +19,7 @@ use uffs_index::layer::{self, BaseMap, Delta};
 use uffs_index::update::UpdateStats;
 use uffs_index::{BuildOptions, Index, VolumeMeta};
 use uffs_ntfs::attr::{kind, AttributeBody, AttributeList};
+use uffs_ntfs::le;
 use uffs_ntfs::record::{has_file_signature, Record};
 
 use crate::parse::parse_record;
@@ -39,10 +40,10 @@ const MAX_EXTENSIONS: usize = 4096;
 /// is cut at its used size), and any change to the record changes its used bytes, if only its update sequence
 /// number. Hashing them cost half the hash. A record without a valid used size is hashed whole.
 pub fn record_hash(raw: &[u8]) -> u32 {
-    let used = raw
-        .get(0x18..0x1C)
+    let used = le::u32_at(raw, 0x18, "used size")
+        .ok()
         .filter(|_| has_file_signature(raw))
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .map(|u| u as usize)
         .filter(|&u| (0x1C..=raw.len()).contains(&u))
         .unwrap_or(raw.len());
     (twox_hash::XxHash3_64::oneshot(&raw[..used]) as u32).max(1)
