@@ -390,12 +390,17 @@ impl SearchAids {
 
 /// The 8 bytes of `name` from `at` as a big-endian number, zero-padded: numbers compare as the bytes do, and a
 /// name that ends sorts before any longer one (names hold no NUL).
+/// (A copy of a slice of unknown length is a call to `memmove`, which was 4% of `uffs index`: the whole 8 bytes
+/// are one load, and a shorter tail is put together a byte at a time.)
 fn name_key(name: &[u8], at: usize) -> u64 {
-    let mut k = [0u8; 8];
     let rest = name.get(at..).unwrap_or_default();
-    let take = rest.len().min(8);
-    k[..take].copy_from_slice(&rest[..take]);
-    u64::from_be_bytes(k)
+    match rest.first_chunk::<8>() {
+        Some(whole) => u64::from_be_bytes(*whole),
+        None => rest
+            .iter()
+            .enumerate()
+            .fold(0, |k, (i, &b)| k | u64::from(b) << (56 - 8 * i)),
+    }
 }
 
 /// Sorts `ids`, whose folded names agree on their first `at` bytes, by folded name (ties by `tie`, then by id):
