@@ -390,8 +390,8 @@ impl SearchAids {
 
 /// The 8 bytes of `name` from `at` as a big-endian number, zero-padded: numbers compare as the bytes do, and a
 /// name that ends sorts before any longer one (names hold no NUL).
-/// (A copy of a slice of unknown length is a call to `memmove`, which was 4% of `uffs index`: the whole 8 bytes
-/// are one load, and a shorter tail is put together a byte at a time.)
+/// (A copy of a slice of unknown length would be a call to `memmove` for every key: the whole 8 bytes are one
+/// load, and a shorter tail is put together a byte at a time.)
 fn name_key(name: &[u8], at: usize) -> u64 {
     let rest = name.get(at..).unwrap_or_default();
     match rest.first_chunk::<8>() {
