@@ -205,5 +205,9 @@ impl Drop for World {
             // SAFETY: signalling a process id this test started (a daemon that did not stop).
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
+        // A runtime directory a test put outside its scratch directory goes with the daemon.
+        if !self.runtime.starts_with(&self.dir) {
+            let _ = std::fs::remove_dir_all(&self.runtime);
+        }
     }
 }
