@@ -6,7 +6,7 @@
 #   istat, icat, fsstat, mmls), fdisk (sfdisk), gdisk (sgdisk), attr
 #   (getfattr/setfattr), dosfstools (FAT partition in disk-mbr.img), libfaketime
 #   (frozen clock => byte-reproducible images), fuse3, xz-utils (unpacks the
-#   forensic sample), bsdutils (`script`, a terminal for the escaping test), plus
+#   forensic sample), qemu-utils (qemu-img opens the qcow2 Windows volumes), bsdutils (`script`, a terminal for the escaping test), plus
 #   forensics-samples-ntfs, plocate, libfsntfs-utils, hyperfine; wine64 and the MinGW-w64 C compiler, and
 #   the rustup target x86_64-pc-windows-gnu, for the Windows build's tests (scripts/test-windows.sh).
 # Then `cargo install mft --locked` (mft_dump) unless mft_dump is on PATH
@@ -21,6 +21,7 @@ step() { echo "setup: $*"; }
 
 PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       fuse3 fdisk gdisk attr dosfstools libfaketime util-linux coreutils xz-utils bsdutils
+      qemu-utils  # qemu-img: the Windows volumes in tests/data/windows-volumes are qcow2 containers
       python3  # /usr/bin/python3: the daemon test runs it as another user (setpriv, from util-linux)
       wine64 gcc-mingw-w64-x86-64-posix  # the Windows build's tests, under Wine (scripts/test-windows.sh)
       chromium chromium-driver python3-venv)  # the web page's browser test; the venv of the Python clients below
@@ -60,7 +61,7 @@ if rustup target list --installed 2>/dev/null | grep -qx x86_64-pc-windows-gnu; 
     step "rustup target x86_64-pc-windows-gnu already installed"
 elif command -v rustup >/dev/null; then
     step "rustup target add x86_64-pc-windows-gnu (the Windows build, tested under Wine)"
-    rustup target add x86_64-pc-windows-gnu || step "WARNING: could not add the target; the Windows tests will be skipped"
+    rustup target add x86_64-pc-windows-gnu || step "WARNING: could not add the target; the Windows tests will be skipped (and fail under CI=true)"
 fi
 
 # The real clients of uffs's front ends, from PyPI, in a venv of Debian's Python (pinned, so a run is

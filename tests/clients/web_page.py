@@ -177,6 +177,15 @@ def main():
         rows = d.execute_script("return document.querySelectorAll('#du-table tbody tr').length")
         check(rows == len(kids), f"du table has {rows} rows, uffs du {len(kids)}")
         d.save_screenshot(os.path.join(a.artifacts, "serve-du.png"))
+        # Tiles by logical size instead of allocated space: the largest tile is the folder's largest child by size.
+        by_size = subprocess.run([a.uffs, "du", folder, "--index", a.index, "--format", "jsonl", "--limit", "40",
+                                  "--sort", "size"], capture_output=True, check=True).stdout.decode().splitlines()
+        first = [json.loads(l)["path"] for l in by_size if json.loads(l)["depth"] == 1][0]
+        d.find_element(By.CSS_SELECTOR, "#du-by button[data-by=size]").click()
+        WebDriverWait(d, 20).until(lambda d: d.execute_script(
+            "return document.querySelector('#du-by button.active').dataset.by") == "size")
+        WebDriverWait(d, 20).until(lambda d: d.execute_script(
+            "const t = document.querySelector('#treemap .tile[data-path]'); return t && t.dataset.path") == first)
         d.find_element(By.CSS_SELECTOR, "#crumbs a").click()
         WebDriverWait(d, 20).until(lambda d: d.find_element(By.ID, "crumbs").text == "All volumes")
 

@@ -29,6 +29,11 @@ pub struct RecordInfo {
     pub reparse_tag: u32,
     /// Sizes of the unnamed `$DATA` stream when this record holds its first extent.
     pub data: Option<StreamSizes>,
+    /// Bytes of clusters held by this record's non-resident attributes that no stream accounts for: a folder's
+    /// `$INDEX_ALLOCATION` and `$BITMAP`, a non-resident `$ATTRIBUTE_LIST`, `$EA`, `$REPARSE_POINT`,
+    /// `$LOGGED_UTILITY_STREAM`, and the later extents of the unnamed `$DATA`. They count in the file's (or
+    /// folder's) own entry, beside its unnamed data.
+    pub other_allocated: u64,
     /// The folder's `$I30` `$INDEX_ROOT`, when this record holds it (for timelines, which name it).
     pub index_root: Option<IndexRoot>,
     pub names: Range<u32>,
@@ -83,6 +88,9 @@ pub struct NameInfo {
 pub struct StreamInfo {
     pub sizes: StreamSizes,
     pub text: Range<u32>,
+    /// A later extent of the stream (in an extension record): only `sizes.allocated` means anything, and it is
+    /// added to the stream of the same name when the file's records are merged.
+    pub tail: bool,
 }
 
 /// Counts of records that were read but could not be used.

@@ -128,11 +128,17 @@ impl Columns {
             })
         });
         let attrs = (si.attributes & flags::WINDOWS_MASK & !flags::DIRECTORY) | dir | deleted;
-        let data = if dir != 0 {
-            StreamSizes::default()
+        // The entry's own allocation: its unnamed data's clusters and those of every other non-resident
+        // attribute of the record that no stream entry shows (a folder's index, for one).
+        let mut data = if dir != 0 {
+            StreamSizes {
+                allocated: rec.data.map_or(0, |d| d.allocated),
+                ..StreamSizes::default()
+            }
         } else {
             rec.data.unwrap_or_default()
         };
+        data.allocated = data.allocated.saturating_add(rec.other_allocated);
         // Ids and name offsets are 32-bit: stop adding entries well before they would wrap.
         if self.len() > LIMIT_ENTRIES || self.names.len() > LIMIT_NAME_BYTES {
             return None;
@@ -177,6 +183,8 @@ impl Columns {
         let first = first?;
         // Streams hang beside each name of the file (every hard link is a path to them): `dir/file.txt:stream`.
         let names_end = self.len() as u32;
+        // Tails were folded into their streams when the file's records were merged; one left here is damage.
+        let streams: Vec<&StreamInfo> = streams.iter().filter(|s| !s.tail).collect();
         if !streams.is_empty() {
             let stream_attrs = (attrs & !flags::DIRECTORY) | flags::STREAM;
             let mut prefix = Vec::new();
@@ -196,7 +204,7 @@ impl Columns {
                 prefix.extend_from_slice(&self.names[start..end]);
                 prefix.push(b':');
                 let parent = self.parent_ref[id as usize];
-                for s in streams {
+                for &s in &streams {
                     let tl = EntryTimeline {
                         main_id: Some(s.sizes.attr_id),
                         index_root_size: None,
@@ -565,6 +573,7 @@ impl Builder {
                 if rec.data.is_none() {
                     rec.data = e.data;
                 }
+                rec.other_allocated = rec.other_allocated.saturating_add(e.other_allocated);
                 if rec.reparse_tag == 0 {
                     rec.reparse_tag = e.reparse_tag;
                 }
@@ -572,6 +581,7 @@ impl Builder {
                     rec.index_root = e.index_root;
                 }
             }
+            fold_stream_tails(&mut rec, &mut streams, &d.text);
             self.emit(&rec, &names, &streams, &d.text);
         }
         self.stats.extensions_stray += used.iter().filter(|u| !**u).count() as u64;
@@ -802,6 +812,23 @@ fn text_of<'a>(text: &'a [u8], r: &std::ops::Range<u32>) -> &'a [u8] {
     &text[r.start as usize..r.end as usize]
 }
 
+/// Adds the clusters of each later extent of a named stream (from an extension record) to the stream of that
+/// name, and drops the extent; one whose stream is missing (damage) counts in the file's own entry.
+fn fold_stream_tails(rec: &mut RecordInfo, streams: &mut Vec<StreamInfo>, text: &[u8]) {
+    if !streams.iter().any(|s| s.tail) {
+        return;
+    }
+    let tails: Vec<StreamInfo> = streams.iter().filter(|s| s.tail).cloned().collect();
+    streams.retain(|s| !s.tail);
+    for t in tails {
+        let name = text_of(text, &t.text);
+        match streams.iter_mut().find(|s| text_of(text, &s.text) == name) {
+            Some(s) => s.sizes.allocated = s.sizes.allocated.saturating_add(t.sizes.allocated),
+            None => rec.other_allocated = rec.other_allocated.saturating_add(t.sizes.allocated),
+        }
+    }
+}
+
 /// Copies one record with its names, streams and their text from one batch to the end of another.
 fn copy_record(src: &RecordBatch, rec: &RecordInfo, dst: &mut RecordBatch) {
     let mut r = rec.clone();
@@ -822,6 +849,7 @@ fn copy_record(src: &RecordBatch, rec: &RecordInfo, dst: &mut RecordBatch) {
         dst.streams.push(StreamInfo {
             text,
             sizes: s.sizes,
+            tail: s.tail,
         });
     }
     r.streams = streams_start..dst.streams.len() as u32;

@@ -206,6 +206,8 @@ fn parse_header(b: &[u8]) -> Result<Header, FileError> {
         change_stamp: le_u64(b, 64),
         built_at: le_u64(b, 72),
         journal_id: le_u64(b, 80),
+        bytes_in_use: le_u64(b, 104),
+        bytes_total: le_u64(b, 112),
     };
     Ok(Header {
         version,

@@ -96,6 +96,11 @@ pub struct VolumeMeta {
     pub change_stamp: u64,
     /// When the index was built (FILETIME, UTC).
     pub built_at: u64,
+    /// The volume's bytes in use and in all, as its `$Bitmap` marked them when the index was built or last
+    /// brought up to date: what the allocated sizes of its entries add up to. 0 when unknown (a raw `$MFT`
+    /// capture, an index written before uffs kept them).
+    pub bytes_in_use: u64,
+    pub bytes_total: u64,
 }
 
 /// The entries of one volume. Every column has one element per entry; `name_start` has one more.

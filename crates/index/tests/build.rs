@@ -58,6 +58,7 @@ impl Recs {
                     ..Default::default()
                 },
                 text,
+                tail: false,
             });
         }
         self.0.records.push(RecordInfo {

@@ -29,4 +29,4 @@ pub mod volume;
 pub use error::{Error, Result};
 pub use scan::{build_index, read_only, PhaseTimes, ScanOptions, ScanReport};
 pub use source::{open, open_for_check, PartitionInfo, Source, SourceKind};
-pub use volume::Volume;
+pub use volume::{Space, Volume};

@@ -16,6 +16,9 @@ const I30: &[u8] = &[b'$', 0, b'I', 0, b'3', 0, b'0', 0];
 #[derive(Debug, Clone, Copy)]
 pub struct ParseOptions<'a> {
     pub record_size: usize,
+    /// Bytes per cluster, which turns runs into allocated bytes; 0 when unknown (a raw `$MFT` capture whose
+    /// record 0 did not tell), and then the attribute headers' figures stand in.
+    pub cluster_size: u64,
     /// `$MFT:$BITMAP`; records it marks unused are skipped unless `include_unused`.
     pub bitmap: Option<&'a [u8]>,
     pub include_unused: bool,
@@ -36,12 +39,26 @@ pub fn parse_chunk(buf: &mut [u8], first: u64, opts: &ParseOptions<'_>, out: &mu
                 continue;
             }
         }
-        parse_record(rec, number, out);
+        parse_record(rec, number, opts.cluster_size, out);
     }
 }
 
-/// Parses one record into `out`; returns false if it was empty or unusable (and counted as such).
-pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool {
+/// The bytes of clusters a non-resident attribute extent holds: its runs' stored clusters, holes left out. With
+/// the cluster size unknown, the first extent's header stands in (its compressed size for a compressed or sparse
+/// stream, else its allocated size; `$BadClus:$Bad` then claims the whole volume).
+fn stored_bytes(nr: &uffs_ntfs::attr::NonResident<'_>, cluster_size: u64) -> u64 {
+    if cluster_size != 0 {
+        nr.stored_clusters().saturating_mul(cluster_size)
+    } else if nr.start_vcn == 0 {
+        nr.compressed_size.unwrap_or(nr.allocated_size)
+    } else {
+        0
+    }
+}
+
+/// Parses one record into `out`; returns false if it was empty or unusable (and counted as such). `cluster_size`
+/// as in [`ParseOptions`].
+pub fn parse_record(rec: &mut [u8], number: u64, cluster_size: u64, out: &mut RecordBatch) -> bool {
     if !has_file_signature(rec) {
         // "BAAD" marks a record that chkdsk found damaged; zeros or garbage mean the slot was never used.
         if rec.starts_with(b"BAAD") {
@@ -77,7 +94,8 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
             damaged = true;
             break;
         };
-        // Decode only the attributes the index uses; the rest are skipped by their header alone.
+        // Decode only the attributes the index uses, and the clusters of any non-resident one; the rest are
+        // skipped by their header alone.
         match a.type_code {
             kind::STANDARD_INFORMATION
             | kind::ATTRIBUTE_LIST
@@ -85,7 +103,8 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
             | kind::DATA
             | kind::INDEX_ROOT
             | kind::REPARSE_POINT => {}
-            _ => continue,
+            _ if a.is_resident() => continue,
+            _ => {}
         }
         let Ok(body) = a.body() else {
             damaged = true;
@@ -103,7 +122,14 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
                     });
                 }
             }
-            (kind::ATTRIBUTE_LIST, _) => info.has_attribute_list = true,
+            (kind::ATTRIBUTE_LIST, body) => {
+                info.has_attribute_list = true;
+                if let AttributeBody::NonResident(nr) = body {
+                    info.other_allocated = info
+                        .other_allocated
+                        .saturating_add(stored_bytes(&nr, cluster_size));
+                }
+            }
             (kind::FILE_NAME, AttributeBody::Resident(v)) => match FileName::parse(v) {
                 Ok(f) => {
                     let start = out.text.len() as u32;
@@ -125,31 +151,40 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
                 Err(_) => damaged = true,
             },
             (kind::DATA, body) => {
-                let sizes = match body {
-                    AttributeBody::Resident(v) => StreamSizes {
-                        size: v.len() as u64,
-                        allocated: 0,
-                        attr_flags: a.flags(),
-                        attr_id: a.id(),
-                    },
-                    // Only the first extent of a stream states its sizes. For compressed and sparse streams the
-                    // space really used is the compressed size.
-                    AttributeBody::NonResident(nr) if nr.start_vcn == 0 => StreamSizes {
-                        size: nr.data_size,
-                        allocated: nr.compressed_size.unwrap_or(nr.allocated_size),
-                        attr_flags: a.flags(),
-                        attr_id: a.id(),
-                    },
-                    AttributeBody::NonResident(_) => continue,
+                // Only the first extent of a stream states its sizes; every extent adds the clusters it holds.
+                let (sizes, tail) = match body {
+                    AttributeBody::Resident(v) => (
+                        StreamSizes {
+                            size: v.len() as u64,
+                            allocated: 0,
+                            attr_flags: a.flags(),
+                            attr_id: a.id(),
+                        },
+                        false,
+                    ),
+                    AttributeBody::NonResident(nr) => (
+                        StreamSizes {
+                            size: if nr.start_vcn == 0 { nr.data_size } else { 0 },
+                            allocated: stored_bytes(&nr, cluster_size),
+                            attr_flags: a.flags(),
+                            attr_id: a.id(),
+                        },
+                        nr.start_vcn != 0,
+                    ),
                 };
                 if a.is_unnamed() {
-                    info.data = Some(sizes);
+                    if tail {
+                        info.other_allocated = info.other_allocated.saturating_add(sizes.allocated);
+                    } else {
+                        info.data = Some(sizes);
+                    }
                 } else if let Ok(name) = a.name() {
                     let start = out.text.len() as u32;
                     utf16::decode_into(name, &mut out.text);
                     out.streams.push(StreamInfo {
                         sizes,
                         text: start..out.text.len() as u32,
+                        tail,
                     });
                 } else {
                     damaged = true;
@@ -164,6 +199,11 @@ pub fn parse_record(rec: &mut [u8], number: u64, out: &mut RecordBatch) -> bool 
             }
             (kind::REPARSE_POINT, AttributeBody::Resident(v)) => {
                 info.reparse_tag = uffs_ntfs::attr::reparse_tag(v).unwrap_or(0);
+            }
+            (_, AttributeBody::NonResident(nr)) => {
+                info.other_allocated = info
+                    .other_allocated
+                    .saturating_add(stored_bytes(&nr, cluster_size));
             }
             _ => {}
         }

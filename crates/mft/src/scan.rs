@@ -171,6 +171,7 @@ pub fn build_index(
     // A live volume changes while it is read: its journal position is taken before, so that what changes during
     // the read is applied again by the first update.
     let journal_before = crate::update::live_journal_position(vol);
+    let (bytes_in_use, bytes_total) = vol.space_bytes();
     let chunks = opts.plan(vol);
     let planned: u64 = chunks.iter().map(|c| c.records).sum();
     let (concurrency, io_size) = opts.io(vol);
@@ -191,6 +192,8 @@ pub fn build_index(
         built_at: uffs_index::time::now(),
         journal_usn: 0,
         journal_id: 0,
+        bytes_in_use,
+        bytes_total,
     };
     // Sizes the index up front; never more than the records really read (a hostile bitmap may claim more).
     let expected = vol.records_in_use().unwrap_or(planned).min(planned);
@@ -219,6 +222,7 @@ pub fn build_index(
     let mut hashes = vec![0u32; usize::try_from(vol.records_total).unwrap_or(0)];
     let parse_opts = ParseOptions {
         record_size: rs,
+        cluster_size: vol.cluster_size,
         bitmap: vol.bitmap.as_deref(),
         include_unused: opts.include_deleted,
     };

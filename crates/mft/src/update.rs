@@ -183,7 +183,7 @@ pub fn read_records(
         // bitmap, read raw when the volume was opened, may not have the newest yet.
         let in_use = buf.get(0x16).is_some_and(|f| f & 1 != 0)
             && (vol.device.is_live() || vol.bitmap_bit(r).unwrap_or(true));
-        (include_deleted || in_use) && parse_record(buf, r, batch)
+        (include_deleted || in_use) && parse_record(buf, r, vol.cluster_size, batch)
     };
     let read_err = |r: u64, e| Error::io(format!("{}: MFT record {r}", vol.name), e);
     // Records close together (changes cluster: a folder's files were often made together) are read with one
@@ -259,7 +259,7 @@ fn extension_records(vol: &Volume, number: u64, rec: &[u8]) -> Vec<u64> {
         list = match a.body() {
             Ok(AttributeBody::Resident(v)) => Some(v.to_vec()),
             Ok(AttributeBody::NonResident(nr)) if nr.data_size <= MAX_ATTRIBUTE_LIST => {
-                let cs = vol.boot.map_or(0, |b| b.cluster_size);
+                let cs = vol.cluster_size;
                 decode_runs(&vol.name, &nr)
                     .and_then(|runs| read_clusters(&vol.name, &vol.device, cs, &runs, nr.data_size))
                     .ok()
@@ -410,6 +410,7 @@ pub fn refresh(
     meta.records_total = vol.records_total;
     meta.change_stamp = vol.change_stamp();
     meta.built_at = uffs_index::time::now();
+    (meta.bytes_in_use, meta.bytes_total) = vol.space_bytes();
     let opts = BuildOptions { include_deleted };
     let (mut new, stats) = layer::apply(base, map, delta, &records, &batch, meta, opts);
     let journal = c

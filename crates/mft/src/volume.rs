@@ -6,7 +6,7 @@
 //! extents. Those extension records are themselves in the MFT, always in an extent that is already known.
 
 use uffs_ntfs::attr::{kind, AttributeBody, AttributeList, NonResident, VolumeInformation};
-use uffs_ntfs::boot::BootSector;
+use uffs_ntfs::boot::{BootSector, MAX_CLUSTER_SIZE};
 use uffs_ntfs::record::{apply_fixups, Record};
 use uffs_ntfs::runlist::Run;
 use uffs_ntfs::utf16;
@@ -24,6 +24,23 @@ pub struct MftRun {
     pub device_offset: Option<u64>,
 }
 
+/// A volume's clusters, from `$Bitmap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Space {
+    pub cluster_size: u64,
+    pub clusters_total: u64,
+    pub clusters_in_use: u64,
+}
+
+impl Space {
+    pub fn bytes_in_use(&self) -> u64 {
+        self.clusters_in_use.saturating_mul(self.cluster_size)
+    }
+    pub fn bytes_total(&self) -> u64 {
+        self.clusters_total.saturating_mul(self.cluster_size)
+    }
+}
+
 /// Hostile images can declare absurd sizes; these caps keep allocations bounded.
 const MAX_ATTRIBUTE_LIST: u64 = 16 << 20;
 const MAX_EXTENSION_RECORDS: usize = 1 << 16;
@@ -37,6 +54,9 @@ pub struct Volume {
     pub boot: Option<BootSector>,
     pub partition: Option<PartitionInfo>,
     pub record_size: u32,
+    /// Bytes per cluster: the boot sector's; for a raw `$MFT` capture, what its first records' data attributes
+    /// imply, or 0 when they do not tell.
+    pub cluster_size: u64,
     /// Logical size of the `$MFT` stream.
     pub mft_size: u64,
     pub records_total: u64,
@@ -223,6 +243,7 @@ impl Volume {
             name: name.to_string(),
             device,
             boot: Some(boot),
+            cluster_size: cs,
             partition,
             record_size: boot.record_size,
             mft_size,
@@ -259,6 +280,7 @@ impl Volume {
             boot: None,
             partition: None,
             record_size,
+            cluster_size: 0,
             mft_size: len,
             records_total: len / u64::from(record_size),
             runs: vec![MftRun {
@@ -273,7 +295,37 @@ impl Volume {
             first_record_signature: [head[0], head[1], head[2], head[3]],
         };
         v.read_volume_record();
+        v.cluster_size = v.implied_cluster_size();
         Ok(v)
+    }
+
+    /// The cluster size a capture's system files imply: the first extent of a non-resident unnamed `$DATA`
+    /// among records 0 to 15 that maps its whole stream states its allocated size and its clusters (`last_vcn +
+    /// 1`); their ratio is the cluster size. 0 when none of them tells.
+    fn implied_cluster_size(&self) -> u64 {
+        let mut buf = vec![0u8; self.record_size as usize];
+        for r in 0..16.min(self.records_total) {
+            if self.read_records(r, &mut buf).is_err() || apply_fixups(&mut buf).is_err() {
+                continue;
+            }
+            let Ok(rec) = Record::parse(&buf) else {
+                continue;
+            };
+            for a in rec.attributes().map_while(|a| a.ok()) {
+                if a.type_code != kind::DATA || !a.is_unnamed() {
+                    continue;
+                }
+                if let Ok(AttributeBody::NonResident(nr)) = a.body() {
+                    let clusters = nr.last_vcn.wrapping_add(1);
+                    let cs = nr.allocated_size.checked_div(clusters).unwrap_or(0);
+                    let whole = nr.start_vcn == 0 && cs * clusters == nr.allocated_size;
+                    if whole && cs.is_power_of_two() && (512..=MAX_CLUSTER_SIZE).contains(&cs) {
+                        return cs;
+                    }
+                }
+            }
+        }
+        0
     }
 
     /// Label and version from `$Volume` (record 3); missing or damaged, they stay unknown.
@@ -361,6 +413,70 @@ impl Volume {
             n += u64::from(self.bitmap_bit(r) == Some(true));
         }
         Some(n)
+    }
+
+    /// The volume's clusters in use and in all, as `$Bitmap` (record 6) marks them: the outside truth that the
+    /// allocated sizes of every record in use add up to. `None` for a raw `$MFT` capture (no volume to ask).
+    pub fn space(&self) -> Result<Option<Space>> {
+        let Some(boot) = self.boot else {
+            return Ok(None);
+        };
+        let what = format!("{}: $Bitmap (record 6)", self.name);
+        let mut rec = vec![0u8; self.record_size as usize];
+        self.read_records_now(6, &mut rec)
+            .map_err(|e| Error::io(&what, e))?;
+        apply_fixups(&mut rec).map_err(|e| Error::format(&what, e))?;
+        let rec = Record::parse(&rec).map_err(|e| Error::format(&what, e))?;
+        let sectors_per_cluster = (boot.cluster_size / u64::from(boot.bytes_per_sector)).max(1);
+        let clusters_total = boot.total_sectors / sectors_per_cluster;
+        let needed = clusters_total.div_ceil(8);
+        let (mut runs, mut size, mut resident) = (Vec::new(), None, None);
+        for a in rec.attributes().map_while(|a| a.ok()) {
+            if a.type_code != kind::DATA || !a.is_unnamed() {
+                continue;
+            }
+            match a.body().map_err(|e| Error::format(&what, e))? {
+                AttributeBody::NonResident(nr) => {
+                    if nr.start_vcn == 0 {
+                        size = Some(nr.data_size);
+                    }
+                    runs.extend(decode_runs(&what, &nr)?);
+                }
+                AttributeBody::Resident(v) => resident = Some(v.to_vec()),
+            }
+        }
+        let bits = match (resident, size) {
+            (Some(v), _) if v.len() as u64 >= needed => v,
+            (None, Some(size)) if size >= needed => {
+                runs.sort_by_key(|r| r.vcn);
+                read_clusters(&what, &self.device, boot.cluster_size, &runs, needed)?
+            }
+            _ => {
+                return Err(Error::Source(format!(
+                    "{what}: no $DATA of the {needed} bytes its {clusters_total} clusters need"
+                )))
+            }
+        };
+        // Bits past the last cluster (the last byte's padding) are not clusters.
+        let full = (clusters_total / 8) as usize;
+        let mut in_use: u64 = bits[..full].iter().map(|b| u64::from(b.count_ones())).sum();
+        for c in (full as u64 * 8)..clusters_total {
+            in_use += u64::from(crate::plan::in_bitmap(&bits, c));
+        }
+        Ok(Some(Space {
+            cluster_size: boot.cluster_size,
+            clusters_total,
+            clusters_in_use: in_use,
+        }))
+    }
+
+    /// [`Volume::space`] in bytes, in use and in all, as an index keeps them: (0, 0) when unknown or unreadable
+    /// (the index is no less an index without them).
+    pub fn space_bytes(&self) -> (u64, u64) {
+        self.space()
+            .ok()
+            .flatten()
+            .map_or((0, 0), |s| (s.bytes_in_use(), s.bytes_total()))
     }
 
     /// Number of extents (contiguous allocated runs) of the `$MFT` stream.

@@ -82,6 +82,12 @@ impl<'a> NonResident<'a> {
     pub fn runs(&self) -> Runlist<'a> {
         Runlist::new(self.runlist, self.start_vcn)
     }
+
+    /// The clusters this extent's runs hold on the volume (holes left out): see
+    /// [`crate::runlist::stored_clusters`].
+    pub fn stored_clusters(&self) -> u64 {
+        crate::runlist::stored_clusters(self.runlist)
+    }
 }
 
 impl<'a> Attribute<'a> {

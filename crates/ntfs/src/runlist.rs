@@ -114,6 +114,29 @@ impl Iterator for Runlist<'_> {
     }
 }
 
+/// The clusters a runlist really holds on the volume: the lengths of its runs that have an LCN, holes left out.
+/// This, not an attribute header's allocated size, is the space the attribute takes (`$BadClus:$Bad` states the
+/// volume's size and is all holes). Reads only the length fields; stops at the end marker or at the first
+/// malformed run header, counting what came before it.
+pub fn stored_clusters(bytes: &[u8]) -> u64 {
+    let mut pos = 0;
+    let mut total = 0u64;
+    while let Some(&header) = bytes.get(pos) {
+        let (len_size, off_size) = (usize::from(header & 0x0F), usize::from(header >> 4));
+        if header == 0 || len_size == 0 || len_size > 8 || off_size > 8 {
+            break;
+        }
+        let Some(run) = bytes.get(pos + 1..pos + 1 + len_size + off_size) else {
+            break;
+        };
+        if off_size != 0 {
+            total = total.saturating_add(le_unsigned(&run[..len_size]));
+        }
+        pos += 1 + len_size + off_size;
+    }
+    total
+}
+
 fn le_unsigned(b: &[u8]) -> u64 {
     b.iter()
         .rev()
@@ -133,6 +156,19 @@ fn le_signed(b: &[u8]) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_clusters_leave_holes_out() {
+        // 0x18 stored, 0x10 sparse, 1 stored.
+        let rl = [0x21, 0x18, 0x34, 0x56, 0x01, 0x10, 0x11, 0x01, 0xCC, 0x00];
+        assert_eq!(stored_clusters(&rl), 0x19);
+        // `$BadClus:$Bad` of a 16 GiB volume of 4 KiB clusters: one hole of 0x400000 clusters.
+        assert_eq!(stored_clusters(&[0x03, 0x00, 0x00, 0x40, 0x00]), 0);
+        // A malformed header ends the count; what came before it stays.
+        assert_eq!(stored_clusters(&[0x11, 0x05, 0x10, 0x09, 0x01]), 5);
+        assert_eq!(stored_clusters(&[0x11, 0x05]), 0);
+        assert_eq!(stored_clusters(&[]), 0);
+    }
 
     #[test]
     fn decodes_runs_with_negative_delta_and_sparse() {

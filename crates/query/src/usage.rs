@@ -4,7 +4,8 @@
 //! Totals are derived from the entry columns when first asked for, once per volume, so they always agree with
 //! what the entries say (an index and the delta over it included) and the index file stores none of them. A file
 //! with several hard links counts once in every folder above any of its links, as `du` counts an inode once;
-//! named streams add their sizes to their file's. Deleted entries count nowhere; `$Orphan` is a folder like any
+//! named streams add their sizes to their file's; a folder's own clusters (its index) count in its allocated
+//! total, as `du` counts a directory's blocks. Deleted entries count nowhere; `$Orphan` is a folder like any
 //! other.
 //!
 //! A volume is one index, or an index less its hidden entries plus the delta over it ([`crate::Searcher::layered`]):
@@ -22,7 +23,8 @@ use crate::bitset::Bitset;
 pub struct Totals {
     /// Logical size of every file and stream below (hard links once).
     pub size: u64,
-    /// Clusters' bytes held by every file and stream below (hard links once).
+    /// Clusters' bytes held by the folder itself (its index of names) and by every file, stream and folder
+    /// below (hard links once): the root's is every cluster its volume's records hold, what `$Bitmap` marks.
     pub allocated: u64,
     /// Files below, at any depth (hard links once).
     pub files: u64,
@@ -155,6 +157,15 @@ impl Usage {
 
         // What each folder holds directly, summed on all cores; entries of files with several links aside.
         let (mut own, multi) = view.direct_totals(slots);
+        // A folder's own clusters (its index of names) count in it, and so above it: the root's too, so that
+        // the root's total is every cluster the volume's records hold.
+        for (p, f) in folders.iter().enumerate() {
+            for (&id, t) in f.iter().zip(&mut own[view.base[p]..]) {
+                if view.counts(p, id) {
+                    t.allocated = t.allocated.saturating_add(parts[p].idx.allocated(id));
+                }
+            }
+        }
         // Children before parents: add each folder's totals to its parent's.
         let mut order: Vec<u32> = (0..slots as u32).collect();
         order.sort_unstable_by_key(|&s| std::cmp::Reverse(depth[s as usize]));
@@ -263,11 +274,15 @@ impl<'a> View<'a> {
             .map(|i| self.base[part] + i)
     }
 
+    /// Whether entry `id` of part `part` is below a folder and counts in it: it counts, and is not the root.
     fn visible(&self, part: usize, id: EntryId) -> bool {
+        id != self.parts[part].idx.root() && self.counts(part, id)
+    }
+
+    /// Whether entry `id` of part `part` counts: not deleted, not replaced by the delta.
+    fn counts(&self, part: usize, id: EntryId) -> bool {
         let p = &self.parts[part];
-        id != p.idx.root()
-            && p.idx.flags(id) & flags::DELETED == 0
-            && !p.hidden.is_some_and(|h| h.get(id as usize))
+        p.idx.flags(id) & flags::DELETED == 0 && !p.hidden.is_some_and(|h| h.get(id as usize))
     }
 
     /// The slot of the folder holding entry `id`: its parent, or the delta's copy of a parent it replaces.

@@ -89,6 +89,8 @@ pub struct Printer<'a> {
     parquet: Option<ParquetWriter>,
     /// Where Parquet goes once complete (renamed from a temporary name).
     temp: Option<TempFile>,
+    /// Lines a table is followed by (see [`Printer::note`]).
+    notes: Vec<String>,
 }
 
 impl<'a> Printer<'a> {
@@ -188,6 +190,7 @@ impl<'a> Printer<'a> {
             width: a.width.filter(|_| terminal),
             parquet,
             temp: None,
+            notes: Vec::new(),
         })
     }
 
@@ -412,6 +415,12 @@ impl<'a> Printer<'a> {
         Ok(())
     }
 
+    /// A line for a person after a table (how a total compares with the volume's, say); the machine formats
+    /// carry rows only and leave it out.
+    pub fn note(&mut self, line: String) {
+        self.notes.push(line);
+    }
+
     /// Writes what is held (a table, Parquet's last row group and footer) and flushes; Parquet written to a
     /// file is renamed into place.
     pub fn finish(mut self) -> Result<()> {
@@ -450,6 +459,10 @@ impl<'a> Printer<'a> {
                         }
                     }
                 }
+                s.push('\n');
+            }
+            for n in std::mem::take(&mut self.notes) {
+                s.push_str(&n);
                 s.push('\n');
             }
             self.write(s.as_bytes())?;

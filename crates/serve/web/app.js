@@ -219,7 +219,14 @@
 
   // ---- disk usage
   let view = "search";
-  const du = { path: null, seq: 0 };
+  // Tiles are sized by allocated space (what the disk holds, WizTree's default) or by logical size.
+  const du = { path: null, seq: 0, by: "allocated" };
+  const measure = (r) => r[du.by];
+  document.querySelectorAll("#du-by button").forEach((b) => b.addEventListener("click", () => {
+    du.by = b.dataset.by;
+    document.querySelectorAll("#du-by button").forEach((x) => x.classList.toggle("active", x === b));
+    loadDu(du.path);
+  }));
 
   function setView(v) {
     view = v;
@@ -251,7 +258,7 @@
 
   async function loadDu(path) {
     const my = ++du.seq, at = performance.now();
-    const params = { depth: 2, limit: 40 };
+    const params = { depth: 2, limit: 40, sort: du.by };
     if (path) params.path = path;
     const [r, b] = await api("/api/du", params).catch((e) => [{ ok: false }, { error: e.message }]);
     if (my !== du.seq) return;
@@ -265,13 +272,14 @@
     if (roots.length === 1) { top = roots[0]; tiles = top.kids; }
     else {
       // Several volumes: each is a tile.
-      top = { path: null, size: roots.reduce((s, r) => s + r.size, 0), files: 0, folders: 0 };
+      top = { path: null, size: roots.reduce((s, r) => s + r.size, 0), files: 0, folders: 0,
+        allocated: roots.reduce((s, r) => s + r.allocated, 0) };
       tiles = roots.map((r) => Object.assign(r, { volume: true }));
     }
     crumbs(path);
     drawTreemap(top, tiles);
     duTable(top, tiles);
-    count.textContent = human(top.size) + " in " + (path || "every volume");
+    count.textContent = human(top.allocated) + " allocated, " + human(top.size) + " in files, in " + (path || "every volume");
     requestAnimationFrame(() => setTimeout(() => {
       window.uffsTimings.push({ kind: "du", query: path || "", ms: performance.now() - at, rows: b.rows.length });
     }, 0));
@@ -339,16 +347,17 @@
     const box = $("treemap");
     box.textContent = "";
     const W = box.clientWidth, H = box.clientHeight;
-    const items = tiles.map((t) => ({ value: t.size, row: t }));
-    const shown = tiles.reduce((s, t) => s + t.size, 0);
-    if (top.size > shown * 1.001) items.push({ value: top.size - shown, row: null });
+    const items = tiles.map((t) => ({ value: measure(t), row: t }));
+    const shown = tiles.reduce((s, t) => s + measure(t), 0);
+    if (measure(top) > shown * 1.001) items.push({ value: measure(top) - shown, row: null });
     squarify(items, 0, 0, W, H).forEach((c, i) => {
       const d = document.createElement("div");
       d.style.left = c.x + "px"; d.style.top = c.y + "px";
       d.style.width = Math.max(0, c.w) + "px"; d.style.height = Math.max(0, c.h) + "px";
       if (!c.item.row) {
         d.className = "tile other";
-        d.title = "not listed (more entries, or named streams counted in the total): " + human(c.item.value);
+        d.title = "not listed (more entries, the folder's own index, or named streams counted in the total): " +
+          human(c.item.value);
         box.appendChild(d);
         return;
       }
@@ -357,13 +366,14 @@
       d.className = "tile" + (folder ? "" : " leaf");
       d.style.background = COLORS[i % COLORS.length];
       d.dataset.path = r.path;
-      d.title = r.path + "\n" + human(r.size) + " · " + nf.format(r.files) + " files · " + nf.format(r.folders) + " folders";
+      d.title = r.path + "\n" + human(r.allocated) + " allocated · " + human(r.size) + " size · " + nf.format(r.files) +
+        " files · " + nf.format(r.folders) + " folders";
       const label = document.createElement("div");
       label.className = "label";
-      label.textContent = (r.volume ? r.path : baseName(r.path)) + "  " + human(r.size);
+      label.textContent = (r.volume ? r.path : baseName(r.path)) + "  " + human(measure(r));
       d.appendChild(label);
       // The tile's own children, inside it below its label.
-      const kids = (r.kids || []).map((k) => ({ value: k.size, row: k }));
+      const kids = (r.kids || []).map((k) => ({ value: measure(k), row: k }));
       if (c.w > 40 && c.h > 40 && kids.length) {
         squarify(kids, 2, 18, c.w - 6, c.h - 22).forEach((s) => {
           if (s.w < 3 || s.h < 3) return;
@@ -386,8 +396,8 @@
       const tr = document.createElement("tr");
       const folder = r.volume || isFolder(r);
       if (folder) { tr.className = "folder"; tr.addEventListener("click", () => loadDu(r.path)); }
-      const share = top.size ? (100 * r.size) / top.size : 0;
-      [r.volume ? r.path : baseName(r.path) + (folder ? "/" : ""), human(r.size), share.toFixed(1) + "%",
+      const share = measure(top) ? (100 * measure(r)) / measure(top) : 0;
+      [r.volume ? r.path : baseName(r.path) + (folder ? "/" : ""), human(r.allocated), human(r.size), share.toFixed(1) + "%",
         nf.format(r.files), nf.format(r.folders)].forEach((v, i) => {
         const td = document.createElement("td");
         td.textContent = v;

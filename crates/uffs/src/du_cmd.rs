@@ -20,8 +20,10 @@ pub struct DuArgs {
     /// Show folders this many levels below PATH.
     #[arg(long, short = 'd', default_value_t = 1, value_name = "N")]
     pub depth: u32,
-    /// Order of each folder's children: size (largest first), count (most files and folders first), name.
-    #[arg(long, value_enum, default_value_t = DuSort::Size)]
+    /// Order of each folder's children: allocated (most disk space first), size (largest logical size first),
+    /// count (most files and folders first), name. SHARE is of the parent's allocated space (of its size with
+    /// `--sort size`).
+    #[arg(long, value_enum, default_value_t = DuSort::Allocated)]
     pub sort: DuSort,
     /// Show at most N children of each folder.
     #[arg(long, value_name = "N")]
@@ -42,6 +44,7 @@ pub struct DuArgs {
     Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
 )]
 pub enum DuSort {
+    Allocated,
     Size,
     Count,
     Name,
@@ -107,6 +110,7 @@ pub fn print(
         }
     }
     let mut lines: Vec<(usize, Line)> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
     let (mut found, mut asked) = (0, 0);
     for (v, vol) in volumes.iter().enumerate() {
         let rel = match &du.path {
@@ -118,7 +122,10 @@ pub fn print(
         for (part, id) in resolve(vol, &rel) {
             found += 1;
             let mut rows = Vec::new();
-            let top = line_of(vol, part, id, 0, 0);
+            let top = line_of(vol, part, id, 0, None, du.sort);
+            if rel == "/" {
+                notes.push(bitmap_note(vol, &top));
+            }
             walk(vol, &top, du, &mut rows);
             rows.push(Line {
                 share: 100.0,
@@ -195,7 +202,43 @@ pub fn print(
             &rows,
         )?;
     }
+    for n in notes.into_iter().filter(|n| !n.is_empty()) {
+        out.note(n);
+    }
     Ok(found)
+}
+
+/// How a volume's root total compares with what its `$Bitmap` marked in use when the index was last brought up
+/// to date: equal on a volume at rest, since the total holds every cluster of every record in use.
+fn bitmap_note(vol: &Volume<'_>, root: &Line) -> String {
+    let meta = &vol.parts[vol.parts.len() - 1].index().meta;
+    if meta.bytes_in_use == 0 {
+        return String::new();
+    }
+    let name = vol.prefix.trim_end_matches(':');
+    let volume = if name.is_empty() || name == "/" {
+        String::new()
+    } else {
+        format!("{name}: ")
+    };
+    let compare = match root.allocated.cmp(&meta.bytes_in_use) {
+        std::cmp::Ordering::Equal => "equal".to_string(),
+        std::cmp::Ordering::Less => format!(
+            "{} bytes fewer: clusters marked in use that no record holds",
+            thousands(meta.bytes_in_use - root.allocated)
+        ),
+        std::cmp::Ordering::Greater => format!(
+            "{} bytes more: records claim clusters $Bitmap marks free",
+            thousands(root.allocated - meta.bytes_in_use)
+        ),
+    };
+    format!(
+        "{volume}$Bitmap marks {} in use of {} ({} bytes); the folders hold {} bytes: {compare}",
+        human(meta.bytes_in_use),
+        human(meta.bytes_total),
+        thousands(meta.bytes_in_use),
+        thousands(root.allocated),
+    )
 }
 
 /// `path` as a path inside the volume named `prefix` (`/`-separated, from its root), or `None` when it names
@@ -260,7 +303,15 @@ fn resolve(vol: &Volume<'_>, rel: &str) -> Vec<(usize, EntryId)> {
     out
 }
 
-fn line_of(vol: &Volume<'_>, part: usize, id: EntryId, depth: u32, parent_size: u64) -> Line {
+/// The line of entry `id`; its share is of `parent`'s allocated space (of its size when sorting by size).
+fn line_of(
+    vol: &Volume<'_>,
+    part: usize,
+    id: EntryId,
+    depth: u32,
+    parent: Option<&Line>,
+    sort: DuSort,
+) -> Line {
     let s = vol.parts[part];
     let idx = s.index();
     let (u, _) = s.usage();
@@ -276,10 +327,10 @@ fn line_of(vol: &Volume<'_>, part: usize, id: EntryId, depth: u32, parent_size: 
         files,
         folders,
         depth,
-        share: if parent_size == 0 {
-            0.0
-        } else {
-            100.0 * size as f64 / parent_size as f64
+        share: match (parent, sort) {
+            (Some(p), DuSort::Size) if p.size != 0 => 100.0 * size as f64 / p.size as f64,
+            (Some(p), _) if p.allocated != 0 => 100.0 * allocated as f64 / p.allocated as f64,
+            _ => 0.0,
         },
     }
 }
@@ -293,7 +344,7 @@ fn walk(vol: &Volume<'_>, folder: &Line, du: &DuRequest, rows: &mut Vec<Line>) {
     let mut kids: Vec<Line> = s
         .children(folder.id)
         .into_iter()
-        .map(|(p, c)| line_of(vol, p, c, folder.depth + 1, folder.size))
+        .map(|(p, c)| line_of(vol, p, c, folder.depth + 1, Some(folder), du.sort))
         .collect();
     // Each child's folded name once, then the key: the sort compares numbers and names, allocating nothing.
     let name = |l: &Line| {
@@ -303,6 +354,7 @@ fn walk(vol: &Volume<'_>, folder: &Line, du: &DuRequest, rows: &mut Vec<Line>) {
         .drain(..)
         .map(|l| {
             let k = match du.sort {
+                DuSort::Allocated => u64::MAX - l.allocated,
                 DuSort::Size => u64::MAX - l.size,
                 DuSort::Count => u64::MAX - (l.files + l.folders),
                 DuSort::Name => 0,

@@ -168,6 +168,18 @@ fn volume_text(v: &Volume) -> String {
         s += &format!("  size        {} bytes\n", thousands(b.volume_size()));
         s += &format!("  sector      {} bytes\n", b.bytes_per_sector);
         s += &format!("  cluster     {} bytes\n", b.cluster_size);
+        s += &match v.space() {
+            Ok(Some(sp)) => format!(
+                "  used        {} bytes ({}) in {} clusters of {}; free {} bytes (per $Bitmap)\n",
+                thousands(sp.bytes_in_use()),
+                uffs_results::human(sp.bytes_in_use()),
+                thousands(sp.clusters_in_use),
+                thousands(sp.clusters_total),
+                thousands(sp.bytes_total() - sp.bytes_in_use()),
+            ),
+            Ok(None) => String::new(),
+            Err(e) => format!("  used        unknown: {e}\n"),
+        };
         s += &format!("  record      {} bytes\n", v.record_size);
         s += &format!(
             "  mft         at byte {} (cluster {})\n",
@@ -213,6 +225,7 @@ fn to_json(src: &Source) -> Value {
         .volumes
         .iter()
         .map(|v| {
+            let space = v.space().ok().flatten();
             json!({
                 "name": v.name,
                 "serial": v.boot.map(|b| format!("{:016X}", b.serial)),
@@ -221,6 +234,10 @@ fn to_json(src: &Source) -> Value {
                 "size": v.boot.map(|b| b.volume_size()),
                 "sector_size": v.boot.map(|b| b.bytes_per_sector),
                 "cluster_size": v.boot.map(|b| b.cluster_size),
+                "clusters_total": space.map(|s| s.clusters_total),
+                "clusters_in_use": space.map(|s| s.clusters_in_use),
+                "bytes_in_use": space.map(|s| s.bytes_in_use()),
+                "bytes_free": space.map(|s| s.bytes_total() - s.bytes_in_use()),
                 "record_size": v.record_size,
                 "mft_offset": v.boot.map(|b| b.mft_offset()),
                 "mft_size": v.mft_size,

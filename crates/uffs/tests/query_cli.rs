@@ -124,6 +124,7 @@ fn golden_index() -> PathBuf {
                         ..Default::default()
                     },
                     text: t..b.text.len() as u32,
+                    tail: false,
                 });
             }
             let modified = base + en.day * DAY + 12 * 3600 * 10_000_000;

@@ -34,7 +34,8 @@ fn du_folders(src: &Path) -> BTreeMap<String, [u64; 4]> {
 }
 
 /// The same totals the obvious way, from `uffs export --streams`: every live entry added to each folder above
-/// it, a file by its record (a file of several links once), a stream by its record and name.
+/// it, a file by its record (a file of several links once), a stream by its record and name; a folder's own
+/// allocated clusters (its index) to it and every folder above it.
 fn reference(src: &Path) -> BTreeMap<String, [u64; 4]> {
     let rows = export(src, &["--streams"]);
     let mut folders: BTreeMap<String, [u64; 4]> = BTreeMap::new();
@@ -46,7 +47,14 @@ fn reference(src: &Path) -> BTreeMap<String, [u64; 4]> {
     folders.insert("/".into(), [0; 4]);
     let mut counted: HashSet<(String, String, String)> = HashSet::new();
     for r in &rows {
-        if r["deleted"] == "true" || r["path"] == "/" {
+        if r["deleted"] == "true" {
+            continue;
+        }
+        if r["kind"] == "dir" {
+            let t = folders.get_mut(&r["path"]).expect("folder");
+            t[1] += r["allocated"].parse::<u64>().expect("allocated");
+        }
+        if r["path"] == "/" {
             continue;
         }
         let (path, kind) = (&r["path"], r["kind"].as_str());
@@ -63,7 +71,10 @@ fn reference(src: &Path) -> BTreeMap<String, [u64; 4]> {
             above = if up.is_empty() { "/".into() } else { up.into() };
             let t = folders.get_mut(&above).expect("folder of an entry");
             match kind {
-                "dir" => t[3] += 1,
+                "dir" => {
+                    t[3] += 1;
+                    t[1] += r["allocated"].parse::<u64>().expect("allocated");
+                }
                 _ => {
                     if counted.insert((above.clone(), r["record"].clone(), stream.clone())) {
                         t[0] += r["size"].parse::<u64>().expect("size");
@@ -152,15 +163,25 @@ fn du_orders_limits_and_goes_deeper() {
         );
         csv_rows(&out.stdout)
     };
+    // By allocated space (the default), then by logical size: largest first, each with its share of the folder.
+    for (args, key) in [(&[][..], "allocated"), (&["--sort", "size"][..], "size")] {
+        let listed = rows(args);
+        let (kids, top) = listed.split_at(listed.len() - 1);
+        let sizes: Vec<u64> = kids.iter().map(|r| r[key].parse().unwrap()).collect();
+        assert!(
+            sizes.windows(2).all(|w| w[0] >= w[1]),
+            "largest {key} first: {sizes:?}"
+        );
+        let whole: f64 = top[0][key].parse().unwrap();
+        for (r, s) in kids.iter().zip(&sizes) {
+            let share: f64 = r["share"].parse().unwrap();
+            assert!(
+                (share - 100.0 * *s as f64 / whole).abs() < 0.01,
+                "{key} share of {r:?}"
+            );
+        }
+    }
     let by_size = rows(&[]);
-    let sizes: Vec<u64> = by_size[..by_size.len() - 1]
-        .iter()
-        .map(|r| r["size"].parse().unwrap())
-        .collect();
-    assert!(
-        sizes.windows(2).all(|w| w[0] >= w[1]),
-        "largest first: {sizes:?}"
-    );
     assert_eq!(
         by_size.last().unwrap()["path"],
         "/",

@@ -427,6 +427,8 @@ fn header(
     put64(&mut head, 80, idx.meta.journal_id);
     put64(&mut head, 88, file_len as u64);
     put64(&mut head, 96, data_start as u64);
+    put64(&mut head, 104, idx.meta.bytes_in_use);
+    put64(&mut head, 112, idx.meta.bytes_total);
     for ((id, size, bytes), &offset) in sections.iter().zip(offsets) {
         head.extend_from_slice(&id.to_le_bytes());
         head.extend_from_slice(&(*size as u32).to_le_bytes());

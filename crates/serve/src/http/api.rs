@@ -344,13 +344,14 @@ async fn du(State(app): State<App>, q: RawQuery) -> Response {
             return Err(bad("depth must be 1 to 4"));
         }
         let limit = p.number("limit")?.unwrap_or(100).clamp(1, MAX_LIMIT);
-        let sort = match p.get("sort").unwrap_or("size") {
-            "" | "size" => "Size",
+        let sort = match p.get("sort").unwrap_or("allocated") {
+            "" | "allocated" => "Allocated",
+            "size" => "Size",
             "count" => "Count",
             "name" => "Name",
             s => {
                 return Err(bad(format!(
-                    "unknown sort {s:?}; sort by size, count or name"
+                    "unknown sort {s:?}; sort by allocated, size, count or name"
                 )))
             }
         };
