@@ -69,6 +69,10 @@ pub struct Volume {
     pub version: Option<(u8, u8)>,
     /// The first four bytes of record 0 as read: `FILE` proves the MFT was found.
     pub first_record_signature: [u8; 4],
+    /// A raw capture whose records had their update-sequence fixups applied already (as `ntfscat` writes a
+    /// `$MFT`): each record read gets its protection back (see [`uffs_ntfs::record::protect`]), so that every
+    /// reader checks it as it would a record on disk.
+    pub fixups_applied: bool,
 }
 
 impl Volume {
@@ -254,6 +258,7 @@ impl Volume {
             label: None,
             version: None,
             first_record_signature: signature,
+            fixups_applied: false,
         };
         v.read_volume_record();
         Ok(v)
@@ -293,10 +298,36 @@ impl Volume {
             label: None,
             version: None,
             first_record_signature: [head[0], head[1], head[2], head[3]],
+            fixups_applied: false,
         };
+        v.fixups_applied = v.fixups_look_applied();
         v.read_volume_record();
         v.cluster_size = v.implied_cluster_size();
         Ok(v)
+    }
+
+    /// Whether the capture's first records (up to 16) had their fixups applied already: some fail the
+    /// update-sequence check as read, and pass it once protected again, and none passes it as read (a record
+    /// that fails both ways is damage, and says nothing).
+    fn fixups_look_applied(&self) -> bool {
+        let rs = self.record_size as usize;
+        let mut buf = vec![0u8; rs];
+        let (mut as_read, mut applied) = (0, 0);
+        for r in 0..16.min(self.records_total) {
+            if self.read_records(r, &mut buf).is_err() || !buf.starts_with(b"FILE") {
+                continue;
+            }
+            let mut copy = buf.clone();
+            if apply_fixups(&mut copy).is_ok() {
+                as_read += 1;
+                continue;
+            }
+            uffs_ntfs::record::protect(&mut buf);
+            if apply_fixups(&mut buf).is_ok() {
+                applied += 1;
+            }
+        }
+        as_read == 0 && applied > 0
     }
 
     /// The cluster size a capture's system files imply: the first extent of a non-resident unnamed `$DATA`
@@ -374,7 +405,13 @@ impl Volume {
             &self.runs,
             first * u64::from(self.record_size),
             buf,
-        )
+        )?;
+        if self.fixups_applied {
+            for rec in buf.chunks_exact_mut(self.record_size as usize) {
+                uffs_ntfs::record::protect(rec);
+            }
+        }
+        Ok(())
     }
 
     /// Reads whole records as [`Volume::read_records`] does, but on a live volume through the file system

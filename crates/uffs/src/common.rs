@@ -159,6 +159,9 @@ pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
     if r.build.orphans > 0 {
         s += &format!("; {} orphans under /$Orphan", thousands(r.build.orphans));
     }
+    if vol.fixups_applied {
+        s += "; its records had their fixups applied already (as ntfscat writes a $MFT): read as they are";
+    }
     s
 }
 

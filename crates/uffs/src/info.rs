@@ -212,6 +212,9 @@ fn volume_text(v: &Volume) -> String {
         "  record 0    {}\n",
         signature_text(&v.first_record_signature)
     );
+    if v.fixups_applied {
+        s += "  fixups      already applied in the capture (as ntfscat writes a $MFT): records read as they are\n";
+    }
     s
 }
 
@@ -246,6 +249,7 @@ fn to_json(src: &Source) -> Value {
                 "records_total": v.records_total,
                 "records_in_use": v.records_in_use(),
                 "first_record_signature": String::from_utf8_lossy(&v.first_record_signature),
+                "fixups_applied": v.fixups_applied,
             })
         })
         .collect();

@@ -104,6 +104,58 @@ fn raw_mft_capture_is_detected() {
     assert!(info.contains("13,088 total"), "{info}");
 }
 
+/// A `$MFT` capture whose records had their fixups applied already, as `ntfscat` writes one (`icat` does not):
+/// recognised, said so in one line, and read like the capture with them.
+#[test]
+fn a_capture_with_fixups_applied_reads_like_one_without() {
+    let dir = scratch("fixups-applied");
+    let export_of = |src: &Path, extra: &[&str]| -> (Vec<u8>, String) {
+        let out = run_ok(
+            uffs()
+                .arg("export")
+                .arg(src)
+                .args(["--format", "csv"])
+                .args(extra),
+        );
+        (
+            out.stdout,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    const SAID: &str = "fixups applied already";
+    // ntfs-3g's ntfscat of basic.img's $MFT against TSK's icat of the same (raw-mft.bin).
+    let cat = dir.join("ntfscat.mft");
+    let out = run_ok(tool("ntfscat").arg(fixture("basic.img")).arg("$MFT"));
+    std::fs::write(&cat, &out.stdout).unwrap();
+    let (want, plain) = export_of(&fixture("raw-mft.bin"), &[]);
+    let (got, said) = export_of(&cat, &[]);
+    assert!(!plain.contains(SAID), "{plain}");
+    assert!(said.contains(SAID) && said.lines().count() == 1, "{said}");
+    assert!(csv_rows(&got).len() > 10_000);
+    assert!(
+        got == want,
+        "ntfscat's capture reads differently from icat's"
+    );
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(&cat)).stdout).unwrap();
+    assert!(info.contains("already applied"), "{info}");
+    // Windows XP's $MFT with every record's fixups applied here, deleted entries included.
+    let xp = std::fs::read(data("windows-xp-mft/MFT")).unwrap();
+    let mut applied = xp.clone();
+    for rec in applied.chunks_exact_mut(1024) {
+        let _ = uffs_ntfs::record::apply_fixups(rec);
+    }
+    assert_ne!(applied, xp);
+    let xp_applied = dir.join("xp-applied.mft");
+    std::fs::write(&xp_applied, &applied).unwrap();
+    let (want, _) = export_of(&data("windows-xp-mft/MFT"), &["--deleted"]);
+    let (got, said) = export_of(&xp_applied, &["--deleted"]);
+    assert!(said.contains(SAID), "{said}");
+    assert!(
+        got == want,
+        "the XP capture with fixups applied reads differently"
+    );
+}
+
 #[test]
 fn not_ntfs_is_a_clear_error() {
     let dir = scratch("not-ntfs");
