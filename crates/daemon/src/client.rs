@@ -1,7 +1,8 @@
 //! Talking to the daemon: connect, send one request, read the answer's lines.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::path::Path;
+use std::time::Duration;
 
 use crate::ipc::{self, Conn};
 use crate::protocol::{Request, Response};
@@ -12,22 +13,44 @@ pub fn connect(runtime: &Path) -> Result<Option<Conn>> {
     ipc::connect(runtime)
 }
 
+/// How long a client waits for each line of an answer: a daemon that stops answering (killed mid-query, stuck)
+/// must not hang it for ever.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Sends `req` and calls `each` for every answer line until the last one, which is returned.
 pub fn request(
     conn: Conn,
     req: &Request,
+    each: impl FnMut(&Response) -> Result<()>,
+) -> Result<Response> {
+    request_within(conn, req, ANSWER_TIMEOUT, each)
+}
+
+/// [`request`], waiting up to `wait` for each line (a refresh that applies a large change takes longer than a
+/// query).
+pub fn request_within(
+    conn: Conn,
+    req: &Request,
+    wait: Duration,
     mut each: impl FnMut(&Response) -> Result<()>,
 ) -> Result<Response> {
     let mut line = serde_json::to_vec(req).map_err(|e| msg(e.to_string()))?;
     line.push(b'\n');
-    // A daemon that stops answering (killed mid-query, stuck) must not hang the client for ever.
-    conn.set_read_timeout(Some(std::time::Duration::from_secs(60)))?;
+    conn.set_read_timeout(Some(wait))?;
     (&conn).write_all(&line)?;
     let mut r = BufReader::with_capacity(1 << 16, &conn);
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        if r.read_until(b'\n', &mut buf)? == 0 {
+        // A timed-out read is EAGAIN on Unix ("Resource temporarily unavailable"): say what happened.
+        let n = r.read_until(b'\n', &mut buf).map_err(|e| match e.kind() {
+            ErrorKind::WouldBlock | ErrorKind::TimedOut => msg(format!(
+                "the daemon did not answer within {} s (busy or stuck; `uffs daemon status` shows its volumes)",
+                wait.as_secs()
+            )),
+            _ => e.into(),
+        })?;
+        if n == 0 {
             return Err(msg("the daemon closed the connection before answering"));
         }
         let resp: Response = serde_json::from_slice(&buf)

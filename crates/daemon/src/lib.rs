@@ -29,7 +29,8 @@ mod watch;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{0}")]
+    // Transparent: the io error is the whole message, and is not repeated as its own source.
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Msg(String),

@@ -281,10 +281,7 @@ impl Searcher {
     pub fn aids(&self) -> &SearchAids {
         match self.idx.search_aids() {
             Some(a) => a,
-            None => self
-                .derived
-                .made_aids
-                .get_or_init(|| SearchAids::build(&self.idx)),
+            None => made(&self.derived.made_aids, || SearchAids::build(&self.idx)),
         }
     }
 
@@ -294,10 +291,7 @@ impl Searcher {
             Some((pair, which)) => (&pair.usage, *which),
             None => (&self.derived.usage, 0),
         };
-        (
-            cell.get_or_init(|| Usage::compute(&self.usage_parts())),
-            which,
-        )
+        (made(cell, || Usage::compute(&self.usage_parts())), which)
     }
 
     /// The parts of this searcher's volume, as [`Usage`] numbers them.
@@ -366,11 +360,11 @@ impl Searcher {
                 m.retain(shown);
                 return m;
             }
-            let mut visible = slot.get_or_init(|| self.scan(shown)).clone();
+            let mut visible = made(slot, || self.scan(shown)).clone();
             visible.and(&m);
             return visible;
         }
-        let visible = slot.get_or_init(|| self.scan(shown));
+        let visible = made(slot, || self.scan(shown));
         let mut m = self.eval(&node, Some(visible));
         m.and(visible);
         m
@@ -1012,7 +1006,7 @@ impl Searcher {
         let mut done = Bitset::empty(n);
         done.set(idx.root() as usize);
         let mut chain = Vec::new();
-        let folders = self.derived.folders.get_or_init(|| {
+        let folders = made(&self.derived.folders, || {
             (0..n as EntryId)
                 .filter(|&id| fl[id as usize] & flags::DIRECTORY != 0)
                 .collect()
@@ -1156,7 +1150,7 @@ impl Searcher {
     }
 
     fn depths(&self) -> &[u16] {
-        self.derived.depth.get_or_init(|| {
+        made(&self.derived.depth, || {
             let idx = &*self.idx;
             const UNKNOWN: u16 = u16::MAX;
             let mut depth = vec![UNKNOWN; idx.len()];
@@ -1185,15 +1179,16 @@ impl Searcher {
             }
             depth
         })
+        .as_slice()
     }
 
     /// Entries whose folded name another live entry also has (a deleted copy does not make a duplicate;
     /// streams and synthetic folders are not names).
     fn dupes(&self) -> &Bitset {
         if let Some((pair, which)) = &self.pair {
-            return &pair.dupes.get_or_init(|| pair.dupes())[*which];
+            return &made(&pair.dupes, || pair.dupes())[*which];
         }
-        self.derived.dupes.get_or_init(|| {
+        made(&self.derived.dupes, || {
             let n = self.idx.len();
             let name = |id: u32| self.idx.folded_name(id);
             let mut ids: Vec<u32> = (0..n as u32)
@@ -1225,9 +1220,9 @@ impl Searcher {
     /// Files (not streams, not deleted, not hidden by a delta) whose size another such file of another record has.
     fn size_dupes(&self) -> &Bitset {
         if let Some((pair, which)) = &self.pair {
-            return &pair.size_dupes.get_or_init(|| pair.size_dupes())[*which];
+            return &made(&pair.size_dupes, || pair.size_dupes())[*which];
         }
-        self.derived.size_dupes.get_or_init(|| {
+        made(&self.derived.size_dupes, || {
             let parts = [(&*self.idx, self.aids(), self.hidden.as_ref())];
             size_dupes(&parts).pop().unwrap_or_else(|| Bitset::empty(0))
         })
@@ -1726,4 +1721,17 @@ fn mentions(n: &Node, k: &dyn Fn(&Leaf) -> bool) -> bool {
         Node::Not(x) => mentions(x, k),
         Node::And(xs) | Node::Or(xs) => xs.iter().any(|x| mentions(x, k)),
     }
+}
+
+/// The value of `cell`, made by `make` when it has none yet. Unlike `OnceLock::get_or_init`, no lock is held while
+/// `make` runs, and every cell of a searcher is filled this way: `make` uses rayon, and a rayon thread that waits
+/// for its tasks runs other tasks meanwhile, such as another query on this searcher, which would wait for the
+/// cell's lock that the thread itself holds (the soak benchmark found a daemon stuck so, every pool thread waiting
+/// in `get_or_init`). Two threads may both make the value; the first one stored is kept.
+fn made<T>(cell: &OnceLock<T>, make: impl FnOnce() -> T) -> &T {
+    if let Some(v) = cell.get() {
+        return v;
+    }
+    let v = make();
+    cell.get_or_init(|| v)
 }

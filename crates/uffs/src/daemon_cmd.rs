@@ -561,7 +561,9 @@ pub fn volumes_refresh(name: Option<String>) -> Result<()> {
     let Some(conn) = client::connect(&runtime()?)? else {
         bail!("the uffs daemon is not running; start it with `uffs daemon start`");
     };
-    let last = client::request(conn, &Request::Refresh { name }, |r| {
+    // A refresh that applies a large change (a re-scan, a merge) may take minutes on a big volume.
+    let wait = std::time::Duration::from_secs(30 * 60);
+    let last = client::request_within(conn, &Request::Refresh { name }, wait, |r| {
         if let Response::Out(s) = r {
             print!("{s}");
         }
