@@ -16,6 +16,7 @@ mod journal_cmd;
 mod mcp_cmd;
 mod query_cmd;
 mod serve_cmd;
+mod signals;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -336,6 +337,16 @@ EXAMPLES:
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Commands that write files end on a signal without leaving a partial one (a one-shot query only with -o:
+    // it starts no thread it does not need).
+    match &cli.command {
+        None if cli.search.output.output.is_some() => signals::install(),
+        None
+        | Some(
+            Command::Serve(_) | Command::Mcp(_) | Command::Daemon { .. } | Command::Info { .. },
+        ) => {}
+        Some(_) => signals::install(),
+    }
     let Some(command) = cli.command else {
         return match query_cmd::run(&cli.search) {
             Ok(true) => ExitCode::SUCCESS,

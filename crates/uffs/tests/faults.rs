@@ -5,22 +5,35 @@
 //!
 //! * A worker thread of the build panics (`UFFS_FAULT_INJECT=parse-panic@R` or `read-panic@R`, see
 //!   `uffs_mft::fault`): `uffs index` and `uffs export` exit 2 with "internal error: a parser thread panicked".
+//! * SIGINT or SIGTERM while `uffs index -o`, `uffs export -o` or `uffs volumes add` writes its file: the
+//!   process ends by that signal and leaves neither the file nor a temporary one.
+//! * A full disk (a small tmpfs) under an index, a delta (`--update`), a merge (`--update --compact`), an export,
+//!   Parquet and `uffs cat -o`: exit 2, one line naming the file and "No space left on device"; the previous
+//!   index and outputs stay as they were.
 //!
-//! Linux.
+//! Linux, as root (tmpfs mounts).
 
 #![cfg(target_os = "linux")]
 
 mod common;
 
 use std::io::Read;
-use std::path::Path;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{data, run_ok, scratch, uffs};
+use common::daemon::World;
+use common::live::{make_volume, Mounted};
+use common::{cannot_run, data, run_ok, scratch, uffs};
 
 /// A command still running after this long hangs (every command here takes a second or two).
 const HANG: Duration = Duration::from_secs(120);
+
+fn is_root() -> bool {
+    // SAFETY: a plain system call without arguments.
+    unsafe { libc::geteuid() == 0 }
+}
 
 /// Waits for `child` to end; one still running after [`HANG`] is killed and fails the test.
 fn wait_bounded(child: &mut Child, what: &str) -> ExitStatus {
@@ -80,6 +93,16 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The one line of an error (exit 2): every line of stderr but that one is a failure.
+fn one_error_line(out: &Output, what: &str) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "{what}: {}\n{err}", out.status);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{what}: not one line:\n{err}");
+    assert!(lines[0].starts_with("uffs: error: "), "{what}: {err}");
+    lines[0].to_string()
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
@@ -135,5 +158,271 @@ fn a_panicking_worker_thread_fails_index_and_export_and_never_hangs() {
     for (args, target) in &cases {
         run_ok(uffs().args(*args));
         assert!(target.exists());
+    }
+}
+
+// --- Signals mid-write ---------------------------------------------------------------------------------------
+
+/// A raw `$MFT` capture big enough that writing its index or export takes a while (about 150,000 entries): the
+/// Windows XP capture `copies` times over, each copy's record numbers set to their new places.
+fn big_mft(dir: &Path, copies: usize) -> PathBuf {
+    let one = std::fs::read(data("windows-xp-mft/MFT")).expect("sample");
+    let rs = 1024;
+    let n = one.len() / rs;
+    let mut out = Vec::with_capacity(one.len() * copies);
+    for k in 0..copies {
+        let at = out.len();
+        out.extend_from_slice(&one);
+        for i in 0..n {
+            let rec = &mut out[at + i * rs..][..rs];
+            if k > 0 && rec.starts_with(b"FILE") {
+                rec[0x2c..0x30].copy_from_slice(&((k * n + i) as u32).to_le_bytes());
+            }
+        }
+    }
+    let p = dir.join("big.mft");
+    std::fs::write(&p, out).expect("write big.mft");
+    p
+}
+
+/// Starts `cmd`, and as soon as a temporary file shows in `watch` (the command is writing its file), sends it
+/// `sig`. Returns how it ended, or `None` when it ended before any temporary file was seen.
+fn signal_mid_write(cmd: &mut Command, watch: &Path, sig: libc::c_int) -> Option<ExitStatus> {
+    let what = format!("{cmd:?}");
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start uffs");
+    let t = Instant::now();
+    loop {
+        if !temporaries(watch).is_empty() {
+            // SAFETY: signalling the child this test started and has not waited for yet.
+            unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+            return Some(wait_bounded(&mut child, &what));
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert!(status.success(), "{what}: {status}");
+            return None;
+        }
+        assert!(t.elapsed() < HANG, "{what} hangs");
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+#[test]
+fn a_signal_mid_write_leaves_no_file() {
+    let dir = scratch("faults-signal");
+    let src = big_mft(&dir, 12);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let reference = dir.join("reference.uffs");
+    run_ok(uffs().args(["index", s(&src), "-o", s(&reference)]));
+    let full_csv = run_ok(uffs().args(["export", s(&reference), "--format", "csv"])).stdout;
+    let mut interrupted = 0;
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // uffs index -o, uffs export -o, uffs volumes add: each until a signal came while it wrote.
+        let idx = out.join("big.uffs");
+        let csv = out.join("big.csv");
+        let world = World::new(&format!("faults-signal-{sig}"));
+        let cases: Vec<(Command, PathBuf, PathBuf)> = vec![
+            (
+                {
+                    let mut c = uffs();
+                    c.args(["index", s(&src), "-o", s(&idx)]);
+                    c
+                },
+                out.clone(),
+                idx.clone(),
+            ),
+            (
+                {
+                    let mut c = uffs();
+                    c.args(["export", s(&reference), "--format", "csv", "-o", s(&csv)]);
+                    c
+                },
+                out.clone(),
+                csv.clone(),
+            ),
+            (
+                {
+                    let mut c = world.uffs();
+                    c.args(["volumes", "add", s(&src), "--name", "big"]);
+                    c
+                },
+                world.cache.clone(),
+                world.cache.join("big.uffs"),
+            ),
+        ];
+        std::fs::create_dir_all(&world.cache).unwrap();
+        for (mut cmd, watch, target) in cases {
+            let what = format!("{cmd:?} and signal {sig}");
+            let mut caught = false;
+            for _attempt in 0..5 {
+                let _ = std::fs::remove_file(&target);
+                let Some(status) = signal_mid_write(&mut cmd, &watch, sig) else {
+                    continue;
+                };
+                // It ends by the signal (a shell shows 128 + its number) and leaves no temporary file.
+                assert_eq!(status.signal(), Some(sig), "{what}: {status}");
+                assert_eq!(temporaries(&watch), Vec::<String>::new(), "{what}");
+                if !target.exists() {
+                    caught = true;
+                    break;
+                }
+                // The signal came after the file was renamed into place: then it is whole.
+                if target.extension().is_some_and(|e| e == "csv") {
+                    assert_eq!(std::fs::read(&target).unwrap(), full_csv, "{what}");
+                } else {
+                    run_ok(uffs().args(["export", s(&target), "--format", "csv"]));
+                }
+            }
+            assert!(caught, "{what}: never interrupted while writing in 5 runs");
+            interrupted += 1;
+            if watch == world.cache {
+                // Nothing registered either.
+                let list = world.ok(&["volumes", "list"]);
+                assert!(!list.contains("big"), "{what}: {list}");
+            }
+        }
+    }
+    assert_eq!(interrupted, 6);
+}
+
+// --- A full disk ---------------------------------------------------------------------------------------------
+
+/// A size-limited tmpfs mounted on a directory, unmounted when dropped.
+struct Tmpfs {
+    dir: PathBuf,
+}
+
+impl Tmpfs {
+    fn new(dir: &Path, bytes: u64) -> Tmpfs {
+        std::fs::create_dir_all(dir).unwrap();
+        run_ok(Command::new("mount").args([
+            "-t",
+            "tmpfs",
+            "-o",
+            &format!("size={bytes}"),
+            "tmpfs",
+            s(dir),
+        ]));
+        Tmpfs {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn free(&self) -> u64 {
+        let c = std::ffi::CString::new(s(&self.dir)).unwrap();
+        // SAFETY: statvfs fills the struct it is given from a NUL-terminated path.
+        unsafe {
+            let mut st: libc::statvfs = std::mem::zeroed();
+            assert_eq!(libc::statvfs(c.as_ptr(), &mut st), 0);
+            st.f_bavail * st.f_frsize
+        }
+    }
+
+    /// Fills the file system with a file of zeros until fewer than 8 KiB are left.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.dir.join("filler")).unwrap();
+        let block = vec![0u8; 4096];
+        while f.write_all(&block).is_ok() {}
+        let _ = f.flush();
+        assert!(self.free() < 8192, "{} bytes still free", self.free());
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        if Command::new("umount")
+            .arg(&self.dir)
+            .status()
+            .map_or(true, |s| !s.success())
+        {
+            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        }
+    }
+}
+
+/// Writes files through an ntfs-3g mount of `img`: `n` small ones named `prefix{i}.txt` and, when `big`,
+/// `big.bin` of 300 KiB.
+fn write_files(img: &Path, mnt: &Path, prefix: &str, n: usize, big: bool) {
+    let m = Mounted::new(img, mnt);
+    let d = m.dir.join(format!("{prefix}dir"));
+    std::fs::create_dir_all(&d).unwrap();
+    for i in 0..n {
+        std::fs::write(d.join(format!("{prefix}{i}.txt")), format!("file {i}\n")).unwrap();
+    }
+    if big {
+        let bytes: Vec<u8> = (0..300 << 10).map(|i: u32| (i % 251) as u8).collect();
+        std::fs::write(m.dir.join("big.bin"), bytes).unwrap();
+    }
+    drop(m);
+}
+
+#[test]
+fn a_full_disk_fails_each_write_cleanly() {
+    if !is_root() {
+        return cannot_run("mounting a tmpfs needs root");
+    }
+    let dir = scratch("faults-full");
+    let img = make_volume(&dir, 32);
+    write_files(&img, &dir.join("mnt"), "a", 200, true);
+    let disk = Tmpfs::new(&dir.join("disk"), 16 << 20);
+    let t = |name: &str| disk.dir.join(name);
+    // What was there before: an index of the volume, and earlier outputs.
+    run_ok(uffs().args(["index", s(&img), "-o", s(&t("vol.uffs"))]));
+    let count = |idx: &Path| run_ok(uffs().args(["--index", s(idx), "--count"])).stdout;
+    let before = count(&t("vol.uffs"));
+    let index_bytes = std::fs::read(t("vol.uffs")).unwrap();
+    for name in ["out.csv", "out.parquet", "big.bin"] {
+        std::fs::write(t(name), "earlier output\n").unwrap();
+    }
+    // The volume changes, so that an update has a delta to write.
+    write_files(&img, &dir.join("mnt"), "b", 50, false);
+    disk.fill();
+    let (vol, csv, parquet, big) = (t("vol.uffs"), t("out.csv"), t("out.parquet"), t("big.bin"));
+    let cases: [(&[&str], PathBuf); 6] = [
+        (&["index", s(&img), "-o", s(&vol)], vol.clone()),
+        (
+            &["index", s(&img), "-o", s(&vol), "--update"],
+            PathBuf::from(format!("{}.delta", s(&vol))),
+        ),
+        (
+            &["index", s(&img), "-o", s(&vol), "--update", "--compact"],
+            vol.clone(),
+        ),
+        (
+            &["export", s(&vol), "--format", "csv", "-o", s(&csv)],
+            csv.clone(),
+        ),
+        (
+            &["export", s(&vol), "--format", "parquet", "-o", s(&parquet)],
+            parquet.clone(),
+        ),
+        (&["cat", s(&img), "/big.bin", "-o", s(&big)], big.clone()),
+    ];
+    for (args, file) in &cases {
+        let what = format!("uffs {}", args.join(" "));
+        let line = one_error_line(&run_bounded(uffs().args(*args)), &what);
+        assert!(
+            line.contains(s(file)) && line.contains("No space left on device"),
+            "{what}: {line}"
+        );
+        assert_eq!(temporaries(&disk.dir), Vec::<String>::new(), "{what}");
+        // The previous index is as it was, and loads (every chunk checked); no delta was left.
+        assert_eq!(std::fs::read(&vol).unwrap(), index_bytes, "{what}");
+        assert_eq!(count(&vol), before, "{what}");
+        run_ok(uffs().args(["export", s(&vol), "--format", "csv"]));
+        assert!(!Path::new(&format!("{}.delta", s(&vol))).exists(), "{what}");
+        for name in ["out.csv", "out.parquet", "big.bin"] {
+            assert_eq!(
+                std::fs::read_to_string(t(name)).unwrap(),
+                "earlier output\n",
+                "{what}"
+            );
+        }
     }
 }
