@@ -1,6 +1,6 @@
 //! Faults, end to end (DESIGN.md, Reliability): each test makes a real fault happen under a real command and
-//! checks what the command does and leaves: a clear error (exit 2, one line), never a hang, never a partial or
-//! temporary file, and a previous index intact and loadable.
+//! checks what the command does and leaves: a clear error (exit 2, one line) or a counted, reported partial
+//! result (exit 3), never a hang, never a partial or temporary file, and a previous index intact and loadable.
 //! They assert behaviour, never time: a time limit only turns a hang into a failure.
 //!
 //! * A worker thread of the build panics (`UFFS_FAULT_INJECT=parse-panic@R` or `read-panic@R`, see
@@ -10,13 +10,17 @@
 //! * A full disk (a small tmpfs) under an index, a delta (`--update`), a merge (`--update --compact`), an export,
 //!   Parquet and `uffs cat -o`: exit 2, one line naming the file and "No space left on device"; the previous
 //!   index and outputs stay as they were.
+//! * Read errors: `eio_fs.py`, a FUSE file system over an image, fails chosen byte ranges of the `$MFT` with EIO.
+//!   `uffs index` counts those records unreadable, indexes the rest and exits 3; a daemon whose refresh hits
+//!   them keeps answering from its index.
 //!
-//! Linux, as root (tmpfs mounts).
+//! Linux, as root (tmpfs and FUSE mounts), with python3-fusepy (`scripts/setup.sh`).
 
 #![cfg(target_os = "linux")]
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -25,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use common::daemon::World;
 use common::live::{make_volume, Mounted};
-use common::{cannot_run, data, run_ok, scratch, uffs};
+use common::{cannot_run, csv_rows, data, run_ok, scratch, uffs};
 
 /// A command still running after this long hangs (every command here takes a second or two).
 const HANG: Duration = Duration::from_secs(120);
@@ -425,4 +429,197 @@ fn a_full_disk_fails_each_write_cleanly() {
             );
         }
     }
+}
+
+// --- Read errors ---------------------------------------------------------------------------------------------
+
+/// `eio_fs.py` serving an image as `DIR/image`, failing the byte ranges last given to [`EioMount::fail`] with
+/// EIO; unmounted when dropped.
+struct EioMount {
+    dir: PathBuf,
+    ranges: PathBuf,
+    child: Child,
+}
+
+impl EioMount {
+    /// `None` (the test then cannot run) without python3's fusepy.
+    fn new(image: &Path, dir: &Path) -> Option<EioMount> {
+        let probe = Command::new("/usr/bin/python3")
+            .args(["-c", "import fusepy"])
+            .output()
+            .ok()?;
+        if !probe.status.success() {
+            return None;
+        }
+        std::fs::create_dir_all(dir).unwrap();
+        let ranges = dir.with_extension("ranges");
+        let _ = std::fs::remove_file(&ranges);
+        let child = Command::new("/usr/bin/python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/eio_fs.py"))
+            .args([image, dir, &ranges])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start eio_fs.py");
+        let mut m = EioMount {
+            dir: dir.to_path_buf(),
+            ranges,
+            child,
+        };
+        let t = Instant::now();
+        while !m.image().exists() {
+            if let Some(status) = m.child.try_wait().unwrap() {
+                panic!("eio_fs.py ended: {status}");
+            }
+            assert!(t.elapsed() < HANG, "eio_fs.py did not mount");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(m)
+    }
+
+    fn image(&self) -> PathBuf {
+        self.dir.join("image")
+    }
+
+    /// From now on, reads that overlap one of `ranges` (byte ranges of the image) fail with EIO.
+    fn fail(&self, ranges: &[std::ops::Range<u64>]) {
+        let text: String = ranges
+            .iter()
+            .map(|r| format!("{} {}\n", r.start, r.end))
+            .collect();
+        let tmp = self.ranges.with_extension("new");
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, &self.ranges).unwrap();
+    }
+}
+
+impl Drop for EioMount {
+    fn drop(&mut self) {
+        if Command::new("umount")
+            .arg(&self.dir)
+            .status()
+            .map_or(true, |s| !s.success())
+        {
+            let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A volume of 300 files in one folder; the byte range of MFT records `records` in it (its `$MFT` is one
+/// extent).
+fn eio_volume(dir: &Path, records: std::ops::Range<u64>) -> (PathBuf, std::ops::Range<u64>) {
+    let img = make_volume(dir, 16);
+    write_files(&img, &dir.join("mnt"), "f", 300, false);
+    let info: serde_json::Value =
+        serde_json::from_slice(&run_ok(uffs().args(["info", s(&img), "--json"])).stdout).unwrap();
+    let v = &info["volumes"][0];
+    assert_eq!(v["mft_extents"], 1, "{info}");
+    let (at, rs) = (
+        v["mft_offset"].as_u64().unwrap(),
+        v["record_size"].as_u64().unwrap(),
+    );
+    (img, at + records.start * rs..at + records.end * rs)
+}
+
+/// The (record, name) of every entry of an export.
+fn entries(rows: &[std::collections::HashMap<String, String>]) -> BTreeSet<(u64, String)> {
+    rows.iter()
+        .map(|r| (r["record"].parse().unwrap(), r["name"].clone()))
+        .collect()
+}
+
+#[test]
+fn read_errors_are_counted_and_the_rest_indexed() {
+    if !is_root() {
+        return cannot_run("a FUSE mount needs root");
+    }
+    let dir = scratch("faults-eio");
+    // Eight records of files (the folder's 300 files take records from 64 on).
+    let bad = 150..158;
+    let (img, bytes) = eio_volume(&dir, bad.clone());
+    let Some(m) = EioMount::new(&img, &dir.join("eio")) else {
+        return cannot_run("python3-fusepy is not installed (scripts/setup.sh installs it)");
+    };
+    let whole = entries(&csv_rows(
+        &run_ok(uffs().args(["export", s(&img), "--format", "csv"])).stdout,
+    ));
+    assert!(whole.iter().filter(|(r, _)| bad.contains(r)).count() == 8);
+    m.fail(std::slice::from_ref(&bytes));
+    let idx = dir.join("eio.uffs");
+    let out = run_bounded(uffs().args(["index", s(&m.image()), "-o", s(&idx)]));
+    let err = stderr(&out);
+    // Partial: exit 3, the summary counts the records it could not read.
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(", 8 unreadable records") && err.contains("partial"),
+        "{err}"
+    );
+    let got = entries(&csv_rows(
+        &run_ok(uffs().args(["export", s(&idx), "--format", "csv"])).stdout,
+    ));
+    let want: BTreeSet<_> = whole
+        .iter()
+        .filter(|(r, _)| !bad.contains(r))
+        .cloned()
+        .collect();
+    assert_eq!(got, want);
+    // `uffs export` straight from the source says the same.
+    let out = run_bounded(uffs().args(["export", s(&m.image()), "--format", "csv"]));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(entries(&csv_rows(&out.stdout)), want);
+}
+
+#[test]
+fn a_daemon_whose_refresh_hits_read_errors_keeps_answering() {
+    if !is_root() {
+        return cannot_run("a FUSE mount needs root");
+    }
+    let mut w = World::new("faults-eio");
+    let bad = 150..158;
+    let (img, bytes) = eio_volume(&w.dir, bad);
+    let Some(m) = EioMount::new(&img, &w.dir.join("eio")) else {
+        return cannot_run("python3-fusepy is not installed (scripts/setup.sh installs it)");
+    };
+    w.ok(&[
+        "volumes",
+        "add",
+        s(&m.image()),
+        "--name",
+        "eio",
+        "--refresh",
+        "never",
+    ]);
+    w.run_foreground();
+    w.wait_ready(60);
+    let answers = || {
+        (
+            w.ok(&["--count"]),
+            w.ok(&["f100.txt", "--limit", "1"]),
+            w.ok(&["f200.txt"]),
+        )
+    };
+    let before = answers();
+    assert!(before.1.contains("f100.txt"), "{before:?}");
+    // The volume changes, and its $MFT cannot be read where the changed records are.
+    write_files(&img, &w.dir.join("mnt"), "g", 20, false);
+    m.fail(&[bytes]);
+    let refresh = w.ok(&["volumes", "refresh", "eio"]);
+    assert!(refresh.contains("check failed"), "{refresh}\n{}", w.log());
+    assert!(
+        w.log().contains("the last index keeps answering"),
+        "{}",
+        w.log()
+    );
+    assert_eq!(answers(), before);
+    let status = w.wait_ready(60);
+    assert_eq!(status["volumes"][0]["state"], "ready", "{status}");
+    // Once the source reads again, the next check applies the change.
+    m.fail(&[]);
+    let refresh = w.ok(&["volumes", "refresh", "eio"]);
+    assert!(refresh.contains("applied"), "{refresh}\n{}", w.log());
+    assert!(w.ok(&["g5.txt"]).contains("g5.txt"));
+    drop(m);
 }
