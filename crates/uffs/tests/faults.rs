@@ -444,8 +444,12 @@ struct EioMount {
 impl EioMount {
     /// `None` (the test then cannot run) without python3's fusepy.
     fn new(image: &Path, dir: &Path) -> Option<EioMount> {
+        // Debian's python3-fusepy names the module `fusepy`, PyPI's fusepy `fuse` (as eio_fs.py tries).
         let probe = Command::new("/usr/bin/python3")
-            .args(["-c", "import fusepy"])
+            .args([
+                "-c",
+                "try:\n from fuse import FUSE\nexcept ImportError:\n from fusepy import FUSE",
+            ])
             .output()
             .ok()?;
         if !probe.status.success() {
