@@ -7,6 +7,7 @@
 #   (getfattr/setfattr), dosfstools (FAT partition in disk-mbr.img), libfaketime
 #   (frozen clock => byte-reproducible images), fuse3, xz-utils (unpacks the
 #   forensic sample), qemu-utils (qemu-img opens the qcow2 Windows volumes), bsdutils (`script`, a terminal for the escaping test), plus
+#   python3-fusepy (the fault tests' FUSE file system that fails chosen reads with EIO),
 #   forensics-samples-ntfs, plocate, libfsntfs-utils, hyperfine; wine64 and the MinGW-w64 C compiler, and
 #   the rustup target x86_64-pc-windows-gnu, for the Windows build's tests (scripts/test-windows.sh).
 # Then `cargo install mft --locked` (mft_dump) unless mft_dump is on PATH
@@ -23,6 +24,7 @@ PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       fuse3 fdisk gdisk attr dosfstools libfaketime util-linux coreutils xz-utils bsdutils
       qemu-utils  # qemu-img: the Windows volumes in tests/data/windows-volumes are qcow2 containers
       python3  # /usr/bin/python3: the daemon test runs it as another user (setpriv, from util-linux)
+      python3-fusepy  # the FUSE file system of read errors (crates/uffs/tests/eio_fs.py) for the fault tests
       wine64 gcc-mingw-w64-x86-64-posix  # the Windows build's tests, under Wine (scripts/test-windows.sh)
       chromium chromium-driver python3-venv)  # the web page's browser test; the venv of the Python clients below
 

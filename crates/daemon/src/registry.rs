@@ -187,10 +187,18 @@ impl Registry {
         let out = f(&mut r)?;
         let p = Registry::path(cache);
         let tmp = cache.join(format!(".volumes.json.tmp{}", std::process::id()));
-        let mut file = File::create(&tmp)?;
-        file.write_all(&serde_json::to_vec_pretty(&r).map_err(|e| msg(e.to_string()))?)?;
-        file.sync_all()?;
-        fs::rename(&tmp, &p)?;
+        let bytes = serde_json::to_vec_pretty(&r).map_err(|e| msg(e.to_string()))?;
+        // Registered, so that a process ended by a signal removes it; removed on any error.
+        let written = uffs_index::temp::create(&tmp).and_then(|mut file| {
+            file.write_all(&bytes)?;
+            file.sync_all()?;
+            drop(file);
+            uffs_index::temp::persist(&tmp, &p)
+        });
+        if written.is_err() {
+            uffs_index::temp::discard(&tmp);
+        }
+        written?;
         Ok(out)
     }
 

@@ -620,9 +620,29 @@ pub(crate) fn start_rebuild(shared: &Arc<Shared>, e: VolumeEntry, state: &str) {
     std::thread::spawn(move || {
         let t = Instant::now();
         let built = free_slot(&shared, &e.name)
-            .and_then(|path| build_in_child(&shared.cfg.exe, &e, &path).map(|()| path));
+            .and_then(|path| build_in_child(&shared.cfg.exe, &e, &path).map(|p| (path, p)));
+        let loaded = current(&shared)
+            .volumes
+            .iter()
+            .any(|v| v.entry.name == e.name);
         match built {
-            Ok(path) => match load(&shared, &e, &path) {
+            // Records the source could not read (read errors) are missing from the new index: the one loaded
+            // keeps answering, and the partial file goes (it must not be loaded at the next start either).
+            Ok((path, Some(why))) if loaded => {
+                let _ = std::fs::remove_file(&path);
+                log(&format!(
+                    "{}: the rebuild could not read the whole source ({why}); the last index keeps answering",
+                    e.name
+                ));
+                set_state(
+                    &shared,
+                    &e.name,
+                    Some(format!(
+                        "error: partial read ({why}); answering from its last index"
+                    )),
+                );
+            }
+            Ok((path, _)) => match load(&shared, &e, &path) {
                 Ok(l) => {
                     replace_volume(&shared, &e.name, Some(l));
                     set_state(&shared, &e.name, None);
@@ -683,7 +703,13 @@ pub(crate) fn free_slot(shared: &Shared, name: &str) -> std::result::Result<Path
     }
 }
 
-fn build_in_child(exe: &Path, e: &VolumeEntry, path: &Path) -> std::result::Result<(), String> {
+/// Runs `uffs index` for `e` into `path`. `Ok(Some(summary))` when it wrote an index but could not read every
+/// MFT record (its exit status 3: partial).
+fn build_in_child(
+    exe: &Path,
+    e: &VolumeEntry,
+    path: &Path,
+) -> std::result::Result<Option<String>, String> {
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("index").arg(&e.source).arg("-o").arg(path);
     if let Some(p) = e.partition {
@@ -698,10 +724,15 @@ fn build_in_child(exe: &Path, e: &VolumeEntry, path: &Path) -> std::result::Resu
     let out = os::spawn_tied(&mut cmd)
         .and_then(|child| child.wait_with_output())
         .map_err(|err| format!("running {}: {err}", exe.display()))?;
-    if out.status.success() {
-        return Ok(());
-    }
     let text = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => return Ok(None),
+        Some(3) => {
+            let line = text.lines().rev().find(|l| !l.trim().is_empty());
+            return Ok(Some(line.unwrap_or("some records unreadable").to_string()));
+        }
+        _ => {}
+    }
     Err(text
         .lines()
         .rev()

@@ -14,6 +14,7 @@
 //!   need).
 //! * [`timeline`]: the `$FILE_NAME` times and attribute ids of each entry, for timelines: a cold, compact part
 //!   of the index that queries never read.
+//! * [`temp`]: the temporary files being written, removed by a process ended by a signal.
 //! * [`layer`]: the live-index path: the entries of changed records as a small delta over an unchanged index,
 //!   in time proportional to the change ([`update`]: which records to read again, what an update did).
 
@@ -29,6 +30,7 @@ pub mod names;
 pub mod packed;
 pub mod paths;
 pub mod sparse;
+pub mod temp;
 pub mod time;
 pub mod timecol;
 pub mod timeline;

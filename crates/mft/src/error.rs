@@ -18,6 +18,10 @@ pub enum Error {
     /// The process lacks the rights to open the source (an elevated process on Windows, root on Linux).
     #[error("{0}")]
     Privilege(String),
+    /// A bug: a thread of the build panicked (the panic's message is given). The build is abandoned: nothing it
+    /// made is kept.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

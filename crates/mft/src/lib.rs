@@ -1,6 +1,7 @@
 //! Opens NTFS sources and turns their MFT into an index.
 //!
 //! * [`content`]: a file's data streams located and read (resident, runs, sparse, compressed), for `uffs cat`.
+//! * [`fault`]: fault injection for the end-to-end fault tests (`UFFS_FAULT_INJECT`).
 //! * [`device`]: positional reads from a file, image or block device, optionally windowed to a partition.
 //! * [`source`]: what a source is, detected from its content: a volume, a whole disk (MBR/GPT) or a raw `$MFT`.
 //! * [`live`]: live volumes of the running system (Windows): their names, and reading them raw.
@@ -16,6 +17,7 @@
 pub mod content;
 pub mod device;
 mod error;
+pub mod fault;
 pub mod ioctl;
 pub mod journal;
 pub mod live;

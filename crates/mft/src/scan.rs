@@ -7,10 +7,10 @@
 //! whole.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, unbounded};
+use crossbeam_channel::{bounded, unbounded, Sender};
 use uffs_index::batch::RecordBatch;
 use uffs_index::build::Prepared;
 use uffs_index::{BuildOptions, BuildStats, Builder, Index, VolumeMeta};
@@ -161,7 +161,29 @@ pub(crate) fn read_chunk(vol: &Volume, c: Chunk, buf: &mut [u8]) -> u64 {
     lost
 }
 
-/// Builds the index of `vol`. `progress(records_done, records_planned)` is called as batches complete.
+/// What a worker thread hands the builder: a parsed chunk (its sequence number, the batch, the records' hashes,
+/// the buffer to give back, the time it took), or the news that a worker panicked. (Moved once per chunk, not
+/// per record: the size of the rare `Panicked` does not matter.)
+#[allow(clippy::large_enum_variant)]
+enum Done {
+    Batch(usize, Prepared, Vec<u32>, IoBuf, Duration),
+    Panicked(String),
+}
+
+/// Runs a worker thread's `body`; if it panics, says so to the builder (which then abandons the build) and
+/// tells the other workers to stop. Without this the builder would wait forever for the chunk the thread held.
+fn guarded(role: &str, stop: &AtomicBool, done_tx: &Sender<Done>, body: impl FnOnce()) {
+    if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        stop.store(true, Ordering::Relaxed);
+        let _ = done_tx.send(Done::Panicked(format!(
+            "a {role} thread panicked: {}",
+            crate::fault::panic_message(&*p)
+        )));
+    }
+}
+
+/// Builds the index of `vol`. `progress(records_done, records_planned)` is called as batches complete. A
+/// thread of the build that panics (a bug) ends it with [`Error::Internal`], never a hang.
 pub fn build_index(
     vol: &Volume,
     opts: &ScanOptions,
@@ -217,7 +239,7 @@ pub fn build_index(
             .map_err(|_| Error::Source("internal: buffer pool closed".into()))?;
     }
     let (work_tx, work_rx) = bounded::<(usize, Chunk, IoBuf)>(pool);
-    let (done_tx, done_rx) = unbounded::<(usize, Prepared, Vec<u32>, IoBuf, Duration)>();
+    let (done_tx, done_rx) = unbounded::<Done>();
     // A hash of every record read, kept with the index so that a re-scan finds what changed (crate::update).
     let mut hashes = vec![0u32; usize::try_from(vol.records_total).unwrap_or(0)];
     let parse_opts = ParseOptions {
@@ -227,85 +249,131 @@ pub fn build_index(
         include_unused: opts.include_deleted,
     };
 
+    let faults = crate::fault::Faults::from_env();
     let next_chunk = AtomicUsize::new(0);
     let (read_ns, unreadable) = (AtomicU64::new(0), AtomicU64::new(0));
-    std::thread::scope(|s| {
+    // Set when a thread panicked: the others stop taking work.
+    let stop = AtomicBool::new(false);
+    let failed: Option<String> = std::thread::scope(|s| {
+        // The builder alone holds these: dropping them (below) ends the readers waiting for a buffer and the
+        // parsers handing over a batch, so that every thread ends once the build is abandoned.
+        let (free_tx, done_rx) = (free_tx, done_rx);
         // Each reader takes a free buffer, then the next chunk: every chunk taken has a buffer, so the builder,
         // waiting for chunks in order, always gets the one it waits for.
         for _ in 0..readers {
-            let (free_rx, work_tx) = (free_rx.clone(), work_tx.clone());
-            let (next_chunk, read_ns, unreadable, chunks) =
-                (&next_chunk, &read_ns, &unreadable, &chunks);
+            let (free_rx, work_tx, done_tx) = (free_rx.clone(), work_tx.clone(), done_tx.clone());
+            let (next_chunk, read_ns, unreadable, chunks, stop) =
+                (&next_chunk, &read_ns, &unreadable, &chunks, &stop);
             s.spawn(move || {
-                while let Ok(mut buf) = free_rx.recv() {
-                    let seq = next_chunk.fetch_add(1, Ordering::Relaxed);
-                    let Some(&c) = chunks.get(seq) else { break };
-                    let t = Instant::now();
-                    let len = c.records as usize * rs;
-                    unreadable.fetch_add(read_chunk(vol, c, &mut buf[..len]), Ordering::Relaxed);
-                    read_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                    if work_tx.send((seq, c, buf)).is_err() {
-                        break;
+                guarded("reader", stop, &done_tx, || {
+                    while let Ok(mut buf) = free_rx.recv() {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let seq = next_chunk.fetch_add(1, Ordering::Relaxed);
+                        let Some(&c) = chunks.get(seq) else { break };
+                        faults.before_read(c);
+                        let t = Instant::now();
+                        let len = c.records as usize * rs;
+                        unreadable
+                            .fetch_add(read_chunk(vol, c, &mut buf[..len]), Ordering::Relaxed);
+                        read_ns.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                        if work_tx.send((seq, c, buf)).is_err() {
+                            break;
+                        }
                     }
-                }
+                })
             });
         }
         drop(work_tx);
         for _ in 0..workers {
             let (work_rx, done_tx) = (work_rx.clone(), done_tx.clone());
+            let (stop, parse_opts) = (&stop, &parse_opts);
             s.spawn(move || {
-                for (seq, c, mut buf) in work_rx {
-                    let t = Instant::now();
-                    let mut batch = RecordBatch::with_capacity(c.records as usize);
-                    let len = c.records as usize * rs;
-                    let sums: Vec<u32> = buf[..len]
-                        .chunks_exact(rs)
-                        .enumerate()
-                        .map(|(i, raw)| {
-                            let r = c.first + i as u64;
-                            if crate::update::hashed(vol, build_opts.include_deleted, r) {
-                                crate::update::record_hash(raw)
-                            } else {
-                                0
-                            }
-                        })
-                        .collect();
-                    parse_chunk(&mut buf[..len], c.first, &parse_opts, &mut batch);
-                    let prepared = Prepared::new(&batch, build_opts);
-                    // The buffer goes back to the pool only once the batch is appended (below), so the reader is
-                    // never more than the pool's size ahead of the builder: memory stays bounded.
-                    if done_tx
-                        .send((seq, prepared, sums, buf, t.elapsed()))
-                        .is_err()
-                    {
-                        break;
+                guarded("parser", stop, &done_tx, || {
+                    for (seq, c, mut buf) in work_rx {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        faults.before_parse(c);
+                        let t = Instant::now();
+                        let mut batch = RecordBatch::with_capacity(c.records as usize);
+                        let len = c.records as usize * rs;
+                        let sums: Vec<u32> = buf[..len]
+                            .chunks_exact(rs)
+                            .enumerate()
+                            .map(|(i, raw)| {
+                                let r = c.first + i as u64;
+                                if crate::update::hashed(vol, build_opts.include_deleted, r) {
+                                    crate::update::record_hash(raw)
+                                } else {
+                                    0
+                                }
+                            })
+                            .collect();
+                        parse_chunk(&mut buf[..len], c.first, parse_opts, &mut batch);
+                        let prepared = Prepared::new(&batch, build_opts);
+                        // The buffer goes back to the pool only once the batch is appended (below), so the reader
+                        // is never more than the pool's size ahead of the builder: memory stays bounded.
+                        if done_tx
+                            .send(Done::Batch(seq, prepared, sums, buf, t.elapsed()))
+                            .is_err()
+                        {
+                            break;
+                        }
                     }
-                }
+                })
             });
         }
         drop(done_tx);
-        // Feed batches to the builder in record order as they complete.
-        let mut pending: BTreeMap<usize, (Prepared, IoBuf)> = BTreeMap::new();
-        let mut next = 0;
-        let mut done_records = 0;
-        for (seq, batch, sums, buf, parse_time) in done_rx.iter() {
-            report.times.parse += parse_time;
-            let first = chunks[seq].first as usize;
-            if let Some(slots) = hashes.get_mut(first..first + sums.len()) {
-                slots.copy_from_slice(&sums);
+        // Feed batches to the builder in record order as they complete, until a thread says it panicked.
+        let mut failed = None;
+        let fed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut pending: BTreeMap<usize, (Prepared, IoBuf)> = BTreeMap::new();
+            let mut next = 0;
+            let mut done_records = 0;
+            for done in done_rx.iter() {
+                let (seq, batch, sums, buf, parse_time) = match done {
+                    Done::Batch(seq, batch, sums, buf, parse_time) => {
+                        (seq, batch, sums, buf, parse_time)
+                    }
+                    Done::Panicked(why) => {
+                        failed = Some(why);
+                        return;
+                    }
+                };
+                report.times.parse += parse_time;
+                let first = chunks[seq].first as usize;
+                if let Some(slots) = hashes.get_mut(first..first + sums.len()) {
+                    slots.copy_from_slice(&sums);
+                }
+                pending.insert(seq, (batch, buf));
+                while let Some((batch, buf)) = pending.remove(&next) {
+                    let t = Instant::now();
+                    builder.append(batch);
+                    let _ = free_tx.send(buf);
+                    report.times.build += t.elapsed();
+                    done_records += chunks[next].records;
+                    next += 1;
+                    progress(done_records, planned);
+                }
             }
-            pending.insert(seq, (batch, buf));
-            while let Some((batch, buf)) = pending.remove(&next) {
-                let t = Instant::now();
-                builder.append(batch);
-                let _ = free_tx.send(buf);
-                report.times.build += t.elapsed();
-                done_records += chunks[next].records;
-                next += 1;
-                progress(done_records, planned);
-            }
+        }));
+        if let Err(p) = fed {
+            failed = Some(format!(
+                "the index builder panicked: {}",
+                crate::fault::panic_message(&*p)
+            ));
         }
+        if failed.is_some() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        drop((free_tx, done_rx));
+        failed
     });
+    if let Some(why) = failed {
+        return Err(Error::Internal(why));
+    }
     report.times.read = Duration::from_nanos(read_ns.into_inner());
     report.records_unreadable = unreadable.into_inner() + unmapped(vol);
     report.reads = chunks.len() as u64;

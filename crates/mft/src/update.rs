@@ -130,9 +130,16 @@ pub fn rescan(vol: &Volume, before: &[u32], opts: &ScanOptions) -> Result<Option
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+            .map(|h| {
+                h.join().map_err(|p| {
+                    Error::Internal(format!(
+                        "a re-scan thread panicked: {}",
+                        crate::fault::panic_message(&*p)
+                    ))
+                })
+            })
+            .collect::<Result<_>>()
+    })?;
     let mut hashes = vec![0u32; total];
     let mut changed = Vec::new();
     let mut bytes_read = 0;

@@ -48,7 +48,8 @@ pub(crate) fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> Er
 
 /// A file written under a temporary name beside its destination and renamed into place by [`TempFile::commit`]:
 /// an error or an interruption never leaves a partial file under the final name (dropped uncommitted, the
-/// temporary file is removed).
+/// temporary file is removed; it is registered in [`uffs_index::temp`], so a process ended by a signal removes
+/// it too).
 pub struct TempFile {
     file: Option<File>,
     tmp: PathBuf,
@@ -68,12 +69,23 @@ impl TempFile {
         tmp_name.push(name);
         tmp_name.push(format!(".uffs-{}.tmp", std::process::id()));
         let tmp = dir.join(tmp_name);
-        let file = File::create(&tmp).map_err(io_err(format!("creating {}", tmp.display())))?;
+        let file = uffs_index::temp::create(&tmp)
+            .map_err(io_err(format!("creating {}", tmp.display())))?;
         Ok(TempFile {
             file: Some(file),
             tmp,
             dest: dest.to_path_buf(),
         })
+    }
+
+    /// Whether output to `dest` goes through a temporary file: yes for a regular file or a name not taken yet;
+    /// no for a symbolic link (written through) or what is not a file (a FIFO, a device such as `/dev/stdout`),
+    /// which cannot be replaced by a rename.
+    pub fn suits(dest: &Path) -> bool {
+        match std::fs::symlink_metadata(dest) {
+            Ok(m) => m.is_file(),
+            Err(e) => e.kind() == io::ErrorKind::NotFound,
+        }
     }
 
     /// A second handle on the temporary file, to write through.
@@ -85,14 +97,19 @@ impl TempFile {
             .map_err(io_err(format!("opening {}", self.tmp.display())))
     }
 
+    /// The file it becomes.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
     /// Syncs and renames the file into place. Every other handle on it must be closed (Windows renames no open
     /// file).
     pub fn commit(mut self) -> Result<()> {
         if let Some(f) = self.file.take() {
             f.sync_all()
-                .map_err(io_err(format!("writing {}", self.tmp.display())))?;
+                .map_err(io_err(format!("writing {}", self.dest.display())))?;
         }
-        std::fs::rename(&self.tmp, &self.dest).map_err(io_err(format!(
+        uffs_index::temp::persist(&self.tmp, &self.dest).map_err(io_err(format!(
             "renaming {} to {}",
             self.tmp.display(),
             self.dest.display()
@@ -102,11 +119,23 @@ impl TempFile {
     }
 }
 
+/// An output file `dest` to write: a [`TempFile`] (returned, to commit once the output is whole) where
+/// [`TempFile::suits`] says so, else `dest` itself opened for writing.
+pub fn create_output(dest: &Path) -> Result<(File, Option<TempFile>)> {
+    if TempFile::suits(dest) {
+        let t = TempFile::create(dest)?;
+        Ok((t.writer()?, Some(t)))
+    } else {
+        let f = File::create(dest).map_err(io_err(format!("creating {}", dest.display())))?;
+        Ok((f, None))
+    }
+}
+
 impl Drop for TempFile {
     fn drop(&mut self) {
         if !self.tmp.as_os_str().is_empty() {
             self.file.take();
-            let _ = std::fs::remove_file(&self.tmp);
+            uffs_index::temp::discard(&self.tmp);
         }
     }
 }

@@ -2,7 +2,6 @@
 //! [`Column`]s as CSV, TSV, JSON lines or an aligned table (fitted to the terminal's width), a body file's rows
 //! (see [`crate::bodyfile`]), or Parquet (see [`crate::parquet`]); to stdout or a file.
 
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -94,22 +93,16 @@ pub struct Printer<'a> {
 }
 
 impl<'a> Printer<'a> {
-    /// A printer to `a.output` or stdout. Parquet goes to a temporary name beside the file, renamed into place
-    /// by [`Printer::finish`].
+    /// A printer to `a.output` or stdout. A file is written under a temporary name beside it, renamed into place
+    /// by [`Printer::finish`] (see [`crate::create_output`]).
     pub fn new(a: &OutputArgs) -> Result<Printer<'static>> {
-        let parquet = a.format == Some(Format::Parquet);
         let mut temp = None;
         let (out, terminal): (Box<dyn Write>, bool) = match &a.output {
-            Some(p) if parquet => {
-                let t = TempFile::create(p)?;
-                let w = t.writer()?;
-                temp = Some(t);
-                (Box::new(w), false)
+            Some(p) => {
+                let (f, t) = crate::create_output(p)?;
+                temp = t;
+                (Box::new(f), false)
             }
-            Some(p) => (
-                Box::new(File::create(p).map_err(io_err(format!("creating {}", p.display())))?),
-                false,
-            ),
             None => (Box::new(io::stdout()), io::stdout().is_terminal()),
         };
         let mut a = a.clone();

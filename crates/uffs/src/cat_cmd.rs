@@ -3,9 +3,8 @@
 //! The file is a record number or a path (resolved through an index of the volume built in memory, deleted
 //! entries included with `--deleted`), optionally with `:STREAM` for a named data stream.
 
-use std::fs::File;
 use std::io::{self, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -206,31 +205,16 @@ fn describe_all(idx: &Index, ids: &[EntryId]) -> String {
 }
 
 /// Writes the stream to `path` through a temporary file beside it, renamed into place once complete: an error
-/// or an interruption never leaves a partial FILE.
+/// or an interruption never leaves a partial FILE (see `uffs_results::create_output`: a FIFO or a device is
+/// written directly).
 fn write_file(reader: &mut StreamReader, path: &Path) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .with_context(|| format!("{} is not a file name", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".uffs-{}.tmp", std::process::id()));
-    let tmp: PathBuf = dir.join(tmp_name);
-    let r = (|| {
-        let mut f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        copy(reader, &mut f).with_context(|| format!("writing {}", tmp.display()))?;
-        f.sync_all()
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
-    })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let (mut f, temp) = uffs_results::create_output(path)?;
+    copy(reader, &mut f).with_context(|| format!("writing {}", path.display()))?;
+    drop(f);
+    if let Some(t) = temp {
+        t.commit()?;
     }
-    r
+    Ok(())
 }
 
 /// Streams that take longer than a blink get a progress bar (on a terminal).

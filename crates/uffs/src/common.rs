@@ -136,7 +136,17 @@ pub fn per_second(n: u64, d: Duration) -> f64 {
     n as f64 / d.as_secs_f64().max(1e-9)
 }
 
-/// The one-line summary of an index build.
+/// Set once a build of this process could not read some MFT records: the command then exits with status 3
+/// (partial) instead of 0.
+static READ_PARTLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a build of this process could not read some MFT records (see [`summary`]).
+pub fn read_partly() -> bool {
+    READ_PARTLY.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The one-line summary of an index build. A build that could not read some records marks the process's exit
+/// status as partial ([`read_partly`]).
 pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
     let t = r.times.total;
     let c = &r.build.counts;
@@ -155,6 +165,10 @@ pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
             "; skipped {} corrupt, {} damaged, {} unreadable records",
             c.corrupt, c.damaged, r.records_unreadable
         );
+    }
+    if r.records_unreadable > 0 {
+        READ_PARTLY.store(true, std::sync::atomic::Ordering::Relaxed);
+        s += " (partial: what those records held is missing)";
     }
     if r.build.orphans > 0 {
         s += &format!("; {} orphans under /$Orphan", thousands(r.build.orphans));

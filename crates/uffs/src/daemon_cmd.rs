@@ -42,21 +42,14 @@ pub fn query(a: &SearchArgs) -> Result<bool> {
     if parquet && a.output.output.is_none() && std::io::stdout().is_terminal() {
         bail!("{}", uffs_results::printer::PARQUET_TO_TERMINAL);
     }
-    // Parquet goes to a temporary name renamed into place once whole.
+    // A file goes to a temporary name renamed into place once whole.
     let mut temp = None;
     let (out, terminal): (Box<dyn Write>, bool) = match &a.output.output {
-        Some(p) if parquet => {
-            let t = uffs_results::TempFile::create(p)?;
-            let w = t.writer()?;
-            temp = Some(t);
-            (Box::new(w), false)
+        Some(p) => {
+            let (f, t) = uffs_results::create_output(p)?;
+            temp = t;
+            (Box::new(f), false)
         }
-        Some(p) => (
-            Box::new(
-                std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
-            ),
-            false,
-        ),
         None => (
             Box::new(std::io::stdout().lock()),
             std::io::stdout().is_terminal(),

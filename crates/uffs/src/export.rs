@@ -1,7 +1,6 @@
 //! `uffs export`: one row per entry of a source or an index file as CSV, JSON lines, a body file or Parquet;
 //! the formatting is `uffs_results::export`'s.
 
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::Path;
 
@@ -30,17 +29,18 @@ pub fn run(
             "{spec} was indexed by an older uffs, which kept no $FILE_NAME times; rebuild the index for a body file"
         );
     }
-    // Parquet goes to a temporary name renamed into place once whole.
-    let mut temp = None;
-    let out: Box<dyn Write> = match output {
-        Some(p) if format == Format::Parquet => {
-            let t = TempFile::create(p)?;
-            let w = t.writer()?;
-            temp = Some(t);
-            Box::new(w)
+    // A file goes to a temporary name renamed into place once whole: an error or an interruption leaves
+    // nothing (see `uffs_results::create_output`).
+    let (out, temp): (Box<dyn Write>, Option<TempFile>) = match output {
+        Some(p) => {
+            let (f, t) = uffs_results::create_output(p)?;
+            (Box::new(f), t)
         }
-        Some(p) => Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
-        None => Box::new(io::stdout().lock()),
+        None => (Box::new(io::stdout().lock()), None),
+    };
+    let writing = || match output {
+        Some(p) => format!("writing {}", p.display()),
+        None => "writing export".to_string(),
     };
     let mut out = BufWriter::with_capacity(1 << 20, out);
     // A progress bar on a terminal, when the rows go to a file (not over them).
@@ -58,7 +58,8 @@ pub fn run(
     );
     pb.set_length(indexes.iter().map(|p| p.index.len() as u64).sum());
     if format == Format::Csv {
-        out.write_all(export::csv_header().as_bytes())?;
+        out.write_all(export::csv_header().as_bytes())
+            .with_context(writing)?;
     }
     let mut pq = match format {
         Format::Parquet => Some(ParquetWriter::new()?),
@@ -74,7 +75,8 @@ pub fn run(
         let progress = |n: u64| pb.set_position(base + n);
         match &mut pq {
             Some(pq) => {
-                export::write_parquet(&part.index, &part.prefix, filter, pq, &mut out, &progress)?
+                export::write_parquet(&part.index, &part.prefix, filter, pq, &mut out, &progress)
+                    .with_context(writing)?
             }
             None => export::write_rows(
                 &part.index,
@@ -83,21 +85,22 @@ pub fn run(
                 filter,
                 &mut out,
                 &progress,
-            )?,
+            )
+            .with_context(writing)?,
         }
         base += part.index.len() as u64;
     }
     if let Some(pq) = pq {
-        let rest = pq.finish()?;
+        let rest = pq.finish().with_context(writing)?;
         match out.write_all(&rest) {
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
-            r => r.context("writing export")?,
+            r => r.with_context(writing)?,
         }
     }
     pb.finish_and_clear();
     match out.flush() {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
-        r => r.context("writing export")?,
+        r => r.with_context(writing)?,
     }
     drop(out);
     if let Some(t) = temp {

@@ -16,6 +16,7 @@ mod journal_cmd;
 mod mcp_cmd;
 mod query_cmd;
 mod serve_cmd;
+mod signals;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -334,8 +335,24 @@ EXAMPLES:
     )
 }
 
+/// Exit status of a command (not a query: those keep 0 and 1 for found and not) that did its work but read only
+/// part of a source: MFT records that could not be read (I/O errors, past the end of a truncated image, not
+/// mapped by the `$MFT` runlist) are missing from what it wrote (`uffs index`, `uffs export SOURCE`, `uffs
+/// volumes add`, `--source` for `du`, `dupes`, `serve`, `mcp`; the summary line says how many).
+const PARTIAL: u8 = 3;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Commands that write files end on a signal without leaving a partial one (a one-shot query only with -o:
+    // it starts no thread it does not need).
+    match &cli.command {
+        None if cli.search.output.output.is_some() => signals::install(),
+        None
+        | Some(
+            Command::Serve(_) | Command::Mcp(_) | Command::Daemon { .. } | Command::Info { .. },
+        ) => {}
+        Some(_) => signals::install(),
+    }
     let Some(command) = cli.command else {
         return match query_cmd::run(&cli.search) {
             Ok(true) => ExitCode::SUCCESS,
@@ -448,6 +465,7 @@ fn main() -> ExitCode {
         },
     };
     match result {
+        Ok(()) if common::read_partly() => ExitCode::from(PARTIAL),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             common::report_error(&e);

@@ -3,7 +3,7 @@
 //! layout). A build writes the columns while it builds the search aids ([`write_with_aids`]).
 
 use std::borrow::Cow;
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -445,12 +445,13 @@ fn header(
     head
 }
 
-/// A file being written under a temporary name beside the one it becomes: removed if dropped, renamed by
-/// [`Temp::commit`].
+/// A file being written under a temporary name beside the one it becomes (registered in [`crate::temp`], so a
+/// process ended by a signal removes it): removed if dropped, renamed by [`Temp::commit`].
 struct Temp {
     file: File,
     tmp: std::path::PathBuf,
     path: std::path::PathBuf,
+    committed: bool,
 }
 
 impl Temp {
@@ -461,18 +462,20 @@ impl Temp {
             .unwrap_or_default();
         let tmp = dir_of(path).join(format!(".{file_name}.tmp{}", std::process::id()));
         Ok(Temp {
-            file: File::create(&tmp)?,
+            file: crate::temp::create(&tmp)?,
             tmp,
             path: path.to_path_buf(),
+            committed: false,
         })
     }
 
     /// Syncs the file, renames it to its real name and syncs the directory; returns the time spent waiting for
     /// the disk.
-    fn commit(self) -> io::Result<std::time::Duration> {
+    fn commit(mut self) -> io::Result<std::time::Duration> {
         let t = std::time::Instant::now();
         self.file.sync_all()?;
-        fs::rename(&self.tmp, &self.path)?;
+        crate::temp::persist(&self.tmp, &self.path)?;
+        self.committed = true;
         // The rename is durable only once the directory is. (Windows has no directory sync: NTFS journals the
         // rename itself.)
         #[cfg(unix)]
@@ -483,8 +486,9 @@ impl Temp {
 
 impl Drop for Temp {
     fn drop(&mut self) {
-        // Gone already when committed.
-        let _ = fs::remove_file(&self.tmp);
+        if !self.committed {
+            crate::temp::discard(&self.tmp);
+        }
     }
 }
 
