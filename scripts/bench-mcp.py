@@ -11,17 +11,11 @@ Needs a release build (cargo build --release).
 """
 
 import argparse
-import json
 import os
-import shutil
 import statistics
 import subprocess
-import sys
-import tempfile
-import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-UFFS = os.path.join(ROOT, "target", "release", "uffs")
+from benchlib import ROOT, UFFS, Mcp, PrivateDaemon, need_release_build
 
 
 def targeted_queries():
@@ -35,52 +29,14 @@ def targeted_queries():
     return out
 
 
-class Mcp:
-    def __init__(self, args, env):
-        self.p = subprocess.Popen([UFFS, "mcp", *args], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL)
-        self.id = 0
-        self.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                 "clientInfo": {"name": "bench-mcp", "version": "1"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, msg):
-        self.p.stdin.write((json.dumps(msg) + "\n").encode())
-        self.p.stdin.flush()
-
-    def call(self, method, params):
-        self.id += 1
-        self.send({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                sys.exit("bench-mcp: uffs mcp closed its output")
-            msg = json.loads(line)
-            if msg.get("id") == self.id:
-                return msg
-
-    def search_ms(self, query):
-        t = time.perf_counter()
-        r = self.call("tools/call", {"name": "search", "arguments": {"query": query}})
-        ms = (time.perf_counter() - t) * 1000
-        res = r.get("result") or {}
-        if "error" in r or res.get("isError"):
-            sys.exit(f"bench-mcp: {query!r} failed: {r}")
-        return ms, res["structuredContent"]["found"]
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait(timeout=10)
-
-
 def measure(label, mcp, queries, runs):
     print(label)
     all_ms = []
     for q in queries:
-        mcp.search_ms(q)  # warm
+        mcp.search(q)  # warm
         times = []
         for _ in range(runs):
-            ms, found = mcp.search_ms(q)
+            ms, found = mcp.search(q)
             times.append(ms)
         all_ms += times
         print(f"  search {q!r:<24} found {found:>7,}   median {statistics.median(times):6.2f} ms"
@@ -93,34 +49,17 @@ def main():
     ap.add_argument("image")
     ap.add_argument("--runs", type=int, default=51)
     a = ap.parse_args()
-    if not os.path.exists(UFFS):
-        sys.exit("bench-mcp: build first: cargo build --release")
+    need_release_build("bench-mcp")
     queries = targeted_queries()
-    work = tempfile.mkdtemp(prefix="uffs-bench-mcp-")
-    env = dict(os.environ, UFFS_CACHE_DIR=os.path.join(work, "cache"), UFFS_RUNTIME_DIR=os.path.join(work, "run"))
-    try:
-        idx = os.path.join(work, "bench.uffs")
+    with PrivateDaemon([(a.image, "B", "never")], prefix="uffs-bench-mcp-") as d:
+        m = Mcp(d.env)
+        measure("uffs mcp (through the daemon, warm)", m, queries, a.runs)
+        m.close()
+        idx = os.path.join(d.work, "bench.uffs")
         subprocess.run([UFFS, "index", a.image, "-o", idx], check=True, stderr=subprocess.DEVNULL)
-        subprocess.run([UFFS, "volumes", "add", a.image, "--name", "B", "--refresh", "never"], env=env, check=True,
-                       stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        subprocess.run([UFFS, "daemon", "start"], env=env, check=True, stdout=subprocess.DEVNULL)
-        try:
-            for _ in range(300):
-                if subprocess.run([UFFS, "*", "--count"], env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL).returncode == 0:
-                    break
-                time.sleep(0.1)
-            m = Mcp([], env)
-            measure("uffs mcp (through the daemon, warm)", m, queries, a.runs)
-            m.close()
-        finally:
-            subprocess.run([UFFS, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        m = Mcp(["--index", idx], env)
+        m = Mcp(d.env, ["--index", idx])
         measure("uffs mcp --index F", m, queries, a.runs)
         m.close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
 
 if __name__ == "__main__":
     main()

@@ -19,16 +19,13 @@ import argparse
 import http.client
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-UFFS = os.path.join(ROOT, "target", "release", "uffs")
+from benchlib import UFFS, PrivateDaemon, need_release_build
 PY = os.environ.get("UFFS_PY", "/opt/uffs-py/bin/python")
 
 TARGETED = ["kernel32.dll", "uiaclient*", "ext:vhdx", "79rhkp1fnd", "wholeword:catroot"]
@@ -73,15 +70,6 @@ finally:
 '''
 
 
-def wait_count(env):
-    for _ in range(600):
-        if subprocess.run([UFFS, "*", "--count"], env=env, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL).returncode == 0:
-            return
-        time.sleep(0.1)
-    sys.exit("bench-serve: the daemon did not get ready")
-
-
 def get(conn, path, token):
     t = time.perf_counter()
     conn.request("GET", path, headers={"Authorization": "Bearer " + token})
@@ -104,77 +92,70 @@ def main():
     ap.add_argument("--runs", type=int, default=31)
     ap.add_argument("--page-runs", type=int, default=7)
     a = ap.parse_args()
-    if not os.path.exists(UFFS):
-        sys.exit("bench-serve: build first: cargo build --release")
-    work = tempfile.mkdtemp(prefix="uffs-bench-serve-")
-    env = dict(os.environ, UFFS_CACHE_DIR=os.path.join(work, "cache"), UFFS_RUNTIME_DIR=os.path.join(work, "run"))
+    need_release_build("bench-serve")
     server = None
-    try:
-        subprocess.run([UFFS, "volumes", "add", a.image, "--name", "B", "--refresh", "never"], env=env, check=True,
-                       stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        subprocess.run([UFFS, "daemon", "start"], env=env, check=True, stdout=subprocess.DEVNULL)
-        wait_count(env)
-        server = subprocess.Popen([UFFS, "serve", "--bind", "127.0.0.1:0"], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL)
-        url = server.stdout.readline().decode().strip()
-        u = urllib.parse.urlparse(url)
-        token = urllib.parse.parse_qs(u.query)["token"][0]
-        print(f"volume: {a.image}; uffs serve at {u.scheme}://{u.netloc} through a private daemon; {a.runs} runs")
+    with PrivateDaemon([(a.image, "B", "never")], prefix="uffs-bench-serve-") as d:
+        env = d.env
+        try:
+            server = subprocess.Popen([UFFS, "serve", "--bind", "127.0.0.1:0"], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL)
+            url = server.stdout.readline().decode().strip()
+            u = urllib.parse.urlparse(url)
+            token = urllib.parse.parse_qs(u.query)["token"][0]
+            print(f"volume: {a.image}; uffs serve at {u.scheme}://{u.netloc} through a private daemon; {a.runs} runs")
 
-        print("\nHTTP /api/search, one kept-alive connection, request sent to last byte read (limit 100):")
-        conn = http.client.HTTPConnection(u.hostname, u.port)
-        medians = {}
-        for q, extra in [(q, {}) for q in TARGETED] + BROADER:
-            params = dict(q=q, limit=100, **extra)
-            path = "/api/search?" + urllib.parse.urlencode(params)
-            first, v = get(conn, path, token)
-            times = [get(conn, path, token)[0] for _ in range(a.runs)]
-            medians[q] = statistics.median(times)
-            line(f"{q} {' '.join(f'{k}={v}' for k, v in extra.items())}", first, times, v["found"])
-        targeted = [medians[q] for q in TARGETED]
-        print(f"targeted queries: median of medians {statistics.median(targeted):.2f} ms "
-              f"(target: at most 3 ms)")
+            print("\nHTTP /api/search, one kept-alive connection, request sent to last byte read (limit 100):")
+            conn = http.client.HTTPConnection(u.hostname, u.port)
+            medians = {}
+            for q, extra in [(q, {}) for q in TARGETED] + BROADER:
+                params = dict(q=q, limit=100, **extra)
+                path = "/api/search?" + urllib.parse.urlencode(params)
+                first, v = get(conn, path, token)
+                times = [get(conn, path, token)[0] for _ in range(a.runs)]
+                medians[q] = statistics.median(times)
+                line(f"{q} {' '.join(f'{k}={v}' for k, v in extra.items())}", first, times, v["found"])
+            targeted = [medians[q] for q in TARGETED]
+            print(f"targeted queries: median of medians {statistics.median(targeted):.2f} ms "
+                  f"(target: at most 3 ms)")
 
-        print("\nHTTP, a new connection per request:")
-        for q in TARGETED[:2]:
-            path = "/api/search?" + urllib.parse.urlencode(dict(q=q, limit=100))
-            times = []
-            for _ in range(a.runs):
-                c = http.client.HTTPConnection(u.hostname, u.port)
-                t = time.perf_counter()
-                c.connect()
-                ms, v = get(c, path, token)
-                times.append((time.perf_counter() - t) * 1000)
-                c.close()
-            line(f"{q} (connect included)", times[0], times[1:], v["found"])
-        for p in ["/api/count?q=dll", "/api/du?depth=1&limit=20"]:
-            first, v = get(conn, p, token)
-            times = [get(conn, p, token)[0] for _ in range(a.runs)]
-            line(p, first, times, v.get("count", len(v.get("rows", []))))
+            print("\nHTTP, a new connection per request:")
+            for q in TARGETED[:2]:
+                path = "/api/search?" + urllib.parse.urlencode(dict(q=q, limit=100))
+                times = []
+                for _ in range(a.runs):
+                    c = http.client.HTTPConnection(u.hostname, u.port)
+                    t = time.perf_counter()
+                    c.connect()
+                    ms, v = get(c, path, token)
+                    times.append((time.perf_counter() - t) * 1000)
+                    c.close()
+                line(f"{q} (connect included)", times[0], times[1:], v["found"])
+            for p in ["/api/count?q=dll", "/api/du?depth=1&limit=20"]:
+                first, v = get(conn, p, token)
+                times = [get(conn, p, token)[0] for _ in range(a.runs)]
+                line(p, first, times, v.get("count", len(v.get("rows", []))))
 
-        print(f"\nThe page in headless Chromium: last keystroke to rows on screen ({a.page_runs} runs each):")
-        if not os.path.exists(PY):
-            print(f"  skipped: {PY} is missing (scripts/setup.sh makes it)")
-            return
-        out = subprocess.run([PY, "-c", BROWSER, url, json.dumps(PAGE_QUERIES), str(a.page_runs)],
-                             capture_output=True, timeout=900)
-        if out.returncode != 0:
-            sys.exit(f"bench-serve: browser: {out.stderr.decode(errors='replace')[-2000:]}")
-        page = json.loads(out.stdout.decode().splitlines()[-1])
-        all_ms = []
-        for q, ts in page.items():
-            ms = [t["ms"] for t in ts]
-            all_ms += ms
-            print(f"  {q:<30} median {statistics.median(ms):6.1f} ms   min {min(ms):6.1f}   max {max(ms):6.1f}"
-                  f"   found {ts[-1]['found']:,}")
-        print(f"  all queries: median {statistics.median(all_ms):.1f} ms (target: at most 100 ms; includes the "
-              f"page's 20 ms debounce)")
-    finally:
-        if server:
-            server.terminate()
-            server.wait()
-        subprocess.run([UFFS, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        shutil.rmtree(work, ignore_errors=True)
+            print(f"\nThe page in headless Chromium: last keystroke to rows on screen ({a.page_runs} runs each):")
+            if not os.path.exists(PY):
+                print(f"  skipped: {PY} is missing (scripts/setup.sh makes it)")
+                return
+            out = subprocess.run([PY, "-c", BROWSER, url, json.dumps(PAGE_QUERIES), str(a.page_runs)],
+                                 capture_output=True, timeout=900)
+            if out.returncode != 0:
+                sys.exit(f"bench-serve: browser: {out.stderr.decode(errors='replace')[-2000:]}")
+            page = json.loads(out.stdout.decode().splitlines()[-1])
+            all_ms = []
+            for q, ts in page.items():
+                ms = [t["ms"] for t in ts]
+                all_ms += ms
+                print(f"  {q:<30} median {statistics.median(ms):6.1f} ms   min {min(ms):6.1f}   max {max(ms):6.1f}"
+                      f"   found {ts[-1]['found']:,}")
+            print(f"  all queries: median {statistics.median(all_ms):.1f} ms (target: at most 100 ms; includes the "
+                  f"page's 20 ms debounce)")
+        finally:
+            if server:
+                server.terminate()
+                server.wait()
 
 
 if __name__ == "__main__":

@@ -16,15 +16,12 @@ Needs root (ntfs-3g mount) and a release build (cargo build --release).
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-UFFS = os.path.join(ROOT, "target", "release", "uffs")
+from benchlib import UFFS, PrivateDaemon, need_release_build
 
 
 def timed(cmd, env=None):
@@ -74,40 +71,28 @@ def main():
     ap.add_argument("image")
     ap.add_argument("--runs", type=int, default=9)
     a = ap.parse_args()
-    if not os.path.exists(UFFS):
-        sys.exit("bench-usage: build first: cargo build --release")
-    work = tempfile.mkdtemp(prefix="uffs-bench-usage-")
-    env = dict(os.environ, UFFS_CACHE_DIR=os.path.join(work, "cache"), UFFS_RUNTIME_DIR=os.path.join(work, "run"))
-    try:
+    need_release_build("bench-usage")
+    with PrivateDaemon([(a.image, "B", "never")], prefix="uffs-bench-usage-") as d:
+        env, work = d.env, d.work
         idx = os.path.join(work, "bench.uffs")
         subprocess.run([UFFS, "index", a.image, "-o", idx], check=True, stderr=subprocess.DEVNULL)
-        subprocess.run([UFFS, "volumes", "add", a.image, "--name", "B", "--refresh", "never"], env=env, check=True,
-                       stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        subprocess.run([UFFS, "daemon", "start"], env=env, check=True, stdout=subprocess.DEVNULL)
-        try:
-            for _ in range(100):
-                if subprocess.run([UFFS, "*", "--count"], env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL).returncode == 0:
-                    break
-                time.sleep(0.1)
-            _, out = timed([UFFS, "--index", idx, "childcount:>1000", "--columns", "path,children", "--format",
-                            "tsv"])
-            rows = [l.split("\t") for l in out.decode().splitlines()[1:]]
-            big = max(rows, key=lambda r: int(r[1])) if rows else ["/", "0"]
-            print(f"volume: {a.image}; the folder with the most children: {big[0]} ({int(big[1]):,} children)")
-            series("uffs du / (daemon)", [UFFS, "du", "/"], a.runs, env)
-            series(f"uffs du {big[0]} --limit 10 (daemon)", [UFFS, "du", big[0], "--limit", "10"], a.runs, env)
-            series(f"uffs du {big[0]} (daemon, every row)", [UFFS, "du", big[0]], a.runs, env)
-            series("uffs '*' --facet ext (daemon)", [UFFS, "*", "--facet", "ext"], a.runs, env)
-            series("uffs '*' --facet year (daemon)", [UFFS, "*", "--facet", "year"], a.runs, env)
-            series("uffs --stats (daemon)", [UFFS, "--stats"], a.runs, env)
-            series("uffs 'treesize:>1gb' --count (daemon)", [UFFS, "treesize:>1gb", "--count"], a.runs, env)
-            series("uffs dupes --index F --by size --limit 10", [UFFS, "dupes", "--index", idx, "--by", "size",
-                                                                "--limit", "10"], a.runs)
-            series("uffs dupes --index F --by size (every group)", [UFFS, "dupes", "--index", idx, "--by", "size",
-                                                                   "--format", "csv"], 3)
-        finally:
-            subprocess.run([UFFS, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, out = timed([UFFS, "--index", idx, "childcount:>1000", "--columns", "path,children", "--format",
+                        "tsv"])
+        rows = [l.split("\t") for l in out.decode().splitlines()[1:]]
+        big = max(rows, key=lambda r: int(r[1])) if rows else ["/", "0"]
+        print(f"volume: {a.image}; the folder with the most children: {big[0]} ({int(big[1]):,} children)")
+        series("uffs du / (daemon)", [UFFS, "du", "/"], a.runs, env)
+        series(f"uffs du {big[0]} --limit 10 (daemon)", [UFFS, "du", big[0], "--limit", "10"], a.runs, env)
+        series(f"uffs du {big[0]} (daemon, every row)", [UFFS, "du", big[0]], a.runs, env)
+        series("uffs '*' --facet ext (daemon)", [UFFS, "*", "--facet", "ext"], a.runs, env)
+        series("uffs '*' --facet year (daemon)", [UFFS, "*", "--facet", "year"], a.runs, env)
+        series("uffs --stats (daemon)", [UFFS, "--stats"], a.runs, env)
+        series("uffs 'treesize:>1gb' --count (daemon)", [UFFS, "treesize:>1gb", "--count"], a.runs, env)
+        series("uffs dupes --index F --by size --limit 10", [UFFS, "dupes", "--index", idx, "--by", "size",
+                                                            "--limit", "10"], a.runs)
+        series("uffs dupes --index F --by size (every group)", [UFFS, "dupes", "--index", idx, "--by", "size",
+                                                               "--format", "csv"], 3)
+        subprocess.run([UFFS, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
         img = content_volume(work)
         size = os.path.getsize(img)
@@ -125,8 +110,6 @@ def main():
         print(f"  uffs dupes --by content (whole process): median {statistics.median(dup):.0f} ms = "
               f"{hash_rate:.0f} MB/s of file content")
         print(f"  ratio: {hash_rate / raw_rate:.2f}x the raw read rate")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -107,9 +107,34 @@ umount "$state/mnt"
 refreshed=$(uffsw volumes refresh E 2>&1) || fail "volumes refresh E: $refreshed"
 found=$(uffsw made-by-linux 2>&1) || fail "made-by-linux not found after the refresh ($refreshed): $found"
 [[ ${found%$'\r'} == 'E:\made-by-linux.txt' ]] || fail "made-by-linux answered as: $found"
-uffsw daemon stop >/dev/null 2>&1
-/usr/lib/wine/wineserver -k
 echo "test-windows: a file made on the live drive E: by another driver is found after volumes refresh: $refreshed"
+
+# By itself: E: checked every second. Wine answers no change-journal call, so the journal watcher ends at once
+# and the interval's re-scan follows the drive: a second file made by ntfs-3g is found without a refresh asked.
+# Then `daemon stop` ends the daemon and its threads: the process is gone, and status says it is not running.
+uffsw daemon stop >/dev/null 2>&1 || fail "daemon stop"
+uffsw volumes remove E >/dev/null 2>&1 || fail "volumes remove E"
+uffsw volumes add E: --refresh 1s >/dev/null 2>&1 || fail "volumes add E: --refresh 1s"
+uffsw daemon start >/dev/null 2>&1 || fail "daemon start (interval)"
+ntfs-3g "$loop_rw" "$state/mnt"
+echo "made while the daemon checked the drive every second" > "$state/mnt/made-by-linux-2.txt"
+umount "$state/mnt"
+found=""
+for _ in $(seq 60); do
+    found=$(uffsw made-by-linux-2 2>/dev/null) && break
+    sleep 0.5
+done
+[[ ${found%$'\r'} == 'E:\made-by-linux-2.txt' ]] || fail "made-by-linux-2 not found by the interval's re-scan: $found"
+uffsw daemon stop >/dev/null 2>&1 || fail "daemon stop (interval)"
+for _ in $(seq 40); do
+    pgrep -f 'uffs.exe daemon' >/dev/null || break
+    sleep 0.25
+done
+pgrep -f 'uffs.exe daemon' >/dev/null && fail "the daemon process is still running 10 s after daemon stop"
+status=$(uffsw daemon status 2>&1) && fail "daemon status answered after daemon stop: $status"
+[[ $status == *"not running"* ]] || fail "daemon status after stop: $status"
+/usr/lib/wine/wineserver -k
+echo "test-windows: the interval's re-scan found a file made by ntfs-3g by itself; daemon stop ended the daemon"
 
 # The release a user downloads: built, unpacked, and run on the live drive.
 scripts/build-windows.sh

@@ -1,0 +1,119 @@
+"""What the benchmark and soak scripts share: where the release build is, a private daemon, an MCP session.
+
+    from benchlib import UFFS, PrivateDaemon, Mcp
+
+    with PrivateDaemon([("/work/bench/bench.img", "B", "never")]) as d:   # its own cache and runtime folders
+        subprocess.run([UFFS, "*", "--count"], env=d.env)
+        m = Mcp(d.env)                      # `uffs mcp` on stdio, initialized
+        ms, found = m.search("kernel32.dll")
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+UFFS = os.path.join(ROOT, "target", "release", "uffs")
+
+
+def need_release_build(script):
+    if not os.path.exists(UFFS):
+        sys.exit(f"{script}: build first: cargo build --release")
+
+
+class PrivateDaemon:
+    """A daemon with its own cache and runtime folders (under `work`, a new temporary folder by default), the
+    volumes `(source, name, refresh)` registered, started and ready when the `with` block begins; stopped, and a
+    temporary folder removed, when it ends. `env` runs uffs against it."""
+
+    def __init__(self, volumes, work=None, prefix="uffs-bench-"):
+        self.own_work = work is None
+        self.work = work or tempfile.mkdtemp(prefix=prefix)
+        self.env = dict(os.environ, UFFS_CACHE_DIR=os.path.join(self.work, "cache"),
+                        UFFS_RUNTIME_DIR=os.path.join(self.work, "run"))
+        self.volumes = volumes
+
+    def __enter__(self):
+        try:
+            for source, name, refresh in self.volumes:
+                subprocess.run([UFFS, "volumes", "add", source, "--name", name, "--refresh", refresh], env=self.env,
+                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self.start()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def start(self):
+        subprocess.run([UFFS, "daemon", "start"], env=self.env, check=True, stdout=subprocess.DEVNULL)
+        self.wait_ready()
+
+    def wait_ready(self, limit=600):
+        """Waits until the daemon answers a count; returns the seconds it took."""
+        t = time.perf_counter()
+        while time.perf_counter() - t < limit:
+            if subprocess.run([UFFS, "*", "--count"], env=self.env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0:
+                return time.perf_counter() - t
+            time.sleep(0.05)
+        sys.exit("the daemon did not get ready")
+
+    def pid(self):
+        try:
+            return int(open(os.path.join(self.work, "run", "daemon.pid")).read().strip())
+        except (OSError, ValueError):
+            return None
+
+    def __exit__(self, *exc):
+        subprocess.run([UFFS, "daemon", "stop"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if self.own_work:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+class Mcp:
+    """A `uffs mcp ARGS` session on stdio, spoken to in JSON-RPC directly (no SDK in the way), initialized."""
+
+    def __init__(self, env, args=()):
+        self.p = subprocess.Popen([UFFS, "mcp", *args], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+        self.id = 0
+        self.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "uffs-scripts", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, msg):
+        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
+
+    def call(self, method, params):
+        self.id += 1
+        self.send({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise RuntimeError("uffs mcp closed its output")
+            msg = json.loads(line)
+            if msg.get("id") == self.id:
+                return msg
+
+    def search(self, query, limit=50):
+        """A `search` tool call: (milliseconds from request to answer, entries found). A query that matches
+        nothing is an answer (found 0); an error raises."""
+        t = time.perf_counter()
+        r = self.call("tools/call", {"name": "search", "arguments": {"query": query, "limit": limit}})
+        ms = (time.perf_counter() - t) * 1000
+        res = r.get("result") or {}
+        if "error" in r or res.get("isError"):
+            raise RuntimeError(f"search {query!r}: {json.dumps(r)[:300]}")
+        return ms, res["structuredContent"]["found"]
+
+    def close(self):
+        try:
+            self.p.stdin.close()
+            self.p.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            self.p.kill()
