@@ -44,6 +44,12 @@ fn tokenize(q: &str) -> Result<Vec<(Tok, Range<usize>)>, QueryError> {
             i += 1;
             continue;
         }
+        if c == b'!' {
+            return Err(QueryError::new(
+                "`!` needs a term right after it (`!ext:tmp`); quote it to search for the text: \"!\"",
+                i..i + 1,
+            ));
+        }
         if (c == b'(' || c == b'<') && closes_later(b, i) {
             toks.push((Tok::Open(c as char), i..i + 1));
             open.push(if c == b'(' { ')' } else { '>' });
@@ -86,9 +92,35 @@ fn tokenize(q: &str) -> Result<Vec<(Tok, Range<usize>)>, QueryError> {
         if in_quote {
             return Err(QueryError::new("unterminated quote", quote_start..q.len()));
         }
+        if !regex_term {
+            unbalanced(&q[start..i], start..i)?;
+        }
         toks.push((Tok::Text(text, b[start] == b'"'), start..i));
     }
     Ok(toks)
+}
+
+/// A term that is a bracket nothing pairs with: an opening one that no later term closes (`(a | b`, where the
+/// group was surely meant), or a closing one with no group open (`)`). A bracket inside a name stays text
+/// (`file (1).txt`, `(1).txt`), and quotes make any of them text.
+fn unbalanced(text: &str, span: Range<usize>) -> Result<(), QueryError> {
+    let open = text.starts_with(['(', '<']) && !text.contains([')', '>']);
+    if open {
+        return Err(QueryError::new(
+            format!(
+                "this `{}` is never closed; close the group, or quote the term to search for the text",
+                &text[..1]
+            ),
+            span.start..span.start + 1,
+        ));
+    }
+    if text == ")" || text == ">" {
+        return Err(QueryError::new(
+            format!("this `{text}` closes no group; quote it to search for the text"),
+            span,
+        ));
+    }
+    Ok(())
 }
 
 /// Whether a term starting here is (after any modifiers) a `regex:` term.
@@ -782,10 +814,32 @@ mod tests {
             e.render("foo size:>10xb"),
             format!("{}\n  foo size:>10xb\n      ^^^^^^^^^^", e.message)
         );
-        // A bracket nothing closes is text, as in a file name: `(a` here.
+        // A bracket nothing pairs with is an error that points at it; one inside a name is text.
+        for (q, at) in [
+            ("(a | b", 0..1),
+            ("x (", 2..3),
+            ("<a b", 0..1),
+            (")", 0..1),
+            ("a >", 2..3),
+        ] {
+            let e = bad(q);
+            assert_eq!(e.span, at, "{q}: {}", e.message);
+            assert!(
+                e.message.contains("never closed") || e.message.contains("closes no group"),
+                "{q}: {}",
+                e.message
+            );
+        }
+        assert!(bad("!").message.contains("needs a term right after it"));
+        assert!(bad("a ! b").message.contains("needs a term right after it"));
         assert_eq!(
-            kinds(&p("(a b")),
-            vec![text("(a", false, false), text("b", false, false)]
+            kinds(&p("file (1).txt (2).txt \"(a\"")),
+            vec![
+                text("file", false, false),
+                text("(1).txt", false, false),
+                text("(2).txt", false, false),
+                text("(a", false, false)
+            ]
         );
         assert!(bad("a | ").message.contains("needs a term on each side"));
         assert!(bad("\"abc").message.contains("unterminated quote"));
