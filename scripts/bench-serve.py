@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`uffs serve` on the benchmark volume: HTTP search latency and the web page's time from keystroke to rows.
 
-    python3 scripts/bench-serve.py /work/bench/bench.img [--runs 31]
+    python3 scripts/bench-serve.py /work/bench/bench.img [--runs 31] [--clients 64 --load-seconds 10] [--load-only]
     ($UFFS_PY, default /opt/uffs-py/bin/python, runs the browser part: it needs selenium; see scripts/setup.sh)
 
 Starts a private daemon (its own cache and runtime folders) with the volume registered, and `uffs serve` on a
@@ -9,7 +9,11 @@ free loopback port in front of it. Then:
   1. HTTP: GET /api/search for targeted queries (as bench/queries.tsv's "targeted" class) and a few broader
      ones, on one kept-alive connection, from the request's first byte sent to the answer's last byte read;
      warm (the first answer of each is reported apart). Also a new connection per request.
-  2. The page in headless Chromium: each query typed into the search box as keystrokes; the page records the
+  2. Load: --clients (default 64) clients at once, each on its own kept-alive connection, asking targeted and
+     broader queries in turn for --load-seconds (and at most --load-requests each): queries per second, and
+     the latency median, p99 and max, from the request's first byte to the answer's last. The clients run in
+     4 processes of threads on the same machine as the server, so they take some of its cores.
+  3. The page in headless Chromium: each query typed into the search box as keystrokes; the page records the
      milliseconds from the last keystroke to its rows on screen (window.uffsTimings). Medians per query.
 Prints figures; asserts nothing about time (targets: HTTP median at most 3 ms for a targeted query; first rows
 at most 100 ms after a keystroke). Needs a release build (cargo build --release).
@@ -18,12 +22,14 @@ at most 100 ms after a keystroke). Needs a release build (cargo build --release)
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 
@@ -93,6 +99,78 @@ def get(conn, path, token):
     return ms, json.loads(body)
 
 
+def load_process(host, port, token, paths, threads, seconds, max_requests, results):
+    """One process of load clients: `threads` threads, each on its own kept-alive connection, asking `paths` in
+    turn until `seconds` have passed or it has asked `max_requests`; puts ([(path index, latency in ms)], errors)
+    on `results`."""
+    def client(k, out):
+        conn = http.client.HTTPConnection(host, port, timeout=60)
+        lat, errors = [], 0
+        end = time.perf_counter() + seconds
+        i = k
+        while time.perf_counter() < end and len(lat) + errors < max_requests:
+            j = i % len(paths)
+            i += 1
+            t = time.perf_counter()
+            try:
+                conn.request("GET", paths[j], headers={"Authorization": "Bearer " + token})
+                r = conn.getresponse()
+                r.read()
+                if r.status == 200:
+                    lat.append((j, (time.perf_counter() - t) * 1000))
+                else:
+                    errors += 1
+            except (OSError, http.client.HTTPException):
+                errors += 1
+                conn.close()
+                conn = http.client.HTTPConnection(host, port, timeout=60)
+        conn.close()
+        out.append((lat, errors))
+    outs = []
+    ts = [threading.Thread(target=client, args=(k, outs)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    results.put(([x for lat, _ in outs for x in lat], sum(e for _, e in outs)))
+
+
+def load(u, token, clients, seconds, max_requests):
+    """`clients` clients at once for `seconds`: queries per second and latency percentiles."""
+    paths = ["/api/search?" + urllib.parse.urlencode(dict(q=q, limit=100)) for q in TARGETED]
+    paths += ["/api/search?" + urllib.parse.urlencode(dict(q=q, limit=100, **extra)) for q, extra in BROADER]
+    paths.append("/api/count?q=dll")
+    procs_n = min(4, clients)
+    per = [clients // procs_n + (1 if k < clients % procs_n else 0) for k in range(procs_n)]
+    results = multiprocessing.Queue()
+    t = time.perf_counter()
+    procs = [multiprocessing.Process(target=load_process, args=(u.hostname, u.port, token, paths, n, seconds,
+                                                                 max_requests, results)) for n in per]
+    for p in procs:
+        p.start()
+    got = [results.get(timeout=seconds + 120) for _ in procs]
+    for p in procs:
+        p.join()
+    wall = time.perf_counter() - t
+    answers = [x for ls, _ in got for x in ls]
+    errors = sum(e for _, e in got)
+    if not answers:
+        sys.exit(f"bench-serve: no answers under load ({errors} errors)")
+
+    def pct(lat, q):
+        return lat[min(len(lat) - 1, int(q * len(lat)))]
+    lat = sorted(ms for _, ms in answers)
+    print(f"  {clients} clients, {wall:.1f} s: {len(lat):,} answers, {errors} errors; "
+          f"{len(lat) / wall:,.0f} queries/s")
+    print(f"  latency: median {pct(lat, 0.5):.2f} ms   p90 {pct(lat, 0.9):.2f} ms   p99 {pct(lat, 0.99):.2f} ms   "
+          f"max {lat[-1]:.2f} ms   ({os.cpu_count()} cores, shared with the clients)")
+    for j, path in enumerate(paths):
+        ms = sorted(m for k, m in answers if k == j)
+        if ms:
+            q = urllib.parse.unquote_plus(path.split("?", 1)[1])
+            print(f"    {q:<58} {len(ms):6,} answers   median {pct(ms, 0.5):7.2f} ms   p99 {pct(ms, 0.99):7.2f} ms")
+
+
 def line(name, first, times, found):
     print(f"{name:<52} first {first:7.2f} ms   median {statistics.median(times):6.2f} ms   "
           f"min {min(times):6.2f}   max {max(times):7.2f}   found {found:,}")
@@ -103,6 +181,10 @@ def main():
     ap.add_argument("image")
     ap.add_argument("--runs", type=int, default=31)
     ap.add_argument("--page-runs", type=int, default=7)
+    ap.add_argument("--clients", type=int, default=64, help="clients at once in the load part")
+    ap.add_argument("--load-seconds", type=float, default=10)
+    ap.add_argument("--load-requests", type=int, default=100_000, help="at most this many requests per client")
+    ap.add_argument("--load-only", action="store_true", help="only the load part")
     a = ap.parse_args()
     if not os.path.exists(UFFS):
         sys.exit("bench-serve: build first: cargo build --release")
@@ -120,6 +202,10 @@ def main():
         u = urllib.parse.urlparse(url)
         token = urllib.parse.parse_qs(u.query)["token"][0]
         print(f"volume: {a.image}; uffs serve at {u.scheme}://{u.netloc} through a private daemon; {a.runs} runs")
+        if a.load_only:
+            print(f"\nLoad: {a.clients} concurrent clients, targeted and broader queries (limit 100), kept-alive:")
+            load(u, token, a.clients, a.load_seconds, a.load_requests)
+            return
 
         print("\nHTTP /api/search, one kept-alive connection, request sent to last byte read (limit 100):")
         conn = http.client.HTTPConnection(u.hostname, u.port)
@@ -151,6 +237,9 @@ def main():
             first, v = get(conn, p, token)
             times = [get(conn, p, token)[0] for _ in range(a.runs)]
             line(p, first, times, v.get("count", len(v.get("rows", []))))
+
+        print(f"\nLoad: {a.clients} concurrent clients, targeted and broader queries (limit 100), kept-alive:")
+        load(u, token, a.clients, a.load_seconds, a.load_requests)
 
         print(f"\nThe page in headless Chromium: last keystroke to rows on screen ({a.page_runs} runs each):")
         if not os.path.exists(PY):
