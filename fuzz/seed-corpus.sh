@@ -56,6 +56,23 @@ put('content', 'plain', content_seed(0, 0, 3000, bytes([0x11, 2, 1, 0x01, 1, 0x1
 lz = bytes([0x03, 0xB0, 0b10, ord('a'), 0xFC, 0x0F, 0, 0])
 put('content', 'compressed', content_seed(0, 4, 8192, bytes([0x11, 1, 1, 0x01, 15, 0]), 16, bytes(512) + lz.ljust(512, b'\0')))
 PY
+# Daemon requests: one of each kind, as the client sends them (a line each), and a few a client should not send.
+mkdir -p corpus/daemon_request
+python3 - <<'PY'
+import json
+reqs = {
+    'ping': {"op": "ping"}, 'status': {"op": "status"}, 'reload': {"op": "reload"}, 'stop': {"op": "stop"},
+    'refresh': {"op": "refresh"}, 'refresh-named': {"op": "refresh", "name": "C"},
+    'query': {"op": "query", "args": {"query": ["ext:dll", "size:>1kb"], "limit": 10}, "terminal": False},
+    'query-binary': {"op": "query", "args": {"query": ["*.txt | dm:today"]}, "terminal": True, "binary": True},
+    'query-regex': {"op": "query", "args": {"query": ["regex:^IMG_\\d+ !tmp \"a b\" wholeword:x"]}},
+    'unknown-field': {"op": "ping", "x": 1},
+}
+for name, r in reqs.items():
+    open(f'corpus/daemon_request/{name}', 'w').write(json.dumps(r) + '\n')
+open('corpus/daemon_request/unterminated', 'w').write('{"op":"ping"}')
+open('corpus/daemon_request/two-lines', 'w').write('{"op":"ping"}\n{"op":"stop"}\n')
+PY
 # Index files: a real one (the Linux-made volume's, built by uffs) and damaged copies of it (flips in the data,
 # a run of garbage, a cut), each resealed by the target.
 mkdir -p corpus/index_file

@@ -13,7 +13,10 @@ fuzz_target!(|data: &[u8]| {
     buf.truncate(buf.len() / rs * rs);
     let records = (buf.len() / rs) as u64;
     let mut batch = RecordBatch::default();
-    let opts = ParseOptions { record_size: rs, bitmap: None, include_unused: true };
+    // Both ways of sizing allocations: from the runs' clusters (odd inputs), or from the headers (cluster size
+    // unknown, as for a raw $MFT capture).
+    let cluster_size = if data.len() % 2 == 1 { 4096 } else { 0 };
+    let opts = ParseOptions { record_size: rs, cluster_size, bitmap: None, include_unused: true };
     parse_chunk(&mut buf, 0, &opts, &mut batch);
     let meta = VolumeMeta { records_total: records, has_deleted: true, ..VolumeMeta::default() };
     let mut b = Builder::new(meta, BuildOptions { include_deleted: true }, records as usize);

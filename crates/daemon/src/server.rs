@@ -7,7 +7,7 @@
 //! and a crash while writing leaves only a temporary file, removed at the next start.
 
 use std::collections::HashMap;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
@@ -156,19 +156,7 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
     )?;
     remove_temporaries(&cfg.cache);
 
-    let shared = Arc::new(Shared {
-        cfg,
-        snapshot: RwLock::new(Arc::new(Snapshot::default())),
-        changing: Mutex::new(()),
-        states: Mutex::new(HashMap::new()),
-        mapped: Mutex::new(Vec::new()),
-        stop: AtomicBool::new(false),
-        queries: AtomicU64::new(0),
-        follow: Mutex::new(HashMap::new()),
-        refreshing: Mutex::new(()),
-        started: Instant::now(),
-        query,
-    });
+    let shared = new_shared(cfg, query);
     let stale = reconcile(&shared)?;
     log(&format!(
         "listening on {} with {} volume(s) loaded",
@@ -235,6 +223,42 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
     Ok(())
 }
 
+fn new_shared(cfg: Config, query: Box<QueryFn>) -> Arc<Shared> {
+    Arc::new(Shared {
+        cfg,
+        snapshot: RwLock::new(Arc::new(Snapshot::default())),
+        changing: Mutex::new(()),
+        states: Mutex::new(HashMap::new()),
+        mapped: Mutex::new(Vec::new()),
+        stop: AtomicBool::new(false),
+        queries: AtomicU64::new(0),
+        follow: Mutex::new(HashMap::new()),
+        refreshing: Mutex::new(()),
+        started: Instant::now(),
+        query,
+    })
+}
+
+/// The daemon's handling of a connection without the socket, the accept loop or the background threads: a
+/// client's bytes in, the bytes it would be answered with out. For the protocol's fuzz target
+/// (`fuzz/fuzz_targets/daemon_request.rs`); no volumes are loaded, and the cache and runtime directories are
+/// the caller's (empty ones: a `reload` reads the registry there, a `stop` only sets the flag).
+#[doc(hidden)]
+pub struct Offline(Arc<Shared>);
+
+impl Offline {
+    pub fn new(cfg: Config, query: Box<QueryFn>) -> Offline {
+        Offline(new_shared(cfg, query))
+    }
+
+    /// What a connection that sent `input` gets back.
+    pub fn answer(&self, input: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        answer(&self.0, input, &mut out);
+        out
+    }
+}
+
 fn refuse(stream: Conn, why: &str) {
     let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
     let mut w = &stream;
@@ -244,17 +268,20 @@ fn refuse(stream: Conn, why: &str) {
 fn serve(shared: &Arc<Shared>, stream: Conn) {
     let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-    let mut reader = BufReader::new(&stream);
-    let line = match protocol::read_request(&mut reader) {
+    answer(shared, BufReader::new(&stream), &stream);
+}
+
+/// Reads one request from `input` and answers it on `output`.
+fn answer(shared: &Arc<Shared>, mut input: impl BufRead, mut output: impl Write) {
+    let line = match protocol::read_request(&mut input) {
         Ok(Some(l)) => l,
         Ok(None) => return,
         Err(e) => {
-            let mut w = &stream;
-            let _ = protocol::send(&mut w, &Response::Error(format!("bad request: {e}")));
+            let _ = protocol::send(&mut output, &Response::Error(format!("bad request: {e}")));
             return;
         }
     };
-    let mut w = BufWriter::new(&stream);
+    let mut w = BufWriter::new(output);
     let answer = match protocol::parse_request(&line) {
         Err(e) => Response::Error(e),
         Ok(Request::Ping {}) => Response::Ok(true),
@@ -753,5 +780,46 @@ fn remove_temporaries(cache: &Path) {
             log(&format!("removing {name}, left by an interrupted write"));
             let _ = std::fs::remove_file(e.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offline_answers_as_a_connection_is_answered() {
+        let dir = std::env::temp_dir().join(format!("uffs-offline-test-{}", std::process::id()));
+        let (cache, runtime) = (dir.join("cache"), dir.join("run"));
+        std::fs::create_dir_all(&cache).unwrap();
+        std::fs::create_dir_all(&runtime).unwrap();
+        let d = Offline::new(
+            Config {
+                cache,
+                runtime,
+                exe: PathBuf::from("uffs"),
+            },
+            Box::new(|_, args, _, out| {
+                out.write_all(args["say"].as_str().unwrap_or("").as_bytes())
+                    .map_err(|e| e.to_string())?;
+                Ok(3)
+            }),
+        );
+        assert_eq!(d.answer(b""), b"");
+        assert_eq!(d.answer(b"{\"op\":\"ping\"}\n"), b"{\"ok\":true}\n");
+        assert!(d
+            .answer(b"{\"op\":\"ping\"}")
+            .starts_with(b"{\"error\":\"bad request: request not terminated"));
+        assert!(d
+            .answer(b"{\"op\":\"ping\",\"x\":1}\n")
+            .starts_with(b"{\"error\":\"bad request"));
+        assert_eq!(
+            d.answer(b"{\"op\":\"query\",\"args\":{\"say\":\"hi\"}}\n"),
+            b"{\"out\":\"hi\"}\n{\"done\":{\"found\":3}}\n"
+        );
+        assert!(d
+            .answer(b"{\"op\":\"refresh\"}\n")
+            .starts_with(b"{\"error\":\"no volumes are loaded"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -24,6 +24,9 @@ pub const DEFAULT_LIMIT: usize = 50;
 pub const MAX_LIMIT: usize = 1000;
 /// Groups `facets` returns when the call names no `top`.
 const DEFAULT_TOP: usize = 25;
+/// The longest message taken, over stdio (a line) or HTTP (a body); longer ones are dropped unread (stdio) or
+/// refused with 413 (HTTP). A call is a few hundred bytes.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
 const INSTRUCTIONS: &str = "uffs searches the file names of NTFS volumes from an index (every file and folder, \
 in milliseconds). Use `search` to find files (its `query` is Everything's syntax: words are ANDed, `|` is OR, `!` \
@@ -347,8 +350,11 @@ pub fn serve_stdio(backend: Arc<dyn Backend>) -> std::io::Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout)
+            .with_max_line_length(MAX_MESSAGE_BYTES);
         let service = UffsMcp::new(backend)
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(std::io::Error::other)?;
         service.waiting().await.map_err(std::io::Error::other)?;
@@ -373,10 +379,51 @@ pub fn http_service(
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .disable_allowed_hosts()
-        .with_max_request_body_bytes(64 * 1024);
+        .with_max_request_body_bytes(MAX_MESSAGE_BYTES);
     StreamableHttpService::new(
         move || Ok(UffsMcp::new(backend.clone())),
         Default::default(),
         config,
     )
+}
+
+/// A middleware in front of [`http_service`]: a POST whose body is not one JSON-RPC message (not UTF-8, not
+/// JSON, not a request, notification or answer) gets a JSON-RPC error, 400, as JSON-RPC says (-32700 for what
+/// does not parse, -32600 for what is not a message), rather than the service's bare 415. The body was read
+/// whole, within its bounds, by the server's guard.
+pub(crate) async fn check_http_body(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{header, HeaderValue, Method, StatusCode};
+    use axum::response::IntoResponse;
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    let refusal = match serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(&bytes) {
+        Ok(_) => None,
+        // Larger than taken: the service says so with 413.
+        Err(_) if bytes.len() > MAX_MESSAGE_BYTES => None,
+        Err(e) if e.is_syntax() || e.is_eof() => Some((-32700, format!("Parse error: {e}"))),
+        Err(e) => Some((-32600, format!("Invalid Request: {e}"))),
+    };
+    if let Some((code, message)) = refusal {
+        let body =
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+        let mut r = (StatusCode::BAD_REQUEST, body.to_string()).into_response();
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        return r;
+    }
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+    .await
 }

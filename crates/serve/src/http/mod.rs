@@ -3,15 +3,20 @@
 //! The server binds loopback unless told otherwise, and every request must carry the token made at start
 //! (see `guard`): the Host and Origin headers are checked too, so that another web site open in the user's
 //! browser can neither read the API (DNS rebinding) nor act through it (CSRF). The accept loop is ours, not
-//! `axum::serve`, to bound what a client can hold: connections, time to send headers, header sizes.
+//! `axum::serve`, to bound what a client can hold: connections, time to send headers, header sizes. When
+//! every connection is taken, the oldest one that is not in a request (idle, still sending its head, or not
+//! reading its answer) is closed for the newcomer, so clients that hold connections open cannot keep others
+//! out; the guard bounds the time and size of bodies.
 
 mod api;
 mod guard;
 mod page;
 
+use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -20,7 +25,8 @@ use hyper_util::service::TowerToHyperService;
 
 use crate::Backend;
 
-/// At most this many connections at once; more wait in the kernel's backlog.
+/// At most this many connections at once: past it, the oldest connection not in a request is closed for a new
+/// one, and when all are in requests, new ones wait in the kernel's backlog.
 const MAX_CONNECTIONS: usize = 256;
 /// A client must send a request's headers within this.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -144,11 +150,8 @@ impl Server {
             guard::Guard::new(&self.token, self.addr, self.allow_remote),
         );
         let app = router(state);
-        let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+        let open = Arc::new(Mutex::new(Open::default()));
         loop {
-            let Ok(slot) = slots.clone().acquire_owned().await else {
-                return Ok(());
-            };
             let stream = match listener.accept().await {
                 Ok((s, _)) => s,
                 // Out of descriptors, a connection reset before it was taken: wait a little and go on.
@@ -157,20 +160,111 @@ impl Server {
                     continue;
                 }
             };
+            // A place for it: free, or made by closing the oldest connection not in a request; with every
+            // connection in a request (each bounded in time), wait for one to end.
+            while !lock(&open).make_room() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
             let _ = stream.set_nodelay(true);
-            let service = TowerToHyperService::new(app.clone());
+            let conn = Arc::new(Conn::default());
+            let id = lock(&open).add(conn.clone());
+            let inner = TowerToHyperService::new(app.clone());
+            let busy = conn.clone();
+            // A request is in progress from its head to its answer's head: its body is read (by the guard) and
+            // its answer made in that time. Writing the answer to a client that does not read it is not.
+            let service = hyper::service::service_fn(move |req| {
+                let in_request = InRequest::new(&busy);
+                let answer = hyper::service::Service::call(&inner, req);
+                async move {
+                    let r = answer.await;
+                    drop(in_request);
+                    r
+                }
+            });
+            let open = open.clone();
             tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
+                let serving = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(HEADER_TIMEOUT)
                     .max_buf_size(MAX_HEAD_BYTES)
                     .serve_connection(TokioIo::new(stream), service)
-                    .with_upgrades()
-                    .await;
-                drop(slot);
+                    .with_upgrades();
+                tokio::select! {
+                    _ = serving => {}
+                    _ = conn.shed.notified() => {}
+                }
+                lock(&open).remove(id);
             });
         }
     }
+}
+
+/// A connection being served.
+#[derive(Default)]
+struct Conn {
+    /// Requests in progress on it (0 or 1: HTTP/1 answers one at a time).
+    requests: AtomicUsize,
+    /// Told to close it for a newer connection.
+    shed: tokio::sync::Notify,
+}
+
+/// Marks a connection's request as in progress while it lives.
+struct InRequest(Arc<Conn>);
+
+impl InRequest {
+    fn new(c: &Arc<Conn>) -> InRequest {
+        c.requests.fetch_add(1, Ordering::SeqCst);
+        InRequest(c.clone())
+    }
+}
+
+impl Drop for InRequest {
+    fn drop(&mut self) {
+        self.0.requests.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The open connections, oldest first.
+#[derive(Default)]
+struct Open {
+    next: u64,
+    conns: BTreeMap<u64, Arc<Conn>>,
+}
+
+impl Open {
+    /// Whether there is room for one more connection, after closing the oldest one not in a request if need be.
+    fn make_room(&mut self) -> bool {
+        if self.conns.len() < MAX_CONNECTIONS {
+            return true;
+        }
+        let idle = self
+            .conns
+            .iter()
+            .find(|(_, c)| c.requests.load(Ordering::SeqCst) == 0)
+            .map(|(&id, _)| id);
+        match idle.and_then(|id| self.conns.remove(&id)) {
+            Some(c) => {
+                // Stored if the task is not waiting yet: it closes as soon as it looks.
+                c.shed.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn add(&mut self, c: Arc<Conn>) -> u64 {
+        self.next += 1;
+        self.conns.insert(self.next, c);
+        self.next
+    }
+
+    fn remove(&mut self, id: u64) {
+        self.conns.remove(&id);
+    }
+}
+
+fn lock(open: &Mutex<Open>) -> std::sync::MutexGuard<'_, Open> {
+    open.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Resolves when the process is asked to stop.
@@ -200,8 +294,14 @@ fn router(state: api::App) -> Router {
     Router::new()
         .route("/", axum::routing::get(page::index))
         .merge(api::routes())
-        // The MCP server (streamable HTTP), behind the same guard and token.
-        .nest_service("/mcp", crate::mcp::http_service(state.backend.clone()))
+        // The MCP server (streamable HTTP), behind the same guard and token; a body that is not a JSON-RPC
+        // message is answered with a JSON-RPC error before it reaches it.
+        .nest_service(
+            "/mcp",
+            Router::new()
+                .fallback_service(crate::mcp::http_service(state.backend.clone()))
+                .layer(axum::middleware::from_fn(crate::mcp::check_http_body)),
+        )
         .fallback(api::not_found)
         .with_state(state)
         .layer(axum::middleware::from_fn_with_state(guard, guard::check))
