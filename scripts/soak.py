@@ -14,14 +14,16 @@ build (cargo build --release). Works on a sparse copy of the volume beside it (I
   seconds.
 - Clients (a third each): `uffs QUERY` processes, HTTP GETs to `uffs serve`, and MCP `search` calls to
   long-lived `uffs mcp` sessions, each a loop of queries.
-- Every minute the mutator pauses and the volume is unmounted (so the image holds every change), the daemon
-  is asked to refresh B, a fresh index of the same state is built (`uffs index`), and the daemon's answer for
-  every entry of B (path, size, allocated, modified) is compared with the fresh index's: any difference is a
-  wrong answer. Every --kill-every minutes the daemon is killed (SIGKILL) and started again; the time until it
-  answers B's count correctly is its recovery time.
-- Each minute prints: queries served and failed, wrong answers, p50 and p99 latency, the daemon's RSS, the
-  files in its cache folder (a leaked delta, slot or temporary file shows there), and the times of the check.
-  The summary at the end gives the totals and the RSS trend.
+- After every minute of changes the mutator pauses and the volume is unmounted (so the image holds every
+  change), the daemon is asked to refresh B, a fresh index of the same state is built (`uffs index`), and the
+  daemon's answer for every entry of B (path, size, allocated, modified) is compared with the fresh index's: any
+  difference is a wrong answer. The run goes on until --minutes have passed (the checks' time included). Every
+  --kill-every checks the daemon is killed (SIGKILL) and started again; the time until it answers B's count
+  correctly is its recovery time.
+- Each check prints (`min` counts the minutes of changes, `at` the minutes since the start): queries served and
+  failed, wrong answers, p50 and p99 latency, the daemon's RSS after the minute, the files in its cache folder
+  (a leaked delta, slot or temporary file shows there), and the times of the check. The summary at the end gives
+  the totals and the RSS trend.
 """
 
 import argparse
@@ -334,7 +336,7 @@ class Soak:
         self.mount()
         print(f"soak: {a.minutes} minutes, {a.clients} clients (uffs QUERY, HTTP, MCP), daemon killed every "
               f"{a.kill_every} minutes; the large folder moved: /{self.big}", flush=True)
-        print(f"{'min':>3} {'served':>7} {'failed':>6} {'unavail':>7} {'wrong':>5} {'p50 ms':>7} {'p99 ms':>8} "
+        print(f"{'min':>3} {'at':>5} {'served':>7} {'failed':>6} {'unavail':>7} {'wrong':>5} {'p50 ms':>7} {'p99 ms':>8} "
               f"{'RSS MB':>7} {'cache files':>11} {'ops':>6} {'refresh s':>9} {'fresh s':>7} {'recover s':>9}",
               flush=True)
         threads = [threading.Thread(target=self.mutate, daemon=True)]
@@ -344,8 +346,11 @@ class Soak:
         minutes, all_ms = [], []
         t0 = time.time()
         try:
-            for m in range(1, a.minutes + 1):
-                time.sleep(max(0.0, t0 + 60 * m - time.time()))
+            m = 0
+            while time.time() - t0 < 60 * a.minutes:
+                # A minute of changes, then the check (which pauses them): its time is not taken from the changes.
+                time.sleep(60)
+                m += 1
                 ops = self.ops
                 c = self.check(m, a.kill_every and m % a.kill_every == 0)
                 ms, failed, unavailable = self.stats.take()
@@ -354,7 +359,7 @@ class Soak:
                          ops=ops)
                 minutes.append(c)
                 rec = f"{c['recover']:9.2f}" if c["recover"] is not None else f"{'':>9}"
-                print(f"{m:>3} {c['served']:>7} {failed:>6} {unavailable:>7} {c['wrong']:>5} {c['p50']:>7.1f} "
+                print(f"{m:>3} {(time.time() - t0) / 60:>5.1f} {c['served']:>7} {failed:>6} {unavailable:>7} {c['wrong']:>5} {c['p50']:>7.1f} "
                       f"{c['p99']:>8.1f} {c['rss']:>7.1f} {len(c['cache']):>11} {ops:>6} {c['refresh']:>9.2f} "
                       f"{c['build']:>7.2f} {rec}", flush=True)
         finally:
@@ -394,7 +399,7 @@ def main():
     ap.add_argument("image")
     ap.add_argument("--minutes", type=int, default=30)
     ap.add_argument("--clients", type=int, default=16)
-    ap.add_argument("--kill-every", type=int, default=4, help="minutes between SIGKILLs of the daemon (0: never)")
+    ap.add_argument("--kill-every", type=int, default=4, help="checks between SIGKILLs of the daemon (0: never)")
     ap.add_argument("--op-pause", type=float, default=0.05, help="seconds between two changes")
     ap.add_argument("--big-every", type=float, default=60, help="seconds between two renames of the large folder")
     ap.add_argument("--seed", type=int, default=7)

@@ -61,7 +61,8 @@ const MAX_SECTIONS: usize = 96;
 
 #[derive(Debug, Error)]
 pub enum FileError {
-    #[error("{0}")]
+    // Transparent: the io error is the whole message, and is not repeated as its own source.
+    #[error(transparent)]
     Io(#[from] io::Error),
     #[error("not a uffs index file (bad magic)")]
     BadMagic,

@@ -44,7 +44,8 @@ fn tokenize(q: &str) -> Result<Vec<(Tok, Range<usize>)>, QueryError> {
             i += 1;
             continue;
         }
-        if c == b'!' {
+        // A `!` standing alone, with no term to negate.
+        if c == b'!' && (i == 0 || b[i - 1].is_ascii_whitespace()) {
             return Err(QueryError::new(
                 "`!` needs a term right after it (`!ext:tmp`); quote it to search for the text: \"!\"",
                 i..i + 1,

@@ -31,7 +31,7 @@ pub struct OutputArgs {
     /// descendants and children: a folder's totals).
     #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
     pub columns: Vec<String>,
-    /// Write to FILE instead of stdout.
+    /// Write to FILE instead of stdout (a query that finds nothing writes no file, a count still does).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The width of the terminal a table is fitted to (set by a client for the daemon that prints for it).

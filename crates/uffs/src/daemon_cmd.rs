@@ -93,7 +93,8 @@ pub fn query(a: &SearchArgs) -> Result<bool> {
     drop(out);
     match last {
         Response::Done { found } => {
-            if let Some(t) = temp {
+            // A query that found nothing leaves no -o file (a count still writes its 0).
+            if let Some(t) = temp.filter(|_| found > 0 || a.count) {
                 flushed.context("writing results")?;
                 t.commit()?;
             }

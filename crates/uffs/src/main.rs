@@ -341,6 +341,48 @@ EXAMPLES:
 /// volumes add`, `--source` for `du`, `dupes`, `serve`, `mcp`; the summary line says how many).
 const PARTIAL: u8 = 3;
 
+/// The command `word` is most likely a typing mistake for: one whose name is at most two edits away (one for a
+/// short word), not the word itself.
+fn mistyped_command(word: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let word = word.to_ascii_lowercase();
+    if word.len() < 3 {
+        return None;
+    }
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|name| *name != word)
+        .map(|name| (edit_distance(&word, &name), name))
+        .filter(|(d, name)| *d <= if name.len() <= 4 { 1 } else { 2 })
+        .min()
+        .map(|(_, name)| name)
+}
+
+/// Levenshtein distance, an adjacent swap counting as one edit (`deamon`, `exprot`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Commands that write files end on a signal without leaving a partial one (a one-shot query only with -o:
@@ -354,14 +396,23 @@ fn main() -> ExitCode {
         Some(_) => signals::install(),
     }
     let Some(command) = cli.command else {
-        return match query_cmd::run(&cli.search) {
-            Ok(true) => ExitCode::SUCCESS,
-            Ok(false) => ExitCode::from(1),
+        let code = match query_cmd::run(&cli.search) {
+            Ok(true) => return ExitCode::SUCCESS,
+            Ok(false) => 1,
             Err(e) => {
                 common::report_error(&e);
-                ExitCode::from(2)
+                2
             }
         };
+        // A query that found nothing or failed, whose first word is a command's name mistyped (`uffs deamon
+        // stop`): say which command was likely meant, as cargo and git do.
+        if let Some(meant) = cli.search.query.first().and_then(|w| mistyped_command(w)) {
+            eprintln!(
+                "uffs: `{}` was searched for as a name; did you mean `uffs {meant}`?",
+                cli.search.query[0]
+            );
+        }
+        return ExitCode::from(code);
     };
     let result = match command {
         Command::Info {

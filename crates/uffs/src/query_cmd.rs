@@ -167,7 +167,11 @@ pub fn run(a: &SearchArgs) -> Result<bool> {
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let mut out = output::Printer::new(&a.output)?;
     let found = search_and_print(&refs, a, &expr, &mut out)?;
-    out.finish()?;
+    // A query that found nothing leaves no -o file (its temporary one goes with the printer; a count still
+    // writes its 0).
+    if found > 0 || a.count || a.output.output.is_none() {
+        out.finish()?;
+    }
     Ok(found > 0)
 }
 

@@ -529,6 +529,10 @@ fn exit_codes_and_errors() {
         ("dm:2024-13", "bad month `13`"),
         ("dm:2024-02-30", "is not a date"),
         (&*"!".repeat(300).leak(), "nests deeper than 200 levels"),
+        ("(a | b", "this `(` is never closed"),
+        ("(", "this `(` is never closed"),
+        (")", "this `)` closes no group"),
+        ("!", "`!` needs a term right after it"),
     ];
     for (query, msg) in cases {
         let o = q(&[query]);
@@ -545,6 +549,24 @@ fn exit_codes_and_errors() {
         err.contains("\n  docs size:>10xb\n       ^^^^^^^^^^"),
         "{err}"
     );
+    // A command's name mistyped is searched for, and the hint names the command (and no -o file is left).
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("typo-out.csv");
+    let _ = std::fs::remove_file(&out);
+    for (typo, meant) in [
+        ("deamon", "daemon"),
+        ("exprot", "export"),
+        ("indx", "index"),
+    ] {
+        let o = q(&[typo, "x", "-o", out.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{typo}: {err}");
+        assert!(
+            err.contains(&format!("did you mean `uffs {meant}`?")),
+            "{typo}: {err}"
+        );
+        assert!(!out.exists(), "{typo}: an empty -o file was left");
+    }
+    assert!(!String::from_utf8_lossy(&q(&["docs"]).stderr).contains("did you mean"));
     // Without --index or --source the daemon is asked; with none running, the error says how to start one.
     let runtime = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-daemon-runtime");
     let o = uffs()

@@ -50,7 +50,8 @@ pub enum Error {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("server: {0}")]
+    // The io error follows as the source: "server: <what failed>", said once.
+    #[error("server")]
     Io(#[from] std::io::Error),
 }
 
