@@ -193,7 +193,8 @@ pub fn build_index(
     // A live volume changes while it is read: its journal position is taken before, so that what changes during
     // the read is applied again by the first update.
     let journal_before = crate::update::live_journal_position(vol);
-    let (bytes_in_use, bytes_total) = vol.space_bytes();
+    // A build reads the whole MFT: `$Bitmap` (a bit per cluster) is small beside it, whatever the volume's size.
+    let (bytes_in_use, bytes_total) = vol.space_bytes(u64::MAX);
     let chunks = opts.plan(vol);
     let planned: u64 = chunks.iter().map(|c| c.records).sum();
     let (concurrency, io_size) = opts.io(vol);

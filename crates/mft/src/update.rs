@@ -28,6 +28,8 @@ use crate::scan::ScanOptions;
 use crate::volume::{decode_runs, read_clusters, Volume};
 use crate::{Error, Result};
 
+/// The largest `$Bitmap` an update reads again to keep the index's figure of the space in use.
+const REFRESH_BITMAP_MAX: u64 = 8 << 20;
 /// Attribute lists larger than this come from damaged records.
 const MAX_ATTRIBUTE_LIST: u64 = 16 << 20;
 /// Extension records followed for one base record, at most.
@@ -417,7 +419,10 @@ pub fn refresh(
     meta.records_total = vol.records_total;
     meta.change_stamp = vol.change_stamp();
     meta.built_at = uffs_index::time::now();
-    (meta.bytes_in_use, meta.bytes_total) = vol.space_bytes();
+    // An update costs what the change touches: `$Bitmap` is read again only while it is small (volumes up to
+    // 256 GiB of 4 KiB clusters); a larger volume's (64 MiB for 2 TiB) waits for its next build, and until then
+    // the index says nothing of the space (0: unknown) rather than something stale.
+    (meta.bytes_in_use, meta.bytes_total) = vol.space_bytes(REFRESH_BITMAP_MAX);
     let opts = BuildOptions { include_deleted };
     let (mut new, stats) = layer::apply(base, map, delta, &records, &batch, meta, opts);
     let journal = c

@@ -24,6 +24,11 @@ pub struct MftRun {
     pub device_offset: Option<u64>,
 }
 
+/// The clusters of the volume a boot sector describes (those `$Bitmap` has a bit for).
+fn clusters_of(boot: &BootSector) -> u64 {
+    boot.total_sectors / (boot.cluster_size / u64::from(boot.bytes_per_sector)).max(1)
+}
+
 /// A volume's clusters, from `$Bitmap`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Space {
@@ -464,8 +469,7 @@ impl Volume {
             .map_err(|e| Error::io(&what, e))?;
         apply_fixups(&mut rec).map_err(|e| Error::format(&what, e))?;
         let rec = Record::parse(&rec).map_err(|e| Error::format(&what, e))?;
-        let sectors_per_cluster = (boot.cluster_size / u64::from(boot.bytes_per_sector)).max(1);
-        let clusters_total = boot.total_sectors / sectors_per_cluster;
+        let clusters_total = clusters_of(&boot);
         let needed = clusters_total.div_ceil(8);
         let (mut runs, mut size, mut resident) = (Vec::new(), None, None);
         for a in rec.attributes().map_while(|a| a.ok()) {
@@ -508,8 +512,14 @@ impl Volume {
     }
 
     /// [`Volume::space`] in bytes, in use and in all, as an index keeps them: (0, 0) when unknown or unreadable
-    /// (the index is no less an index without them).
-    pub fn space_bytes(&self) -> (u64, u64) {
+    /// (the index is no less an index without them), or when `$Bitmap` is larger than `max_bitmap` bytes.
+    pub fn space_bytes(&self, max_bitmap: u64) -> (u64, u64) {
+        if self
+            .boot
+            .is_some_and(|b| clusters_of(&b).div_ceil(8) > max_bitmap)
+        {
+            return (0, 0);
+        }
         self.space()
             .ok()
             .flatten()
