@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Live indexes on the benchmark volume: what following N changes costs, against a fresh build.
 
-    scripts/bench-live.py /work/bench/bench.img [--changes 1000,100000] [--runs 5]
+    scripts/bench-live.py /work/bench/bench.img [--changes 1000,100000] [--runs 5]   (--changes '' skips step 1-4)
 
 Works on a sparse copy of the volume (VOLUME.live/live.img), never on the volume itself. For each N:
 
@@ -15,9 +15,12 @@ Works on a sparse copy of the volume (VOLUME.live/live.img), never on the volume
 4. runs the query mix (bench/queries.tsv, `uffs bench --queries`) on the updated index (index and delta
    searched together), on the merged one and on the fresh one, and prints the per-class ratios.
 
-Then the unchanged re-scan against the raw MFT read (`uffs bench --read-only`), and through the daemon (own
+Then the unchanged re-scan against the raw MFT read (`uffs bench --read-only`); the largest top folder
+renamed, then moved into a new folder (`uffs index --update` and queries on the path it has now); and through the
+daemon (own
 cache and runtime directories beside the copy): the time from `uffs volumes refresh` starting to a `uffs QUERY`
-that finds a file created on the volume, and the daemon's memory after N changes against after a fresh start.
+that finds a file created on the volume, and one that finds a renamed top folder's subtree under its new name, and
+the daemon's memory after N changes against after a fresh start.
 
 UFFS_COMPACT_AT (entries) overrides when a delta is merged (default: past a sixteenth of the index), so the
 layered index can be measured past that point: step 4 sets it high.
@@ -119,6 +122,46 @@ def rss(pid):
     return 0
 
 
+def largest_top_folder(index):
+    """The folder in the root with the most entries below it, and that count (itself included)."""
+    out = subprocess.run([UFFS, "--index", index, "parent:/", "folder:", "--columns", "name,descendants",
+                          "--format", "csv"], capture_output=True, text=True, check=True).stdout
+    rows = [line.rsplit(",", 1) for line in out.strip().splitlines()[1:]]
+    name, below = max(rows, key=lambda r: int(r[1]))
+    return name.strip('"'), int(below) + 1
+
+
+def renames(a, img, mnt, index, fresh, env, high):
+    """A top folder renamed, then moved into another: each one changed record, whatever its subtree holds."""
+    print("\n== a large folder renamed, then moved")
+    run([UFFS, "index", img, "-o", index, "--update", "--compact"], env, stderr=subprocess.DEVNULL)
+    top, size = largest_top_folder(index)
+    steps = [("rename", top, f"{top}-renamed"), ("move", f"{top}-renamed", f"moved-here/{top}")]
+    for what, old, new in steps:
+        with Mounted(img, mnt) as m:
+            os.makedirs(os.path.join(m, "moved-here"), exist_ok=True)
+            os.rename(os.path.join(m, old), os.path.join(m, new))
+        t, line = timed([UFFS, "index", img, "-o", index, "--update"], high)
+        print(f"  {what} /{old} ({size - 1:,} entries below it) to /{new}: uffs index --update, whole process "
+              f"{t * 1e3:.0f} ms\n    {line}")
+        qs = [[f"path:/{new}/", "--count"], ["*", "--sort", "path", "--limit", "100"],
+              [f"path:{new.split('/')[-1]}/", "--sort", "path", "--limit", "100"]]
+        for q in qs:
+            ts = []
+            for _ in range(a.runs):
+                t0 = time.perf_counter()
+                p = subprocess.run([UFFS, "--index", index, *q], env=env, capture_output=True, text=True)
+                ts.append(time.perf_counter() - t0)
+            first = p.stdout.strip().splitlines()[:1]
+            print(f"    uffs {' '.join(q)}: median {statistics.median(ts) * 1e3:.1f} ms ({first})")
+    run([UFFS, "index", img, "-o", fresh], env, stderr=subprocess.DEVNULL)
+    print("  query mix, index + delta after the rename and the move against a fresh build, median per class:")
+    mix_ratio(index, fresh, a.runs, env)
+    with Mounted(img, mnt) as m:
+        os.rename(os.path.join(m, steps[-1][2]), os.path.join(m, top))
+        os.rmdir(os.path.join(m, "moved-here"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("volume")
@@ -137,7 +180,7 @@ def main():
     env = dict(os.environ, NO_COLOR="1")
     high = dict(env, UFFS_COMPACT_AT=str(10**9))
 
-    for n in [int(x) for x in a.changes.split(",")]:
+    for n in [int(x) for x in a.changes.split(",") if x]:
         print(f"\n== {n:,} changes")
         for stale in (index + ".delta",):
             if os.path.exists(stale):
@@ -181,6 +224,8 @@ def main():
           f"{read * 1e3:.0f} ms: {scan / read:.2f}x; the whole `uffs index --update` process (opening the index "
           f"included): median {statistics.median(ts) * 1e3:.0f} ms = {statistics.median(ts) / read:.2f}x")
 
+    renames(a, img, mnt, index, fresh, env, high)
+
     print("\n== through the daemon")
     d = os.path.join(work, "daemon")
     shutil.rmtree(d, ignore_errors=True)
@@ -212,6 +257,26 @@ def main():
         u(*cls_q.split(), stdout=subprocess.DEVNULL)
     print(f"  daemon RSS: {fresh_rss / 2**20:.1f} MiB after start; {rss(pid) / 2**20:.1f} MiB after "
           f"{done:,} more changes applied")
+    # A top folder renamed, again and again: the time until a query sees its subtree under the new name.
+    top, size = largest_top_folder(index)
+    lat, name = [], top
+    for i in range(a.runs):
+        new = f"{top}-r{i}"
+        with Mounted(img, mnt) as m:
+            os.rename(os.path.join(m, name), os.path.join(m, new))
+        t = time.perf_counter()
+        u("volumes", "refresh", "live", check=True, stdout=subprocess.DEVNULL)
+        hits = u(f"path:/{new}/", "--count", capture_output=True, text=True).stdout.strip()
+        lat.append(time.perf_counter() - t)
+        if hits != str(size - 1):
+            print(f"  {new}: {hits} entries found below it, {size - 1:,} expected")
+        name = new
+    with Mounted(img, mnt) as m:
+        os.rename(os.path.join(m, name), os.path.join(m, top))
+    u("volumes", "refresh", "live", check=True, stdout=subprocess.DEVNULL)
+    print(f"  folder renamed ({top}, {size - 1:,} entries below it): `uffs volumes refresh` start to "
+          f"`uffs QUERY` finding them under the new name, median {statistics.median(lat) * 1e3:.0f} ms "
+          f"(min {min(lat) * 1e3:.0f}, max {max(lat) * 1e3:.0f})")
     u("daemon", "stop", stdout=subprocess.DEVNULL)
 
 

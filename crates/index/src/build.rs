@@ -638,6 +638,7 @@ impl Builder {
             timeline: None,
             check: None,
             format: 0,
+            grafts: None,
         };
     }
 

@@ -488,6 +488,7 @@ fn from_map_sections(
         },
         check: Some(check),
         format: h.version,
+        grafts: None,
     };
     check_shape(&idx, n)?;
     Ok((idx, table))

@@ -138,6 +138,9 @@ pub struct Index {
     pub(crate) check: Option<std::sync::Arc<crate::check::FileCheck>>,
     /// The format version of the file it was read from (0: built in memory).
     pub(crate) format: u32,
+    /// In a view of a base index under a delta: the hidden folders whose path changed, which paths resolve
+    /// through (see [`crate::graft`]). Never written to a file.
+    pub(crate) grafts: Option<std::sync::Arc<crate::graft::Grafts>>,
 }
 
 impl Index {
@@ -155,6 +158,21 @@ impl Index {
     /// rebuilds an index read from an older format, which is read at a cost (see [`crate::file::VERSION`]).
     pub fn file_format(&self) -> Option<u32> {
         (self.format != 0).then_some(self.format)
+    }
+
+    /// The folders whose path a delta over this index changed, when this is a view of a base under a delta
+    /// ([`crate::layer::view`]).
+    pub fn grafts(&self) -> Option<&crate::graft::Grafts> {
+        self.grafts.as_deref()
+    }
+
+    /// This index (sharing a mapped file's columns; an index built in memory is copied) with `grafts` in place
+    /// of its own.
+    pub fn with_grafts(&self, grafts: crate::graft::Grafts) -> Index {
+        Index {
+            grafts: (!grafts.is_empty()).then(|| std::sync::Arc::new(grafts)),
+            ..self.clone()
+        }
     }
 
     /// The search aids, when they were read from the file or made.
@@ -424,15 +442,21 @@ impl Index {
         (self.flags(p) & flags::SYNTHETIC == 0).then(|| self.record(p))
     }
 
-    /// Appends the full path of `id` to `out`: `/` separated from the root, which is `/` itself.
+    /// Appends the full path of `id` to `out`: `/` separated from the root, which is `/` itself. In a view with
+    /// grafts, the walk up stops at the first grafted folder, whose path now is written instead of the base's.
     pub fn path_into(&self, id: EntryId, out: &mut String) {
         let mut chain = [0 as EntryId; 64];
         let mut overflow = Vec::new();
         let mut n = 0;
         let mut cur = id;
+        let mut graft = None;
         // Parents are acyclic after the build, and the root is its own parent. (The walk is bounded all the same:
         // a file not checked yet may hold a cycle.)
         while cur != self.root && n <= MAX_DEPTH {
+            if let Some(names) = self.grafts().and_then(|g| g.get(cur)) {
+                graft = Some(names);
+                break;
+            }
             if n < chain.len() {
                 chain[n] = cur;
             } else {
@@ -441,24 +465,30 @@ impl Index {
             n += 1;
             cur = self.parent(cur);
         }
-        if n == 0 {
+        if n == 0 && graft.is_none_or(|g| g.is_empty()) {
             out.push('/');
             return;
         }
         // SAFETY (of `as_mut_vec`): only whole names are appended, and each is checked to be UTF-8 below.
         let buf = unsafe { out.as_mut_vec() };
+        let push = |buf: &mut Vec<u8>, name: &mut dyn FnMut(&mut Vec<u8>)| {
+            buf.push(b'/');
+            let at = buf.len();
+            name(buf);
+            if std::str::from_utf8(&buf[at..]).is_err() {
+                buf.truncate(at);
+                buf.extend_from_slice("\u{FFFD}".as_bytes());
+            }
+        };
+        for g in graft.unwrap_or_default() {
+            push(buf, &mut |b| b.extend_from_slice(g));
+        }
         for &e in overflow
             .iter()
             .rev()
             .chain(chain[..n.min(chain.len())].iter().rev())
         {
-            buf.push(b'/');
-            let at = buf.len();
-            self.push_name(e, buf);
-            if std::str::from_utf8(&buf[at..]).is_err() {
-                buf.truncate(at);
-                buf.extend_from_slice("\u{FFFD}".as_bytes());
-            }
+            push(buf, &mut |b| self.push_name(e, b));
         }
     }
 

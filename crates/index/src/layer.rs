@@ -2,10 +2,14 @@
 //! what the volume holds.
 //!
 //! A [`Delta`] is a small index of every entry of the volume's current state that differs from the base: the
-//! entries of the changed records, their ancestor folders (whose totals change), and the subtrees of folders whose
-//! path changed (renamed, moved, deleted). A bitset hides the base entries it replaces. The delta is closed under
-//! parents (every delta entry's parent is a delta entry), so it resolves its own paths, and the base less its hidden
-//! entries plus the delta is exactly the current volume: a query runs on both and merges the answers.
+//! entries of the changed records and their ancestor folders (whose totals change). A bitset hides the base
+//! entries it replaces. The delta is closed under parents (every delta entry's parent is a delta entry), so it
+//! resolves its own paths, and the base less its hidden entries plus the delta is exactly the current volume: a
+//! query runs on both and merges the answers.
+//!
+//! A folder renamed or moved is one changed record: the entries below it stay in the base, and a [`view`] of the
+//! base resolves their paths through the folder's new path ([`crate::graft`]). Only a folder that is gone (deleted,
+//! its record reused) takes its base subtree into the delta, where the entries find their new places.
 //!
 //! Each update makes a new delta from the base, the previous delta and the changed records; the base is written
 //! again only when the delta has grown large (compaction, in `uffs_mft::update`).
@@ -16,6 +20,7 @@ use std::time::Instant;
 
 use crate::batch::RecordBatch;
 use crate::build::{BuildOptions, Builder};
+use crate::graft::Grafts;
 use crate::index::{flags, EntryId, Index, VolumeMeta};
 use crate::update::UpdateStats;
 
@@ -305,8 +310,9 @@ pub fn apply(
     )
 }
 
-/// The base entries below each changed folder whose place changed (renamed, moved, deleted, its record reused)
-/// that are not hidden yet: their paths change, so they must join the delta. Hides them.
+/// The base entries below each changed folder that is gone (deleted, its record reused) that are not hidden yet:
+/// they must join the delta, which finds their places now. (Below a folder renamed or moved, they stay: a
+/// [`view`] resolves their paths through its new one.) Hides them.
 fn moved_subtrees(
     base: &Index,
     map: &BaseMap,
@@ -331,7 +337,7 @@ fn moved_subtrees(
         });
         let same = firsts
             .get(&base.record[b as usize])
-            .is_some_and(|&d| same_place(base, b, delta, d));
+            .is_some_and(|&d| same_folder(base, b, delta, d));
         if !same {
             for e in subtree(base, b) {
                 if hide(hidden, e as usize) {
@@ -343,17 +349,88 @@ fn moved_subtrees(
     out
 }
 
+/// Whether base folder `b` and delta entry `d` (of the same record) are the same folder, wherever it is now: same
+/// sequence number and kind. The base entries below it are then below it still.
+fn same_folder(base: &Index, b: EntryId, delta: &Index, d: EntryId) -> bool {
+    const KIND: u32 =
+        flags::DIRECTORY | flags::DELETED | flags::ORPHAN | flags::STREAM | flags::SYNTHETIC;
+    base.sequence(b) == delta.sequence(d)
+        && base.flags(b) & KIND == delta.flags(d) & KIND
+        && delta.flags(d) & flags::DIRECTORY != 0
+}
+
 /// Whether base folder `b` and delta entry `d` (of the same record) are the same folder in the same place: same
 /// name, sequence number, kind and parent.
 fn same_place(base: &Index, b: EntryId, delta: &Index, d: EntryId) -> bool {
-    const KIND: u32 = flags::DIRECTORY | flags::DELETED | flags::ORPHAN | flags::STREAM;
     let (bp, dp) = (base.parent(b), delta.parent(d));
-    base.name_bytes(b) == delta.name_bytes(d)
-        && base.sequence(b) == delta.sequence(d)
-        && base.flags(b) & KIND == delta.flags(d) & KIND
+    same_folder(base, b, delta, d)
+        && base.name_bytes(b) == delta.name_bytes(d)
         && base.record(bp) == delta.record(dp)
         && base.sequence(bp) == delta.sequence(dp)
         && base.flags(bp) & flags::SYNTHETIC == delta.flags(dp) & flags::SYNTHETIC
+}
+
+/// `base` as a delta over it leaves it: with the [`Grafts`] its paths resolve through (the same index when no
+/// folder's path changed). `hidden` is the delta's bit per base entry. Costs a pass over the hidden bits and a
+/// walk up from each hidden folder.
+pub fn view(base: &Arc<Index>, hidden: &[u64], delta: &Index) -> Arc<Index> {
+    let g = grafts(base, hidden, delta);
+    if g.is_empty() && base.grafts().is_none() {
+        Arc::clone(base)
+    } else {
+        Arc::new(base.with_grafts(g))
+    }
+}
+
+/// The folders of `base` that the delta hides and holds again, as the same folder, at another path: their paths
+/// now, and which were renamed or moved themselves.
+pub fn grafts(base: &Index, hidden: &[u64], delta: &Index) -> Grafts {
+    let mut folders: HashMap<u32, EntryId> = HashMap::new();
+    for d in 0..delta.len() as EntryId {
+        if delta.flags(d) & (flags::DIRECTORY | flags::STREAM | flags::SYNTHETIC)
+            == flags::DIRECTORY
+        {
+            folders.entry(delta.record(d)).or_insert(d);
+        }
+    }
+    let mut list = Vec::new();
+    for (w, &word) in hidden.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            let b = (w * 64) as EntryId + bits.trailing_zeros();
+            bits &= bits - 1;
+            if b as usize >= base.len()
+                || b == base.root()
+                || base.flags(b) & (flags::DIRECTORY | flags::STREAM | flags::SYNTHETIC)
+                    != flags::DIRECTORY
+            {
+                continue;
+            }
+            let Some(&d) = folders.get(&base.record(b)) else {
+                continue;
+            };
+            if !same_folder(base, b, delta, d) {
+                continue;
+            }
+            let now = names_up(delta, d);
+            if now != names_up(base, b) {
+                list.push((b, now, !same_place(base, b, delta, d)));
+            }
+        }
+    }
+    Grafts::new(list)
+}
+
+/// The names on the path of `id`, from the root's child down to `id`, as `idx` holds them (its grafts aside).
+fn names_up(idx: &Index, id: EntryId) -> crate::graft::PathNames {
+    let mut names = Vec::new();
+    let mut cur = id;
+    while cur != idx.root() && names.len() <= crate::MAX_DEPTH {
+        names.push(idx.name_bytes(cur).into_owned().into_boxed_slice());
+        cur = idx.parent(cur);
+    }
+    names.reverse();
+    names
 }
 
 /// The entries below folder `b` in the base: a stretch of the path order (depth first), or a scan without aids.

@@ -15,6 +15,7 @@
 //! * [`timeline`]: the `$FILE_NAME` times and attribute ids of each entry, for timelines: a cold, compact part
 //!   of the index that queries never read.
 //! * [`temp`]: the temporary files being written, removed by a process ended by a signal.
+//! * [`graft`]: the folders a delta renamed or moved, which the base's paths resolve through.
 //! * [`layer`]: the live-index path: the entries of changed records as a small delta over an unchanged index,
 //!   in time proportional to the change ([`update`]: which records to read again, what an update did).
 
@@ -24,6 +25,7 @@ pub mod build;
 pub mod check;
 pub mod column;
 pub mod file;
+pub mod graft;
 mod index;
 pub mod layer;
 pub mod names;

@@ -58,6 +58,15 @@ impl FolderPaths {
             return p;
         }
         p.span[idx.root() as usize] = (0, 0);
+        // A view's grafted folders have their paths now; the folders below them build on those.
+        for (g, names) in idx.grafts().into_iter().flat_map(|g| g.iter()) {
+            let start = p.text.len();
+            for name in names {
+                p.text.push(b'/');
+                p.text.extend_from_slice(name);
+            }
+            p.span[g as usize] = (start, p.text.len());
+        }
         let mut chain = Vec::new();
         for id in 0..idx.len() as EntryId {
             if idx.flags(id) & flags::DIRECTORY == 0 || p.span[id as usize] != UNSET {

@@ -8,6 +8,7 @@ mod error;
 pub mod facets;
 mod glob;
 pub mod parse;
+pub mod path_blocks;
 pub mod reference;
 pub mod search;
 pub mod usage;

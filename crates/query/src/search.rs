@@ -19,6 +19,7 @@ use uffs_index::{flags, EntryId, Index};
 use crate::ast::*;
 use crate::bitset::Bitset;
 use crate::glob;
+use crate::path_blocks::PathBlocks;
 use crate::usage::{self, Usage};
 
 /// What is searched besides the query itself.
@@ -78,6 +79,8 @@ struct Derived {
     dupes: OnceLock<Bitset>,
     size_dupes: OnceLock<Bitset>,
     usage: OnceLock<Usage>,
+    /// The path order now of a view whose grafts include moved folders (`None`: the stored order holds).
+    path_blocks: OnceLock<Option<PathBlocks>>,
 }
 
 /// Whether `dupe:` counts entry `id` of `idx`: files and folders that exist (not streams, deleted or made up).
@@ -240,9 +243,16 @@ impl Searcher {
 
     /// Searchers over an index whose entries with a bit set in `hidden` are replaced by `delta`, and over the
     /// delta: they answer as one volume (their answers are merged like those of several volumes), and `dupe:`
-    /// sees the names of both. The first shares what `base` has made so far.
+    /// sees the names of both. The first searches a view of the base whose paths resolve through the folders
+    /// the delta renamed or moved (`uffs_index::layer::view`); it shares what `base` has made so far when no
+    /// folder's path changed.
     pub fn layered(base: &Searcher, hidden: Vec<u64>, delta: Arc<Index>) -> [Searcher; 2] {
-        let mut b = base.hiding(hidden);
+        let view = uffs_index::layer::view(&base.idx, &hidden, &delta);
+        let mut b = if Arc::ptr_eq(&view, &base.idx) {
+            base.hiding(hidden)
+        } else {
+            Searcher::new(view).hiding(hidden)
+        };
         let mut d = Searcher::new(delta);
         let pair = Arc::new(Pair {
             parts: [Arc::clone(&b.idx), Arc::clone(&d.idx)],
@@ -330,6 +340,15 @@ impl Searcher {
         } else {
             (None, 0)
         }
+    }
+
+    /// The path order now of a view whose delta moved folders (none: the stored one).
+    fn path_blocks(&self) -> Option<&PathBlocks> {
+        self.idx.grafts()?;
+        made(&self.derived.path_blocks, || {
+            PathBlocks::build(&self.idx, self.aids())
+        })
+        .as_ref()
     }
 
     /// The entries matching `expr`, with hidden kinds (deleted, streams, synthetic folders) filtered out.
@@ -782,7 +801,8 @@ impl Searcher {
         let root = idx.root();
         let k = parts.len() - 1;
         let last = parts[k];
-        if last.is_empty() {
+        // (In a view with grafts, a stretch of the path order may hold folders that are elsewhere now.)
+        if last.is_empty() || idx.grafts().is_some() {
             return None;
         }
         let aids = self.aids();
@@ -1005,6 +1025,22 @@ impl Searcher {
         value[idx.root() as usize] = root_value;
         let mut done = Bitset::empty(n);
         done.set(idx.root() as usize);
+        // A grafted folder's value comes down its path now (see `uffs_index::graft`).
+        let mut folded_name = Vec::new();
+        for (g, names) in idx.grafts().into_iter().flat_map(|g| g.iter()) {
+            let mut v = root_value;
+            for name in names {
+                v = if folded {
+                    folded_name.clear();
+                    fold_into(name, &mut folded_name);
+                    step(v, &folded_name)
+                } else {
+                    step(v, name)
+                };
+            }
+            value[g as usize] = v;
+            done.set(g as usize);
+        }
         let mut chain = Vec::new();
         let folders = made(&self.derived.folders, || {
             (0..n as EntryId)
@@ -1160,6 +1196,9 @@ impl Searcher {
             // On the chain being walked (met again in a file not checked yet: a cycle).
             const WALKING: u16 = u16::MAX - 1;
             depth[idx.root() as usize] = 0;
+            for (g, names) in idx.grafts().into_iter().flat_map(|g| g.iter()) {
+                depth[g as usize] = (names.len() as u16).min(WALKING - 1);
+            }
             let mut chain = Vec::new();
             for id in 0..idx.len() as EntryId {
                 let mut cur = id;
@@ -1235,7 +1274,10 @@ impl Searcher {
         let rank = u128::from(o.name_rank.at(id as usize));
         let primary: u64 = match key {
             SortKey::Name => 0,
-            SortKey::Path => u64::from(o.path_rank.at(id as usize)),
+            SortKey::Path => {
+                let r = o.path_rank.at(id as usize);
+                u64::from(self.path_blocks().map_or(r, |b| b.rank(r)))
+            }
             SortKey::Size => idx.size(id),
             SortKey::Extension => u64::from(o.ext_id.get(id)),
             SortKey::Created => idx.created(id),
@@ -1367,6 +1409,21 @@ impl Searcher {
         let walk = l.saturating_mul(n / count.max(1));
         if let Some(order) = stored.filter(|_| l > 0 && (walk <= n / 8 || walk <= count * 8)) {
             let pick = |id: &EntryId| set.get(*id as usize);
+            if let Some(blocks) = self.path_blocks().filter(|_| key == SortKey::Path) {
+                // The stored order with the blocks of moved folders where they sort now.
+                let at = |p: usize| order.at(p);
+                return if descending {
+                    blocks
+                        .positions()
+                        .rev()
+                        .map(at)
+                        .filter(pick)
+                        .take(l)
+                        .collect()
+                } else {
+                    blocks.positions().map(at).filter(pick).take(l).collect()
+                };
+            }
             let ids: Vec<EntryId> = if descending {
                 order.iter().rev().filter(pick).take(l).collect()
             } else {

@@ -385,7 +385,8 @@ fn with_delta(path: &Path, base: Index) -> Vec<Part> {
         Some(d) => vec![
             Part {
                 prefix: String::new(),
-                index: Arc::new(base),
+                // Paths below folders the delta renamed or moved resolve through their new paths.
+                index: uffs_index::layer::view(&Arc::new(base), &d.hidden, &d.index),
                 hidden: Some(d.hidden),
             },
             Part::whole(String::new(), d.index),

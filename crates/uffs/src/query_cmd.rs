@@ -302,11 +302,15 @@ pub fn search_targets(
     if let Some(k) = key {
         if hits.iter().filter(|h| !h.1.is_empty()).count() > 1 {
             if k == SortKey::Path {
+                // By volume, then by path name by name, as each target's own path order is.
                 all.sort_by_cached_key(|&(t, id)| {
                     let (prefix, s) = targets[t];
-                    let mut v = Vec::new();
-                    let path = output::full_path(s.index(), prefix, id);
-                    uffs_index::paths::fold_into(path.as_bytes(), &mut v);
+                    let mut path = Vec::new();
+                    uffs_query::path_blocks::path_key(s.index(), id, &mut path);
+                    let mut v = Vec::with_capacity(prefix.len() + 1 + path.len());
+                    uffs_index::paths::fold_into(prefix.as_bytes(), &mut v);
+                    v.push(0);
+                    v.extend_from_slice(&path);
                     v
                 });
             } else {
