@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Windows release, built on this Linux machine: uffs.exe for x86_64-pc-windows-gnu (one file; it needs only
-# the DLLs every Windows has), packed with the README into target/dist/uffs-VERSION-windows-x86_64.zip with its
-# SHA-256. scripts/setup.sh installs the cross toolchain (the MinGW-w64 linker and the rustup target). The
-# README's "On Windows" section says how to install and start it.
+# the DLLs every Windows has), packed with the README and docs/ into target/dist/uffs-VERSION-windows-x86_64.zip
+# with its SHA-256. scripts/setup.sh installs the cross toolchain (the MinGW-w64 linker and the rustup target).
+# docs/windows.md says how to install and start it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -25,6 +25,7 @@ dist=target/dist/$name
 rm -rf "$dist" "$dist.zip"
 mkdir -p "$dist"
 cp "$exe" README.md "$dist/"
+cp -r docs "$dist/"
 # The release profile keeps line tables for profiling here; the user's copy goes without.
 x86_64-w64-mingw32-strip "$dist/uffs.exe"
 (cd target/dist && python3 -m zipfile -c "$name.zip" "$name" && sha256sum "$name.zip" > "$name.zip.sha256")

@@ -6,6 +6,8 @@ mod bench;
 mod cat_cmd;
 mod common;
 mod daemon_cmd;
+#[cfg(test)]
+mod docs_examples;
 mod drives;
 mod du_cmd;
 mod dupes_cmd;
