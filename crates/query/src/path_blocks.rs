@@ -12,6 +12,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use uffs_index::aids::SearchAids;
+use uffs_index::packed::Packed;
 use uffs_index::paths::fold_into;
 use uffs_index::{EntryId, Index};
 
@@ -34,6 +35,25 @@ pub fn path_key(idx: &Index, id: EntryId, out: &mut Vec<u8>) {
     for b in out.iter_mut().filter(|b| **b == b'/') {
         *b = 0;
     }
+}
+
+/// The end of the stretch of the stored path order that folder `m`, at position `at`, begins: itself and its
+/// subtree by the stored parent links (which a view keeps). A binary search: O(log n) walks up.
+pub fn stretch_end(idx: &Index, order: &Packed, at: usize, m: EntryId) -> usize {
+    let root = idx.root();
+    let below = |mut e: EntryId| {
+        for _ in 0..=uffs_index::MAX_DEPTH {
+            if e == m {
+                return true;
+            }
+            if e == root {
+                return false;
+            }
+            e = idx.parent(e);
+        }
+        false
+    };
+    order.partition_point(at + 1..order.len(), below)
 }
 
 /// One run: stretches of the stored order that keep their order, and how far the merge has taken it.
@@ -90,7 +110,6 @@ impl PathBlocks {
         }
         let (order, rank) = (&aids.path_order, &aids.path_rank);
         let n = order.len() as u32;
-        let root = idx.root();
         // Each moved folder's stretch: itself and its subtree (by the stored parent links, which a view keeps).
         let mut blocks: Vec<(u32, u32)> = Vec::with_capacity(moved.len());
         for &m in moved {
@@ -98,20 +117,7 @@ impl PathBlocks {
             if order.get(start as usize) != Some(m) {
                 return None;
             }
-            let below = |mut e: EntryId| {
-                for _ in 0..=uffs_index::MAX_DEPTH {
-                    if e == m {
-                        return true;
-                    }
-                    if e == root {
-                        return false;
-                    }
-                    e = idx.parent(e);
-                }
-                false
-            };
-            let end = order.partition_point(start as usize + 1..n as usize, below) as u32;
-            blocks.push((start, end));
+            blocks.push((start, stretch_end(idx, order, start as usize, m) as u32));
         }
         // Stretches of a tree nest or are apart: each run is its stretch less those of the runs directly in it.
         blocks.sort_unstable_by_key(|&(s, e)| (s, Reverse(e)));
@@ -149,7 +155,7 @@ impl PathBlocks {
 
     /// Merges the runs by the path now of their entries: the run whose next entry sorts first gives every entry
     /// up to the next entry of another run (found by a binary search: a run is in order).
-    fn merge(idx: &Index, order: &uffs_index::packed::Packed, mut runs: Vec<Run>) -> PathBlocks {
+    fn merge(idx: &Index, order: &Packed, mut runs: Vec<Run>) -> PathBlocks {
         let key = |pos: u32| {
             let mut k = Vec::new();
             path_key(idx, order.at(pos as usize), &mut k);

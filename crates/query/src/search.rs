@@ -795,16 +795,22 @@ impl Searcher {
     /// (the root, when `c0` is empty); then `b` matches, and so does the rest of its subtree, which follows it
     /// in the path order, as the walk would find it: every entry whose parent is `b` or a folder that matched.
     /// `None` when `ck` is empty or starts more than one name in 64.
+    ///
+    /// In a view whose delta moved folders, a moved folder's stretch of the path order is elsewhere now: a walk
+    /// steps over it, and it matches whole when its path now holds the needle (its entries below that match by
+    /// their own names are found as any others, their paths resolved through it).
     fn path_substring_from_last_part(&self, parts: &[&[u8]], folded: bool) -> Option<Bitset> {
         let idx = &*self.idx;
         let n = idx.len();
         let root = idx.root();
         let k = parts.len() - 1;
         let last = parts[k];
-        // (In a view with grafts, a stretch of the path order may hold folders that are elsewhere now.)
-        if last.is_empty() || idx.grafts().is_some() {
+        if last.is_empty() {
             return None;
         }
+        let moved = idx.grafts().map_or(&[][..], |g| g.moved());
+        let is_moved = |e: EntryId| moved.binary_search(&e).is_ok();
+        let head = parts[..k].join(&b'/');
         let aids = self.aids();
         // The names starting with `ck` (folded) are a stretch of the name order.
         let mut prefix = Vec::with_capacity(last.len());
@@ -818,8 +824,13 @@ impl Searcher {
             fl.get(id as usize)
                 .is_some_and(|f| f & flags::DIRECTORY != 0)
         };
-        // Whether the path of `cur` ends with c0/c1/.../c(k-1), as the walk down the folders sees it.
+        // Whether the path of `cur` ends with c0/c1/.../c(k-1), as the walk down the folders sees it. (With
+        // grafts, the path now does: c0 has no slash, so it ends the component before c1, or the root's empty path.)
         let ends_needle_head = |mut cur: EntryId| -> bool {
+            if idx.grafts().is_some() {
+                return cur == root && head.is_empty()
+                    || cur != root && self.path_bytes(cur, folded).ends_with(&head);
+            }
             for part in parts[1..k].iter().rev() {
                 if cur == root || !is_folder(cur) || *self.name_bytes(cur, folded) != **part {
                     return false;
@@ -836,10 +847,13 @@ impl Searcher {
         let mut out = Bitset::empty(n);
         // The subtree being walked: where it ends, the next entry's parent is outside it.
         let mut inside = Bitset::empty(n);
+        // A walk's stretches of the path order, to clear what it set.
+        let mut walked: Vec<(usize, usize)> = Vec::new();
         for b in aids.name_order.range(lo..hi) {
             if b as usize >= n
                 || b == root
                 || out.get(b as usize)
+                || is_moved(b)
                 || !self.name_bytes(b, folded).starts_with(last)
                 || !ends_needle_head(idx.parent(b))
             {
@@ -853,12 +867,18 @@ impl Searcher {
             }
             out.set(b as usize);
             inside.set(b as usize);
-            let first = at + 1;
+            let mut first = at + 1;
             let mut end = first;
             while let Some(e) = order.get(end).filter(|&e| (e as usize) < n) {
                 let p = idx.parent(e);
                 if !inside.get(p as usize) {
                     break;
+                }
+                if is_moved(e) {
+                    walked.push((first, end));
+                    end = crate::path_blocks::stretch_end(idx, order, end, e);
+                    first = end;
+                    continue;
                 }
                 inside.set(e as usize);
                 if is_folder(p) && out.get(p as usize) {
@@ -868,9 +888,33 @@ impl Searcher {
             }
             // Cleared for the next one: only what this walk set.
             inside.unset(b as usize);
-            order
-                .range(first..end)
-                .for_each(|e| inside.unset(e as usize));
+            walked.push((first, end));
+            for (s, e) in walked.drain(..) {
+                order.range(s..e).for_each(|e| inside.unset(e as usize));
+            }
+        }
+        // A moved folder whose path now holds the needle matches with everything below it, except the stretches
+        // of folders moved from below it, which answer for themselves.
+        let needle = parts.join(&b'/');
+        for &m in moved {
+            if memmem::find(&self.path_bytes(m, folded), &needle).is_none() {
+                continue;
+            }
+            let at = rank.at(m as usize) as usize;
+            if order.get(at) != Some(m) {
+                return None;
+            }
+            let end = crate::path_blocks::stretch_end(idx, order, at, m);
+            let mut p = at;
+            while p < end {
+                let e = order.at(p);
+                if e != m && is_moved(e) {
+                    p = crate::path_blocks::stretch_end(idx, order, p, e);
+                    continue;
+                }
+                out.set(e as usize);
+                p += 1;
+            }
         }
         Some(out)
     }

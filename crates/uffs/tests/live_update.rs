@@ -71,6 +71,13 @@ pub fn observe(index: &Path, deleted: bool) -> Vec<String> {
         // Paths below folders renamed or moved resolve through their new paths: path terms, folder terms, depth,
         // and the path order (whole, from the end, and its first few).
         &["path:/dir", "--sort", "path", "--limit", "40"],
+        &["path:ed1/n", "--sort", "path"],
+        &["path:med/sub0"],
+        &["path:Renamed/sub07/De"],
+        &["path:er/Ren"],
+        &["path:a/Renamed/s"],
+        &["path:ub03/dee"],
+        &["path:/oth"],
         &["path:moved*/*", "--glob"],
         &["path:*/n*a.txt", "--glob"],
         &["parent:/", "--sort", "path", "--reverse"],
@@ -322,6 +329,7 @@ fn renaming_a_large_folder_costs_one_record() {
         &|r| std::fs::rename(r.join("big"), r.join("other/Renamed")).unwrap(),
         &|r| {
             std::fs::rename(r.join("other/Renamed/sub03"), r.join("zeta/a-sub03")).unwrap();
+            std::fs::rename(r.join("other/nest"), r.join("zeta/nest-out")).unwrap();
             std::fs::rename(
                 r.join("other/Renamed/sub07/deeper"),
                 r.join("other/Renamed/sub07/Deep2"),
