@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use uffs_index::layer::{BaseMap, Delta};
 use uffs_index::Index;
@@ -120,6 +120,18 @@ pub fn head(name: &str) -> &str {
 }
 
 /// `1234567` → `1,234,567`.
+/// A count given on the command line (`--limit`, `--offset`): a whole number of 0 or more. A negative one is
+/// read as a number (not as an option) so that it gets this message rather than clap's tip to write `-- -1`,
+/// which leads to another error.
+pub fn count(s: &str) -> std::result::Result<usize, String> {
+    s.parse::<usize>().map_err(|_| match s.parse::<i64>() {
+        Ok(_) => {
+            format!("{s} is below 0: give a count of 0 or more, or leave the option out for all")
+        }
+        Err(_) => format!("{s} is not a count: give a whole number of 0 or more"),
+    })
+}
+
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
@@ -366,16 +378,31 @@ pub fn searchers(parts: Vec<Part>) -> Vec<(String, uffs_query::Searcher)> {
 
 /// The parts of index file `path`, checked wholly: the index, and its delta when it has one.
 pub fn read_index_file(path: &Path) -> Result<Vec<Part>> {
-    let base = uffs_index::file::read(path)
-        .with_context(|| format!("reading index {}", path.display()))?;
+    let base = uffs_index::file::read(path).map_err(|e| index_error(path, e))?;
     Ok(with_delta(path, base))
+}
+
+/// Why index file `path` could not be read; for a file that is no index but a source (a volume image, a disk,
+/// a `$MFT` capture), what to do with it instead.
+fn index_error(path: &Path, e: uffs_index::file::FileError) -> anyhow::Error {
+    let shown = path.display();
+    if matches!(e, uffs_index::file::FileError::BadMagic)
+        && path
+            .to_str()
+            .is_some_and(|p| uffs_mft::open(p, None).is_ok())
+    {
+        return anyhow!(
+            "{shown} is not a uffs index but a volume, disk or $MFT capture: search it with `--source {shown}`, \
+             or index it first with `uffs index {shown} -o FILE.uffs`"
+        );
+    }
+    anyhow::Error::new(e).context(format!("reading index {shown}"))
 }
 
 /// The parts of index file `path` opened in O(1) (see [`uffs_index::file::open`]): what is read from it must
 /// be checked with [`Index::verify_touched`] before it is shown. (A delta is small: it is checked wholly.)
 pub fn open_index_file(path: &Path) -> Result<Vec<Part>> {
-    let base = uffs_index::file::open(path)
-        .with_context(|| format!("reading index {}", path.display()))?;
+    let base = uffs_index::file::open(path).map_err(|e| index_error(path, e))?;
     Ok(with_delta(path, base))
 }
 

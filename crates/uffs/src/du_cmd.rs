@@ -25,8 +25,8 @@ pub struct DuArgs {
     /// `--sort size`).
     #[arg(long, value_enum, default_value_t = DuSort::Allocated)]
     pub sort: DuSort,
-    /// Show at most N children of each folder.
-    #[arg(long, value_name = "N")]
+    /// Show at most N children of each folder (0: all of them).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::common::count)]
     pub limit: Option<usize>,
     /// Use this index file instead of the daemon.
     #[arg(long, value_name = "FILE", conflicts_with = "source")]
@@ -140,14 +140,22 @@ pub fn print(
             .iter()
             .map(|v| v.prefix.trim_end_matches(':'))
             .collect();
-        bail!(
-            "no folder {p:?} in {}",
-            if names.len() == 1 {
-                format!("volume {}", names[0])
-            } else {
-                format!("the volumes {}", names.join(", "))
+        let within = match names[..] {
+            // An index file or a source: its paths start at the volume's root, whatever drive it was.
+            [""] => "the volume".to_string(),
+            [one] => format!("volume {one}"),
+            _ => format!("the volumes {}", names.join(", ")),
+        };
+        let mut msg = format!("no folder '{p}' in {within}");
+        if let (true, Some((drive, rest))) = (names == [""], p.split_once(':')) {
+            if drive.len() == 1 {
+                msg += &format!(
+                    " (its paths start at its root: try '/{}')",
+                    rest.replace('\\', "/").trim_start_matches('/')
+                );
             }
-        );
+        }
+        bail!("{msg}");
     }
     for (_, s) in targets {
         if s.index().needs_check() {
@@ -364,7 +372,7 @@ fn walk(vol: &Volume<'_>, folder: &Line, du: &DuRequest, rows: &mut Vec<Line>) {
         .collect();
     keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
     kids.extend(keyed.into_iter().map(|k| k.2));
-    if let Some(l) = du.limit {
+    if let Some(l) = du.limit.filter(|&l| l > 0) {
         kids.truncate(l);
     }
     for k in kids {

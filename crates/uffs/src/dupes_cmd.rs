@@ -35,7 +35,7 @@ pub struct DupesArgs {
     #[arg(long, value_name = "N", requires = "source")]
     pub partition: Option<u32>,
     /// Show at most N groups.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::common::count)]
     pub limit: Option<usize>,
     #[command(flatten)]
     pub output: OutputArgs,
@@ -171,6 +171,13 @@ fn by_content(
     let src = uffs_mft::open(&src_spec, partition).with_context(|| {
         format!("reading contents from {src_spec} (the volume must be at hand for --by content)")
     })?;
+    // A capture holds only the data resident in its records: most files' contents are not in it.
+    if src.kind == uffs_mft::SourceKind::RawMft {
+        bail!(
+            "{src_spec} is a raw $MFT capture, which holds the records but not the files' contents: \
+             compare with --by size or --by name instead"
+        );
+    }
     let volume_of = |t: usize| -> Result<&uffs_mft::Volume> {
         // A volume's parts (an index and its delta) share its prefix; volumes are in order.
         let prefixes: Vec<&str> = refs.iter().map(|r| r.0).collect();

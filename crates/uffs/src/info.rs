@@ -104,12 +104,64 @@ fn volume_bytes(v: &Volume) -> u64 {
 }
 
 pub fn run(spec: &str, partition: Option<u32>, as_json: bool) -> Result<()> {
-    let src = uffs_mft::open(spec, partition)?;
+    let src = match uffs_mft::open(spec, partition) {
+        Ok(src) => src,
+        // An index file is no source, but says what it holds: that, rather than "not an NTFS volume".
+        Err(e) => match uffs_index::file::read_meta(std::path::Path::new(spec)) {
+            Ok((meta, entries)) => return index_info(spec, &meta, entries, as_json),
+            Err(_) => return Err(e.into()),
+        },
+    };
     if as_json {
         println!("{}", serde_json::to_string_pretty(&to_json(&src))?);
     } else {
         print!("{}", to_text(&src));
     }
+    Ok(())
+}
+
+/// What `uffs info` says of an index file: what it was built from, when, and how to search it.
+fn index_info(path: &str, m: &uffs_index::VolumeMeta, entries: u64, as_json: bool) -> Result<()> {
+    let built = uffs_results::column::iso(m.built_at, false);
+    let delta = uffs_index::file::delta_path(std::path::Path::new(path)).exists();
+    if as_json {
+        let v = json!({
+            "index": path, "source": m.source, "entries": entries, "built_at": built,
+            "serial": m.serial, "records": m.records_total, "deleted": m.has_deleted,
+            "bytes_in_use": m.bytes_in_use, "bytes_total": m.bytes_total, "delta": delta,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let mut s = format!("index         {path} (a uffs index file, not a volume)\n");
+    if !m.source.is_empty() {
+        s += &format!("built from    {}\n", m.source);
+    }
+    s += &format!("built at      {built}\n");
+    s += &format!(
+        "entries       {}{}\n",
+        thousands(entries),
+        if m.has_deleted {
+            " (deleted ones included)"
+        } else {
+            ""
+        }
+    );
+    if m.serial != 0 {
+        s += &format!("serial        {}\n", serial_text(m.serial));
+    }
+    if m.bytes_total != 0 {
+        s += &format!(
+            "space         {} used of {}\n",
+            uffs_results::column::human(m.bytes_in_use),
+            uffs_results::column::human(m.bytes_total)
+        );
+    }
+    if delta {
+        s += "changes       a delta beside it holds the changes since (uffs index SOURCE -o FILE --update)\n";
+    }
+    s += &format!("search it     uffs --index {path} QUERY   (uffs info SOURCE describes the volume itself)\n");
+    print!("{s}");
     Ok(())
 }
 

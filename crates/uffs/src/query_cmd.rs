@@ -60,11 +60,12 @@ pub struct SearchArgs {
     /// Match text terms against the full path instead of the name.
     #[arg(short = 'p', long)]
     pub full_path: bool,
-    /// Show at most N results.
-    #[arg(long, value_name = "N")]
+    /// Show at most N results (leave it out for all).
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::common::count)]
     pub limit: Option<usize>,
     /// Skip the first N results (for paging with --limit).
-    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "count")]
+    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "count",
+          allow_negative_numbers = true, value_parser = crate::common::count)]
     pub offset: usize,
     /// Print only the number of matches.
     #[arg(long)]

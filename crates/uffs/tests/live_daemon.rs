@@ -107,7 +107,10 @@ fn the_daemon_follows_changes_and_survives_kills_during_updates() {
     let v = &status["volumes"][0];
     assert!(v["follow"].as_str().unwrap().starts_with("never"), "{v}");
     assert!(v["total_changes"].as_u64().unwrap() > 0, "{v}");
-    assert!(v["updated_at"].as_u64().unwrap() > 0, "{v}");
+    // Times are ISO 8601, UTC.
+    let updated = v["updated_at"].as_str().unwrap();
+    assert!(updated.starts_with("20") && updated.ends_with('Z'), "{v}");
+    assert!(v["built_at"].as_str().unwrap().contains('T'), "{v}");
 
     // SIGKILL while an update is under way, at several moments: the restarted daemon loads an index from
     // before or after the update, and a refresh then makes it equal to a fresh build.

@@ -641,3 +641,94 @@ fn a_table_on_a_terminal_fits_its_width() {
         assert!(lines[1].starts_with("/WINDOW"), "{shown}");
     }
 }
+
+/// Messages that leave a newcomer stuck name the way out: an image given as an index, an index given to `info`,
+/// a negative count, a Windows path for an index's folder, `du --limit 0`, content dupes of a capture.
+#[test]
+fn messages_point_the_way() {
+    let dir = scratch("query-cli-messages");
+    let xp = xp_index(&dir);
+    let mft = data("windows-xp-mft/MFT");
+    let err = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+
+    // A capture given as an index: search it as a source, or index it.
+    let o = uffs()
+        .arg("--index")
+        .arg(&mft)
+        .arg("skype")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains(
+            "not a uffs index but a volume, disk or $MFT capture: search it with `--source"
+        ),
+        "{}",
+        err(&o)
+    );
+
+    // `info` on an index says it is one.
+    let o = run_ok(uffs().arg("info").arg(&xp));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("a uffs index file, not a volume") && text.contains("entries       11,842"),
+        "{text}"
+    );
+    let o = run_ok(uffs().arg("info").arg(&xp).arg("--json"));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["entries"], 11_842);
+
+    // A negative count is said so, with no tip that leads to another error.
+    for args in [&["--limit", "-1"][..], &["--offset", "-5"]] {
+        let o = uffs()
+            .arg("--index")
+            .arg(&xp)
+            .arg("skype")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            err(&o).contains("is below 0: give a count of 0 or more") && !err(&o).contains("-- -"),
+            "{}",
+            err(&o)
+        );
+    }
+
+    // A Windows path for a folder of an index: quoted as given, and the path to try.
+    let o = uffs()
+        .args(["du", "C:\\Users", "--index"])
+        .arg(&xp)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains(
+            "no folder 'C:\\Users' in the volume (its paths start at its root: try '/Users')"
+        ),
+        "{}",
+        err(&o)
+    );
+
+    // `du --limit 0` shows every child, as leaving it out does.
+    let du = |extra: &[&str]| {
+        let o = run_ok(
+            uffs()
+                .args(["du", "/WINDOWS", "--index"])
+                .arg(&xp)
+                .args(extra),
+        );
+        String::from_utf8_lossy(&o.stdout).lines().count()
+    };
+    assert!(du(&["--limit", "1"]) < du(&["--limit", "0"]));
+    assert_eq!(du(&["--limit", "0"]), du(&[]));
+
+    // Dupes by content need the files' data, which a capture does not hold.
+    let o = uffs().args(["dupes", "--index"]).arg(&xp).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err(&o).contains("compare with --by size or --by name instead"),
+        "{}",
+        err(&o)
+    );
+}
