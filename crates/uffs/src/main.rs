@@ -30,7 +30,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "uffs",
-    version,
+    version = env!("UFFS_VERSION"),
     about = "Ultra Fast File Search: index and search NTFS volumes by reading the MFT directly",
     override_usage = "uffs [OPTIONS] QUERY...            (through the daemon)\n       uffs [OPTIONS] QUERY... --index FILE | --source SOURCE\n       uffs <COMMAND>",
     args_conflicts_with_subcommands = true,
