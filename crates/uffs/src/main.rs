@@ -17,6 +17,7 @@ mod export;
 mod facet_cmd;
 mod info;
 mod journal_cmd;
+mod man_page;
 mod mcp_cmd;
 mod query_cmd;
 mod serve_cmd;
@@ -253,6 +254,21 @@ EXAMPLES:
         #[command(subcommand)]
         action: VolumesAction,
     },
+    /// Print a shell's completion script for uffs's commands, options and their values, generated from this
+    /// parser; docs/commands.md says where each shell looks for it.
+    #[command(
+        after_help = "EXAMPLES:\n  uffs completions bash > ~/.local/share/bash-completion/completions/uffs\n  uffs completions zsh > ~/.zfunc/_uffs      (a folder on $fpath, before compinit)\n  uffs completions fish > ~/.config/fish/completions/uffs.fish\n  uffs completions powershell > $HOME\\uffs.ps1   (and `. $HOME\\uffs.ps1` in $PROFILE)"
+    )]
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): every command with its options and examples, generated from this help.
+    #[command(
+        after_help = "EXAMPLES:\n  uffs man | man -l -\n  uffs man > ~/.local/share/man/man1/uffs.1   (then `man uffs`; docs/commands.md says more)"
+    )]
+    Man,
 }
 
 #[derive(Subcommand)]
@@ -412,6 +428,22 @@ fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
+/// The argument parser, for what is generated from it (completions, the man page).
+fn cli_command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command()
+}
+
+/// Writes `bytes` to stdout; a reader that stopped early (`uffs man | head`) is not an error.
+fn print(bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Commands that write files end on a signal without leaving a partial one (a one-shot query only with -o:
@@ -543,6 +575,12 @@ fn main() -> ExitCode {
             VolumesAction::List { json } => daemon_cmd::volumes_list(json),
             VolumesAction::Remove { names } => daemon_cmd::volumes_remove(&names),
         },
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cli_command(), "uffs", &mut script);
+            print(&script)
+        }
+        Command::Man => print(man_page::page(cli_command()).as_bytes()),
     };
     match result {
         Ok(()) if common::read_partly() => ExitCode::from(PARTIAL),
