@@ -24,6 +24,7 @@ pub struct BackendArgs {
     /// Answer from this source (a volume, disk image or $MFT capture), indexed first, instead of the daemon.
     #[arg(long, value_name = "SOURCE")]
     pub source: Option<String>,
+    /// With --source a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
     #[arg(long, value_name = "N", requires = "source")]
     pub partition: Option<u32>,
 }

@@ -34,6 +34,7 @@ pub struct DuArgs {
     /// Index this source first instead of asking the daemon.
     #[arg(long, value_name = "SOURCE")]
     pub source: Option<String>,
+    /// With --source a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
     #[arg(long, value_name = "N", requires = "source")]
     pub partition: Option<u32>,
     #[command(flatten)]

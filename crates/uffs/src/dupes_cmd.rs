@@ -32,6 +32,7 @@ pub struct DupesArgs {
     /// Index this source first.
     #[arg(long, value_name = "SOURCE")]
     pub source: Option<String>,
+    /// With --source a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
     #[arg(long, value_name = "N", requires = "source")]
     pub partition: Option<u32>,
     /// Show at most N groups.

@@ -4,6 +4,8 @@
 mod backend;
 mod bench;
 mod cat_cmd;
+#[cfg(test)]
+mod cli_checks;
 mod common;
 mod daemon_cmd;
 #[cfg(test)]
@@ -15,6 +17,7 @@ mod export;
 mod facet_cmd;
 mod info;
 mod journal_cmd;
+mod man_page;
 mod mcp_cmd;
 mod query_cmd;
 mod serve_cmd;
@@ -28,7 +31,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "uffs",
-    version,
+    version = env!("UFFS_VERSION"),
     about = "Ultra Fast File Search: index and search NTFS volumes by reading the MFT directly",
     override_usage = "uffs [OPTIONS] QUERY...            (through the daemon)\n       uffs [OPTIONS] QUERY... --index FILE | --source SOURCE\n       uffs <COMMAND>",
     args_conflicts_with_subcommands = true,
@@ -51,7 +54,10 @@ enum Command {
         after_help = "EXAMPLES:\n  uffs info                 (the NTFS volumes here)\n  uffs info C:              (a Windows drive, read live: needs an elevated prompt)\n  uffs info /dev/sdb1\n  uffs info disk.img --json"
     )]
     Info {
+        /// A volume, a whole disk, an image or a $MFT capture (see SOURCES in `uffs --help`), or a Windows drive
+        /// (C:).
         source: Option<String>,
+        /// With a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
         /// Print JSON instead of text.
@@ -63,10 +69,13 @@ enum Command {
         after_help = "EXAMPLES:\n  uffs index /dev/sdb1 -o sdb1.uffs\n  uffs index disk.img@2 -o d2.uffs --deleted\n  uffs index /dev/sdb1 -o sdb1.uffs --update   (apply only what changed since sdb1.uffs was made)\n  uffs index /dev/sdb1 -o sdb1.uffs --update --compact   (and merge the changes into sdb1.uffs)"
     )]
     Index {
+        /// The volume to index: a partition or volume image, a whole disk (every NTFS partition, or SOURCE@N),
+        /// a $MFT capture, or a Windows drive (C:).
         source: String,
         /// Index file to write.
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
+        /// With a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
         /// Also read unused MFT records and index deleted files that still parse.
@@ -92,8 +101,10 @@ enum Command {
     Export {
         /// A source or an index file written by `uffs index`.
         source: String,
+        /// Output format.
         #[arg(long, value_enum, default_value_t = uffs_results::export::Format::Csv)]
         format: uffs_results::export::Format,
+        /// Write to FILE (through a temporary file renamed into place) instead of stdout.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// Include deleted entries.
@@ -102,6 +113,7 @@ enum Command {
         /// Include named data streams (alternate data streams) as entries `file:stream`.
         #[arg(long)]
         streams: bool,
+        /// With a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
     },
@@ -111,14 +123,18 @@ enum Command {
         after_help = "SOURCE is an NTFS volume, a partition of a disk (disk.img@2), or a raw $J capture (for instance\n`icat VOLUME <record>-128-<id> > J`; detected from its content; it has no paths). A path is given where the\nvolume's MFT still has the parent folder with the sequence number the record names.\n\nEXAMPLES:\n  uffs journal /dev/sdb1 --format table\n  uffs journal disk.img@2 --since 123456789 --format jsonl -o changes.jsonl\n  uffs journal J --format csv"
     )]
     Journal {
+        /// The volume whose journal to read (a partition of a whole disk as SOURCE@N), or a raw $J capture.
         source: String,
         /// Only records whose USN is at least this.
         #[arg(long, value_name = "USN")]
         since: Option<u64>,
+        /// Output format.
         #[arg(long, value_enum, default_value_t = journal_cmd::Format::Csv)]
         format: journal_cmd::Format,
+        /// Write to FILE instead of stdout.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
+        /// With a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
     },
@@ -145,7 +161,10 @@ enum Command {
         after_help = "EXAMPLES:\n  uffs bench /dev/sdb1 --runs 5\n  uffs bench bench.img --read-only --json"
     )]
     Bench {
+        /// The volume to index; with --queries, an index file or a source to query.
         source: String,
+        /// How many times to build (or run the queries); the median run is reported, and the first build's
+        /// peak memory.
         #[arg(long, default_value_t = 3)]
         runs: usize,
         /// Print JSON instead of text.
@@ -159,6 +178,7 @@ enum Command {
         deleted: bool,
         #[command(flatten)]
         read: common::ReadArgs,
+        /// With a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
         /// Measure the queries of FILE (one per line, see bench/queries.tsv) on the index instead of the build.
@@ -183,6 +203,7 @@ EXAMPLES:
   uffs cat MFT 120:small                           (a raw $MFT capture holds resident data only)"
     )]
     Cat {
+        /// The volume the file is on (a partition of a whole disk as SOURCE@N), or a $MFT capture.
         source: String,
         /// PATH or RECORD, optionally with :STREAM.
         target: String,
@@ -192,6 +213,7 @@ EXAMPLES:
         /// Resolve PATH among deleted files too.
         #[arg(long)]
         deleted: bool,
+        /// With a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
     },
@@ -232,6 +254,21 @@ EXAMPLES:
         #[command(subcommand)]
         action: VolumesAction,
     },
+    /// Print a shell's completion script for uffs's commands, options and their values, generated from this
+    /// parser; docs/commands.md says where each shell looks for it.
+    #[command(
+        after_help = "EXAMPLES:\n  uffs completions bash > ~/.local/share/bash-completion/completions/uffs\n  uffs completions zsh > ~/.zfunc/_uffs      (a folder on $fpath, before compinit)\n  uffs completions fish > ~/.config/fish/completions/uffs.fish\n  uffs completions powershell > $HOME\\uffs.ps1   (and `. $HOME\\uffs.ps1` in $PROFILE)"
+    )]
+    Completions {
+        /// The shell to complete for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): every command with its options and examples, generated from this help.
+    #[command(
+        after_help = "EXAMPLES:\n  uffs man | man -l -\n  uffs man > ~/.local/share/man/man1/uffs.1   (then `man uffs`; docs/commands.md says more)"
+    )]
+    Man,
 }
 
 #[derive(Subcommand)]
@@ -242,6 +279,7 @@ enum DaemonAction {
     Stop,
     /// Show the daemon's volumes: entries, index size and age, state, source; and its memory.
     Status {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -253,6 +291,8 @@ enum DaemonAction {
 enum VolumesAction {
     /// Index sources (in parallel) and register them; a running daemon loads them at once.
     Add {
+        /// The volumes to index and register: partitions, volume images, whole disks (every NTFS partition, or
+        /// SOURCE@N), or Windows drives (C:).
         #[arg(required_unless_present = "all", value_name = "SOURCE")]
         sources: Vec<String>,
         /// Every fixed NTFS volume this system shows, each under its drive letter on Windows (paths print as
@@ -269,6 +309,7 @@ enum VolumesAction {
         /// The volume's name: one letter for a drive (paths print as `C:\...`), else paths print as `NAME:/...`.
         #[arg(long)]
         name: Option<String>,
+        /// With a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
         /// Index deleted files too.
@@ -286,11 +327,13 @@ enum VolumesAction {
     },
     /// List the registered volumes.
     List {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Unregister volumes and delete their index files.
     Remove {
+        /// The volumes to remove, by the names `uffs volumes list` shows.
         #[arg(required = true, value_name = "NAME")]
         names: Vec<String>,
     },
@@ -383,6 +426,22 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     d[a.len()][b.len()]
+}
+
+/// The argument parser, for what is generated from it (completions, the man page).
+fn cli_command() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command()
+}
+
+/// Writes `bytes` to stdout; a reader that stopped early (`uffs man | head`) is not an error.
+fn print(bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
 
 fn main() -> ExitCode {
@@ -516,6 +575,12 @@ fn main() -> ExitCode {
             VolumesAction::List { json } => daemon_cmd::volumes_list(json),
             VolumesAction::Remove { names } => daemon_cmd::volumes_remove(&names),
         },
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cli_command(), "uffs", &mut script);
+            print(&script)
+        }
+        Command::Man => print(man_page::page(cli_command()).as_bytes()),
     };
     match result {
         Ok(()) if common::read_partly() => ExitCode::from(PARTIAL),

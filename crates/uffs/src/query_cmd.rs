@@ -24,6 +24,7 @@ pub struct SearchArgs {
     /// Search this source (volume, disk image or $MFT capture), indexing it first.
     #[arg(long, value_name = "SOURCE")]
     pub source: Option<String>,
+    /// With --source a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
     #[arg(long, value_name = "N", requires = "source")]
     pub partition: Option<u32>,
     /// Search only this volume (repeatable): a name `uffs volumes list` shows, or a partition of a disk

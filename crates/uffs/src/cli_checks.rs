@@ -1,0 +1,76 @@
+//! Checks of the argument parser as a whole: every option, argument and command says what it is for in `--help`
+//! (and so in the man page and the shells' completions, which are generated from the same parser).
+
+use clap::{Arg, Command, CommandFactory};
+
+use super::Cli;
+
+/// Every argument and subcommand under `cmd` (whose name on the command line is `name`) without help text, as
+/// `uffs index --partition` or `uffs info <SOURCE>`. clap's own `--help`, `--version` and `help` command have
+/// theirs.
+fn missing_help(cmd: &Command, name: &str) -> Vec<String> {
+    let has_text =
+        |s: Option<&clap::builder::StyledStr>| s.is_some_and(|s| !s.to_string().trim().is_empty());
+    let mut missing: Vec<String> = cmd
+        .get_arguments()
+        .filter(|a| !matches!(a.get_id().as_str(), "help" | "version"))
+        .filter(|a| !has_text(a.get_help()) && !has_text(a.get_long_help()))
+        .map(|a| format!("{name} {}", arg_name(a)))
+        .collect();
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let sub_name = format!("{name} {}", sub.get_name());
+        if !has_text(sub.get_about()) && !has_text(sub.get_long_about()) {
+            missing.push(sub_name.clone());
+        }
+        missing.extend(missing_help(sub, &sub_name));
+    }
+    missing
+}
+
+/// An argument as `--help` shows it: `--long`, else `-s`, else `<VALUE>`.
+fn arg_name(arg: &Arg) -> String {
+    if let Some(long) = arg.get_long() {
+        format!("--{long}")
+    } else if let Some(short) = arg.get_short() {
+        format!("-{short}")
+    } else {
+        let value = arg.get_value_names().and_then(|v| v.first().cloned());
+        format!(
+            "<{}>",
+            value.map_or_else(|| arg.get_id().to_string(), |v| v.to_string())
+        )
+    }
+}
+
+#[test]
+fn every_option_and_command_has_help() {
+    let mut cmd = Cli::command();
+    // Built as the user sees it: flattened arguments in place, clap's own help and version added.
+    cmd.build();
+    let missing = missing_help(&cmd, "uffs");
+    assert!(
+        missing.is_empty(),
+        "{} options, arguments or commands have no help text (a doc comment on the field or variant):\n  {}",
+        missing.len(),
+        missing.join("\n  ")
+    );
+}
+
+#[test]
+fn a_missing_help_is_caught() {
+    let mut cmd = Command::new("t")
+        .arg(Arg::new("json").long("json").help("Print JSON"))
+        .arg(Arg::new("partition").long("partition"))
+        .arg(Arg::new("source").value_name("SOURCE"))
+        .subcommand(
+            Command::new("said")
+                .about("Has an about")
+                .arg(Arg::new("x").short('x')),
+        )
+        .subcommand(Command::new("silent"));
+    cmd.build();
+    assert_eq!(
+        missing_help(&cmd, "t"),
+        ["t --partition", "t <SOURCE>", "t said -x", "t silent"]
+    );
+}
