@@ -3,7 +3,7 @@
 //! A delta over a base index ([`crate::layer`]) replaces the changed records' entries and their ancestor folders.
 //! The entries below a renamed or moved folder keep their base entries: their parent links still lead to the
 //! base folder, which the delta hides and holds again under its new name or in its new place. [`Grafts`] gives
-//! each such hidden folder its path now, and an [`Index`] that carries them (a *view* of the base, see
+//! each such hidden folder its path now, and an [`Index`](crate::Index) that carries them (a *view* of the base, see
 //! [`crate::layer::view`]) resolves every path through them: a base entry's path is the path of its nearest
 //! grafted ancestor, then the names below it, as the base holds them.
 //!
