@@ -75,7 +75,8 @@ mod tests {
         persist(&a, &dest).unwrap();
         discard(&b);
         assert!(dest.exists() && !a.exists() && !b.exists());
-        assert!(temps().is_empty());
+        // Other tests of this process may be writing files of their own meanwhile: only these two are checked.
+        assert!(!temps().iter().any(|p| *p == a || *p == b));
         fs::remove_dir_all(&dir).unwrap();
     }
 }
