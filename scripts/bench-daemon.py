@@ -59,7 +59,7 @@ def rss(pid):
     return f
 
 
-PROBE = b'{"op":"query","args":{"query":["kernel32.dll"],"count":true}}\n'
+PROBE = b'{"op":"query","request":{"query":"kernel32.dll","count":true}}\n'
 
 
 def warm_start(env, log, sock):

@@ -1,19 +1,16 @@
 //! The daemon's protocol: any bytes as what a client sends on a connection, read and answered as the daemon
 //! answers them (its request reading, parsing and handling, without the socket): never a panic, and the answer
-//! is JSON lines, each a response, the last one the answer's end (`done`, `error`, `status` or `ok`), or nothing
-//! when no request came. A query's words are parsed as the `uffs` binary's query function parses them; the
-//! daemon has no volumes loaded.
+//! is JSON lines, each a response, the last one the answer's end (`done`, `error`, `refused`, `unavailable`,
+//! `status` or `ok`), or nothing when no request came. A query's request is checked and compiled as every search
+//! request is (`uffs_search`); the daemon has no volumes loaded, so a good one is answered `unavailable`.
 #![no_main]
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
 use uffs_daemon::protocol::{Response, MAX_REQUEST};
-use uffs_daemon::server::{Config, Offline, Snapshot};
-use uffs_query::{parse, ParseOptions};
+use uffs_daemon::server::{Config, Offline};
 
 fn daemon() -> &'static Offline {
     static DAEMON: OnceLock<Offline> = OnceLock::new();
@@ -24,21 +21,8 @@ fn daemon() -> &'static Offline {
         for d in [&cache, &runtime] {
             std::fs::create_dir_all(d).expect("a scratch directory");
         }
-        let cfg = Config { cache, runtime, exe: PathBuf::from("/nonexistent/uffs") };
-        Offline::new(cfg, Box::new(query))
+        Offline::new(Config { cache, runtime, exe: PathBuf::from("/nonexistent/uffs") })
     })
-}
-
-/// The query words (`args.query`) joined and parsed, as `uffs QUERY` parses them; their text is printed back
-/// (so that output goes through the `out` pieces), then the answer of a daemon with no volume.
-fn query(_: &Snapshot, args: &Value, _terminal: bool, out: &mut dyn Write) -> Result<u64, String> {
-    let words = args.get("query").and_then(Value::as_array).ok_or("bad query request: no query words")?;
-    let words: Vec<&str> =
-        words.iter().map(|w| w.as_str().ok_or("bad query request: a word that is not text")).collect::<Result<_, _>>()?;
-    let text = words.join(" ");
-    parse(&text, &ParseOptions { now: 0, case: None }).map_err(|e| format!("bad query: {}", e.render(&text)))?;
-    out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
-    Err("the daemon has no volume ready".into())
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -55,7 +39,15 @@ fuzz_target!(|data: &[u8]| {
     for (i, l) in lines.iter().enumerate() {
         let r: Response = serde_json::from_slice(l).unwrap_or_else(|e| panic!("answer line {i} is not a response: {e}"));
         let last = i + 1 == lines.len();
-        let ends = matches!(r, Response::Done { .. } | Response::Error(_) | Response::Status(_) | Response::Ok(_));
+        let ends = matches!(
+            r,
+            Response::Done { .. }
+                | Response::Error(_)
+                | Response::Refused(_)
+                | Response::Unavailable(_)
+                | Response::Status(_)
+                | Response::Ok(_)
+        );
         assert_eq!(ends, last, "line {i} of {}: {r:?}", lines.len());
         if let Response::Out(s) = &r {
             assert!(s.len() <= uffs_daemon::protocol::CHUNK);

@@ -1,11 +1,12 @@
 //! The daemon's protocol: one JSON request per connection, on one line; the answer is JSON lines.
 //!
-//! Requests: `{"op":"query","args":{…},"terminal":false}` (args are the `uffs QUERY` options),
+//! Requests: `{"op":"query","request":{…},"terminal":false}` (a [`uffs_search::SearchRequest`]),
 //! `{"op":"status"}`, `{"op":"reload"}` (re-read the registry, check every source for changes and rebuild
 //! what changed), `{"op":"refresh","name":"D"}` (apply changes now), `{"op":"stop"}`, `{"op":"ping"}`.
 //!
 //! Answers: a query streams `{"out":"…"}` lines (printed output, in pieces of at most [`CHUNK`] bytes) and ends
-//! with `{"done":{"found":N}}`; anything else answers one line. A failure is `{"error":"…"}`, always the last
+//! with `{"done":{"found":N}}`; anything else answers one line. A failure is `{"error":"…"}`, a request the
+//! client should correct `{"refused":"…"}`, and no volume to answer from `{"unavailable":"…"}`: always the last
 //! line.
 //!
 //! Binary output (`--format parquet`): a query sent with `"binary":true` streams `{"bytes":"…"}` lines instead
@@ -27,7 +28,8 @@ pub const CHUNK: usize = 32 * 1024;
 #[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Request {
     Query {
-        args: serde_json::Value,
+        /// The search (`docs/protocol.md`).
+        request: Box<uffs_search::SearchRequest>,
         #[serde(default)]
         terminal: bool,
         /// The output is binary (Parquet): answer with `bytes` lines rather than `out` ones.
@@ -90,7 +92,12 @@ pub enum Response {
     Done {
         found: u64,
     },
+    /// A failure: reading an index, an unreadable request line.
     Error(String),
+    /// The request is wrong (a bad query, an unknown column, volume or folder): the client can correct it.
+    Refused(String),
+    /// Nothing to answer from now (no volume ready): asking later may work.
+    Unavailable(String),
     Status(Status),
     Ok(bool),
 }

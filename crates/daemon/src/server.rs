@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 use uffs_index::layer::{BaseMap, Delta};
 use uffs_index::{Index, VolumeMeta};
 use uffs_query::Searcher;
+use uffs_results::Printer;
+use uffs_search::SearchRequest;
 
 use crate::ipc::{self, Accepted, Conn};
 use crate::os;
@@ -96,11 +98,6 @@ pub struct Snapshot {
     pub volumes: Vec<Arc<Loaded>>,
 }
 
-/// Runs a query on a snapshot: `(snapshot, args, output is a terminal, output) -> entries found`.
-pub type QueryFn = dyn Fn(&Snapshot, &serde_json::Value, bool, &mut dyn Write) -> std::result::Result<u64, String>
-    + Send
-    + Sync;
-
 pub(crate) struct Shared {
     cfg: Config,
     snapshot: RwLock<Arc<Snapshot>>,
@@ -119,7 +116,6 @@ pub(crate) struct Shared {
     /// Held while a volume is checked and updated: one at a time.
     pub(crate) refreshing: Mutex<()>,
     started: Instant,
-    query: Box<QueryFn>,
 }
 
 #[cfg(windows)]
@@ -139,7 +135,7 @@ pub(crate) fn log(s: &str) {
 }
 
 /// Runs the daemon in this process until a `stop` request.
-pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
+pub fn run(cfg: Config) -> Result<()> {
     os::tune_allocator();
     // Held for the whole run: one daemon per user (and runtime directory).
     let lock = std::fs::File::create(cfg.runtime.join("daemon.lock"))?;
@@ -156,7 +152,7 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
     )?;
     remove_temporaries(&cfg.cache);
 
-    let shared = new_shared(cfg, query);
+    let shared = new_shared(cfg);
     let stale = reconcile(&shared)?;
     log(&format!(
         "listening on {} with {} volume(s) loaded",
@@ -223,7 +219,7 @@ pub fn run(cfg: Config, query: Box<QueryFn>) -> Result<()> {
     Ok(())
 }
 
-fn new_shared(cfg: Config, query: Box<QueryFn>) -> Arc<Shared> {
+fn new_shared(cfg: Config) -> Arc<Shared> {
     Arc::new(Shared {
         cfg,
         snapshot: RwLock::new(Arc::new(Snapshot::default())),
@@ -235,7 +231,6 @@ fn new_shared(cfg: Config, query: Box<QueryFn>) -> Arc<Shared> {
         follow: Mutex::new(HashMap::new()),
         refreshing: Mutex::new(()),
         started: Instant::now(),
-        query,
     })
 }
 
@@ -247,8 +242,8 @@ fn new_shared(cfg: Config, query: Box<QueryFn>) -> Arc<Shared> {
 pub struct Offline(Arc<Shared>);
 
 impl Offline {
-    pub fn new(cfg: Config, query: Box<QueryFn>) -> Offline {
-        Offline(new_shared(cfg, query))
+    pub fn new(cfg: Config) -> Offline {
+        Offline(new_shared(cfg))
     }
 
     /// What a connection that sent `input` gets back.
@@ -328,7 +323,7 @@ fn answer(shared: &Arc<Shared>, mut input: impl BufRead, mut output: impl Write)
             return;
         }
         Ok(Request::Query {
-            args,
+            request,
             terminal,
             binary,
         }) => {
@@ -339,14 +334,11 @@ fn answer(shared: &Arc<Shared>, mut input: impl BufRead, mut output: impl Write)
             } else {
                 protocol::OutWriter::new(&mut w)
             };
-            let r = (shared.query)(&snap, &args, terminal, &mut out);
+            let r = search(&snap, &request, terminal, &mut out);
             if out.finish().is_err() {
                 return; // the client went away
             }
-            match r {
-                Ok(found) => Response::Done { found },
-                Err(e) => Response::Error(e),
-            }
+            r.map_or_else(|e| e, |found| Response::Done { found })
         }
     };
     let _ = protocol::send(&mut w, &answer);
@@ -357,6 +349,43 @@ fn answer(shared: &Arc<Shared>, mut input: impl BufRead, mut output: impl Write)
         let entries: usize = current(shared).volumes.iter().map(|l| l.base().len()).sum();
         os::release_after_query(entries as u64 / 2);
     }
+}
+
+/// Runs a search on every volume of the snapshot, printing its answer to `out`: the number of matches, or the
+/// answer that says why not (the client's error, no volume, a failure).
+fn search(
+    snap: &Snapshot,
+    req: &SearchRequest,
+    terminal: bool,
+    out: &mut dyn Write,
+) -> std::result::Result<u64, Response> {
+    let why = |e: uffs_search::Error| match e {
+        uffs_search::Error::BadRequest(m) => Response::Refused(m),
+        uffs_search::Error::Failed(m) => Response::Error(m),
+    };
+    if snap.volumes.is_empty() {
+        // A bad request is said to be one, volumes or not.
+        req.check().map_err(why)?;
+        uffs_search::compile(req, uffs_index::time::now()).map_err(why)?;
+        return Err(Response::Unavailable(
+            "the daemon has no volume ready: add one with `uffs volumes add SOURCE` (see `uffs daemon status`)"
+                .into(),
+        ));
+    }
+    let prefixes: Vec<String> = snap.volumes.iter().map(|l| l.entry.prefix()).collect();
+    let targets: Vec<(&str, &Searcher)> = snap
+        .volumes
+        .iter()
+        .zip(&prefixes)
+        .flat_map(|(l, p)| l.searchers.iter().map(move |s| (p.as_str(), s)))
+        .collect();
+    let mut printer =
+        Printer::to_writer(Box::new(out), &req.output, terminal).map_err(|e| why(e.into()))?;
+    let found = uffs_search::run(&targets, req, &mut printer);
+    let finished = printer.finish();
+    let found = found.map_err(why)?;
+    finished.map_err(|e| why(uffs_search::Error::failed(e)))?;
+    Ok(found as u64)
 }
 
 fn status(shared: &Shared) -> Status {
@@ -793,18 +822,11 @@ mod tests {
         let (cache, runtime) = (dir.join("cache"), dir.join("run"));
         std::fs::create_dir_all(&cache).unwrap();
         std::fs::create_dir_all(&runtime).unwrap();
-        let d = Offline::new(
-            Config {
-                cache,
-                runtime,
-                exe: PathBuf::from("uffs"),
-            },
-            Box::new(|_, args, _, out| {
-                out.write_all(args["say"].as_str().unwrap_or("").as_bytes())
-                    .map_err(|e| e.to_string())?;
-                Ok(3)
-            }),
-        );
+        let d = Offline::new(Config {
+            cache,
+            runtime,
+            exe: PathBuf::from("uffs"),
+        });
         assert_eq!(d.answer(b""), b"");
         assert_eq!(d.answer(b"{\"op\":\"ping\"}\n"), b"{\"ok\":true}\n");
         assert!(d
@@ -813,10 +835,19 @@ mod tests {
         assert!(d
             .answer(b"{\"op\":\"ping\",\"x\":1}\n")
             .starts_with(b"{\"error\":\"bad request"));
-        assert_eq!(
-            d.answer(b"{\"op\":\"query\",\"args\":{\"say\":\"hi\"}}\n"),
-            b"{\"out\":\"hi\"}\n{\"done\":{\"found\":3}}\n"
-        );
+        // No volume is loaded: a good search is unavailable, a bad one refused, an unknown field too.
+        assert!(d
+            .answer(b"{\"op\":\"query\",\"request\":{\"query\":\"ext:exe\",\"sort\":\"size\"}}\n")
+            .starts_with(b"{\"unavailable\":\"the daemon has no volume ready"));
+        assert!(d
+            .answer(b"{\"op\":\"query\",\"request\":{\"query\":\"size:>2xb\"}}\n")
+            .starts_with(b"{\"refused\":\"bad query: unknown size unit"));
+        assert!(d
+            .answer(b"{\"op\":\"query\",\"request\":{\"version\":9}}\n")
+            .starts_with(b"{\"refused\":\"this uffs speaks search request version 1"));
+        assert!(d
+            .answer(b"{\"op\":\"query\",\"request\":{\"sort\":\"Size\"}}\n")
+            .starts_with(b"{\"error\":\"bad request: unknown variant"));
         assert!(d
             .answer(b"{\"op\":\"refresh\"}\n")
             .starts_with(b"{\"error\":\"no volumes are loaded"));

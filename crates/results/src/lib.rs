@@ -15,7 +15,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use column::{full_path, human, Column, ColumnType, Value};
+pub use column::{full_path, human, thousands, Column, ColumnType, Value};
 pub use printer::{ColorChoice, Format, OutputArgs, Printer};
 
 /// What can go wrong writing results.

@@ -13,8 +13,10 @@ use crate::column::{full_path, human, Column, ColumnType, Value};
 use crate::parquet::{ParquetWriter, VolumeInfo};
 use crate::{io_err, Error, Result, TempFile};
 
-#[derive(clap::Args, Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+/// How results print: the command line's output options, and a search request's `output` (where `-o FILE` is
+/// the client's, never sent).
+#[derive(clap::Args, Debug, Default, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct OutputArgs {
     /// When to colour paths: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
@@ -33,6 +35,7 @@ pub struct OutputArgs {
     pub columns: Vec<String>,
     /// Write to FILE instead of stdout (a query that finds nothing writes no file, a count still does).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
+    #[serde(skip)]
     pub output: Option<PathBuf>,
     /// The width of the terminal a table is fitted to (set by a client for the daemon that prints for it).
     #[arg(skip)]
@@ -43,6 +46,7 @@ pub struct OutputArgs {
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize,
 )]
+#[serde(rename_all = "snake_case")]
 pub enum ColorChoice {
     #[default]
     Auto,
@@ -51,6 +55,7 @@ pub enum ColorChoice {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Format {
     Paths,
     Csv,

@@ -3,6 +3,8 @@
 
 use std::io::Write;
 
+use uffs_search::SearchRequest;
+
 /// Why a request could not be answered.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -18,14 +20,20 @@ pub enum Error {
     Failed(String),
 }
 
+impl From<uffs_search::Error> for Error {
+    fn from(e: uffs_search::Error) -> Error {
+        match e {
+            uffs_search::Error::BadRequest(m) => Error::BadRequest(m),
+            uffs_search::Error::Failed(m) => Error::Failed(m),
+        }
+    }
+}
+
 /// A searchable set of volumes.
 pub trait Backend: Send + Sync + 'static {
-    /// Runs one query. `args` are `uffs QUERY`'s options as JSON, as the daemon protocol carries them: for
-    /// instance `{"query":["ext:dll"],"sort":"size","reverse":true,"offset":0,"limit":50,
-    /// "output":{"format":"jsonl","columns":["path","size"]}}`; also `count`, `facet` and `top`, `stats`,
-    /// `deleted`, `streams`, `ignore_case`. What the query prints is written to `out`; the answer is the number
-    /// of matches (all of them, not only those printed).
-    fn query(&self, args: &serde_json::Value, out: &mut dyn Write) -> Result<u64, Error>;
+    /// Runs one search, as the command line runs the same request (`uffs_search::run`). What it prints is
+    /// written to `out`; the answer is the number of matches (all of them, not only those printed).
+    fn query(&self, req: &SearchRequest, out: &mut dyn Write) -> Result<u64, Error>;
 
     /// The volumes and their state, as the daemon's `status` answer (`pid`, `rss_bytes`, `uptime_ms`,
     /// `queries`, `volumes: [{name, source, state, entries, index_bytes, built_at, follow, …}]`).

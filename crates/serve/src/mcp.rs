@@ -15,6 +15,7 @@ use rmcp::schemars::{self, JsonSchema};
 use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use uffs_search::{Facet, Format, OutputArgs, SearchRequest, Sort};
 
 use crate::backend::{Backend, Error};
 
@@ -34,19 +35,30 @@ is NOT, `ext:pdf`, `size:>10mb`, `dm:today`, wildcards, `regex:`; call `query_sy
 to count matches, `facets` to see what takes space (counts and sizes per extension, folder, year, month, \
 attribute or size bucket; or totals), `volumes` for the volumes searched and their state.";
 
-/// How results are ordered.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Sort {
-    Name,
-    Path,
-    Size,
-    Extension,
-    Created,
-    Modified,
-    Accessed,
-    /// A folder's recursive size (a file's own size).
-    Treesize,
+/// Which entries a tool looks at, beyond its query: the same three fields in every tool.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Scope {
+    /// Only these volumes (names as `volumes` lists them, e.g. `C`).
+    #[serde(default)]
+    pub volumes: Option<Vec<String>>,
+    /// Also deleted entries (where the index kept them).
+    #[serde(default)]
+    pub deleted: bool,
+    /// Also named data streams (`file.txt:Zone.Identifier`).
+    #[serde(default)]
+    pub streams: bool,
+}
+
+impl Scope {
+    /// A request for `query` over this scope.
+    fn request(self, query: String) -> SearchRequest {
+        SearchRequest {
+            volumes: self.volumes.unwrap_or_default(),
+            deleted: self.deleted,
+            streams: self.streams,
+            ..SearchRequest::new(query)
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -72,15 +84,8 @@ pub struct SearchParams {
     /// tree_allocated descendants children.
     #[serde(default)]
     pub columns: Option<Vec<String>>,
-    /// Only these volumes (names as `volumes` lists them, e.g. `C`).
-    #[serde(default)]
-    pub volumes: Option<Vec<String>>,
-    /// Also deleted entries (where the index kept them).
-    #[serde(default)]
-    pub deleted: bool,
-    /// Also named data streams (`file.txt:Zone.Identifier`).
-    #[serde(default)]
-    pub streams: bool,
+    #[serde(flatten)]
+    pub scope: Scope,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -104,32 +109,13 @@ pub struct SearchResult {
 pub struct CountParams {
     /// The query, in the same syntax as `search` (call `query_syntax`).
     pub query: String,
-    /// Only these volumes.
-    #[serde(default)]
-    pub volumes: Option<Vec<String>>,
-    #[serde(default)]
-    pub deleted: bool,
-    #[serde(default)]
-    pub streams: bool,
+    #[serde(flatten)]
+    pub scope: Scope,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct CountResult {
     pub found: u64,
-}
-
-/// What `facets` groups by.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Group {
-    Ext,
-    Folder,
-    Year,
-    Month,
-    Attrib,
-    SizeBucket,
-    /// No groups: the totals of the matches (count, files, folders, sizes, earliest and latest times).
-    Totals,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -139,12 +125,12 @@ pub struct FacetParams {
     pub query: Option<String>,
     /// Group by extension, folder (the folder each match is in), year or month modified, attribute letter, size
     /// bucket; or `totals` for one row of totals.
-    pub group: Group,
+    pub group: Facet,
     /// With ext or folder: the N largest groups by count (default 25, at most 1000).
     #[serde(default)]
     pub top: Option<usize>,
-    #[serde(default)]
-    pub volumes: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub scope: Scope,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -175,13 +161,13 @@ fn tool_error(e: Error) -> String {
 }
 
 impl UffsMcp {
-    /// Runs one query on a blocking thread: `(found, output)`.
-    async fn run(&self, args: Value) -> Result<(u64, Vec<u8>), String> {
+    /// Runs one search on a blocking thread: `(found, output)`.
+    async fn run(&self, req: SearchRequest) -> Result<(u64, Vec<u8>), String> {
         let backend = self.backend.clone();
         tokio::task::spawn_blocking(move || {
             let mut out = Vec::new();
             backend
-                .query(&args, &mut out)
+                .query(&req, &mut out)
                 .map(|found| (found, out))
                 .map_err(tool_error)
         })
@@ -198,8 +184,13 @@ fn json_lines(out: &[u8]) -> Result<Vec<Value>, String> {
         .collect()
 }
 
-fn volumes_arg(v: &Option<Vec<String>>) -> Value {
-    json!(v.clone().unwrap_or_default())
+/// Rows as JSON lines with these columns (none: the printer's default).
+fn jsonl(columns: Vec<String>) -> OutputArgs {
+    OutputArgs {
+        format: Some(Format::Jsonl),
+        columns,
+        ..OutputArgs::default()
+    }
 }
 
 #[tool_router(router = tool_router)]
@@ -230,19 +221,15 @@ Call `query_syntax` for the full query language.",
                 .map(String::from)
                 .to_vec()
         });
-        let args = json!({
-            "query": [p.query],
-            // The query's options name sort keys and groups as their Rust variants (`Size`, `SizeBucket`).
-            "sort": p.sort.map(|s| format!("{s:?}")),
-            "reverse": p.descending,
-            "limit": limit,
-            "offset": p.offset,
-            "volumes": volumes_arg(&p.volumes),
-            "deleted": p.deleted,
-            "streams": p.streams,
-            "output": {"format": "Jsonl", "columns": columns},
-        });
-        let (found, out) = self.run(args).await?;
+        let req = SearchRequest {
+            sort: p.sort,
+            reverse: p.descending,
+            limit: Some(limit),
+            offset: p.offset,
+            output: jsonl(columns),
+            ..p.scope.request(p.query)
+        };
+        let (found, out) = self.run(req).await?;
         let rows = json_lines(&out)?;
         Ok(Json(SearchResult {
             found,
@@ -264,14 +251,11 @@ Call `query_syntax` for the full query language.",
         &self,
         Parameters(p): Parameters<CountParams>,
     ) -> Result<Json<CountResult>, String> {
-        let args = json!({
-            "query": [p.query],
-            "count": true,
-            "volumes": volumes_arg(&p.volumes),
-            "deleted": p.deleted,
-            "streams": p.streams,
-        });
-        let (found, _) = self.run(args).await?;
+        let req = SearchRequest {
+            count: true,
+            ..p.scope.request(p.query)
+        };
+        let (found, _) = self.run(req).await?;
         Ok(Json(CountResult { found }))
     }
 
@@ -287,21 +271,14 @@ folder, year or month modified, attribute or size bucket (largest groups first),
         Parameters(p): Parameters<FacetParams>,
     ) -> Result<Json<FacetResult>, String> {
         let query = p.query.unwrap_or_else(|| "*".into());
-        let mut args = json!({
-            "query": [query],
-            "volumes": volumes_arg(&p.volumes),
-            "output": {"format": "Jsonl"},
-        });
-        match p.group {
-            Group::Totals => args["stats"] = json!(true),
-            g => {
-                args["facet"] = json!(format!("{g:?}"));
-                if matches!(g, Group::Ext | Group::Folder) {
-                    args["top"] = json!(p.top.unwrap_or(DEFAULT_TOP).clamp(1, MAX_LIMIT));
-                }
-            }
-        }
-        let (found, out) = self.run(args).await?;
+        let req = SearchRequest {
+            facet: Some(p.group),
+            top: matches!(p.group, Facet::Ext | Facet::Folder)
+                .then(|| p.top.unwrap_or(DEFAULT_TOP).clamp(1, MAX_LIMIT)),
+            output: jsonl(Vec::new()),
+            ..p.scope.request(query)
+        };
+        let (found, out) = self.run(req).await?;
         Ok(Json(FacetResult {
             found,
             rows: json_lines(&out)?,

@@ -1,6 +1,6 @@
 //! The searches behind `uffs mcp` and `uffs serve` ([`uffs_serve::Backend`]): the user's daemon, or indexes
-//! this process opened itself (`--index FILE`, `--source SOURCE`). Both run a query exactly as `uffs QUERY`
-//! does, from the same options in JSON.
+//! this process opened itself (`--index FILE`, `--source SOURCE`). Both run a [`SearchRequest`] with
+//! `uffs_search::run`, as `uffs QUERY` does.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,8 +12,8 @@ use uffs_daemon::{client, dirs};
 use uffs_query::Searcher;
 use uffs_serve::{Backend, Error};
 
-use crate::query_cmd::{build_query, now_filetime, search_and_print, SearchArgs};
 use uffs_results::Printer;
+use uffs_search::SearchRequest;
 
 /// Where a server answers from: the daemon unless an index file or a source is named.
 #[derive(clap::Args, Debug, Clone)]
@@ -61,38 +61,6 @@ impl BackendArgs {
     }
 }
 
-/// The options of one query and its parsed expression, checked as the command line checks them: a bad query is
-/// the client's error.
-fn parse_args(args: &serde_json::Value) -> Result<(SearchArgs, uffs_query::Expr), Error> {
-    let a: SearchArgs = serde_json::from_value(args.clone())
-        .map_err(|e| Error::BadRequest(format!("bad query request: {e}")))?;
-    if a.index.is_some() || a.source.is_some() || a.output.output.is_some() {
-        return Err(Error::BadRequest(
-            "bad query request: index, source and output are the server's".into(),
-        ));
-    }
-    if a.output.format == Some(uffs_results::Format::Parquet) {
-        return Err(Error::BadRequest(
-            "bad query request: parquet is binary; use `uffs QUERY --format parquet -o FILE`"
-                .into(),
-        ));
-    }
-    let expr = build_query(&a, now_filetime()).map_err(|e| Error::BadRequest(format!("{e:#}")))?;
-    Ok((a, expr))
-}
-
-/// A search's error: the client's when it names what the client asked for (a column, a `du` folder, a volume).
-fn client_or_failed(e: String) -> Error {
-    if e.starts_with("unknown column")
-        || e.starts_with("no folder")
-        || e.starts_with("no volume named")
-    {
-        Error::BadRequest(e)
-    } else {
-        Error::Failed(e)
-    }
-}
-
 /// Answers from the user's daemon: one connection per request.
 pub struct DaemonBackend {
     runtime: PathBuf,
@@ -128,19 +96,17 @@ impl DaemonBackend {
 }
 
 impl Backend for DaemonBackend {
-    fn query(&self, args: &serde_json::Value, out: &mut dyn Write) -> Result<u64, Error> {
-        let (a, _) = parse_args(args)?;
-        let req = Request::Query {
-            args: serde_json::to_value(&a).map_err(|e| Error::Failed(e.to_string()))?,
+    fn query(&self, req: &SearchRequest, out: &mut dyn Write) -> Result<u64, Error> {
+        let ask = Request::Query {
+            request: Box::new(req.clone()),
             terminal: false,
             binary: false,
         };
-        match self.ask(&req, |s| out.write_all(s.as_bytes()))? {
+        match self.ask(&ask, |s| out.write_all(s.as_bytes()))? {
             Response::Done { found } => Ok(found),
-            Response::Error(e) if e.starts_with("the daemon has no volume") => {
-                Err(Error::Unavailable(e))
-            }
-            Response::Error(e) => Err(client_or_failed(e)),
+            Response::Refused(e) => Err(Error::BadRequest(e)),
+            Response::Unavailable(e) => Err(Error::Unavailable(e)),
+            Response::Error(e) => Err(Error::Failed(e)),
             other => Err(Error::Failed(format!(
                 "unexpected answer from the daemon: {other:?}"
             ))),
@@ -182,17 +148,13 @@ impl LocalBackend {
 }
 
 impl Backend for LocalBackend {
-    fn query(&self, args: &serde_json::Value, out: &mut dyn Write) -> Result<u64, Error> {
-        let (a, expr) = parse_args(args)?;
+    fn query(&self, req: &SearchRequest, out: &mut dyn Write) -> Result<u64, Error> {
         let targets: Vec<(&str, &Searcher)> =
             self.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
-        let mut printer = Printer::to_writer(Box::new(out), &a.output, false)
-            .map_err(|e| Error::BadRequest(format!("{e:#}")))?;
-        let found = search_and_print(&targets, &a, &expr, &mut printer)
-            .map_err(|e| client_or_failed(format!("{e:#}")))?;
-        printer
-            .finish()
-            .map_err(|e| Error::Failed(format!("{e:#}")))?;
+        let mut printer = Printer::to_writer(Box::new(out), &req.output, false)
+            .map_err(uffs_search::Error::from)?;
+        let found = uffs_search::run(&targets, req, &mut printer)?;
+        printer.finish().map_err(uffs_search::Error::failed)?;
         Ok(found as u64)
     }
 

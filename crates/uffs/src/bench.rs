@@ -264,7 +264,7 @@ fn read_mix(path: &std::path::Path) -> Result<Vec<MixQuery>> {
         for opt in cols.next().unwrap_or("").split_whitespace() {
             match opt.split_once('=') {
                 Some(("sort", k)) => {
-                    let key = <crate::query_cmd::SortArg as clap::ValueEnum>::from_str(k, true)
+                    let key = <uffs_search::Sort as clap::ValueEnum>::from_str(k, true)
                         .map_err(|e| anyhow::anyhow!("{}:{}: {e}", path.display(), n + 1))?;
                     q.sort = Some(key.into());
                 }
@@ -313,20 +313,15 @@ pub fn run_queries(
     let entries: usize = searchers.iter().map(|(_, s)| s.index().len()).sum();
     let now = crate::query_cmd::now_filetime();
     let run_one = |q: &MixQuery| -> Result<usize> {
-        let args = crate::query_cmd::SearchArgs {
-            query: if q.text.is_empty() {
-                vec![]
-            } else {
-                vec![q.text.clone()]
-            },
+        let req = uffs_search::SearchRequest {
             glob: q.glob,
             count: q.count,
             reverse: q.desc,
             limit: q.limit,
-            ..Default::default()
+            ..uffs_search::SearchRequest::new(q.text.clone())
         };
-        let expr = crate::query_cmd::build_query(&args, now)?;
-        let (found, hits) = crate::query_cmd::search_targets(&targets, &args, &expr, q.sort)?;
+        let expr = uffs_search::compile(&req, now)?;
+        let (found, hits) = uffs_search::execute::hits(&targets, &req, &expr, q.sort)?;
         std::hint::black_box(hits);
         Ok(found)
     };

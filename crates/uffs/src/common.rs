@@ -132,17 +132,7 @@ pub fn count(s: &str) -> std::result::Result<usize, String> {
     })
 }
 
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use uffs_results::thousands;
 
 pub fn per_second(n: u64, d: Duration) -> f64 {
     n as f64 / d.as_secs_f64().max(1e-9)

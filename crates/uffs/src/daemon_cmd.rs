@@ -10,8 +10,9 @@ use uffs_daemon::registry::{check_name, default_name, Registry, VolumeEntry};
 use uffs_daemon::{client, dirs, server};
 
 use crate::common::{progress_bar, thousands};
-use crate::query_cmd::{build_query, now_filetime, search_and_print, SearchArgs};
+use crate::query_cmd::now_filetime;
 use uffs_results::Printer;
+use uffs_search::SearchRequest;
 
 fn runtime() -> Result<PathBuf> {
     Ok(dirs::runtime_dir()?)
@@ -31,10 +32,10 @@ fn ask(req: &Request) -> Result<Option<Response>> {
 const NOT_RUNNING: &str = "no uffs daemon is running: start it with `uffs daemon start` (register volumes with \
 `uffs volumes add SOURCE`), or search an index or a source directly with --index FILE or --source SOURCE";
 
-/// `uffs QUERY` without `--index`/`--source`: asks the daemon, prints what it streams back.
-pub fn query(a: &SearchArgs) -> Result<bool> {
+/// A search without `--index`/`--source`: asks the daemon, prints what it streams back.
+pub fn query(a: &SearchRequest) -> Result<bool> {
     // Parse here too, so a bad query is reported the same way with or without a daemon.
-    build_query(a, now_filetime())?;
+    uffs_search::compile(a, now_filetime())?;
     let Some(stream) = client::connect(&runtime()?)? else {
         bail!("{NOT_RUNNING}");
     };
@@ -66,7 +67,7 @@ pub fn query(a: &SearchArgs) -> Result<bool> {
         None
     };
     let req = Request::Query {
-        args: serde_json::to_value(&args)?,
+        request: Box::new(args),
         terminal,
         binary: parquet,
     };
@@ -100,41 +101,9 @@ pub fn query(a: &SearchArgs) -> Result<bool> {
             }
             Ok(found > 0)
         }
-        Response::Error(e) => Err(anyhow!("{e}")),
+        Response::Error(e) | Response::Refused(e) | Response::Unavailable(e) => Err(anyhow!("{e}")),
         other => Err(anyhow!("unexpected answer from the daemon: {other:?}")),
     }
-}
-
-/// The daemon's query function: runs `args` (a `uffs QUERY`'s options) on every volume of the snapshot.
-fn serve_query(
-    snap: &server::Snapshot,
-    args: &serde_json::Value,
-    terminal: bool,
-    out: &mut dyn Write,
-) -> std::result::Result<u64, String> {
-    let a: SearchArgs =
-        serde_json::from_value(args.clone()).map_err(|e| format!("bad query request: {e}"))?;
-    if a.index.is_some() || a.source.is_some() || a.output.output.is_some() {
-        return Err("bad query request: --index, --source and -o are the client's".into());
-    }
-    let expr = build_query(&a, now_filetime()).map_err(|e| format!("{e:#}"))?;
-    if snap.volumes.is_empty() {
-        return Err("the daemon has no volume ready: add one with `uffs volumes add SOURCE` (see `uffs daemon status`)".into());
-    }
-    let prefixes: Vec<String> = snap.volumes.iter().map(|l| l.entry.prefix()).collect();
-    let targets: Vec<(&str, &uffs_query::Searcher)> = snap
-        .volumes
-        .iter()
-        .zip(&prefixes)
-        .flat_map(|(l, p)| l.searchers.iter().map(move |s| (p.as_str(), s)))
-        .collect();
-    let mut printer =
-        Printer::to_writer(Box::new(out), &a.output, terminal).map_err(|e| format!("{e:#}"))?;
-    let found = search_and_print(&targets, &a, &expr, &mut printer);
-    let finished = printer.finish();
-    let found = found.map_err(|e| format!("{e:#}"))?;
-    finished.map_err(|e| format!("{e:#}"))?;
-    Ok(found as u64)
 }
 
 pub fn run_foreground() -> Result<()> {
@@ -143,7 +112,7 @@ pub fn run_foreground() -> Result<()> {
         runtime: runtime()?,
         exe: std::env::current_exe().context("finding the uffs executable")?,
     };
-    server::run(cfg, Box::new(serve_query))?;
+    server::run(cfg)?;
     Ok(())
 }
 

@@ -12,7 +12,6 @@
 use clap::error::ErrorKind;
 use clap::Parser;
 
-use super::query_cmd::build_query;
 use super::{edit_distance, Cli};
 
 /// The words of each command on a shell line (see the module's documentation).
@@ -174,7 +173,9 @@ fn refusal(args: &[String]) -> Option<String> {
                     cli.search.query[0]
                 ));
             }
-            build_query(&cli.search, 0).err().map(|e| format!("{e:#}"))
+            uffs_search::compile(&cli.search.request(), 0)
+                .err()
+                .map(|e| e.to_string())
         }
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => None,
         Err(e) => Some(e.to_string().trim_end().to_string()),

@@ -11,8 +11,9 @@ use uffs_index::{flags, EntryId};
 use uffs_query::Searcher;
 
 use crate::common::{progress_bar, thousands};
-use crate::query_cmd::{build_query, now_filetime, search_sets, SearchArgs};
+use crate::query_cmd::now_filetime;
 use uffs_results::{full_path, human, OutputArgs, Printer};
+use uffs_search::SearchRequest;
 
 #[derive(clap::Args, Debug)]
 pub struct DupesArgs {
@@ -68,14 +69,11 @@ pub fn run(a: DupesArgs) -> Result<bool> {
         crate::common::load_indexes(&spec, partition, false)?
     };
     let targets: Vec<(String, Searcher)> = crate::common::searchers(parts);
-    let search = SearchArgs {
-        query: a.query.clone(),
-        ..SearchArgs::default()
-    };
-    let expr = build_query(&search, now_filetime())?;
+    let search = SearchRequest::new(a.query.join(" "));
+    let expr = uffs_search::compile(&search, now_filetime())?;
     let min = parse_min_size(&a.min_size)?;
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
-    let sets = search_sets(&refs, &search, &expr)?;
+    let sets = uffs_search::execute::sets(&refs, &search, &expr)?;
 
     // Every candidate file as (size, volume and record, target, entry), sorted: runs of one size are the
     // groups, and the links of one file (one volume and record) stand together, the first kept.

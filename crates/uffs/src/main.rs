@@ -14,7 +14,6 @@ mod drives;
 mod du_cmd;
 mod dupes_cmd;
 mod export;
-mod facet_cmd;
 mod info;
 mod journal_cmd;
 mod man_page;

@@ -1,19 +1,16 @@
-//! `uffs QUERY`: search an index file or a source with the query language and fd-style shortcut flags.
+//! `uffs QUERY`: the command line's search flags, mapped into a [`SearchRequest`] and run on an index file, a
+//! source, or through the daemon. (The request, and the executor every front end shares, are `uffs_search`'s.)
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, bail, Result};
-use clap::ValueEnum;
-use uffs_index::time::{from_civil_date, TICKS_PER_SECOND};
-use uffs_index::EntryId;
-use uffs_query::ast::{Cmp, DateField, KindFilter, Pattern, Term, TermKind, TextMatch};
-use uffs_query::{parse, Expr, ParseOptions, SearchOptions, Searcher, SortKey};
+use anyhow::{bail, Result};
+use uffs_query::Searcher;
+use uffs_results::{self as output, OutputArgs};
+use uffs_search::{Case, Facet, Kind, SearchRequest, Sort};
 
 use crate::common::load_indexes;
-use uffs_results::{self as output, OutputArgs};
 
-#[derive(clap::Args, Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
+#[derive(clap::Args, Debug, Default, Clone)]
 pub struct SearchArgs {
     /// The query, in Everything's syntax (several words are joined with spaces).
     #[arg(value_name = "QUERY")]
@@ -73,7 +70,7 @@ pub struct SearchArgs {
     pub count: bool,
     /// Sort the results (default: index order, which is fastest).
     #[arg(long, value_enum)]
-    pub sort: Option<SortArg>,
+    pub sort: Option<Sort>,
     /// Reverse the order.
     #[arg(long)]
     pub reverse: bool,
@@ -86,7 +83,7 @@ pub struct SearchArgs {
     /// Count the matches per group instead of listing them: their number and total size per extension,
     /// folder, year or month modified, attribute letter, or size bucket.
     #[arg(long, value_enum, value_name = "GROUP", conflicts_with_all = ["count", "stats"])]
-    pub facet: Option<FacetArg>,
+    pub facet: Option<Facet>,
     /// With --facet ext or folder: show the N largest groups (by count; default 25; 0 for all).
     #[arg(long, value_name = "N", requires = "facet")]
     pub top: Option<usize>,
@@ -96,46 +93,69 @@ pub struct SearchArgs {
     pub stats: bool,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Set by `uffs du`: list folder sizes instead (sent to the daemon with the query).
-    #[arg(skip)]
-    pub du: Option<crate::du_cmd::DuRequest>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
-pub enum FacetArg {
-    Ext,
-    Folder,
-    Year,
-    Month,
-    Attrib,
-    SizeBucket,
+/// Where a command's search runs: an index file, a source indexed first, or (neither) the daemon.
+#[derive(Debug, Default, Clone)]
+pub struct Place {
+    pub index: Option<PathBuf>,
+    pub source: Option<String>,
+    pub partition: Option<u32>,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum, serde::Serialize, serde::Deserialize)]
-pub enum SortArg {
-    Name,
-    Path,
-    Size,
-    #[value(alias = "ext")]
-    Extension,
-    Created,
-    Modified,
-    Accessed,
-    /// A folder's recursive size (hard links once), a file's size.
-    Treesize,
-}
+impl SearchArgs {
+    /// Where the flags say to search.
+    pub fn place(&self) -> Place {
+        Place {
+            index: self.index.clone(),
+            source: self.source.clone(),
+            partition: self.partition,
+        }
+    }
 
-impl From<SortArg> for SortKey {
-    fn from(s: SortArg) -> SortKey {
-        match s {
-            SortArg::Name => SortKey::Name,
-            SortArg::Path => SortKey::Path,
-            SortArg::Size => SortKey::Size,
-            SortArg::Extension => SortKey::Extension,
-            SortArg::Created => SortKey::Created,
-            SortArg::Modified => SortKey::Modified,
-            SortArg::Accessed => SortKey::Accessed,
-            SortArg::Treesize => SortKey::TreeSize,
+    /// The flags as the request every front end sends (clap has already refused the combinations that exclude
+    /// each other).
+    pub fn request(&self) -> SearchRequest {
+        SearchRequest {
+            query: self.query.join(" "),
+            case: if self.case_sensitive {
+                Case::Sensitive
+            } else if self.ignore_case {
+                Case::Ignore
+            } else {
+                Case::Smart
+            },
+            glob: self.glob,
+            regex: self.regex,
+            full_path: self.full_path,
+            extensions: self.extension.clone(),
+            kind: self.kind.as_deref().map(|k| {
+                if k.starts_with('f') {
+                    Kind::File
+                } else {
+                    Kind::Folder
+                }
+            }),
+            size: self.size.clone(),
+            changed_within: self.changed_within.clone(),
+            changed_before: self.changed_before.clone(),
+            volumes: self.volumes.clone(),
+            deleted: self.deleted,
+            streams: self.streams,
+            sort: self.sort,
+            reverse: self.reverse,
+            offset: self.offset,
+            limit: self.limit,
+            count: self.count,
+            facet: if self.stats {
+                Some(Facet::Totals)
+            } else {
+                self.facet
+            },
+            top: self.top,
+            du: None,
+            output: self.output.clone(),
+            ..SearchRequest::default()
         }
     }
 }
@@ -145,16 +165,21 @@ pub fn now_filetime() -> u64 {
 }
 
 pub fn run(a: &SearchArgs) -> Result<bool> {
-    if a.index.is_none() && a.source.is_none() {
-        return crate::daemon_cmd::query(a);
+    run_request(&a.place(), &a.request())
+}
+
+/// Runs `req` where `place` says, printing to stdout or `req.output.output`: whether anything matched.
+pub fn run_request(place: &Place, req: &SearchRequest) -> Result<bool> {
+    if place.index.is_none() && place.source.is_none() {
+        return crate::daemon_cmd::query(req);
     }
-    let now = now_filetime();
-    let expr = build_query(a, now)?;
-    let parts = match (&a.index, &a.source) {
+    // A bad query is reported before anything is opened or indexed.
+    uffs_search::compile(req, now_filetime())?;
+    let parts = match (&place.index, &place.source) {
         (Some(f), _) => {
             // Opened in O(1): what the query reads is checked before anything is printed.
             let parts = crate::common::open_index_file(f)?;
-            if a.deleted && !parts[0].index.meta.has_deleted {
+            if req.deleted && !parts[0].index.meta.has_deleted {
                 bail!(
                     "{} was built without deleted entries; rebuild it with `uffs index --deleted`",
                     f.display()
@@ -162,385 +187,110 @@ pub fn run(a: &SearchArgs) -> Result<bool> {
             }
             parts
         }
-        (None, Some(s)) => load_indexes(s, a.partition, a.deleted)?,
+        (None, Some(s)) => load_indexes(s, place.partition, req.deleted)?,
         (None, None) => unreachable!("handled above"),
     };
     let targets: Vec<(String, Searcher)> = crate::common::searchers(parts);
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
-    let mut out = output::Printer::new(&a.output)?;
-    let found = search_and_print(&refs, a, &expr, &mut out)?;
+    let mut out = output::Printer::new(&req.output)?;
+    let found = uffs_search::run(&refs, req, &mut out)?;
     // A query that found nothing leaves no -o file (its temporary one goes with the printer; a count still
     // writes its 0).
-    if found > 0 || a.count || a.output.output.is_none() {
+    if found > 0 || req.count || req.output.output.is_none() {
         out.finish()?;
     }
     Ok(found > 0)
 }
 
-/// The targets of the volumes `--volume` names (all when it names none). A volume's name is its path prefix
-/// without the colon (`C`, `data`, `@2`); an unknown name is an error that lists the names.
-pub fn pick_volumes<'a>(
-    targets: &[(&'a str, &'a Searcher)],
-    names: &[String],
-) -> Result<Vec<(&'a str, &'a Searcher)>> {
-    if names.is_empty() {
-        return Ok(targets.to_vec());
-    }
-    let name = |prefix: &str| prefix.trim_end_matches(':').to_string();
-    for n in names {
-        if !targets
-            .iter()
-            .any(|(p, _)| name(p).eq_ignore_ascii_case(n.trim_end_matches(':')))
-        {
-            let mut known: Vec<String> = targets.iter().map(|(p, _)| name(p)).collect();
-            known.dedup();
-            known.retain(|k| !k.is_empty());
-            if known.is_empty() {
-                bail!("no volume named {n:?}: this search has one volume, without a name");
-            }
-            bail!(
-                "no volume named {n:?}; the volumes are: {}",
-                known.join(", ")
-            );
-        }
-    }
-    Ok(targets
-        .iter()
-        .filter(|(p, _)| {
-            names
-                .iter()
-                .any(|n| name(p).eq_ignore_ascii_case(n.trim_end_matches(':')))
-        })
-        .copied()
-        .collect())
-}
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use uffs_search::{Case, Facet, Kind, SearchRequest, Sort};
 
-/// Runs `expr` on every volume (those `--volume` picks) and prints the hits (or their count) with `out`;
-/// returns how many matched.
-pub fn search_and_print(
-    targets: &[(&str, &Searcher)],
-    a: &SearchArgs,
-    expr: &Expr,
-    out: &mut output::Printer<'_>,
-) -> Result<usize> {
-    let picked = pick_volumes(targets, &a.volumes)?;
-    let targets = &picked[..];
-    if let Some(du) = &a.du {
-        return crate::du_cmd::print(targets, du, out);
+    fn request(args: &[&str]) -> SearchRequest {
+        let mut argv = vec!["uffs"];
+        argv.extend(args);
+        crate::Cli::try_parse_from(argv)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            .search
+            .request()
     }
-    if a.facet.is_some() || a.stats {
-        return crate::facet_cmd::print(targets, a, expr, out);
-    }
-    let key = a.sort.map(SortKey::from);
-    let (found, hits) = search_targets(targets, a, expr, key)?;
-    // An index opened without checking its data (a one-shot query): check what the search read and what
-    // printing the hits will read, before anything is printed. (The daemon's indexes were checked at load.)
-    for (t, (_, s)) in targets.iter().enumerate() {
-        if !s.index().needs_check() {
-            continue;
-        }
-        if !a.count {
-            let ids: Vec<EntryId> = hits.iter().filter(|h| h.0 == t).map(|h| h.1).collect();
-            s.index().touch_rows(&ids);
-            if out.reads_timeline() {
-                s.index().touch_timeline(&ids);
-                s.index()
-                    .touch_rows(&uffs_results::bodyfile::neighbours(s.index(), &ids));
-            }
-        }
-        s.index().verify_touched()?;
-    }
-    if a.count {
-        out.count(found)?;
-        return Ok(found);
-    }
-    // Runs of hits from one target are printed together.
-    let mut start = 0;
-    while start < hits.len() {
-        let t = hits[start].0;
-        let end = start + hits[start..].iter().take_while(|h| h.0 == t).count();
-        let ids: Vec<EntryId> = hits[start..end].iter().map(|h| h.1).collect();
-        out.rows(targets[t].1, targets[t].0, &ids)?;
-        start = end;
-    }
-    Ok(found)
-}
 
-/// Runs `expr` on every target (volumes, and the parts of a volume under a delta): how many matched, and the
-/// hits to show as (target, entry), in order: several targets sorted by a key are merged by that key;
-/// unsorted, they follow one another. Nothing when `a.count`.
-pub fn search_targets(
-    targets: &[(&str, &Searcher)],
-    a: &SearchArgs,
-    expr: &Expr,
-    key: Option<SortKey>,
-) -> Result<(usize, Vec<(usize, EntryId)>)> {
-    use rayon::prelude::*;
-    let sets = search_sets(targets, a, expr)?;
-    // Counted side by side: each count reads a whole set (22 sets of 150 KB at 26 million entries). One set is
-    // counted here: a one-shot query that needs no other thread starts none.
-    let found = match &sets[..] {
-        [one] => one.count(),
-        _ => sets.par_iter().map(uffs_query::Bitset::count).sum(),
-    };
-    // The first `offset` hits are found like the others and dropped at the end.
-    let wanted = a.limit.map(|l| l.saturating_add(a.offset));
-    let mut hits: Vec<(usize, Vec<EntryId>)> = Vec::with_capacity(targets.len());
-    for (t, ((_, s), set)) in targets.iter().zip(&sets).enumerate() {
-        if a.count {
-            continue;
-        }
-        // Unsorted, the targets follow one another, so the limit left shrinks; sorted, each gives its best.
-        let limit = match key {
-            None => wanted.map(|l| l.saturating_sub(hits.iter().map(|h| h.1.len()).sum())),
-            Some(_) => wanted,
+    /// The mapping from flags to the request is written by hand: each flag must land in its field, and a request
+    /// with none is the default one.
+    #[test]
+    fn every_search_flag_reaches_the_request() {
+        assert_eq!(request(&["x"]), SearchRequest::new("x"));
+        let r = request(&[
+            "report",
+            "draft",
+            "-i",
+            "-e",
+            "pdf",
+            "-e",
+            "docx",
+            "-t",
+            "f",
+            "-S",
+            "+1k",
+            "-S",
+            "-1m",
+            "--changed-within",
+            "2weeks",
+            "--changed-before",
+            "2024-05-01",
+            "-p",
+            "--limit",
+            "5",
+            "--offset",
+            "2",
+            "--sort",
+            "ext",
+            "--reverse",
+            "--deleted",
+            "--streams",
+            "--volume",
+            "C",
+            "--format",
+            "csv",
+            "--columns",
+            "path,size",
+        ]);
+        let want = SearchRequest {
+            query: "report draft".into(),
+            case: Case::Ignore,
+            full_path: true,
+            extensions: vec!["pdf".into(), "docx".into()],
+            kind: Some(Kind::File),
+            size: vec!["+1k".into(), "-1m".into()],
+            changed_within: Some("2weeks".into()),
+            changed_before: Some("2024-05-01".into()),
+            volumes: vec!["C".into()],
+            deleted: true,
+            streams: true,
+            sort: Some(Sort::Extension),
+            reverse: true,
+            offset: 2,
+            limit: Some(5),
+            output: r.output.clone(),
+            ..SearchRequest::default()
         };
-        hits.push((t, s.sorted(set, key, a.reverse, limit)));
-    }
-    let mut all: Vec<(usize, EntryId)> = hits
-        .iter()
-        .flat_map(|(t, ids)| ids.iter().map(move |&id| (*t, id)))
-        .collect();
-    if let Some(k) = key {
-        if hits.iter().filter(|h| !h.1.is_empty()).count() > 1 {
-            if k == SortKey::Path {
-                // By volume, then by path name by name, as each target's own path order is.
-                all.sort_by_cached_key(|&(t, id)| {
-                    let (prefix, s) = targets[t];
-                    let mut path = Vec::new();
-                    uffs_query::path_blocks::path_key(s.index(), id, &mut path);
-                    let mut v = Vec::with_capacity(prefix.len() + 1 + path.len());
-                    uffs_index::paths::fold_into(prefix.as_bytes(), &mut v);
-                    v.push(0);
-                    v.extend_from_slice(&path);
-                    v
-                });
-            } else {
-                all.sort_by(|&x, &y| order(targets, k, x, y));
-            }
-            if a.reverse {
-                all.reverse();
-            }
-            all.truncate(wanted.unwrap_or(usize::MAX));
-        }
-    }
-    all.drain(..a.offset.min(all.len()));
-    Ok((found, all))
-}
+        assert_eq!(r, want);
+        assert_eq!(r.output.format, Some(uffs_search::Format::Csv));
+        assert_eq!(r.output.columns, ["path", "size"]);
 
-/// The entries of every target matching `expr`.
-pub fn search_sets(
-    targets: &[(&str, &Searcher)],
-    a: &SearchArgs,
-    expr: &Expr,
-) -> Result<Vec<uffs_query::Bitset>> {
-    let opts = SearchOptions {
-        include_deleted: a.deleted,
-        include_streams: a.streams,
-    };
-    for (prefix, s) in targets {
-        if a.deleted && !s.index().meta.has_deleted {
-            bail!(
-                "volume {prefix} was indexed without deleted entries; add it again with --deleted"
-            );
-        }
-    }
-    // The volumes are searched at once: a selective query spends most of its time per volume on one thread.
-    // (One volume is searched on this thread, which starts no others unless the search needs them.)
-    use rayon::prelude::*;
-    if let [(_, s)] = targets {
-        return Ok(vec![s.search(expr, &opts)]);
-    }
-    Ok(targets
-        .par_iter()
-        .map(|(_, s)| s.search(expr, &opts))
-        .collect())
-}
-
-/// How two hits of different targets order by `key` (within one target the searcher's own order is used):
-/// by the key's number, then by folded name, which the search aids hold (nothing is allocated). Not for paths.
-fn order(
-    targets: &[(&str, &Searcher)],
-    key: SortKey,
-    (ta, a): (usize, EntryId),
-    (tb, b): (usize, EntryId),
-) -> std::cmp::Ordering {
-    let (sa, sb) = (targets[ta].1, targets[tb].1);
-    let (xa, xb) = (sa.aids(), sb.aids());
-    let (ia, ib) = (sa.index(), sb.index());
-    let by_name = || ia.folded_name(a).cmp(ib.folded_name(b));
-    match key {
-        SortKey::Name | SortKey::Path => by_name(),
-        SortKey::Extension => xa
-            .ext(xa.ext_id.get(a))
-            .cmp(xb.ext(xb.ext_id.get(b)))
-            .then_with(by_name),
-        SortKey::Size => ia.size(a).cmp(&ib.size(b)).then_with(by_name),
-        SortKey::Created => ia.created(a).cmp(&ib.created(b)).then_with(by_name),
-        SortKey::Modified => ia.modified(a).cmp(&ib.modified(b)).then_with(by_name),
-        SortKey::Accessed => ia.accessed(a).cmp(&ib.accessed(b)).then_with(by_name),
-        SortKey::TreeSize => sa.tree_size(a).cmp(&sb.tree_size(b)).then_with(by_name),
-    }
-}
-
-pub fn build_query(a: &SearchArgs, now: u64) -> Result<Expr> {
-    let text = a.query.join(" ");
-    let case = if a.case_sensitive {
-        Some(true)
-    } else if a.ignore_case {
-        Some(false)
-    } else {
-        None
-    };
-    let mut parts = Vec::new();
-    let term = |kind: TermKind, only: Option<KindFilter>| {
-        Expr::Term(Term {
-            span: 0..0,
-            kind,
-            only,
-        })
-    };
-    if a.glob || a.regex {
-        if text.is_empty() {
-            bail!("--glob and --regex need a pattern");
-        }
-        let case_sensitive = case.unwrap_or_else(|| text.chars().any(char::is_uppercase));
-        let pattern = if a.regex {
-            regex::RegexBuilder::new(&text)
-                .case_insensitive(!case_sensitive)
-                .build()
-                .map_err(|e| anyhow!("bad regular expression {text:?}: {e}"))?;
-            Pattern::Regex(text.clone())
-        } else if case_sensitive {
-            Pattern::Wildcard(text.clone())
-        } else {
-            Pattern::Wildcard(uffs_index::paths::fold(&text))
-        };
-        let m = TextMatch {
-            pattern,
-            path: a.full_path,
-            case_sensitive,
-            whole_word: false,
-        };
-        parts.push(term(TermKind::Text(m), None));
-    } else {
-        let mut e = parse(&text, &ParseOptions { now, case })
-            .map_err(|e| anyhow!("bad query: {}", e.render(&text)))?;
-        if a.full_path {
-            set_path(&mut e);
-        }
-        parts.push(e);
-    }
-    if !a.extension.is_empty() {
-        let exts = a
-            .extension
-            .iter()
-            .map(|e| uffs_index::paths::fold(e.trim_start_matches('.')))
-            .collect();
-        parts.push(term(TermKind::Ext(exts), None));
-    }
-    if let Some(k) = &a.kind {
-        let only = if k.starts_with('f') {
-            KindFilter::File
-        } else {
-            KindFilter::Folder
-        };
-        parts.push(term(TermKind::Any, Some(only)));
-    }
-    for s in &a.size {
-        parts.push(term(TermKind::Size(fd_size(s)?), None));
-    }
-    if let Some(w) = &a.changed_within {
-        parts.push(term(
-            TermKind::Date {
-                field: DateField::Modified,
-                from: when(w, now)?,
-                to: u64::MAX,
-            },
-            None,
-        ));
-    }
-    if let Some(w) = &a.changed_before {
-        parts.push(term(
-            TermKind::Date {
-                field: DateField::Modified,
-                from: 0,
-                to: when(w, now)?,
-            },
-            None,
-        ));
-    }
-    Ok(if parts.len() == 1 {
-        parts.pop().unwrap_or(Expr::All)
-    } else {
-        Expr::And(parts)
-    })
-}
-
-/// `-p`: every text term matches the full path.
-fn set_path(e: &mut Expr) {
-    match e {
-        Expr::Term(Term {
-            kind: TermKind::Text(t),
-            ..
-        }) => t.path = true,
-        Expr::And(xs) | Expr::Or(xs) => xs.iter_mut().for_each(set_path),
-        Expr::Not(x) => set_path(x),
-        _ => {}
-    }
-}
-
-/// fd's size syntax: `+N` at least, `-N` at most, `N` exactly.
-fn fd_size(s: &str) -> Result<Cmp> {
-    let bad = || anyhow!("bad --size {s:?}: use +10M (at least), -1k (at most) or 4096 (exactly)");
-    let (sign, v) = match s.as_bytes().first() {
-        Some(b'+') => ('+', &s[1..]),
-        Some(b'-') => ('-', &s[1..]),
-        _ => ('=', s),
-    };
-    let q = format!("size:{v}");
-    let e = parse(&q, &ParseOptions { now: 0, case: None }).map_err(|_| bad())?;
-    let Expr::Term(Term {
-        kind: TermKind::Size(c),
-        ..
-    }) = e
-    else {
-        return Err(bad());
-    };
-    Ok(match sign {
-        '+' => Cmp {
-            min: c.min,
-            max: u64::MAX,
-        },
-        '-' => Cmp { min: 0, max: c.max },
-        _ => c,
-    })
-}
-
-/// A duration ago (`10min`, `2h`, `3d`, `2weeks`, `1y`) or a date (`2024-05-01`), as FILETIME.
-fn when(s: &str, now: u64) -> Result<u64> {
-    let t = s.trim().to_ascii_lowercase();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    if split > 0 && split < t.len() && !t[split..].contains('-') {
-        let n: u64 = t[..split].parse()?;
-        let secs = match t[split..].trim() {
-            "s" | "sec" | "secs" | "second" | "seconds" => 1,
-            "m" | "min" | "mins" | "minute" | "minutes" => 60,
-            "h" | "hour" | "hours" => 3600,
-            "d" | "day" | "days" => 86_400,
-            "w" | "week" | "weeks" => 7 * 86_400,
-            "month" | "months" => 30 * 86_400,
-            "y" | "year" | "years" => 365 * 86_400,
-            u => bail!("unknown time unit {u:?} in {s:?} (use s, min, h, d, weeks, months, y)"),
-        };
-        return Ok(now.saturating_sub(n * secs * TICKS_PER_SECOND));
-    }
-    let p: Vec<&str> = t.split('-').collect();
-    let num = |i: usize| p.get(i).and_then(|x| x.parse::<u32>().ok());
-    match (p.len(), num(0), num(1), num(2)) {
-        (3, Some(y), Some(m), Some(d)) if (1..=12).contains(&m) && (1..=31).contains(&d) => {
-            Ok(from_civil_date(i64::from(y), m, d))
-        }
-        _ => bail!("bad time {s:?}: use a duration like 2weeks or a date like 2024-05-01"),
+        let r = request(&["x", "-s", "-g", "-t", "d", "--count"]);
+        assert_eq!(
+            (r.case, r.glob, r.kind, r.count),
+            (Case::Sensitive, true, Some(Kind::Folder), true)
+        );
+        assert!(request(&["x", "-r"]).regex);
+        let r = request(&["--facet", "size-bucket", "--top", "3"]);
+        assert_eq!((r.facet, r.top), (Some(Facet::SizeBucket), Some(3)));
+        assert_eq!(request(&["x", "--stats"]).facet, Some(Facet::Totals));
+        assert_eq!(
+            request(&["x", "--sort", "treesize"]).sort,
+            Some(Sort::Treesize)
+        );
     }
 }

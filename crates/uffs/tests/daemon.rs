@@ -306,15 +306,20 @@ fn hostile_requests_get_an_error_and_change_nothing() {
         assert_eq!(lines.len(), 1, "{what}: {lines:?}");
         assert!(lines[0].starts_with("{\"error\":"), "{what}: {lines:?}");
     };
+    // A request that is well formed but asks what cannot be answered (a bad query) is the client's to correct.
+    let refused = |lines: &[String], what: &str| {
+        assert_eq!(lines.len(), 1, "{what}: {lines:?}");
+        assert!(lines[0].starts_with("{\"refused\":"), "{what}: {lines:?}");
+    };
     error(&w.raw(b"garbage\n"), "not JSON");
     error(&w.raw(b"{\"op\":\"format-disk\"}\n"), "unknown op");
     error(&w.raw(b"{\"op\":\"ping\",\"extra\":1}\n"), "unknown field");
     error(
-        &w.raw(b"{\"op\":\"query\",\"args\":{\"query\":42}}\n"),
+        &w.raw(b"{\"op\":\"query\",\"request\":{\"query\":42}}\n"),
         "wrong type",
     );
     error(
-        &w.raw(b"{\"op\":\"query\",\"args\":{\"query\":[\"x\"],\"index\":\"/etc/passwd\"}}\n"),
+        &w.raw(b"{\"op\":\"query\",\"request\":{\"query\":\"x\",\"index\":\"/etc/passwd\"}}\n"),
         "client-only option",
     );
     error(
@@ -325,17 +330,16 @@ fn hostile_requests_get_an_error_and_change_nothing() {
     error(&w.raw(b"{\"op\":\"ping\"}"), "truncated (no newline)");
     assert!(w.raw(b"").is_empty(), "an empty connection gets no answer");
     let deep_query = format!(
-        "{{\"op\":\"query\",\"args\":{{\"query\":[\"{}x{}\"]}}}}\n",
+        "{{\"op\":\"query\",\"request\":{{\"query\":\"{}x{}\"}}}}\n",
         "(".repeat(5000),
         ")".repeat(5000)
     );
-    error(&w.raw(deep_query.as_bytes()), "deeply nested query");
+    refused(&w.raw(deep_query.as_bytes()), "deeply nested query");
 
     // A client that vanishes mid-stream: ask for everything, read one line, hang up.
     for _ in 0..5 {
         let mut s = UnixStream::connect(w.socket()).unwrap();
-        s.write_all(b"{\"op\":\"query\",\"args\":{\"query\":[]}}\n")
-            .unwrap();
+        s.write_all(b"{\"op\":\"query\",\"request\":{}}\n").unwrap();
         let mut line = String::new();
         BufReader::new(&s).read_line(&mut line).unwrap();
         assert!(line.starts_with("{\"out\":"), "{line}");

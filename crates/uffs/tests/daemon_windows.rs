@@ -123,7 +123,7 @@ fn hostile_clients_get_an_error_and_change_nothing() {
         b"garbage\n",
         b"{\"op\":\"format-disk\"}\n",
         b"{\"op\":\"ping\",\"extra\":1}\n",
-        b"{\"op\":\"query\",\"args\":{\"index\":\"C:\\\\x\"}}\n",
+        b"{\"op\":\"query\",\"request\":{\"index\":\"C:\\\\x\"}}\n",
         &[b'x'; 200_000],
     ];
     for req in cases {
@@ -134,7 +134,7 @@ fn hostile_clients_get_an_error_and_change_nothing() {
     // Clients that hang up in the middle of a long answer.
     for _ in 0..5 {
         let mut f = w.open_pipe();
-        f.write_all(b"{\"op\":\"query\",\"args\":{\"query\":[\"*\"],\"limit\":100000}}\n")
+        f.write_all(b"{\"op\":\"query\",\"request\":{\"query\":\"*\",\"limit\":100000}}\n")
             .unwrap();
         let mut some = [0u8; 100];
         let _ = f.read(&mut some);

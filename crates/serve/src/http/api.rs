@@ -17,6 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
+use uffs_search::{DuRequest, DuSort, Format, OutputArgs, SearchRequest};
 
 use super::guard::Guard;
 use crate::{Backend, Error};
@@ -192,23 +193,18 @@ impl Params {
 
 type RawQuery = Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>;
 
-/// The sort keys, as the query request names them.
-fn sort_key(s: &str) -> Result<&'static str, Reject> {
-    Ok(match s.to_ascii_lowercase().as_str() {
-        "name" => "Name",
-        "path" => "Path",
-        "size" => "Size",
-        "ext" | "extension" => "Extension",
-        "created" => "Created",
-        "modified" => "Modified",
-        "accessed" => "Accessed",
-        "treesize" => "Treesize",
-        _ => {
-            return Err(bad(format!(
-                "unknown sort {s:?}; sort by name, path, size, extension, created, modified, accessed or treesize"
-            )))
-        }
-    })
+/// A value of one of the request's enums, named as its JSON names it (`size`, `ext`).
+fn named<T: serde::de::DeserializeOwned>(s: &str) -> Option<T> {
+    serde_json::from_value(Value::from(s.to_ascii_lowercase())).ok()
+}
+
+/// Rows as JSON lines with these columns (none: the printer's default).
+fn jsonl(columns: Vec<String>) -> OutputArgs {
+    OutputArgs {
+        format: Some(Format::Jsonl),
+        columns,
+        ..OutputArgs::default()
+    }
 }
 
 fn columns(p: &Params) -> Result<Vec<String>, Reject> {
@@ -231,8 +227,8 @@ fn columns(p: &Params) -> Result<Vec<String>, Reject> {
     Ok(cols)
 }
 
-fn query_words(p: &Params) -> Vec<String> {
-    vec![p.get("q").unwrap_or("").to_string()]
+fn query(p: &Params) -> SearchRequest {
+    SearchRequest::new(p.get("q").unwrap_or(""))
 }
 
 async fn search(State(app): State<App>, q: RawQuery) -> Response {
@@ -246,20 +242,24 @@ async fn search_inner(app: App, q: RawQuery) -> Result<Response, Reject> {
     p.only(&["q", "sort", "reverse", "offset", "limit", "columns"])?;
     let offset = p.number("offset")?.unwrap_or(0);
     let limit = p.number("limit")?.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT);
-    let mut args = json!({
-        "query": query_words(&p),
-        "reverse": p.flag("reverse")?,
-        "offset": offset,
-        "limit": limit,
-        "output": {"format": "Jsonl", "columns": columns(&p)?},
-    });
+    let mut req = SearchRequest {
+        reverse: p.flag("reverse")?,
+        offset,
+        limit: Some(limit),
+        output: jsonl(columns(&p)?),
+        ..query(&p)
+    };
     if let Some(s) = p.get("sort").filter(|s| !s.is_empty()) {
-        args["sort"] = Value::from(sort_key(s)?);
+        req.sort = Some(named(s).ok_or_else(|| {
+            bad(format!(
+                "unknown sort {s:?}; sort by name, path, size, extension, created, modified, accessed or treesize"
+            ))
+        })?);
     }
     let (found, out) = app
         .call(move |b| {
             let mut out = Vec::with_capacity(64 * 1024);
-            let found = b.query(&args, &mut out)?;
+            let found = b.query(&req, &mut out)?;
             Ok((found, out))
         })
         .await?;
@@ -299,9 +299,12 @@ async fn count(State(app): State<App>, q: RawQuery) -> Response {
     let run = async {
         let p = Params::from(q)?;
         p.only(&["q"])?;
-        let args = json!({"query": query_words(&p), "count": true});
+        let req = SearchRequest {
+            count: true,
+            ..query(&p)
+        };
         let n = app
-            .call(move |b| b.query(&args, &mut std::io::sink()))
+            .call(move |b| b.query(&req, &mut std::io::sink()))
             .await?;
         Ok::<_, Reject>(json_response(
             StatusCode::OK,
@@ -344,26 +347,28 @@ async fn du(State(app): State<App>, q: RawQuery) -> Response {
             return Err(bad("depth must be 1 to 4"));
         }
         let limit = p.number("limit")?.unwrap_or(100).clamp(1, MAX_LIMIT);
-        let sort = match p.get("sort").unwrap_or("allocated") {
-            "" | "allocated" => "Allocated",
-            "size" => "Size",
-            "count" => "Count",
-            "name" => "Name",
-            s => {
-                return Err(bad(format!(
+        let sort = match p.get("sort").filter(|s| !s.is_empty()) {
+            None => DuSort::Allocated,
+            Some(s) => named(s).ok_or_else(|| {
+                bad(format!(
                     "unknown sort {s:?}; sort by allocated, size, count or name"
-                )))
-            }
+                ))
+            })?,
         };
-        let path = p.get("path").filter(|s| !s.is_empty());
-        let args = json!({
-            "du": {"path": path, "depth": depth, "sort": sort, "limit": limit},
-            "output": {"format": "Jsonl"},
-        });
+        let req = SearchRequest {
+            du: Some(DuRequest {
+                path: p.get("path").filter(|s| !s.is_empty()).map(String::from),
+                depth: depth as u32,
+                sort,
+                limit: Some(limit),
+            }),
+            output: jsonl(Vec::new()),
+            ..SearchRequest::default()
+        };
         let out = app
             .call(move |b| {
                 let mut out = Vec::with_capacity(16 * 1024);
-                b.query(&args, &mut out)?;
+                b.query(&req, &mut out)?;
                 Ok(out)
             })
             .await?;

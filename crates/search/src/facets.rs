@@ -1,27 +1,30 @@
-//! `uffs QUERY --facet GROUP` and `uffs QUERY --stats`: what a query's matches add up to, per group or in all,
-//! computed by `uffs_query::facets` without building their paths.
+//! A request's `facet`: what its matches add up to, per group (extension, folder, year, month, attribute, size
+//! bucket) or in all (`totals`, the command line's `--stats`), computed by `uffs_query::facets` without building
+//! their paths.
 
 use std::collections::HashMap;
 
-use anyhow::Result;
 use uffs_query::facets::{self, FacetKey, RawKey, Stats, Tally};
-use uffs_query::{Expr, Searcher};
+use uffs_query::Expr;
+use uffs_results::{full_path, human, thousands, Printer};
 
-use crate::query_cmd::{search_sets, FacetArg, SearchArgs};
-use uffs_results::{full_path, human, Printer};
+use crate::request::{Facet, SearchRequest};
+use crate::{Error, Targets};
 
 /// Groups shown by default for the facets that can have very many (extensions, folders).
 const DEFAULT_TOP: usize = 25;
 
+/// Prints the groups (or totals) of `expr`'s matches; returns how many matched.
 pub fn print(
-    targets: &[(&str, &Searcher)],
-    a: &SearchArgs,
+    targets: &Targets<'_>,
+    a: &SearchRequest,
+    facet: Facet,
     expr: &Expr,
     out: &mut Printer<'_>,
-) -> Result<usize> {
-    let sets = search_sets(targets, a, expr)?;
+) -> Result<usize, Error> {
+    let sets = crate::execute::sets(targets, a, expr)?;
     let found: usize = sets.iter().map(|s| s.count()).sum();
-    if a.stats {
+    if facet == Facet::Totals {
         let mut total = Stats::default();
         for ((_, s), set) in targets.iter().zip(&sets) {
             total.merge(&facets::stats(s.index(), set));
@@ -30,16 +33,13 @@ pub fn print(
         print_stats(&total, out)?;
         return Ok(found);
     }
-    let Some(arg) = a.facet else {
-        return Ok(found);
-    };
-    let key = match arg {
-        FacetArg::Ext => FacetKey::Ext,
-        FacetArg::Folder => FacetKey::Folder,
-        FacetArg::Year => FacetKey::Year,
-        FacetArg::Month => FacetKey::Month,
-        FacetArg::Attrib => FacetKey::Attrib,
-        FacetArg::SizeBucket => FacetKey::SizeBucket,
+    let key = match facet {
+        Facet::Ext => FacetKey::Ext,
+        Facet::Folder => FacetKey::Folder,
+        Facet::Year => FacetKey::Year,
+        Facet::Month => FacetKey::Month,
+        Facet::Attrib => FacetKey::Attrib,
+        Facet::SizeBucket | Facet::Totals => FacetKey::SizeBucket,
     };
     // Groups of the same label across volumes are one (an extension, a year); folders differ by volume.
     let mut groups: HashMap<String, (RawKey, Tally)> = HashMap::new();
@@ -66,14 +66,7 @@ pub fn print(
     } else {
         rows.sort_by(|x, y| x.1.cmp(&y.1).then_with(|| x.0.cmp(&y.0)));
     }
-    let name = match arg {
-        FacetArg::Ext => "ext",
-        FacetArg::Folder => "folder",
-        FacetArg::Year => "year",
-        FacetArg::Month => "month",
-        FacetArg::Attrib => "attrib",
-        FacetArg::SizeBucket => "size_bucket",
-    };
+    let name = facet.column();
     let cells: Vec<(Vec<String>, Vec<String>)> = rows
         .iter()
         .map(|(label, _, t)| {
@@ -85,7 +78,7 @@ pub fn print(
             (
                 vec![
                     label.clone(),
-                    crate::common::thousands(t.count),
+                    thousands(t.count),
                     format!("{share:.1}%"),
                     human(t.size),
                     human(t.allocated),
@@ -104,21 +97,22 @@ pub fn print(
         &[name, "count", "share", "size", "allocated"],
         &[false, true, true, true, true],
         &cells,
-    )?;
+    )
+    .map_err(Error::from)?;
     Ok(found)
 }
 
 /// An index opened without checking (a one-shot query): check what the aggregation read before printing.
-fn check_read(targets: &[(&str, &Searcher)]) -> Result<()> {
+fn check_read(targets: &Targets<'_>) -> Result<(), Error> {
     for (_, s) in targets {
         if s.index().needs_check() {
-            s.index().verify_touched()?;
+            s.index().verify_touched().map_err(Error::failed)?;
         }
     }
     Ok(())
 }
 
-fn print_stats(t: &Stats, out: &mut Printer<'_>) -> Result<()> {
+fn print_stats(t: &Stats, out: &mut Printer<'_>) -> Result<(), Error> {
     let time = |v: Option<u64>| {
         v.map(|ft| {
             let mut s = String::new();
@@ -128,24 +122,9 @@ fn print_stats(t: &Stats, out: &mut Printer<'_>) -> Result<()> {
         .unwrap_or_default()
     };
     let mut named: Vec<(&'static str, String, String, bool)> = vec![
-        (
-            "count",
-            crate::common::thousands(t.count),
-            t.count.to_string(),
-            true,
-        ),
-        (
-            "files",
-            crate::common::thousands(t.files),
-            t.files.to_string(),
-            true,
-        ),
-        (
-            "folders",
-            crate::common::thousands(t.folders),
-            t.folders.to_string(),
-            true,
-        ),
+        ("count", thousands(t.count), t.count.to_string(), true),
+        ("files", thousands(t.files), t.files.to_string(), true),
+        ("folders", thousands(t.folders), t.folders.to_string(), true),
         ("size", human(t.size), t.size.to_string(), true),
         (
             "allocated",
