@@ -28,8 +28,8 @@ use crate::file::FileError;
 pub const CHUNK: usize = 64 * 1024;
 
 /// The checksum of chunk `i`: XXH3-64 seeded with `i`. (twox-hash picks AVX2 or SSE2 when the process starts;
-/// xxhash-rust's choice is fixed when the program is compiled, which for a portable build means SSE2. The
-/// values are the same.)
+/// xxhash-rust, which uffs used before, fixes its choice when the program is compiled, which for a portable
+/// build means SSE2. The values are the same.)
 pub fn chunk_sum(bytes: &[u8], i: usize) -> u64 {
     twox_hash::XxHash3_64::oneshot_with_seed(i as u64, bytes)
 }
