@@ -13,21 +13,12 @@ use std::process::{Command, Stdio};
 use common::*;
 use serde_json::{json, Value};
 
-fn python() -> String {
-    let py = std::env::var("UFFS_PY").unwrap_or_else(|_| "/opt/uffs-py/bin/python".into());
-    assert!(
-        Path::new(&py).exists(),
-        "{py} is missing; run `sudo scripts/setup.sh` (it makes the venv with the MCP SDK)"
-    );
-    py
-}
-
 /// Runs the client on `calls` against `server` (`--stdio UFFS ARGS…` or `--http URL`): the tools line, then
 /// one answer per call.
 fn client(dir: &Path, calls: &Value, server: &[&str]) -> (Value, Vec<Value>) {
     let file = dir.join("calls.json");
     std::fs::write(&file, calls.to_string()).unwrap();
-    let out = Command::new(python())
+    let out = Command::new(python("the MCP SDK"))
         .arg(repo().join("tests/clients/mcp_client.py"))
         .arg(&file)
         .args(server)
@@ -225,7 +216,7 @@ fn through_the_daemon_with_a_volume_filter() {
         // The client's environment is the world's, so `uffs mcp` finds this test's daemon.
         let file = w.dir.join("calls.json");
         std::fs::write(&file, calls.to_string()).unwrap();
-        let out = Command::new(python())
+        let out = Command::new(python("the MCP SDK"))
             .arg(repo().join("tests/clients/mcp_client.py"))
             .arg(&file)
             .args(["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp"])

@@ -13,12 +13,7 @@ use common::{csv_rows, data, fixture, path_str, repo, run_ok, scratch, uffs};
 use std::path::{Path, PathBuf};
 
 fn python() -> std::process::Command {
-    let py = std::env::var_os("UFFS_PY").unwrap_or_else(|| "/opt/uffs-py/bin/python".into());
-    assert!(
-        Path::new(&py).exists(),
-        "{py:?} is missing; run `sudo scripts/setup.sh` (it makes the venv with DuckDB)"
-    );
-    let mut c = std::process::Command::new(py);
+    let mut c = std::process::Command::new(common::python("DuckDB"));
     c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parquet_check.py"));
     c
 }

@@ -552,11 +552,7 @@ fn through_the_daemon() {
 #[test]
 fn the_web_page_in_a_real_browser() {
     let (s, idx) = serve_index("browser");
-    let py = std::env::var("UFFS_PY").unwrap_or_else(|_| "/opt/uffs-py/bin/python".into());
-    assert!(
-        Path::new(&py).exists(),
-        "{py} is missing; run `sudo scripts/setup.sh` (it makes the venv with selenium)"
-    );
+    let py = python("selenium");
     let artifacts = repo().join("target/test-artifacts");
     let out = Command::new(&py)
         .arg(repo().join("tests/clients/web_page.py"))

@@ -76,6 +76,20 @@ fn dirs_home() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/root"))
 }
 
+/// The Python of the venv `scripts/setup.sh` makes, with the MCP SDK, selenium and DuckDB: `$UFFS_PY`, by
+/// default `/opt/uffs-py/bin/python`. Missing, it fails the test, naming `needed` (what the caller runs in it).
+pub fn python(needed: &str) -> PathBuf {
+    let py = PathBuf::from(
+        std::env::var_os("UFFS_PY").unwrap_or_else(|| "/opt/uffs-py/bin/python".into()),
+    );
+    assert!(
+        py.exists(),
+        "{} is missing; run `sudo scripts/setup.sh` (it makes the venv with {needed})",
+        py.display()
+    );
+    py
+}
+
 /// CSV rows as maps from column name to value.
 pub fn csv_rows(bytes: &[u8]) -> Vec<HashMap<String, String>> {
     let mut r = csv::ReaderBuilder::new().flexible(true).from_reader(bytes);
