@@ -18,17 +18,11 @@ use serde_json::{json, Value};
 fn client(dir: &Path, calls: &Value, server: &[&str]) -> (Value, Vec<Value>) {
     let file = dir.join("calls.json");
     std::fs::write(&file, calls.to_string()).unwrap();
-    let out = Command::new(python("the MCP SDK"))
-        .arg(repo().join("tests/clients/mcp_client.py"))
-        .arg(&file)
-        .args(server)
-        .output()
-        .expect("run the MCP client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "mcp_client.py failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = client_stdout(
+        Command::new(python("the MCP SDK"))
+            .arg(repo().join("tests/clients/mcp_client.py"))
+            .arg(&file)
+            .args(server),
     );
     let mut lines = stdout
         .lines()
@@ -216,25 +210,18 @@ fn through_the_daemon_with_a_volume_filter() {
         // The client's environment is the world's, so `uffs mcp` finds this test's daemon.
         let file = w.dir.join("calls.json");
         std::fs::write(&file, calls.to_string()).unwrap();
-        let out = Command::new(python("the MCP SDK"))
-            .arg(repo().join("tests/clients/mcp_client.py"))
-            .arg(&file)
-            .args(["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp"])
-            .env("UFFS_CACHE_DIR", &w.cache)
-            .env("UFFS_RUNTIME_DIR", &w.runtime)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
-            .lines()
-            .skip(1)
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        client_stdout(
+            Command::new(python("the MCP SDK"))
+                .arg(repo().join("tests/clients/mcp_client.py"))
+                .arg(&file)
+                .args(["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp"])
+                .env("UFFS_CACHE_DIR", &w.cache)
+                .env("UFFS_RUNTIME_DIR", &w.runtime),
+        )
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
     };
     // No daemon yet: a tool error that says how to start one (the server itself starts and lists its tools).
     let a = ask(&json!([["count", {"query": "*"}]]));

@@ -537,11 +537,7 @@ fn colour_and_escaping() {
         env!("CARGO_BIN_EXE_uffs"),
         golden_index().display()
     );
-    let o = std::process::Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .output()
-        .expect("script");
-    let shown = String::from_utf8_lossy(&o.stdout);
+    let shown = on_a_terminal(&cmd, |_| {});
     assert!(shown.contains("/weird/esc\\x1b[31mred.txt"), "{shown:?}");
     assert!(!shown.contains("esc\x1b[31m"), "{shown:?}");
     // Piped, names are written as they are.
@@ -670,12 +666,9 @@ fn a_table_on_a_terminal_fits_its_width() {
         ("COLUMNS=56 ", 56),
         ("unset COLUMNS; stty cols 50 2>/dev/null; ", 50),
     ] {
-        let o = std::process::Command::new("script")
-            .args(["-qec", &format!("{setup}{query}"), "/dev/null"])
-            .env_remove("COLUMNS")
-            .output()
-            .expect("script");
-        let shown = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+        let shown = on_a_terminal(&format!("{setup}{query}"), |c| {
+            c.env_remove("COLUMNS");
+        });
         let lines: Vec<&str> = shown.lines().filter(|l| !l.is_empty()).collect();
         assert_eq!(lines.len(), piped.lines().count(), "{shown}");
         for (l, p) in lines.iter().zip(piped.lines()) {
