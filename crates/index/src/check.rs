@@ -28,8 +28,8 @@ use crate::file::FileError;
 pub const CHUNK: usize = 64 * 1024;
 
 /// The checksum of chunk `i`: XXH3-64 seeded with `i`. (twox-hash picks AVX2 or SSE2 when the process starts;
-/// xxhash-rust's choice is fixed when the program is compiled, which for a portable build means SSE2. The
-/// values are the same.)
+/// xxhash-rust, which uffs used before, fixes its choice when the program is compiled, which for a portable
+/// build means SSE2. The values are the same.)
 pub fn chunk_sum(bytes: &[u8], i: usize) -> u64 {
     twox_hash::XxHash3_64::oneshot_with_seed(i as u64, bytes)
 }
@@ -349,24 +349,42 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// The AVX2 or SSE2 XXH3 of twox-hash gives the values of xxhash-rust's, which wrote files before it.
+    /// The AVX2 or SSE2 XXH3 of twox-hash gives the values of xxhash-rust's, which wrote files before it (and
+    /// which uffs used for every other XXH3 until it was dropped): the expected values were computed with
+    /// xxhash-rust 0.8.19's `xxh3_64_with_seed` and `xxh3_64`. One-shot (chunk sums) and streaming over pieces
+    /// (the header checksum of `file.rs`, a volume's change stamp) both.
     #[test]
     fn chunk_sums_are_xxh3() {
+        use std::hash::Hasher as _;
         let bytes: Vec<u8> = (0..200_000u32)
             .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
             .collect();
-        for (len, seed) in [
-            (0, 0),
-            (3, 1),
-            (240, 2),
-            (241, 3),
-            (65_536, 7),
-            (200_000, 99),
+        for (len, seed, want) in [
+            (0, 0, 0x2d06_8005_38d3_94c2),
+            (3, 1, 0x5a28_f7ea_7240_f068),
+            (240, 2, 0xa563_708f_e6a2_ebec),
+            (241, 3, 0x9c4b_5a55_6122_6ee3),
+            (65_536, 7, 0xe5a9_5283_48f1_ca36),
+            (200_000, 99, 0x5d6f_206e_efcf_6216),
         ] {
             assert_eq!(
                 super::chunk_sum(&bytes[..len], seed),
-                xxhash_rust::xxh3::xxh3_64_with_seed(&bytes[..len], seed as u64)
+                want,
+                "{len} bytes, seed {seed}"
             );
+        }
+        for (len, want) in [
+            (241, 0xbc42_4a2c_480d_d281_u64),
+            (65_536, 0x3215_2aa1_5c5f_f65a),
+            (200_000, 0x55d4_4bab_173f_5da1),
+        ] {
+            for piece in [1, 8, 240, 1_000, 4_096, len] {
+                let mut h = twox_hash::XxHash3_64::new();
+                for p in bytes[..len].chunks(piece) {
+                    h.write(p);
+                }
+                assert_eq!(h.finish(), want, "{len} bytes in pieces of {piece}");
+            }
         }
     }
 }

@@ -138,10 +138,11 @@ pub use write::{write, write_format_4, write_timed, write_with_aids, WriteTimes}
 
 /// The checksum of the header (without its last 8 bytes, where the checksum goes) and the section table.
 fn header_checksum(head_and_table: &[u8]) -> u64 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(&head_and_table[..HEADER_LEN - 8]);
-    h.update(&head_and_table[HEADER_LEN..]);
-    h.digest()
+    use std::hash::Hasher as _;
+    let mut h = twox_hash::XxHash3_64::new();
+    h.write(&head_and_table[..HEADER_LEN - 8]);
+    h.write(&head_and_table[HEADER_LEN..]);
+    h.finish()
 }
 
 fn le_u32(b: &[u8], at: usize) -> u32 {

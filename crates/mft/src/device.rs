@@ -265,16 +265,17 @@ pub fn write_stamp(spec: &str) -> Option<u64> {
         Path::new(file).to_path_buf()
     };
     let m = std::fs::metadata(&path).ok()?;
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    use std::hash::Hasher as _;
+    let mut h = twox_hash::XxHash3_64::new();
     if m.is_file() {
-        h.update(&m.len().to_le_bytes());
+        h.write(&m.len().to_le_bytes());
         let t = m
             .modified()
             .ok()?
             .duration_since(std::time::UNIX_EPOCH)
             .ok()?;
-        h.update(&t.as_nanos().to_le_bytes());
-        return Some(h.digest());
+        h.write(&t.as_nanos().to_le_bytes());
+        return Some(h.finish());
     }
     #[cfg(target_os = "linux")]
     {
@@ -286,10 +287,10 @@ pub fn write_stamp(spec: &str) -> Option<u64> {
                 std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/stat")).ok()?;
             // Fields 5 to 8 count writes: completed, merged, sectors, milliseconds.
             for f in stat.split_whitespace().skip(4).take(4) {
-                h.update(f.as_bytes());
-                h.update(b" ");
+                h.write(f.as_bytes());
+                h.write(b" ");
             }
-            return Some(h.digest());
+            return Some(h.finish());
         }
     }
     None

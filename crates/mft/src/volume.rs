@@ -86,23 +86,24 @@ impl Volume {
     /// for an image file its size and modification time. A different stamp means the index is stale. On a block
     /// device, renames and writes that allocate no record leave it unchanged; the change journal covers those.
     pub fn change_stamp(&self) -> u64 {
-        let mut h = xxhash_rust::xxh3::Xxh3::new();
-        h.update(&self.boot.map_or(0, |b| b.serial).to_le_bytes());
-        h.update(&self.mft_size.to_le_bytes());
-        h.update(&self.records_total.to_le_bytes());
+        use std::hash::Hasher as _;
+        let mut h = twox_hash::XxHash3_64::new();
+        h.write(&self.boot.map_or(0, |b| b.serial).to_le_bytes());
+        h.write(&self.mft_size.to_le_bytes());
+        h.write(&self.records_total.to_le_bytes());
         for r in &self.runs {
-            h.update(&r.mft_offset.to_le_bytes());
-            h.update(&r.len.to_le_bytes());
-            h.update(&r.device_offset.unwrap_or(u64::MAX).to_le_bytes());
+            h.write(&r.mft_offset.to_le_bytes());
+            h.write(&r.len.to_le_bytes());
+            h.write(&r.device_offset.unwrap_or(u64::MAX).to_le_bytes());
         }
         if let Some(b) = &self.bitmap {
-            h.update(b);
+            h.write(b);
         }
         if let Some((len, mtime)) = self.device.file_stamp() {
-            h.update(&len.to_le_bytes());
-            h.update(&mtime.to_le_bytes());
+            h.write(&len.to_le_bytes());
+            h.write(&mtime.to_le_bytes());
         }
-        h.digest()
+        h.finish()
     }
 
     /// Opens the NTFS volume on `device` (its boot sector is at offset 0).

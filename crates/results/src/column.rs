@@ -52,9 +52,12 @@ columns! {
     /// The full path, after the volume's prefix.
     Path = "path": Text,
     Name = "name": Text,
-    /// `file`, `directory` or `stream`.
+    /// `file`, `dir` or `stream`.
     Kind = "kind": Text,
+    /// The entry's own data size in bytes: a file's unnamed data, a stream entry's stream, 0 for a folder (its
+    /// total below it is `tree_size`).
     Size = "size": Integer,
+    /// The bytes the disk holds for the entry's own record (every cluster of its non-resident attributes).
     Allocated = "allocated": Integer,
     Created = "created": Time,
     Modified = "modified": Time,
@@ -74,7 +77,8 @@ columns! {
     FnAccessed = "fn_accessed": Time,
     /// A file's extension (empty for folders and streams).
     Ext = "ext": Text,
-    /// A folder's totals below it (hard links once); unknown for a file.
+    /// A folder's totals below it (hard links once): the sum of `size` (streams included) and of `allocated`,
+    /// the entries below it and its children; unknown for a file.
     TreeSize = "tree_size": Integer,
     TreeAllocated = "tree_allocated": Integer,
     Descendants = "descendants": Integer,
@@ -107,6 +111,15 @@ impl Column {
     /// The position of a `$FILE_NAME` time in `EntryTimeline::fn_times`.
     pub fn fn_index(self) -> Option<usize> {
         Column::FN_TIMES.iter().position(|&c| c == self)
+    }
+
+    /// Whether the value is a count of bytes, which a table shows in KiB, MiB … (the other formats write the
+    /// number).
+    pub fn is_bytes(self) -> bool {
+        matches!(
+            self,
+            Column::Size | Column::Allocated | Column::TreeSize | Column::TreeAllocated
+        )
     }
 
     /// Whether the value comes from a folder's totals (computed by the searcher on first use).

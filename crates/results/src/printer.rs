@@ -519,16 +519,13 @@ impl<'a> Printer<'a> {
 /// The narrowest a table's path column is shortened to.
 const MIN_PATH_WIDTH: usize = 12;
 
-/// One column of one entry as a table shows it: sizes in KiB, MiB … (a folder's size is its tree's), times to
-/// the minute.
+/// One column of one entry as a table shows it: the value the other formats write, with byte counts in KiB,
+/// MiB … ([`Column::is_bytes`]) and times to the minute.
 fn table_cell(s: &Searcher, prefix: &str, id: EntryId, c: Column) -> String {
-    if c == Column::Size {
-        let idx = s.index();
-        let (usage, part) = s.usage_if(true);
-        let totals = usage.and_then(|u| u.of(part, id));
-        return human(totals.map_or(idx.size(id), |t| t.size));
+    match c.value(s, prefix, id) {
+        Value::Int(Some(n)) if c.is_bytes() => human(n),
+        v => v.text(true),
     }
-    c.value(s, prefix, id).text(true)
 }
 
 /// Control characters in a name would move the cursor or worse on a terminal: show them as `\xNN`.

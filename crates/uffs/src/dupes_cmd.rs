@@ -202,7 +202,7 @@ fn by_content(
         let vol = volume_of(t)?;
         let mut r = uffs_mft::content::open_stream(vol, u64::from(idx.record(id)), "")
             .with_context(|| format!("reading {}", full_path(idx, refs[t].0, id)))?;
-        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut h = twox_hash::XxHash3_128::new();
         let mut buf = vec![0u8; (4 << 20).min(size.max(1) as usize)];
         let ranges: Vec<(u64, u64)> = if whole || size <= 2 * END {
             vec![(0, size)]
@@ -214,12 +214,12 @@ fn by_content(
                 let n = ((end - at) as usize).min(buf.len());
                 r.read_exact_at(at, &mut buf[..n])
                     .with_context(|| format!("reading {}", full_path(idx, refs[t].0, id)))?;
-                h.update(&buf[..n]);
+                h.write(&buf[..n]);
                 at += n as u64;
                 pb.inc(n as u64);
             }
         }
-        Ok(h.digest128())
+        Ok(h.finish_128())
     };
     let mut out = Vec::new();
     for (size, files) in groups {

@@ -13,31 +13,16 @@ use std::process::{Command, Stdio};
 use common::*;
 use serde_json::{json, Value};
 
-fn python() -> String {
-    let py = std::env::var("UFFS_PY").unwrap_or_else(|_| "/opt/uffs-py/bin/python".into());
-    assert!(
-        Path::new(&py).exists(),
-        "{py} is missing; run `sudo scripts/setup.sh` (it makes the venv with the MCP SDK)"
-    );
-    py
-}
-
 /// Runs the client on `calls` against `server` (`--stdio UFFS ARGS…` or `--http URL`): the tools line, then
 /// one answer per call.
 fn client(dir: &Path, calls: &Value, server: &[&str]) -> (Value, Vec<Value>) {
     let file = dir.join("calls.json");
     std::fs::write(&file, calls.to_string()).unwrap();
-    let out = Command::new(python())
-        .arg(repo().join("tests/clients/mcp_client.py"))
-        .arg(&file)
-        .args(server)
-        .output()
-        .expect("run the MCP client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "mcp_client.py failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = client_stdout(
+        Command::new(python("the MCP SDK"))
+            .arg(repo().join("tests/clients/mcp_client.py"))
+            .arg(&file)
+            .args(server),
     );
     let mut lines = stdout
         .lines()
@@ -225,25 +210,18 @@ fn through_the_daemon_with_a_volume_filter() {
         // The client's environment is the world's, so `uffs mcp` finds this test's daemon.
         let file = w.dir.join("calls.json");
         std::fs::write(&file, calls.to_string()).unwrap();
-        let out = Command::new(python())
-            .arg(repo().join("tests/clients/mcp_client.py"))
-            .arg(&file)
-            .args(["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp"])
-            .env("UFFS_CACHE_DIR", &w.cache)
-            .env("UFFS_RUNTIME_DIR", &w.runtime)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
-            .lines()
-            .skip(1)
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        client_stdout(
+            Command::new(python("the MCP SDK"))
+                .arg(repo().join("tests/clients/mcp_client.py"))
+                .arg(&file)
+                .args(["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp"])
+                .env("UFFS_CACHE_DIR", &w.cache)
+                .env("UFFS_RUNTIME_DIR", &w.runtime),
+        )
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
     };
     // No daemon yet: a tool error that says how to start one (the server itself starts and lists its tools).
     let a = ask(&json!([["count", {"query": "*"}]]));

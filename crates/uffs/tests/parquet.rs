@@ -13,12 +13,7 @@ use common::{csv_rows, data, fixture, path_str, repo, run_ok, scratch, uffs};
 use std::path::{Path, PathBuf};
 
 fn python() -> std::process::Command {
-    let py = std::env::var_os("UFFS_PY").unwrap_or_else(|| "/opt/uffs-py/bin/python".into());
-    assert!(
-        Path::new(&py).exists(),
-        "{py:?} is missing; run `sudo scripts/setup.sh` (it makes the venv with DuckDB)"
-    );
-    let mut c = std::process::Command::new(py);
+    let mut c = std::process::Command::new(common::python("DuckDB"));
     c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parquet_check.py"));
     c
 }
@@ -224,11 +219,7 @@ fn parquet_is_refused_on_a_terminal() {
         format!("--source {} --format parquet", src.display()),
     ] {
         let cmd = format!("{} {args}", env!("CARGO_BIN_EXE_uffs"));
-        let o = std::process::Command::new("script")
-            .args(["-qec", &cmd, "/dev/null"])
-            .output()
-            .expect("script");
-        let shown = String::from_utf8_lossy(&o.stdout);
+        let shown = common::on_a_terminal(&cmd, |_| {});
         assert!(shown.contains("give -o FILE or pipe it"), "{shown:?}");
         assert!(!shown.contains("PAR1"), "{shown:?}");
     }
@@ -285,13 +276,10 @@ fn a_table_through_the_daemon_fits_the_clients_terminal() {
         "COLUMNS=50 {} system32/drivers --format table --color never --sort path --limit 20 2>/dev/null",
         env!("CARGO_BIN_EXE_uffs")
     );
-    let o = std::process::Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .env("UFFS_CACHE_DIR", &w.cache)
-        .env("UFFS_RUNTIME_DIR", &w.runtime)
-        .output()
-        .expect("script");
-    let shown = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+    let shown = common::on_a_terminal(&cmd, |c| {
+        c.env("UFFS_CACHE_DIR", &w.cache)
+            .env("UFFS_RUNTIME_DIR", &w.runtime);
+    });
     let lines: Vec<&str> = shown.lines().filter(|l| !l.is_empty()).collect();
     assert_eq!(lines.len(), 21, "{shown}");
     assert!(lines.iter().all(|l| l.chars().count() <= 50), "{shown}");

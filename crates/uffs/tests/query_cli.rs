@@ -466,6 +466,55 @@ fn output_formats() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown column \"colour\""));
 }
 
+/// A folder's `size` is its own data (0) and `tree_size` its total below it, in a table as in CSV: the table
+/// shows every byte column in KiB, MiB …, CSV the bytes, and the numbers are the same.
+#[test]
+fn a_folders_sizes_agree_between_table_and_csv() {
+    let xp = xp_index(&scratch("query-cli-folder-sizes"));
+    let cols = ["size", "allocated", "tree_size", "tree_allocated"];
+    let run = |format: &str| {
+        let o = run_ok(uffs().arg("--index").arg(&xp).args([
+            "folder:system32 | ntoskrnl.exe",
+            "--sort",
+            "path",
+            "--format",
+            format,
+            "--columns",
+            &format!("path,{}", cols.join(",")),
+        ]));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let csv = csv_rows(run("csv").as_bytes());
+    let table = run("table");
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["PATH", "SIZE", "ALLOCATED", "TREE_SIZE", "TREE_ALLOCATED"]
+    );
+    assert_eq!(csv.len(), 2, "{table}");
+    assert_eq!(lines.len(), 3, "{table}");
+    let folder = &csv[0];
+    assert_eq!(folder["path"], "/WINDOWS/system32");
+    assert_eq!(folder["size"], "0");
+    assert!(folder["tree_size"].parse::<u64>().unwrap() > 400 << 20);
+    assert_eq!(csv[1]["tree_size"], "", "a file has no tree totals");
+    for (row, line) in csv.iter().zip(&lines[1..]) {
+        // Cells are two or more spaces apart; "419.5 MiB" has one.
+        let cells: Vec<&str> = line
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(cells[0], row["path"], "{table}");
+        let want: Vec<String> = cols
+            .iter()
+            .filter(|c| !row[**c].is_empty())
+            .map(|c| uffs_results::human(row[*c].parse().unwrap()))
+            .collect();
+        assert_eq!(cells[1..], want[..], "{table}");
+    }
+}
+
 #[test]
 fn colour_and_escaping() {
     // Forced colour: folders bold blue, streams cyan, deleted red; NO_COLOR wins over auto only.
@@ -488,11 +537,7 @@ fn colour_and_escaping() {
         env!("CARGO_BIN_EXE_uffs"),
         golden_index().display()
     );
-    let o = std::process::Command::new("script")
-        .args(["-qec", &cmd, "/dev/null"])
-        .output()
-        .expect("script");
-    let shown = String::from_utf8_lossy(&o.stdout);
+    let shown = on_a_terminal(&cmd, |_| {});
     assert!(shown.contains("/weird/esc\\x1b[31mred.txt"), "{shown:?}");
     assert!(!shown.contains("esc\x1b[31m"), "{shown:?}");
     // Piped, names are written as they are.
@@ -621,12 +666,9 @@ fn a_table_on_a_terminal_fits_its_width() {
         ("COLUMNS=56 ", 56),
         ("unset COLUMNS; stty cols 50 2>/dev/null; ", 50),
     ] {
-        let o = std::process::Command::new("script")
-            .args(["-qec", &format!("{setup}{query}"), "/dev/null"])
-            .env_remove("COLUMNS")
-            .output()
-            .expect("script");
-        let shown = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+        let shown = on_a_terminal(&format!("{setup}{query}"), |c| {
+            c.env_remove("COLUMNS");
+        });
         let lines: Vec<&str> = shown.lines().filter(|l| !l.is_empty()).collect();
         assert_eq!(lines.len(), piped.lines().count(), "{shown}");
         for (l, p) in lines.iter().zip(piped.lines()) {

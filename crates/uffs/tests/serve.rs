@@ -552,31 +552,20 @@ fn through_the_daemon() {
 #[test]
 fn the_web_page_in_a_real_browser() {
     let (s, idx) = serve_index("browser");
-    let py = std::env::var("UFFS_PY").unwrap_or_else(|_| "/opt/uffs-py/bin/python".into());
-    assert!(
-        Path::new(&py).exists(),
-        "{py} is missing; run `sudo scripts/setup.sh` (it makes the venv with selenium)"
-    );
     let artifacts = repo().join("target/test-artifacts");
-    let out = Command::new(&py)
-        .arg(repo().join("tests/clients/web_page.py"))
-        .args([
-            "--url",
-            &s.url,
-            "--uffs",
-            env!("CARGO_BIN_EXE_uffs"),
-            "--index",
-        ])
-        .arg(&idx)
-        .args(["--query", "ext:dll", "--artifacts"])
-        .arg(&artifacts)
-        .output()
-        .expect("run the browser client");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "web_page.py failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = client_stdout(
+        Command::new(python("selenium"))
+            .arg(repo().join("tests/clients/web_page.py"))
+            .args([
+                "--url",
+                &s.url,
+                "--uffs",
+                env!("CARGO_BIN_EXE_uffs"),
+                "--index",
+            ])
+            .arg(&idx)
+            .args(["--query", "ext:dll", "--artifacts"])
+            .arg(&artifacts),
     );
     let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(v["ok"], true);

@@ -182,7 +182,7 @@ fn sid_string(sid: &[u8]) -> io::Result<String> {
 /// `UFFS_RUNTIME_DIR`s, as tests do, have different pipes).
 pub fn pipe_name(runtime: &Path) -> io::Result<String> {
     let dir = runtime.to_string_lossy().to_lowercase();
-    let hash = xxhash_rust::xxh3::xxh3_64(dir.as_bytes());
+    let hash = twox_hash::XxHash3_64::oneshot(dir.as_bytes());
     Ok(format!(
         r"\\.\pipe\uffs-{}-{hash:016x}",
         sid_string(own_sid()?)?

@@ -35,16 +35,41 @@ pub fn uffs() -> Command {
 
 /// Runs a command and returns its output; panics with its stderr when it fails.
 pub fn run_ok(cmd: &mut Command) -> Output {
+    run_checked(cmd, false)
+}
+
+/// Runs a test client (a Python script that prints what it checked) and returns its stdout; when it fails,
+/// panics with its stdout and stderr both.
+pub fn client_stdout(cmd: &mut Command) -> String {
+    String::from_utf8_lossy(&run_checked(cmd, true).stdout).into_owned()
+}
+
+fn run_checked(cmd: &mut Command, show_stdout: bool) -> Output {
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let stdout = if show_stdout {
+        format!("\n{}\n", String::from_utf8_lossy(&out.stdout))
+    } else {
+        " ".into()
+    };
     assert!(
         out.status.success(),
-        "{cmd:?} failed ({}): {}",
+        "{cmd:?} failed ({}):{stdout}{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
     out
+}
+
+/// What `sh -c SHELL` shows on a terminal: run under `script` for a pseudo-terminal, with `setup` adding to its
+/// environment; its stdout, the terminal's `\r\n` made `\n`.
+pub fn on_a_terminal(shell: &str, setup: impl FnOnce(&mut Command)) -> String {
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", shell, "/dev/null"]);
+    setup(&mut cmd);
+    let o = cmd.output().expect("script");
+    String::from_utf8_lossy(&o.stdout).replace('\r', "")
 }
 
 /// A test that cannot run here says why and passes, except under `CI=true`, where it fails: CI never passes by
@@ -74,6 +99,20 @@ fn dirs_home() -> PathBuf {
     std::env::var_os("HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/root"))
+}
+
+/// The Python of the venv `scripts/setup.sh` makes, with the MCP SDK, selenium and DuckDB: `$UFFS_PY`, by
+/// default `/opt/uffs-py/bin/python`. Missing, it fails the test, naming `needed` (what the caller runs in it).
+pub fn python(needed: &str) -> PathBuf {
+    let py = PathBuf::from(
+        std::env::var_os("UFFS_PY").unwrap_or_else(|| "/opt/uffs-py/bin/python".into()),
+    );
+    assert!(
+        py.exists(),
+        "{} is missing; run `sudo scripts/setup.sh` (it makes the venv with {needed})",
+        py.display()
+    );
+    py
 }
 
 /// CSV rows as maps from column name to value.
