@@ -22,12 +22,24 @@ pub struct Device {
 #[derive(Debug)]
 enum Io {
     File(File),
+    /// A split raw image's pieces ([`crate::split`]).
+    Split(crate::split::SplitImage),
     #[cfg(windows)]
     Live(crate::live::LiveDevice),
 }
 
 impl Device {
+    /// Opens a file or block device; the first piece of a split raw image opens the whole image.
     pub fn open(path: &Path) -> io::Result<Device> {
+        if let Some(pieces) = crate::split::pieces(path) {
+            let split = crate::split::SplitImage::open(&pieces)?;
+            let len = split.len();
+            return Ok(Device {
+                io: Arc::new(Io::Split(split)),
+                base: 0,
+                len,
+            });
+        }
         let file = File::open(path)?;
         let len = byte_len(&file)?;
         Ok(Device {
@@ -66,7 +78,7 @@ impl Device {
     /// raw bytes may lag).
     pub fn is_live(&self) -> bool {
         match &*self.io {
-            Io::File(_) => false,
+            Io::File(_) | Io::Split(_) => false,
             #[cfg(windows)]
             Io::Live(_) => true,
         }
@@ -77,7 +89,7 @@ impl Device {
     pub fn live(&self) -> Option<&crate::live::LiveDevice> {
         match &*self.io {
             Io::Live(l) => Some(l),
-            Io::File(_) => None,
+            Io::File(_) | Io::Split(_) => None,
         }
     }
 
@@ -85,7 +97,7 @@ impl Device {
     /// at a time for a file or block device (most often already in the page cache, where more do not help).
     pub fn io_profile(&self) -> IoProfile {
         match &*self.io {
-            Io::File(_) => IoProfile::file(),
+            Io::File(_) | Io::Split(_) => IoProfile::file(),
             #[cfg(windows)]
             Io::Live(l) => l.profile.clone(),
         }
@@ -108,10 +120,25 @@ impl Device {
     /// Size and modification time (ns since the Unix epoch) when the source is a regular file, whose
     /// modification time changes with every write; `None` for block devices, where it does not.
     pub fn file_stamp(&self) -> Option<(u64, i128)> {
-        // Only one kind of device outside Windows.
-        #[cfg_attr(not(windows), allow(clippy::infallible_destructuring_match))]
+        let stamp = |m: std::fs::Metadata| {
+            let t = m.modified().ok()?;
+            let ns = match t.duration_since(std::time::UNIX_EPOCH) {
+                Ok(d) => d.as_nanos() as i128,
+                Err(e) => -(e.duration().as_nanos() as i128),
+            };
+            Some((m.len(), ns))
+        };
         let file = match &*self.io {
             Io::File(f) => f,
+            // The pieces' sizes added up, and the newest time: a write to any piece changes it.
+            Io::Split(s) => {
+                let mut all = (0u64, i128::MIN);
+                for p in s.paths() {
+                    let (len, ns) = stamp(std::fs::metadata(p).ok()?)?;
+                    all = (all.0 + len, all.1.max(ns));
+                }
+                return Some(all);
+            }
             #[cfg(windows)]
             Io::Live(_) => return None,
         };
@@ -119,12 +146,7 @@ impl Device {
         if !m.is_file() {
             return None;
         }
-        let t = m.modified().ok()?;
-        let ns = match t.duration_since(std::time::UNIX_EPOCH) {
-            Ok(d) => d.as_nanos() as i128,
-            Err(e) => -(e.duration().as_nanos() as i128),
-        };
-        Some((m.len(), ns))
+        stamp(m)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -145,7 +167,8 @@ impl Device {
             ));
         }
         match &*self.io {
-            Io::File(f) => read_at(f, buf, self.base + offset),
+            Io::File(f) => read_file_at(f, buf, self.base + offset),
+            Io::Split(s) => s.read_at(buf, self.base + offset),
             #[cfg(windows)]
             Io::Live(l) => l.read_at(buf, self.base + offset),
         }
@@ -228,14 +251,15 @@ fn byte_len(file: &File) -> io::Result<u64> {
     Ok(len)
 }
 
+/// Fills `buf` from `offset` of `file` (a positional read: no shared file position, no lock).
 #[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+pub(crate) fn read_file_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     use std::os::unix::fs::FileExt;
     file.read_exact_at(buf, offset)
 }
 
 #[cfg(windows)]
-fn read_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+pub(crate) fn read_file_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
     use std::os::windows::fs::FileExt;
     while !buf.is_empty() {
         match file.seek_read(buf, offset) {
@@ -267,6 +291,20 @@ pub fn write_stamp(spec: &str) -> Option<u64> {
     let m = std::fs::metadata(&path).ok()?;
     use std::hash::Hasher as _;
     let mut h = twox_hash::XxHash3_64::new();
+    if let Some(pieces) = crate::split::pieces(&path) {
+        // Every piece's size and time: a write to any of them changes the stamp.
+        for p in pieces {
+            let m = std::fs::metadata(p).ok()?;
+            let t = m
+                .modified()
+                .ok()?
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?;
+            h.write(&m.len().to_le_bytes());
+            h.write(&t.as_nanos().to_le_bytes());
+        }
+        return Some(h.finish());
+    }
     if m.is_file() {
         h.write(&m.len().to_le_bytes());
         let t = m

@@ -3,6 +3,7 @@
 //! * [`content`]: a file's data streams located and read (resident, runs, sparse, compressed), for `uffs cat`.
 //! * [`fault`]: fault injection for the end-to-end fault tests (`UFFS_FAULT_INJECT`).
 //! * [`device`]: positional reads from a file, image or block device, optionally windowed to a partition.
+//! * [`split`]: split raw images (`disk.001`, `disk.002`, …; `x00`, `x01`, …) read as one device.
 //! * [`source`]: what a source is, detected from its content: a volume, a whole disk (MBR/GPT) or a raw `$MFT`.
 //! * [`live`]: live volumes of the running system (Windows): their names, and reading them raw.
 //! * [`ioctl`]: the byte layouts of the Windows device and file-system controls a live volume is asked.
@@ -25,6 +26,7 @@ pub mod parse;
 pub mod plan;
 pub mod scan;
 pub mod source;
+pub mod split;
 pub mod update;
 pub mod volume;
 

@@ -185,8 +185,27 @@ fn signature_text(sig: &[u8; 4]) -> String {
     }
 }
 
+/// The pieces of the split raw image `spec` names (its partition suffix aside); none for any other source.
+fn pieces(spec: &str) -> Vec<String> {
+    let path = spec
+        .rsplit_once('@')
+        .filter(|(_, n)| n.parse::<u32>().is_ok() && !std::path::Path::new(spec).exists())
+        .map_or(spec, |(p, _)| p);
+    uffs_mft::split::pieces(std::path::Path::new(path))
+        .unwrap_or_default()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
 fn to_text(src: &Source) -> String {
     let mut s = format!("source        {} ({})\n", src.spec, src.kind.describe());
+    if let [first, .., last] = &pieces(&src.spec)[..] {
+        s += &format!(
+            "pieces        {} of a split raw image: {first} to {last}\n",
+            pieces(&src.spec).len()
+        );
+    }
     for p in &src.partitions {
         s += &format!(
             "partition     @{:<3} type {:<12} start {:>15} size {:>15}{}\n",
@@ -305,5 +324,6 @@ fn to_json(src: &Source) -> Value {
             })
         })
         .collect();
-    json!({"source": src.spec, "kind": src.kind.describe(), "partitions": parts, "volumes": vols})
+    json!({"source": src.spec, "kind": src.kind.describe(), "pieces": pieces(&src.spec),
+           "partitions": parts, "volumes": vols})
 }
