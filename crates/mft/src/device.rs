@@ -24,6 +24,8 @@ enum Io {
     File(File),
     /// A split raw image's pieces ([`crate::split`]).
     Split(crate::split::SplitImage),
+    /// A VHD's disk ([`crate::vhd`]).
+    Vhd(crate::vhd::Vhd),
     #[cfg(windows)]
     Live(crate::live::LiveDevice),
 }
@@ -42,6 +44,14 @@ impl Device {
         }
         let file = File::open(path)?;
         let len = byte_len(&file)?;
+        if let Some(vhd) = crate::vhd::Vhd::open(&file, len)? {
+            let len = vhd.len();
+            return Ok(Device {
+                io: Arc::new(Io::Vhd(vhd)),
+                base: 0,
+                len,
+            });
+        }
         Ok(Device {
             io: Arc::new(Io::File(file)),
             base: 0,
@@ -78,7 +88,7 @@ impl Device {
     /// raw bytes may lag).
     pub fn is_live(&self) -> bool {
         match &*self.io {
-            Io::File(_) | Io::Split(_) => false,
+            Io::File(_) | Io::Split(_) | Io::Vhd(_) => false,
             #[cfg(windows)]
             Io::Live(_) => true,
         }
@@ -89,7 +99,21 @@ impl Device {
     pub fn live(&self) -> Option<&crate::live::LiveDevice> {
         match &*self.io {
             Io::Live(l) => Some(l),
-            Io::File(_) | Io::Split(_) => None,
+            Io::File(_) | Io::Split(_) | Io::Vhd(_) => None,
+        }
+    }
+
+    /// The container the device's bytes come out of, said for `uffs info`: none for a plain file or device.
+    pub fn container(&self) -> Option<String> {
+        match &*self.io {
+            Io::Split(s) => Some(format!(
+                "split raw image: {} pieces, {} to {}",
+                s.paths().len(),
+                s.paths().first()?.display(),
+                s.paths().last()?.display()
+            )),
+            Io::Vhd(v) => Some(v.describe()),
+            _ => None,
         }
     }
 
@@ -97,7 +121,7 @@ impl Device {
     /// at a time for a file or block device (most often already in the page cache, where more do not help).
     pub fn io_profile(&self) -> IoProfile {
         match &*self.io {
-            Io::File(_) | Io::Split(_) => IoProfile::file(),
+            Io::File(_) | Io::Split(_) | Io::Vhd(_) => IoProfile::file(),
             #[cfg(windows)]
             Io::Live(l) => l.profile.clone(),
         }
@@ -130,6 +154,7 @@ impl Device {
         };
         let file = match &*self.io {
             Io::File(f) => f,
+            Io::Vhd(v) => v.file(),
             // The pieces' sizes added up, and the newest time: a write to any piece changes it.
             Io::Split(s) => {
                 let mut all = (0u64, i128::MIN);
@@ -169,6 +194,7 @@ impl Device {
         match &*self.io {
             Io::File(f) => read_file_at(f, buf, self.base + offset),
             Io::Split(s) => s.read_at(buf, self.base + offset),
+            Io::Vhd(v) => v.read_at(buf, self.base + offset),
             #[cfg(windows)]
             Io::Live(l) => l.read_at(buf, self.base + offset),
         }

@@ -4,6 +4,7 @@
 //! * [`fault`]: fault injection for the end-to-end fault tests (`UFFS_FAULT_INJECT`).
 //! * [`device`]: positional reads from a file, image or block device, optionally windowed to a partition.
 //! * [`split`]: split raw images (`disk.001`, `disk.002`, …; `x00`, `x01`, …) read as one device.
+//! * [`vhd`]: VHD images (fixed and dynamic) read as the disk they hold.
 //! * [`source`]: what a source is, detected from its content: a volume, a whole disk (MBR/GPT) or a raw `$MFT`.
 //! * [`live`]: live volumes of the running system (Windows): their names, and reading them raw.
 //! * [`ioctl`]: the byte layouts of the Windows device and file-system controls a live volume is asked.
@@ -28,6 +29,7 @@ pub mod scan;
 pub mod source;
 pub mod split;
 pub mod update;
+pub mod vhd;
 pub mod volume;
 
 pub use error::{Error, Result};

@@ -198,13 +198,21 @@ fn pieces(spec: &str) -> Vec<String> {
         .collect()
 }
 
+/// The container `spec`'s bytes come out of (a split image, a VHD), when they do.
+fn container(spec: &str) -> Option<String> {
+    let path = spec
+        .rsplit_once('@')
+        .filter(|(_, n)| n.parse::<u32>().is_ok() && !std::path::Path::new(spec).exists())
+        .map_or(spec, |(p, _)| p);
+    uffs_mft::device::Device::open(std::path::Path::new(path))
+        .ok()?
+        .container()
+}
+
 fn to_text(src: &Source) -> String {
     let mut s = format!("source        {} ({})\n", src.spec, src.kind.describe());
-    if let [first, .., last] = &pieces(&src.spec)[..] {
-        s += &format!(
-            "pieces        {} of a split raw image: {first} to {last}\n",
-            pieces(&src.spec).len()
-        );
+    if let Some(c) = container(&src.spec) {
+        s += &format!("container     {c}\n");
     }
     for p in &src.partitions {
         s += &format!(
@@ -324,6 +332,7 @@ fn to_json(src: &Source) -> Value {
             })
         })
         .collect();
-    json!({"source": src.spec, "kind": src.kind.describe(), "pieces": pieces(&src.spec),
+    json!({"source": src.spec, "kind": src.kind.describe(), "container": container(&src.spec),
+           "pieces": pieces(&src.spec),
            "partitions": parts, "volumes": vols})
 }

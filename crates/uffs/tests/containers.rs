@@ -1,8 +1,11 @@
-//! Images that arrive in pieces or containers, read as the raw image they hold. Today: split raw images, cut by
-//! `split` as `split -d` names them (`x.00`, `x.01`, …) and as FTK Imager does (`x.001`, `x.002`, …), with pieces
-//! that end in the middle of a sector. Each must export byte for byte what the raw image exports, describe the
-//! same volume, and give the same file contents (`uffs cat` of the raw image is held to TSK's `icat` by
-//! `cat.rs`), a partition of a split whole disk included.
+//! Images that arrive in pieces or containers, read as the raw image they hold:
+//! - split raw images, cut by `split` as `split -d` names them (`x.00`, `x.01`, …) and as FTK Imager does
+//!   (`x.001`, `x.002`, …), with pieces that end in the middle of a sector;
+//! - VHD, fixed and dynamic, made by `qemu-img convert -O vpc`.
+//!
+//! Each must export byte for byte what the raw image exports, describe the same volume, and give the same file
+//! contents (`uffs cat` of the raw image is held to TSK's `icat` by `cat.rs`), a partition of a whole disk
+//! included.
 
 #![cfg(unix)]
 
@@ -45,6 +48,7 @@ fn described(source: &str) -> serde_json::Value {
                 o.remove("path");
                 o.remove("name");
                 o.remove("pieces");
+                o.remove("container");
                 o.values_mut().for_each(strip);
             }
             serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
@@ -58,7 +62,6 @@ fn described(source: &str) -> serde_json::Value {
 #[test]
 fn a_split_volume_reads_as_its_raw_image() {
     let raw = fixture("content.img");
-    let f = facts("content.img");
     let dir = scratch("split-volume");
     // Pieces of an odd size: reads cross their ends in the middle of sectors and records.
     let pieces = [
@@ -78,40 +81,145 @@ fn a_split_volume_reads_as_its_raw_image() {
         let text = String::from_utf8(stdout(&["info", s])).unwrap();
         assert!(
             text.contains(&format!(
-                "pieces        {count} of a split raw image: {s} to "
+                "container     split raw image: {count} pieces, {s} to "
             )),
             "{text}"
         );
+        reads_as_the_content_volume(s, &want_export, &want_info);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `source` (a container of `content.img`) against the raw image: its export byte for byte, `info`, the contents
+/// of compressed, sparse, fragmented, stream and deleted files, and an index built from it.
+fn reads_as_the_content_volume(source: &str, want_export: &[u8], want_info: &serde_json::Value) {
+    let raw = fixture("content.img");
+    let raw_s = path_str(&raw);
+    let f = facts("content.img");
+    let s = source;
+    assert!(
+        stdout(&["export", s, "--format", "csv", "--deleted", "--streams"]) == want_export,
+        "{s}: its export differs from the raw image's"
+    );
+    assert_eq!(&described(s), want_info, "{s}");
+    // Contents: compressed, sparse, fragmented, a named stream, a deleted file (its warning on stderr).
+    for (key, stream) in [
+        ("compressed_text_inode", ""),
+        ("compressed_holes_inode", ""),
+        ("sparse_holes_inode", ""),
+        ("uninitialized_tail_inode", ""),
+        ("fragmented_inode", ""),
+        ("fragmented_stream_inode", ":frag"),
+        ("deleted_fragmented_inode", ""),
+    ] {
+        let target = format!("{}{stream}", f[key]);
+        let want = stdout(&["cat", raw_s, &target]);
+        assert!(!want.is_empty(), "{key}: empty");
         assert!(
-            stdout(&["export", s, "--format", "csv", "--deleted", "--streams"]) == want_export,
-            "{s}: its export differs from the raw image's"
+            stdout(&["cat", s, &target]) == want,
+            "{s}: cat {target} ({key}) differs from the raw image's"
         );
-        assert_eq!(described(s), want_info, "{s}");
-        // Contents: compressed, sparse, fragmented, a named stream, a deleted file (its warning on stderr).
-        for (key, stream) in [
-            ("compressed_text_inode", ""),
-            ("compressed_holes_inode", ""),
-            ("sparse_holes_inode", ""),
-            ("uninitialized_tail_inode", ""),
-            ("fragmented_inode", ""),
-            ("fragmented_stream_inode", ":frag"),
-            ("deleted_fragmented_inode", ""),
-        ] {
-            let target = format!("{}{stream}", f[key]);
-            let want = stdout(&["cat", raw_s, &target]);
-            assert!(!want.is_empty(), "{key}: empty");
-            assert!(
-                stdout(&["cat", s, &target]) == want,
-                "{s}: cat {target} ({key}) differs from the raw image's"
+    }
+    // A query straight on the container, and an index built from it.
+    let idx = std::path::PathBuf::from(format!("{s}.uffs"));
+    run_ok(uffs().args(["index", s, "-o"]).arg(&idx));
+    assert_eq!(
+        stdout(&["*", "--index", path_str(&idx), "--count"]),
+        stdout(&["*", "--source", raw_s, "--count"])
+    );
+    let _ = std::fs::remove_file(&idx);
+}
+
+/// `qemu-img convert -O vpc` of `image` into `to`, with `-o OPTIONS` when given.
+fn vhd(image: &Path, to: &Path, options: Option<&str>) -> String {
+    let mut c = tool("qemu-img");
+    c.args(["convert", "-O", "vpc"]);
+    if let Some(o) = options {
+        c.args(["-o", o]);
+    }
+    run_ok(c.arg(image).arg(to));
+    path_str(to).to_string()
+}
+
+#[test]
+fn a_vhd_reads_as_the_image_it_holds() {
+    let raw = fixture("content.img");
+    let dir = scratch("vhd");
+    let raw_s = path_str(&raw);
+    let want_export = stdout(&["export", raw_s, "--format", "csv", "--deleted", "--streams"]);
+    let want_info = described(raw_s);
+    for (name, options, says) in [
+        ("dynamic.vhd", None, "VHD, dynamic: "),
+        ("fixed.vhd", Some("subformat=fixed"), "VHD, fixed"),
+    ] {
+        let v = vhd(&raw, &dir.join(name), options);
+        let text = String::from_utf8(stdout(&["info", &v])).unwrap();
+        assert!(text.contains(&format!("container     {says}")), "{text}");
+        reads_as_the_content_volume(&v, &want_export, &want_info);
+    }
+    // A whole disk in a dynamic VHD (its empty blocks never written), by partition.
+    let disk = fixture("disk-gpt.img");
+    let v = vhd(&disk, &dir.join("disk.vhd"), None);
+    assert_eq!(described(&v), described(path_str(&disk)));
+    for part in ["2", "3"] {
+        let want = stdout(&[
+            "export",
+            &format!("{}@{part}", path_str(&disk)),
+            "--format",
+            "csv",
+        ]);
+        assert!(
+            stdout(&["export", &format!("{v}@{part}"), "--format", "csv"]) == want,
+            "{v}@{part}: its export differs from the raw disk's"
+        );
+    }
+    // A differencing VHD reads through its parent: refused in one line, exit 2, until uffs reads them. (qemu-img
+    // makes none: a dynamic one's footer and its copy at the start say "differencing", type 4, instead.)
+    let child = dir.join("child.vhd");
+    let mut bytes = std::fs::read(dir.join("dynamic.vhd")).unwrap();
+    let end = bytes.len() - 512;
+    for footer in [0, end] {
+        assert_eq!(&bytes[footer..footer + 8], b"conectix");
+        bytes[footer + 60..footer + 64].copy_from_slice(&4u32.to_be_bytes());
+    }
+    std::fs::write(&child, bytes).unwrap();
+    let out = uffs().args(["info", path_str(&child)]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("differencing VHD"), "{err}");
+    // Damaged headers and tables are errors in one line (exit 2), never a crash: the dynamic header's table
+    // offset, its number of entries and block size, and a table entry pointing past the file's end.
+    let good = std::fs::read(dir.join("dynamic.vhd")).unwrap();
+    let header =
+        u64::from_be_bytes(good[good.len() - 512 + 16..][..8].try_into().unwrap()) as usize;
+    let table = u64::from_be_bytes(good[header + 16..][..8].try_into().unwrap()) as usize;
+    for (at, value) in [
+        (header + 16, u64::MAX.to_be_bytes().to_vec()),
+        (header + 28, u32::MAX.to_be_bytes().to_vec()),
+        (header + 32, 0u32.to_be_bytes().to_vec()),
+        (header + 32, 1000u32.to_be_bytes().to_vec()),
+        (table, 0x7fff_fff0u32.to_be_bytes().to_vec()),
+        (header, b"garbage!".to_vec()),
+    ] {
+        let mut bytes = good.clone();
+        bytes[at..at + value.len()].copy_from_slice(&value);
+        let bad = dir.join("damaged.vhd");
+        std::fs::write(&bad, bytes).unwrap();
+        for cmd in [&["info"][..], &["export", "--format", "csv"][..]] {
+            let out = uffs()
+                .args(&cmd[..1])
+                .arg(&bad)
+                .args(&cmd[1..])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{cmd:?} with {value:?} at {at}: {err}"
             );
+            assert_eq!(err.trim().lines().count(), 1, "{err}");
         }
-        // A query straight on the pieces, and an index built from them.
-        let idx = first.with_extension("uffs");
-        run_ok(uffs().args(["index", s, "-o"]).arg(&idx));
-        assert_eq!(
-            stdout(&["*", "--index", path_str(&idx), "--count"]),
-            stdout(&["*", "--source", raw_s, "--count"])
-        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
