@@ -263,15 +263,6 @@ fn all_equal(case: &str, answers: &[(&str, Value)]) {
     }
 }
 
-fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 #[test]
 fn every_front_end_gives_the_same_answer_to_the_same_request() {
     let mut f = Fronts::new();

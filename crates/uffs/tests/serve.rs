@@ -143,15 +143,6 @@ fn serve_index(name: &str) -> (Server, PathBuf) {
     (s, idx)
 }
 
-fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 #[test]
 fn the_api_answers_as_the_command_line_does() {
     let (s, idx) = serve_index("api");

@@ -169,6 +169,16 @@ pub fn facts(name: &str) -> std::collections::HashMap<String, String> {
         .collect()
 }
 
+/// `s` as a URL's query value: everything but letters, digits, `-`, `_` and `.` percent-encoded.
+pub fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 pub fn path_str(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
