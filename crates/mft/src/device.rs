@@ -22,36 +22,26 @@ pub struct Device {
 #[derive(Debug)]
 enum Io {
     File(File),
-    /// A split raw image's pieces ([`crate::split`]).
-    Split(crate::split::SplitImage),
-    /// A VHD's disk ([`crate::vhd`]).
-    Vhd(crate::vhd::Vhd),
+    /// The disk a container holds ([`crate::container`]).
+    Image(Box<dyn crate::container::Image>),
     #[cfg(windows)]
     Live(crate::live::LiveDevice),
 }
 
 impl Device {
-    /// Opens a file or block device; the first piece of a split raw image opens the whole image.
+    /// Opens a file or block device; a container (recognised by its content) opens as the disk it holds, and the
+    /// first piece of a split raw image as the whole image.
     pub fn open(path: &Path) -> io::Result<Device> {
-        if let Some(pieces) = crate::split::pieces(path) {
-            let split = crate::split::SplitImage::open(&pieces)?;
-            let len = split.len();
+        if let Some(image) = crate::container::open(path)? {
+            let len = image.len();
             return Ok(Device {
-                io: Arc::new(Io::Split(split)),
+                io: Arc::new(Io::Image(image)),
                 base: 0,
                 len,
             });
         }
         let file = File::open(path)?;
         let len = byte_len(&file)?;
-        if let Some(vhd) = crate::vhd::Vhd::open(&file, len)? {
-            let len = vhd.len();
-            return Ok(Device {
-                io: Arc::new(Io::Vhd(vhd)),
-                base: 0,
-                len,
-            });
-        }
         Ok(Device {
             io: Arc::new(Io::File(file)),
             base: 0,
@@ -88,7 +78,7 @@ impl Device {
     /// raw bytes may lag).
     pub fn is_live(&self) -> bool {
         match &*self.io {
-            Io::File(_) | Io::Split(_) | Io::Vhd(_) => false,
+            Io::File(_) | Io::Image(_) => false,
             #[cfg(windows)]
             Io::Live(_) => true,
         }
@@ -99,20 +89,14 @@ impl Device {
     pub fn live(&self) -> Option<&crate::live::LiveDevice> {
         match &*self.io {
             Io::Live(l) => Some(l),
-            Io::File(_) | Io::Split(_) | Io::Vhd(_) => None,
+            Io::File(_) | Io::Image(_) => None,
         }
     }
 
-    /// The container the device's bytes come out of, said for `uffs info`: none for a plain file or device.
-    pub fn container(&self) -> Option<String> {
+    /// The container the device's bytes come out of: none for a plain file or device.
+    pub fn container(&self) -> Option<&dyn crate::container::Image> {
         match &*self.io {
-            Io::Split(s) => Some(format!(
-                "split raw image: {} pieces, {} to {}",
-                s.paths().len(),
-                s.paths().first()?.display(),
-                s.paths().last()?.display()
-            )),
-            Io::Vhd(v) => Some(v.describe()),
+            Io::Image(i) => Some(i.as_ref()),
             _ => None,
         }
     }
@@ -121,7 +105,7 @@ impl Device {
     /// at a time for a file or block device (most often already in the page cache, where more do not help).
     pub fn io_profile(&self) -> IoProfile {
         match &*self.io {
-            Io::File(_) | Io::Split(_) | Io::Vhd(_) => IoProfile::file(),
+            Io::File(_) | Io::Image(_) => IoProfile::file(),
             #[cfg(windows)]
             Io::Live(l) => l.profile.clone(),
         }
@@ -154,11 +138,10 @@ impl Device {
         };
         let file = match &*self.io {
             Io::File(f) => f,
-            Io::Vhd(v) => v.file(),
-            // The pieces' sizes added up, and the newest time: a write to any piece changes it.
-            Io::Split(s) => {
+            // The files' sizes added up, and the newest time: a write to any piece or parent changes it.
+            Io::Image(i) => {
                 let mut all = (0u64, i128::MIN);
-                for p in s.paths() {
+                for p in i.files() {
                     let (len, ns) = stamp(std::fs::metadata(p).ok()?)?;
                     all = (all.0 + len, all.1.max(ns));
                 }
@@ -193,8 +176,7 @@ impl Device {
         }
         match &*self.io {
             Io::File(f) => read_file_at(f, buf, self.base + offset),
-            Io::Split(s) => s.read_at(buf, self.base + offset),
-            Io::Vhd(v) => v.read_at(buf, self.base + offset),
+            Io::Image(i) => i.read_at(buf, self.base + offset),
             #[cfg(windows)]
             Io::Live(l) => l.read_at(buf, self.base + offset),
         }
@@ -265,7 +247,7 @@ impl std::fmt::Debug for IoBuf {
 }
 
 /// Size of a file or block device (block devices report 0 in their metadata; seeking to the end works for both).
-fn byte_len(file: &File) -> io::Result<u64> {
+pub(crate) fn byte_len(file: &File) -> io::Result<u64> {
     use std::io::{Seek, SeekFrom};
     let meta_len = file.metadata()?.len();
     if meta_len > 0 {
@@ -317,7 +299,7 @@ pub fn write_stamp(spec: &str) -> Option<u64> {
     let m = std::fs::metadata(&path).ok()?;
     use std::hash::Hasher as _;
     let mut h = twox_hash::XxHash3_64::new();
-    if let Some(pieces) = crate::split::pieces(&path) {
+    if let Some(pieces) = crate::container::split::pieces(&path) {
         // Every piece's size and time: a write to any of them changes the stamp.
         for p in pieces {
             let m = std::fs::metadata(p).ok()?;

@@ -16,6 +16,7 @@
 //! * [`update`]: which records changed since an index was made (a re-scan of record hashes), and the index
 //!   with them read again.
 
+pub mod container;
 pub mod content;
 pub mod device;
 mod error;
@@ -27,12 +28,10 @@ pub mod parse;
 pub mod plan;
 pub mod scan;
 pub mod source;
-pub mod split;
 pub mod update;
-pub mod vhd;
 pub mod volume;
 
 pub use error::{Error, Result};
 pub use scan::{build_index, read_only, PhaseTimes, ScanOptions, ScanReport};
-pub use source::{open, open_for_check, PartitionInfo, Source, SourceKind};
+pub use source::{open, open_for_check, Container, PartitionInfo, Source, SourceKind};
 pub use volume::{Space, Volume};

@@ -46,9 +46,22 @@ pub struct PartitionInfo {
 pub struct Source {
     pub spec: String,
     pub kind: SourceKind,
+    /// The container its bytes come out of (a split raw image, a VHD …), when they do.
+    pub container: Option<Container>,
     /// Partitions found (whole disks only).
     pub partitions: Vec<PartitionInfo>,
     pub volumes: Vec<Volume>,
+}
+
+/// What `uffs info` says of a source's container.
+#[derive(Debug, Clone)]
+pub struct Container {
+    /// One line: the format and its layout.
+    pub describe: String,
+    /// Every file it reads, the one named first.
+    pub files: Vec<std::path::PathBuf>,
+    /// Stored hashes and acquisition metadata.
+    pub facts: Vec<(String, String)>,
 }
 
 /// Opens `spec`: a path, optionally suffixed `@N` to pick partition N of a whole disk (`partition` does the same).
@@ -66,6 +79,11 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     let (path, at) = split_partition_suffix(spec);
     let partition = partition.or(at);
     let device = open_device(path, whole)?;
+    let container = device.container().map(|c| Container {
+        describe: c.describe(),
+        files: c.files(),
+        facts: c.facts(),
+    });
     let mut head = vec![0u8; 4096];
     let n = device
         .read_head(&mut head, 0)
@@ -83,6 +101,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
         let v = Volume::open_raw_mft(spec, device)?;
         return Ok(Source {
             spec: spec.into(),
+            container: container.clone(),
             kind: SourceKind::RawMft,
             partitions: vec![],
             volumes: vec![v],
@@ -93,6 +112,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
         let v = Volume::open_ntfs(spec, device, None)?;
         return Ok(Source {
             spec: spec.into(),
+            container: container.clone(),
             kind: SourceKind::Volume,
             partitions: vec![],
             volumes: vec![v],
@@ -153,6 +173,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     }
     Ok(Source {
         spec: spec.into(),
+        container,
         kind: SourceKind::Disk { table },
         partitions,
         volumes,

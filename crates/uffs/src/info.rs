@@ -185,34 +185,36 @@ fn signature_text(sig: &[u8; 4]) -> String {
     }
 }
 
-/// The pieces of the split raw image `spec` names (its partition suffix aside); none for any other source.
-fn pieces(spec: &str) -> Vec<String> {
-    let path = spec
-        .rsplit_once('@')
-        .filter(|(_, n)| n.parse::<u32>().is_ok() && !std::path::Path::new(spec).exists())
-        .map_or(spec, |(p, _)| p);
-    uffs_mft::split::pieces(std::path::Path::new(path))
-        .unwrap_or_default()
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect()
+/// The container's lines: its format, its files when it has more than one, the facts it stores.
+fn container_text(c: &uffs_mft::Container) -> String {
+    let mut s = format!("container     {}\n", c.describe);
+    if let [first, .., last] = c.files.as_slice() {
+        s += &format!(
+            "  files       {}: {} to {}\n",
+            c.files.len(),
+            first.display(),
+            last.display()
+        );
+    }
+    for (k, v) in &c.facts {
+        s += &format!("  {k:<11} {v}\n");
+    }
+    s
 }
 
-/// The container `spec`'s bytes come out of (a split image, a VHD), when they do.
-fn container(spec: &str) -> Option<String> {
-    let path = spec
-        .rsplit_once('@')
-        .filter(|(_, n)| n.parse::<u32>().is_ok() && !std::path::Path::new(spec).exists())
-        .map_or(spec, |(p, _)| p);
-    uffs_mft::device::Device::open(std::path::Path::new(path))
-        .ok()?
-        .container()
+/// The container as JSON: `{"format", "files", "facts"}`.
+fn container_json(c: &uffs_mft::Container) -> serde_json::Value {
+    let facts: serde_json::Map<String, serde_json::Value> =
+        c.facts.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    json!({"format": c.describe,
+           "files": c.files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+           "facts": facts})
 }
 
 fn to_text(src: &Source) -> String {
     let mut s = format!("source        {} ({})\n", src.spec, src.kind.describe());
-    if let Some(c) = container(&src.spec) {
-        s += &format!("container     {c}\n");
+    if let Some(c) = &src.container {
+        s += &container_text(c);
     }
     for p in &src.partitions {
         s += &format!(
@@ -332,7 +334,6 @@ fn to_json(src: &Source) -> Value {
             })
         })
         .collect();
-    json!({"source": src.spec, "kind": src.kind.describe(), "container": container(&src.spec),
-           "pieces": pieces(&src.spec),
+    json!({"source": src.spec, "kind": src.kind.describe(), "container": src.container.as_ref().map(container_json),
            "partitions": parts, "volumes": vols})
 }

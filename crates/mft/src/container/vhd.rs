@@ -5,6 +5,10 @@
 
 use std::fs::File;
 use std::io;
+use std::path::{Path, PathBuf};
+
+use super::bytes::{be32, be64};
+use super::{bad, Image};
 
 const COOKIE: &[u8; 8] = b"conectix";
 const SPARSE_COOKIE: &[u8; 8] = b"cxsparse";
@@ -16,22 +20,11 @@ const UNALLOCATED: u32 = u32::MAX;
 /// The largest table read: 2^22 entries of 2 MiB blocks is an 8 TiB disk.
 const MAX_ENTRIES: u32 = 1 << 22;
 
-fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
-}
-
-fn be64(b: &[u8], at: usize) -> u64 {
-    u64::from_be_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
-}
-
-fn bad(msg: String) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg)
-}
-
 /// An open VHD: where the disk's bytes are in the file.
 #[derive(Debug)]
 pub struct Vhd {
     file: File,
+    path: PathBuf,
     /// The disk's size.
     len: u64,
     layout: Layout,
@@ -51,7 +44,7 @@ enum Layout {
 
 impl Vhd {
     /// The VHD in `file` (whose length is `file_len`), or `None` when it is not one.
-    pub fn open(file: &File, file_len: u64) -> io::Result<Option<Vhd>> {
+    pub fn open(path: &Path, file: &File, file_len: u64) -> io::Result<Option<Vhd>> {
         if file_len < 512 {
             return Ok(None);
         }
@@ -77,6 +70,7 @@ impl Vhd {
                 }
                 Ok(Some(Vhd {
                     file,
+                    path: path.to_path_buf(),
                     len,
                     layout: Layout::Fixed,
                 }))
@@ -89,7 +83,7 @@ impl Vhd {
                 }
                 crate::device::read_file_at(&file, &mut header, at)?;
                 if &header[..8] != SPARSE_COOKIE {
-                    return Err(bad("this dynamic VHD's header has no cxsparse cookie".into()));
+                    return Err(bad("this dynamic VHD's header has no cxsparse cookie"));
                 }
                 let table_at = be64(&header, 16);
                 let entries = be32(&header, 28);
@@ -109,7 +103,7 @@ impl Vhd {
                     .checked_add(raw.len() as u64)
                     .is_none_or(|e| e > file_len)
                 {
-                    return Err(bad("this VHD's block table is past its end".into()));
+                    return Err(bad("this VHD's block table is past its end"));
                 }
                 crate::device::read_file_at(&file, &mut raw, table_at)?;
                 let table = raw.chunks_exact(4).map(|c| be32(c, 0)).collect();
@@ -117,6 +111,7 @@ impl Vhd {
                 let data_skip = (block / 512).div_ceil(8).div_ceil(512) * 512;
                 Ok(Some(Vhd {
                     file,
+                    path: path.to_path_buf(),
                     len,
                     layout: Layout::Dynamic {
                         block,
@@ -127,15 +122,19 @@ impl Vhd {
             }
             DIFFERENCING => Err(bad(
                 "this is a differencing VHD, which reads through its parent image: uffs cannot read those yet; \
-                 merge it first (qemu-img convert -O raw CHILD.vhd disk.img)"
-                    .into(),
+                 merge it first (qemu-img convert -O raw CHILD.vhd disk.img)",
             )),
             k => Err(bad(format!("this VHD's disk type {k} is none of fixed, dynamic, differencing"))),
         }
     }
+}
 
-    /// What kind of VHD this is, for `uffs info`.
-    pub fn describe(&self) -> String {
+impl Image for Vhd {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn describe(&self) -> String {
         match &self.layout {
             Layout::Fixed => "VHD, fixed".into(),
             Layout::Dynamic { block, table, .. } => format!(
@@ -147,22 +146,12 @@ impl Vhd {
         }
     }
 
-    /// The image file (for its size and modification time).
-    pub fn file(&self) -> &File {
-        &self.file
+    fn files(&self) -> Vec<PathBuf> {
+        vec![self.path.clone()]
     }
 
-    /// The disk's size.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Fills `buf` from `offset` of the disk. Positional reads only: no lock, reads from several threads at once.
-    pub fn read_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    /// Positional reads only: no lock, reads from several threads at once.
+    fn read_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
         if offset
             .checked_add(buf.len() as u64)
             .is_none_or(|e| e > self.len)

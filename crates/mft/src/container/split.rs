@@ -7,6 +7,8 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::Image;
+
 /// The pieces of the set `first` starts, in order; `None` when `first` starts none.
 pub fn pieces(first: &Path) -> Option<Vec<PathBuf>> {
     let name = first.file_name()?.to_str()?;
@@ -67,23 +69,29 @@ impl SplitImage {
         })
     }
 
-    /// The bytes of all pieces together.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The files of the set, first to last.
     pub fn paths(&self) -> &[PathBuf] {
         &self.paths
     }
+}
+
+impl Image for SplitImage {
+    /// The bytes of all pieces together.
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn describe(&self) -> String {
+        format!("split raw image: {} pieces", self.paths.len())
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        self.paths.clone()
+    }
 
     /// Fills `buf` from `offset` of the whole, across pieces where it spans several. Each piece's read is a
     /// positional read: no lock, and reads from several threads go on at once.
-    pub fn read_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    fn read_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
         if offset
             .checked_add(buf.len() as u64)
             .is_none_or(|e| e > self.len)

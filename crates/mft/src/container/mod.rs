@@ -1,0 +1,195 @@
+//! Containers: image formats that hold a disk or a volume in another layout (split raw, VHD, and the rest of
+//! issue 28's list). Each format is one file here implementing [`Image`]: a length and positional reads of the
+//! disk it holds. [`open`] recognises a container by its content (a split raw set by its numbered names, the one
+//! thing it has); [`open_parent`] opens the image a differencing or backing-file image reads through, refusing
+//! missing files and chains that loop.
+//!
+//! Rules every format keeps: no lock is held across a read or a decompression (the scanner reads from several
+//! threads); a chunk is decoded once per read that needs it; nothing is allocated from a size a header claims
+//! before it is checked against the file; damaged input is an `InvalidData` error that says what is wrong.
+
+use std::fmt::Debug;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub mod split;
+pub mod vhd;
+
+/// A disk (or volume) held in a container, read by position.
+pub trait Image: Send + Sync + Debug {
+    /// The disk's size in bytes.
+    fn len(&self) -> u64;
+
+    /// Fills `buf` from `offset` of the disk; `offset + buf.len()` is at most [`Image::len`]. Areas the container
+    /// never stored read as zeros, as the format says they do.
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+
+    /// What the container is, one line for `uffs info` (`VHD, dynamic: 12 of 64 blocks of 2048 KiB written`).
+    fn describe(&self) -> String;
+
+    /// Every file the image reads, the one named first, then its other pieces and its parents: for the
+    /// source's stamp (a write to any of them changes the disk) and for `uffs info`.
+    fn files(&self) -> Vec<PathBuf>;
+
+    /// Facts the container stores about its disk, for `uffs info`: stored hashes, acquisition metadata.
+    fn facts(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// The longest chain of parents followed (a differencing disk of a differencing disk …).
+pub const MAX_CHAIN: usize = 32;
+
+/// The container `path` is, or `None` when it is a plain file (a raw image, a `$MFT` capture, a device).
+pub fn open(path: &Path) -> io::Result<Option<Box<dyn Image>>> {
+    open_in_chain(path, &[])
+}
+
+/// Opens `path` as a container, knowing the images that read through it (`chain`, children first).
+fn open_in_chain(path: &Path, chain: &[PathBuf]) -> io::Result<Option<Box<dyn Image>>> {
+    if let Some(pieces) = split::pieces(path) {
+        return Ok(Some(Box::new(split::SplitImage::open(&pieces)?)));
+    }
+    let file = File::open(path)?;
+    let len = crate::device::byte_len(&file)?;
+    let _ = chain;
+    if let Some(vhd) = vhd::Vhd::open(path, &file, len)? {
+        return Ok(Some(Box::new(vhd)));
+    }
+    Ok(None)
+}
+
+/// Opens the image `parent` that `child` reads through (a differencing disk's parent, a backing file), which may
+/// itself be a container or a raw image. `chain` holds the images already open below it, `child` last. A parent
+/// that is missing, that is one of the images below it, or that is more than [`MAX_CHAIN`] deep is an error
+/// naming the file.
+pub fn open_parent(child: &Path, parent: &Path, chain: &[PathBuf]) -> io::Result<Box<dyn Image>> {
+    if !parent.exists() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "{}'s parent image {} is missing",
+                child.display(),
+                parent.display()
+            ),
+        ));
+    }
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if same(child, parent) || chain.iter().any(|c| same(c, parent)) {
+        return Err(bad(format!(
+            "{}'s parent chain loops: it comes back to {}",
+            child.display(),
+            parent.display()
+        )));
+    }
+    if chain.len() + 1 >= MAX_CHAIN {
+        return Err(bad(format!(
+            "{}'s parent chain is more than {MAX_CHAIN} images deep",
+            child.display()
+        )));
+    }
+    let mut below = chain.to_vec();
+    below.push(child.to_path_buf());
+    match open_in_chain(parent, &below)? {
+        Some(image) => Ok(image),
+        None => Ok(Box::new(RawFile::open(parent)?)),
+    }
+}
+
+/// A plain file read as a disk: the parent of a differencing image may be a raw image.
+#[derive(Debug)]
+pub struct RawFile {
+    file: File,
+    len: u64,
+    path: PathBuf,
+}
+
+impl RawFile {
+    pub fn open(path: &Path) -> io::Result<RawFile> {
+        let file = File::open(path)?;
+        let len = crate::device::byte_len(&file)?;
+        Ok(RawFile {
+            file,
+            len,
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+impl Image for RawFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        crate::device::read_file_at(&self.file, buf, offset)
+    }
+
+    fn describe(&self) -> String {
+        "raw image".into()
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        vec![self.path.clone()]
+    }
+}
+
+/// An `InvalidData` error: the container's bytes are damaged or say something it cannot be.
+pub fn bad(msg: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg.into())
+}
+
+/// Whether `offset + len` stays within `limit` (a file's or disk's size), without overflow.
+pub fn within(offset: u64, len: u64, limit: u64) -> bool {
+    offset.checked_add(len).is_some_and(|e| e <= limit)
+}
+
+/// Numbers read out of headers; short input reads as zero (callers check lengths first).
+pub mod bytes {
+    pub fn be16(b: &[u8], at: usize) -> u16 {
+        u16::from_be_bytes(
+            b.get(at..at + 2)
+                .and_then(|s| s.try_into().ok())
+                .unwrap_or([0; 2]),
+        )
+    }
+    pub fn be32(b: &[u8], at: usize) -> u32 {
+        u32::from_be_bytes(
+            b.get(at..at + 4)
+                .and_then(|s| s.try_into().ok())
+                .unwrap_or([0; 4]),
+        )
+    }
+    pub fn be64(b: &[u8], at: usize) -> u64 {
+        u64::from_be_bytes(
+            b.get(at..at + 8)
+                .and_then(|s| s.try_into().ok())
+                .unwrap_or([0; 8]),
+        )
+    }
+    pub fn le16(b: &[u8], at: usize) -> u16 {
+        u16::from_le_bytes(
+            b.get(at..at + 2)
+                .and_then(|s| s.try_into().ok())
+                .unwrap_or([0; 2]),
+        )
+    }
+    pub fn le32(b: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(
+            b.get(at..at + 4)
+                .and_then(|s| s.try_into().ok())
+                .unwrap_or([0; 4]),
+        )
+    }
+    pub fn le64(b: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(
+            b.get(at..at + 8)
+                .and_then(|s| s.try_into().ok())
+                .unwrap_or([0; 8]),
+        )
+    }
+}
