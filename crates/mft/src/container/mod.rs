@@ -21,6 +21,10 @@ pub trait Image: Send + Sync + Debug {
     /// The disk's size in bytes.
     fn len(&self) -> u64;
 
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Fills `buf` from `offset` of the disk; `offset + buf.len()` is at most [`Image::len`]. Areas the container
     /// never stored read as zeros, as the format says they do.
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
