@@ -49,6 +49,16 @@ impl Device {
         })
     }
 
+    /// A device reading the disk an image holds (a shadow copy of a volume).
+    pub fn from_image(image: Box<dyn crate::container::Image>) -> Device {
+        let len = image.len();
+        Device {
+            io: Arc::new(Io::Image(image)),
+            base: 0,
+            len,
+        }
+    }
+
     /// Opens a live volume or disk of the running system (`\\.\C:`); its length is the device's, or else
     /// the NTFS boot sector's. `whole`: for a whole read, which first takes the journal's position and flushes
     /// the volume's cache ([`crate::live::LiveDevice::settle`]); a check for changes needs neither.
@@ -286,16 +296,9 @@ pub(crate) fn read_file_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> 
 /// A cheap fingerprint of a source's writes, taken without reading it: for an image file its size and
 /// modification time, for a block device its write counters (`/sys/dev/block/MAJ:MIN/stat`). The same value
 /// later means nothing was written in between, so a periodic check can stop there; `None` when there is no such
-/// signal (then only reading the source tells). `spec` is a source as given, `@N` partition suffix allowed.
+/// signal (then only reading the source tells). `spec` is a source as given, `@N` and `@vssN` suffixes allowed.
 pub fn write_stamp(spec: &str) -> Option<u64> {
-    let path = Path::new(spec);
-    let path = if path.exists() {
-        path.to_path_buf()
-    } else {
-        let (file, part) = spec.rsplit_once('@')?;
-        part.parse::<u32>().ok()?;
-        Path::new(file).to_path_buf()
-    };
+    let path = Path::new(crate::source::split_suffixes(spec).0).to_path_buf();
     let m = std::fs::metadata(&path).ok()?;
     use std::hash::Hasher as _;
     let mut h = twox_hash::XxHash3_64::new();

@@ -30,8 +30,11 @@ pub mod scan;
 pub mod source;
 pub mod update;
 pub mod volume;
+pub mod vss;
 
 pub use error::{Error, Result};
 pub use scan::{build_index, read_only, PhaseTimes, ScanOptions, ScanReport};
-pub use source::{open, open_for_check, Container, PartitionInfo, Source, SourceKind};
+pub use source::{
+    open, open_for_check, open_with_snapshots, Container, PartitionInfo, Source, SourceKind,
+};
 pub use volume::{Space, Volume};

@@ -75,8 +75,77 @@ pub fn open_for_check(spec: &str, partition: Option<u32>) -> Result<Source> {
     open_as(spec, partition, false)
 }
 
+/// Opens `spec` as [`open`] does, with every shadow copy of each volume as a volume of its own after it
+/// (`img@vss1`, `img@vss2`, …, oldest first).
+pub fn open_with_snapshots(spec: &str, partition: Option<u32>) -> Result<Source> {
+    let mut src = open_as(spec, partition, true)?;
+    let mut all = Vec::new();
+    for v in src.volumes.drain(..) {
+        let stores = if v.boot.is_some() {
+            crate::vss::stores(&v.device)
+                .map_err(|e| Error::io(format!("{}: shadow copies", v.name), e))?
+        } else {
+            Vec::new()
+        };
+        let (name, device, partition) = (v.name.clone(), v.device.clone(), v.partition.clone());
+        all.push(v);
+        let Some(oldest) = stores.first() else {
+            continue;
+        };
+        // The block maps are read once, for the first; the others share them.
+        let first = crate::vss::Snapshot::open_from(
+            &device,
+            &stores,
+            oldest.index,
+            src_files(&src.container, spec),
+        )
+        .map_err(|e| Error::io(format!("{name}: shadow copies"), e))?;
+        for s in &stores {
+            let Some(snap) = first.sibling(&stores, s.index) else {
+                continue;
+            };
+            let snap_name = format!("{name}@vss{}", s.index);
+            all.push(Volume::open_ntfs(
+                &snap_name,
+                Device::from_image(Box::new(snap)),
+                partition.clone(),
+            )?);
+        }
+    }
+    src.volumes = all;
+    Ok(src)
+}
+
+/// The files a source is read from: its container's, or the file it names.
+fn src_files(container: &Option<Container>, path: &str) -> Vec<std::path::PathBuf> {
+    container
+        .as_ref()
+        .map_or_else(|| vec![Path::new(path).to_path_buf()], |c| c.files.clone())
+}
+
+/// The volume `device` (named `name`) as shadow copy `store` saw it, when one is asked for.
+fn at_snapshot(
+    path: &str,
+    container: &Option<Container>,
+    name: String,
+    device: Device,
+    store: Option<u32>,
+) -> Result<(String, Device)> {
+    let Some(n) = store else {
+        return Ok((name, device));
+    };
+    let snap = crate::vss::Snapshot::open(&device, n, src_files(container, path))
+        .map_err(|e| Error::io(format!("{name}: shadow copy {n}"), e))?;
+    let name = if name.ends_with(&format!("@vss{n}")) {
+        name
+    } else {
+        format!("{name}@vss{n}")
+    };
+    Ok((name, Device::from_image(Box::new(snap))))
+}
+
 fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
-    let (path, at) = split_partition_suffix(spec);
+    let (path, at, store) = split_suffixes(spec);
     let partition = partition.or(at);
     let device = open_device(path, whole)?;
     let container = device.container().map(|c| Container {
@@ -98,6 +167,11 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     };
     if head.starts_with(b"FILE") {
         no_partitions("a raw $MFT capture")?;
+        if let Some(n) = store {
+            return Err(Error::Source(format!(
+                "{path} is a raw $MFT capture: it has no shadow copies (vss{n})"
+            )));
+        }
         let v = Volume::open_raw_mft(spec, device)?;
         return Ok(Source {
             spec: spec.into(),
@@ -109,7 +183,8 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     }
     if boot::is_ntfs(head) {
         no_partitions("an NTFS volume")?;
-        let v = Volume::open_ntfs(spec, device, None)?;
+        let (name, device) = at_snapshot(path, &container, spec.into(), device, store)?;
+        let v = Volume::open_ntfs(&name, device, None)?;
         return Ok(Source {
             spec: spec.into(),
             container: container.clone(),
@@ -164,12 +239,14 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     }
     let mut volumes = Vec::new();
     for p in chosen {
-        let name = format!("{path}@{}", p.index);
-        volumes.push(Volume::open_ntfs(
-            &name,
+        let (name, window) = at_snapshot(
+            path,
+            &container,
+            format!("{path}@{}", p.index),
             device.window(p.start, p.len),
-            Some(p.clone()),
-        )?);
+            store,
+        )?;
+        volumes.push(Volume::open_ntfs(&name, window, Some(p.clone()))?);
     }
     Ok(Source {
         spec: spec.into(),
@@ -203,16 +280,28 @@ fn open_device(path: &str, whole: bool) -> Result<Device> {
     })
 }
 
-/// `disk.img@2` → (`disk.img`, Some(2)), unless a file with the whole name exists.
-fn split_partition_suffix(spec: &str) -> (&str, Option<u32>) {
-    if let Some((path, n)) = spec.rsplit_once('@') {
+/// `disk.img@2@vss1` → (`disk.img`, partition Some(2), shadow copy Some(1)); either suffix may be left out.
+/// Unless a file with the whole name exists.
+pub fn split_suffixes(spec: &str) -> (&str, Option<u32>, Option<u32>) {
+    if Path::new(spec).exists() {
+        return (spec, None, None);
+    }
+    let mut path = spec;
+    let mut store = None;
+    if let Some((p, n)) = path.rsplit_once("@vss") {
         if let Ok(n) = n.parse::<u32>() {
-            if !Path::new(spec).exists() && Path::new(path).exists() {
-                return (path, Some(n));
+            path = p;
+            store = Some(n);
+        }
+    }
+    if let Some((p, n)) = path.rsplit_once('@') {
+        if let Ok(n) = n.parse::<u32>() {
+            if !Path::new(path).exists() && Path::new(p).exists() {
+                return (p, Some(n), store);
             }
         }
     }
-    (spec, None)
+    (path, None, store)
 }
 
 /// Most logical partitions followed in an EBR chain (a loop in a damaged chain must not hang us).

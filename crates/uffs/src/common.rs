@@ -461,6 +461,16 @@ pub fn write_index(
 /// The indexes of a source (every selected volume), or of an index file (with its delta). Each comes with the
 /// prefix its paths get: empty for a single volume, `@N:` for partition N of a disk with several.
 pub fn load_indexes(spec: &str, partition: Option<u32>, deleted: bool) -> Result<Vec<Part>> {
+    load_indexes_with(spec, partition, deleted, false)
+}
+
+/// As [`load_indexes`]; `snapshots`: every shadow copy of each volume too, its paths prefixed `@vssN:`.
+pub fn load_indexes_with(
+    spec: &str,
+    partition: Option<u32>,
+    deleted: bool,
+    snapshots: bool,
+) -> Result<Vec<Part>> {
     if is_index_file(spec) {
         let parts = read_index_file(Path::new(spec))?;
         if deleted && !parts[0].index.meta.has_deleted {
@@ -470,7 +480,11 @@ pub fn load_indexes(spec: &str, partition: Option<u32>, deleted: bool) -> Result
         }
         return Ok(parts);
     }
-    let src = uffs_mft::open(spec, partition)?;
+    let src = if snapshots {
+        uffs_mft::open_with_snapshots(spec, partition)?
+    } else {
+        uffs_mft::open(spec, partition)?
+    };
     let opts = ScanOptions {
         include_deleted: deleted,
         ..ScanOptions::default()
@@ -482,9 +496,12 @@ pub fn load_indexes(spec: &str, partition: Option<u32>, deleted: bool) -> Result
         let (idx, report) = build(vol, &opts, &pb)?;
         pb.finish_and_clear();
         eprintln!("{}", summary(vol, &idx, &report));
-        let prefix = match (&vol.partition, several) {
-            (Some(p), true) => format!("@{}:", p.index),
-            _ => String::new(),
+        let store = uffs_mft::source::split_suffixes(&vol.name).2;
+        let prefix = match (&vol.partition, store, several) {
+            (_, _, false) | (None, None, _) => String::new(),
+            (Some(p), None, true) => format!("@{}:", p.index),
+            (None, Some(n), true) => format!("@vss{n}:"),
+            (Some(p), Some(n), true) => format!("@{}@vss{n}:", p.index),
         };
         out.push(Part::whole(prefix, Arc::new(idx)));
     }

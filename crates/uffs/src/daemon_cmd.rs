@@ -324,6 +324,8 @@ pub struct AddOptions<'a> {
     pub deleted: bool,
     pub refresh: Option<&'a str>,
     pub create_journal: bool,
+    /// Every shadow copy of the volume too, each a volume of its own (`NAME-vss1`, …).
+    pub snapshots: bool,
 }
 
 pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> Result<()> {
@@ -333,6 +335,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         deleted,
         refresh,
         create_journal,
+        snapshots,
     } = add;
     let (partition, deleted) = (*partition, *deleted);
     let refresh_secs = refresh
@@ -406,13 +409,40 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             "",
         )?;
         let entry = VolumeEntry {
-            name,
+            name: name.clone(),
             source: src.clone(),
             partition,
             deleted,
             refresh_secs,
         };
+        let stores = if *snapshots {
+            uffs_mft::vss::stores(&opened.volumes[0].device)
+                .with_context(|| format!("{src}: reading its shadow copies"))?
+        } else {
+            Vec::new()
+        };
+        if *snapshots && stores.is_empty() {
+            eprintln!("uffs: {src} has no shadow copies");
+        }
         plan.push((entry, opened));
+        // Each shadow copy as a volume of its own: its source is `SOURCE@vssN`, its name `NAME-vssN`.
+        for st in stores {
+            let spec = format!("{src}@vss{}", st.index);
+            let store_name = format!("{name}-vss{}", st.index);
+            check_name(&store_name)?;
+            if registry.get(&store_name).is_some() {
+                bail!("a volume named {store_name} is registered already (remove it first, or give --name)");
+            }
+            let opened = uffs_mft::open(&spec, partition)?;
+            let entry = VolumeEntry {
+                name: store_name,
+                source: spec,
+                partition,
+                deleted,
+                refresh_secs,
+            };
+            plan.push((entry, opened));
+        }
     }
     // Build the indexes in parallel, one thread per volume, each with its own progress bar.
     let bars = indicatif::MultiProgress::new();

@@ -42,6 +42,7 @@ pub fn run(a: DuArgs) -> Result<bool> {
         index: a.index,
         source: a.source,
         partition: a.partition,
+        snapshots: false,
     };
     let req = SearchRequest {
         du: Some(DuRequest {

@@ -296,7 +296,59 @@ fn volume_text(v: &Volume) -> String {
     if v.fixups_applied {
         s += "  fixups      already applied in the capture (as ntfscat writes a $MFT): records read as they are\n";
     }
+    match shadow_copies(v) {
+        Ok(stores) if stores.is_empty() => {}
+        Ok(stores) => {
+            s += &format!(
+                "  shadow copies {} (open one as {}@vssN)\n",
+                stores.len(),
+                v.name
+            );
+            for st in &stores {
+                s += &format!(
+                    "    vss{:<3} created {}  store {}  set {}  shadow copy {}  volume {} bytes  attributes 0x{:08x}\n",
+                    st.index,
+                    uffs_results::column::iso(st.created, false),
+                    uffs_mft::vss::guid_text(&st.id),
+                    uffs_mft::vss::guid_text(&st.set_id),
+                    uffs_mft::vss::guid_text(&st.shadow_copy_id),
+                    thousands(st.volume_size),
+                    st.attributes
+                );
+            }
+        }
+        Err(e) => s += &format!("  shadow copies unreadable: {e}\n"),
+    }
     s
+}
+
+/// The shadow copies of a volume read as it is now (none for one read at a shadow copy, or a raw `$MFT`).
+fn shadow_copies(v: &Volume) -> std::io::Result<Vec<uffs_mft::vss::StoreInfo>> {
+    if v.boot.is_none() || uffs_mft::source::split_suffixes(&v.name).2.is_some() {
+        return Ok(Vec::new());
+    }
+    uffs_mft::vss::stores(&v.device)
+}
+
+fn shadow_copies_json(v: &Volume) -> Value {
+    match shadow_copies(v) {
+        Ok(stores) => stores
+            .iter()
+            .map(|st| {
+                json!({
+                    "index": st.index,
+                    "source": format!("{}@vss{}", v.name, st.index),
+                    "store_id": uffs_mft::vss::guid_text(&st.id),
+                    "created": uffs_results::column::iso(st.created, false),
+                    "set_id": uffs_mft::vss::guid_text(&st.set_id),
+                    "shadow_copy_id": uffs_mft::vss::guid_text(&st.shadow_copy_id),
+                    "volume_size": st.volume_size,
+                    "attributes": st.attributes,
+                })
+            })
+            .collect(),
+        Err(e) => json!({"error": e.to_string()}),
+    }
 }
 
 fn to_json(src: &Source) -> Value {
@@ -331,6 +383,7 @@ fn to_json(src: &Source) -> Value {
                 "records_in_use": v.records_in_use(),
                 "first_record_signature": String::from_utf8_lossy(&v.first_record_signature),
                 "fixups_applied": v.fixups_applied,
+                "shadow_copies": shadow_copies_json(v),
             })
         })
         .collect();

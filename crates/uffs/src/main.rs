@@ -314,6 +314,11 @@ enum VolumesAction {
         /// Index deleted files too.
         #[arg(long)]
         deleted: bool,
+        /// Every shadow copy of the volume too (Volume Shadow Copies, read from the volume's own bytes), each
+        /// as a volume of its own named NAME-vss1, NAME-vss2, … (oldest first), so one query answers across the
+        /// present and the past. `uffs info SOURCE` lists them.
+        #[arg(long)]
+        snapshots: bool,
         /// How often the daemon checks the volume for changes and applies them: 5s (the default), 2m, 1h, or
         /// never (then only `uffs volumes refresh` does).
         #[arg(long, value_name = "INTERVAL")]
@@ -558,6 +563,7 @@ fn main() -> ExitCode {
                 name,
                 partition,
                 deleted,
+                snapshots,
                 refresh,
             } => {
                 let all = all.then_some(removable);
@@ -567,6 +573,7 @@ fn main() -> ExitCode {
                     deleted,
                     refresh: refresh.as_deref(),
                     create_journal,
+                    snapshots,
                 };
                 daemon_cmd::volumes_add(&sources, all, &add)
             }

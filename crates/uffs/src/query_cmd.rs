@@ -8,8 +8,6 @@ use uffs_query::Searcher;
 use uffs_results::{self as output, OutputArgs};
 use uffs_search::{Case, Facet, Kind, SearchRequest, Sort};
 
-use crate::common::load_indexes;
-
 #[derive(clap::Args, Debug, Default, Clone)]
 pub struct SearchArgs {
     /// The query, in Everything's syntax (several words are joined with spaces).
@@ -24,6 +22,11 @@ pub struct SearchArgs {
     /// With --source a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
     #[arg(long, value_name = "N", requires = "source")]
     pub partition: Option<u32>,
+    /// With --source: every shadow copy of the volume too (`uffs info SOURCE` lists them), each searched as a
+    /// volume of its own whose paths start `@vssN:` (also `--volume @vss1`); one shadow copy alone is
+    /// `--source SOURCE@vssN`.
+    #[arg(long, requires = "source")]
+    pub snapshots: bool,
     /// Search only this volume (repeatable): a name `uffs volumes list` shows, or a partition of a disk
     /// (`@2`).
     #[arg(long = "volume", value_name = "NAME")]
@@ -101,6 +104,8 @@ pub struct Place {
     pub index: Option<PathBuf>,
     pub source: Option<String>,
     pub partition: Option<u32>,
+    /// With `source`: its shadow copies too.
+    pub snapshots: bool,
 }
 
 impl SearchArgs {
@@ -110,6 +115,7 @@ impl SearchArgs {
             index: self.index.clone(),
             source: self.source.clone(),
             partition: self.partition,
+            snapshots: self.snapshots,
         }
     }
 
@@ -187,7 +193,9 @@ pub fn run_request(place: &Place, req: &SearchRequest) -> Result<bool> {
             }
             parts
         }
-        (None, Some(s)) => load_indexes(s, place.partition, req.deleted)?,
+        (None, Some(s)) => {
+            crate::common::load_indexes_with(s, place.partition, req.deleted, place.snapshots)?
+        }
         (None, None) => unreachable!("handled above"),
     };
     let targets: Vec<(String, Searcher)> = crate::common::searchers(parts);
