@@ -1,0 +1,320 @@
+//! Volume Shadow Copies against libvshadow and The Sleuth Kit, on a volume Windows wrote with two shadow copies
+//! (plaso's `vsstest`, `tests/data/windows-volumes/`):
+//! - `uffs info` lists the stores `vshadowinfo` lists, with the same identifiers, times and sizes;
+//! - each store read as `SOURCE@vssN` is byte for byte the store `vshadowmount` exposes; its paths are those
+//!   `fls -r -p` lists on that store, and `uffs cat` of every file is `icat` on it;
+//! - `--snapshots` searches the present and every store, and `volumes add --snapshots` registers them;
+//! - a catalog or block list pointing outside the volume, or looping, is one line and exit 2.
+#![cfg(unix)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::daemon::World;
+use common::*;
+
+/// The volume with shadow copies, as a raw image in `dir`.
+fn vsstest(dir: &Path) -> PathBuf {
+    let raw = dir.join("vsstest.raw");
+    run_ok(
+        tool("qemu-img")
+            .args(["convert", "-O", "raw"])
+            .arg(data("windows-volumes/plaso-vsstest.qcow2"))
+            .arg(&raw),
+    );
+    raw
+}
+
+/// `vshadowinfo`'s stores: number → (identifier, set id, shadow copy id, creation time as uffs writes it, size).
+fn vshadowinfo(raw: &Path) -> BTreeMap<u32, [String; 5]> {
+    let out = String::from_utf8(run_ok(tool("vshadowinfo").arg(raw)).stdout).unwrap();
+    let mut stores = BTreeMap::new();
+    let mut cur: Option<(u32, [String; 5])> = None;
+    for line in out.lines().map(str::trim) {
+        if let Some(n) = line.strip_prefix("Store: ") {
+            stores.extend(cur.take());
+            cur = Some((n.parse().unwrap(), Default::default()));
+            continue;
+        }
+        let (Some((_, s)), Some((k, v))) = (cur.as_mut(), line.split_once(':')) else {
+            continue;
+        };
+        let v = v.trim().to_string();
+        match k.trim() {
+            "Identifier" => s[0] = v,
+            "Shadow copy set ID" => s[1] = v,
+            "Shadow copy ID" => s[2] = v,
+            // `Dec 03, 2013 06:35:09.736378700 UTC` → `2013-12-03T06:35:09.7363787Z`.
+            "Creation time" => {
+                let f: Vec<&str> = v.split([' ', ',']).filter(|f| !f.is_empty()).collect();
+                let month = [
+                    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                    "Dec",
+                ]
+                .iter()
+                .position(|m| *m == f[0])
+                .unwrap()
+                    + 1;
+                let time = f[3].trim_end_matches('0');
+                s[3] = format!("{}-{month:02}-{}T{time}Z", f[2], f[1]);
+            }
+            "Volume size" => {
+                s[4] = v
+                    .split('(')
+                    .nth(1)
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .into()
+            }
+            _ => {}
+        }
+    }
+    stores.extend(cur);
+    stores
+}
+
+#[test]
+fn info_lists_the_stores_vshadowinfo_lists() {
+    let dir = scratch("vss-info");
+    let raw = vsstest(&dir);
+    let want = vshadowinfo(&raw);
+    assert_eq!(want.len(), 2, "{want:?}");
+    let info: serde_json::Value =
+        serde_json::from_slice(&run_ok(uffs().args(["info", path_str(&raw), "--json"])).stdout)
+            .unwrap();
+    let got: BTreeMap<u32, [String; 5]> = info["volumes"][0]["shadow_copies"]
+        .as_array()
+        .expect("shadow_copies")
+        .iter()
+        .map(|s| {
+            let t = |k: &str| s[k].as_str().unwrap().to_string();
+            (
+                s["index"].as_u64().unwrap() as u32,
+                [
+                    t("store_id"),
+                    t("set_id"),
+                    t("shadow_copy_id"),
+                    t("created"),
+                    s["volume_size"].to_string(),
+                ],
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    let text = String::from_utf8(run_ok(uffs().args(["info", path_str(&raw)])).stdout).unwrap();
+    assert!(text.contains("  shadow copies 2 (open one as "), "{text}");
+    assert!(
+        text.contains("    vss1   created 2013-12-03T06:35:09.7363787Z  store 600f0b69-"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `vshadowmount` on `raw` at `mnt`, unmounted when dropped.
+struct Mounted(PathBuf);
+
+impl Mounted {
+    fn new(raw: &Path, mnt: &Path) -> Mounted {
+        std::fs::create_dir_all(mnt).unwrap();
+        run_ok(tool("vshadowmount").arg(raw).arg(mnt));
+        Mounted(mnt.to_path_buf())
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("fusermount").arg("-u").arg(&self.0).status();
+    }
+}
+
+/// The live paths `fls -r -p` lists on `image`, as uffs writes them (`/a/b`, named streams `file:name`).
+fn fls_paths(image: &Path) -> BTreeSet<String> {
+    let out = run_ok(tool("fls").args(["-r", "-p", "-u"]).arg(image));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (head, path) = l.split_once('\t')?;
+            if path.starts_with("$OrphanFiles") {
+                return None;
+            }
+            let mut path = format!("/{path}");
+            // `$Secure:$SDS` names an attribute that is no data stream (type other than 128).
+            let ty = head
+                .trim_end_matches(':')
+                .rsplit(' ')
+                .next()?
+                .split('-')
+                .nth(1);
+            if ty.is_some_and(|t| t != "128") {
+                if let Some(i) = path
+                    .rfind(':')
+                    .filter(|&i| i > path.rfind('/').unwrap_or(0))
+                {
+                    path.truncate(i);
+                }
+            }
+            Some(path)
+        })
+        .collect()
+}
+
+#[test]
+fn each_store_reads_as_vshadowmount_exposes_it() {
+    let dir = scratch("vss-stores");
+    let raw = vsstest(&dir);
+    let mnt = Mounted::new(&raw, &dir.join("mnt"));
+    let device = uffs_mft::device::Device::open(&raw).unwrap();
+    let mut seen = Vec::new();
+    for n in [1u32, 2] {
+        let store = mnt.0.join(format!("vss{n}"));
+        // Byte for byte, in reads that cross blocks at odd places.
+        let snap = uffs_mft::vss::Snapshot::open(&device, n, vec![raw.clone()]).unwrap();
+        use uffs_mft::container::Image as _;
+        let want_len = std::fs::metadata(&store).unwrap().len();
+        assert_eq!(snap.len(), want_len);
+        let file = std::fs::File::open(&store).unwrap();
+        let (mut a, mut b) = (vec![0u8; 3 << 20], vec![0u8; 3 << 20]);
+        let mut off = 0u64;
+        while off < want_len {
+            let k = (want_len - off).min(a.len() as u64 - 1536) as usize;
+            snap.read_at(&mut a[..k], off).unwrap();
+            std::os::unix::fs::FileExt::read_exact_at(&file, &mut b[..k], off).unwrap();
+            assert!(a[..k] == b[..k], "vss{n}: bytes differ in {off}+{k}");
+            off += k as u64;
+        }
+        // Paths as fls lists them on the store.
+        let source = format!("{}@vss{n}", raw.display());
+        let rows = csv_rows(&run_ok(uffs().args(["export", &source, "--streams"])).stdout);
+        let paths: BTreeSet<String> = rows
+            .iter()
+            .map(|r| r["path"].clone())
+            .filter(|p| p != "/")
+            .collect();
+        assert_eq!(paths, fls_paths(&store), "vss{n}: paths");
+        // Every file's content as icat reads it from the store.
+        let mut files = 0;
+        for r in rows
+            .iter()
+            .filter(|r| r["kind"] == "file" && !r["path"].contains(':'))
+        {
+            let out = uffs().args(["cat", &source, &r["path"]]).output().unwrap();
+            // `$Secure` and the like hold named streams only.
+            if String::from_utf8_lossy(&out.stderr).contains("has no unnamed data stream") {
+                continue;
+            }
+            assert!(out.status.success(), "vss{n}: cat {}", r["path"]);
+            files += 1;
+            let got = out.stdout;
+            let want = run_ok(tool("icat").arg(&store).arg(&r["record"])).stdout;
+            assert!(got == want, "vss{n}: {} differs from icat", r["path"]);
+        }
+        assert!(files >= 10, "vss{n}: only {files} files read");
+        seen.push(paths);
+    }
+    // The stores are states the present no longer has.
+    assert!(seen[0].contains("/syslog") && !seen[1].contains("/syslog"));
+    assert!(seen[1].contains("/syslog.gz"));
+    drop(mnt);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn snapshots_are_searched_and_registered_as_volumes_of_their_own() {
+    let dir = scratch("vss-search");
+    let raw = vsstest(&dir);
+    let s = path_str(&raw);
+    let out = run_ok(uffs().args(["--source", s, "--snapshots", "!$*", "!path:System*"]));
+    let lines: BTreeSet<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    for p in [
+        "/password.txt",
+        "@vss1:/syslog",
+        "@vss2:/syslog.gz",
+        "@vss2:/another_file",
+    ] {
+        assert!(lines.contains(p), "{p} missing from {lines:?}");
+    }
+    let one = run_ok(uffs().args(["--source", s, "--snapshots", "--volume", "@vss1", "syslog"]));
+    assert_eq!(String::from_utf8(one.stdout).unwrap(), "@vss1:/syslog\n");
+    // One store alone, and one that is not there.
+    let alone = run_ok(uffs().args(["--source", &format!("{s}@vss2"), "ext:gz"]));
+    assert_eq!(String::from_utf8(alone.stdout).unwrap(), "/syslog.gz\n");
+    let none = uffs()
+        .args(["info", &format!("{s}@vss3")])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    let err = String::from_utf8(none.stderr).unwrap();
+    assert!(err.contains("no shadow copy 3: it has 2"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    // Registered with the daemon: the volume and each store, answering one query together.
+    let w = World::new("vss");
+    w.start();
+    w.ok(&["volumes", "add", s, "--name", "vt", "--snapshots"]);
+    let listed = w.ok(&["volumes", "list"]);
+    for name in ["vt", "vt-vss1", "vt-vss2"] {
+        assert!(listed.contains(name), "{listed}");
+    }
+    let found = w.ok(&["syslog*"]);
+    let found: BTreeSet<&str> = found.lines().collect();
+    assert_eq!(
+        found,
+        BTreeSet::from(["vt:/syslog.gz", "vt-vss1:/syslog", "vt-vss2:/syslog.gz"]),
+        "{found:?}"
+    );
+    w.ok(&["daemon", "stop"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn damaged_shadow_copy_metadata_is_one_line_and_exit_2() {
+    let dir = scratch("vss-damaged");
+    let raw = vsstest(&dir);
+    let bytes = std::fs::read(&raw).unwrap();
+    let le64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let catalog = le64(&bytes, 0x1E00 + 48) as usize;
+    // The first type-3 catalog entry: where its store's block list is.
+    let entry = (0..127)
+        .map(|i| catalog + 128 + i * 128)
+        .find(|&e| le64(&bytes, e) == 3)
+        .unwrap();
+    let cases: [(&str, usize, u64, &str); 3] = [
+        ("catalog", 0x1E00 + 48, 1 << 40, "outside the volume"),
+        ("block-list", entry + 8, 1 << 40, "outside the volume"),
+        ("loop", catalog + 40, catalog as u64, "loop"),
+    ];
+    for (name, at, value, says) in cases {
+        let mut b = bytes.clone();
+        b[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        let img = dir.join(format!("{name}.raw"));
+        std::fs::write(&img, &b).unwrap();
+        let out = uffs()
+            .args(["export", &format!("{}@vss1", img.display())])
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+        // The volume itself still reads; info says the shadow copies are unreadable.
+        let info = run_ok(uffs().args(["info", path_str(&img)]));
+        let text = String::from_utf8(info.stdout).unwrap();
+        if name != "block-list" {
+            assert!(
+                text.contains("shadow copies unreadable: "),
+                "{name}: {text}"
+            );
+        }
+        let _ = std::fs::remove_file(&img);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
