@@ -424,3 +424,33 @@ fn partition_info(dev: &Device, index: u32, start: u64, len: u64, kind: String) 
         ntfs,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::split_suffixes;
+
+    #[test]
+    fn partition_and_shadow_copy_suffixes_come_off_an_existing_file() {
+        let dir = std::env::temp_dir().join(format!("uffs-suffixes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let img = dir.join("disk.img");
+        std::fs::write(&img, b"x").unwrap();
+        let odd = dir.join("odd@vss1");
+        std::fs::write(&odd, b"x").unwrap();
+        let i = img.to_str().unwrap();
+        assert_eq!(split_suffixes(i), (i, None, None));
+        assert_eq!(split_suffixes(&format!("{i}@2")), (i, Some(2), None));
+        assert_eq!(split_suffixes(&format!("{i}@vss3")), (i, None, Some(3)));
+        assert_eq!(
+            split_suffixes(&format!("{i}@2@vss1")),
+            (i, Some(2), Some(1))
+        );
+        // A file whose name ends like a suffix is that file.
+        let o = odd.to_str().unwrap();
+        assert_eq!(split_suffixes(o), (o, None, None));
+        // `@vss` with no number is part of the name.
+        let bare = format!("{i}@vss");
+        assert_eq!(split_suffixes(&bare), (bare.as_str(), None, None));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
