@@ -377,7 +377,7 @@ fn open_extents(path: &Path, d: &Descriptor) -> io::Result<Vec<Extent>> {
             "ZERO" => (None, Data::Zero),
             "FLAT" | "VMFS" => {
                 let (p, file, file_len) = open(&line.file)?;
-                let offset = line.offset.checked_mul(SECTOR).unwrap_or(u64::MAX);
+                let offset = line.offset.saturating_mul(SECTOR);
                 if !within(offset, len, file_len) {
                     return Err(bad(format!(
                         "its flat extent {} holds {file_len} bytes, fewer than the {len} from byte {offset} \
@@ -527,7 +527,7 @@ impl Sparse {
         let gtes = u64::from(gtes);
         let grains = capacity.div_ceil(grain);
         let gd_entries = grains.div_ceil(gtes);
-        let gd_at = gd_sector.checked_mul(SECTOR).unwrap_or(u64::MAX);
+        let gd_at = gd_sector.saturating_mul(SECTOR);
         let gd_bytes = gd_entries * 4;
         if gd_sector == 0 || !within(gd_at, gd_bytes, file_len) {
             return Err(bad(format!(
