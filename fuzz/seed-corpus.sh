@@ -90,4 +90,34 @@ for i in range(12):
         b[at:at + 512] = bytes(rng.randrange(256) for _ in range(512))
     open(f'corpus/index_file/damaged-{i}', 'wb').write(bytes(b if i % 6 else b[:len(b) * 3 // 4]))
 PY
+# VMDK: a small sparse extent (header, grain directory, one grain table, two grains, one compressed with a
+# marker) and descriptor files of sparse, flat and zero extents; the target writes disk-s001.vmdk and
+# disk-flat.vmdk beside the input.
+mkdir -p corpus/container_vmdk
+python3 - <<'PY'
+import struct, zlib
+def extent(compressed):
+    h = bytearray(2048)
+    flags = 1 | (0x30000 if compressed else 0)
+    struct.pack_into('<4sIIQQQQIQQQ', h, 0, b'KDMV', 1, flags, 64, 8, 0, 0, 512, 0, 1, 4)
+    h[73:77] = b'\n \r\n'; struct.pack_into('<H', h, 77, 1)
+    struct.pack_into('<I', h, 512, 2)
+    grains = bytearray()
+    for g in (0, 3):
+        data = bytes((i * 7 + g) & 255 for i in range(4096))
+        sector = (2048 + len(grains)) // 512
+        struct.pack_into('<I', h, 1024 + 4 * g, sector)
+        if compressed:
+            z = zlib.compress(data)
+            grains += struct.pack('<QI', g * 8, len(z)) + z
+            grains += bytes(-len(grains) % 512)
+        else:
+            grains += data
+    return bytes(h + grains)
+open('corpus/container_vmdk/sparse', 'wb').write(extent(False))
+open('corpus/container_vmdk/stream', 'wb').write(extent(True))
+d = '# Disk DescriptorFile\nversion=1\nCID=12345678\nparentCID=ffffffff\ncreateType="custom"\n\n'
+open('corpus/container_vmdk/descriptor', 'w').write(
+    d + 'RW 8 FLAT "disk-flat.vmdk" 0\nRW 16 SPARSE "disk-s001.vmdk"\nRW 4 ZERO\n')
+PY
 echo "corpus seeded: $(find corpus -type f | wc -l) files"

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 pub mod split;
 pub mod vhd;
+pub mod vmdk;
 
 /// A disk (or volume) held in a container, read by position.
 pub trait Image: Send + Sync + Debug {
@@ -57,9 +58,11 @@ fn open_in_chain(path: &Path, chain: &[PathBuf]) -> io::Result<Option<Box<dyn Im
     }
     let file = File::open(path)?;
     let len = crate::device::byte_len(&file)?;
-    let _ = chain;
     if let Some(vhd) = vhd::Vhd::open(path, &file, len)? {
         return Ok(Some(Box::new(vhd)));
+    }
+    if let Some(vmdk) = vmdk::Vmdk::open(path, &file, len, chain)? {
+        return Ok(Some(Box::new(vmdk)));
     }
     Ok(None)
 }
