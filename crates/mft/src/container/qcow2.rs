@@ -229,10 +229,24 @@ impl Qcow2 {
             let mut name = vec![0u8; backing_size as usize];
             crate::device::read_file_at(&image.file, &mut name, backing_at)?;
             let parent = backing_path(path, &name);
-            let opened = super::open_parent(path, &parent, chain)?;
+            // A damaged backing file's errors say which file they are about.
+            let opened = super::open_parent(path, &parent, chain).map_err(|e| {
+                let shown = parent.display().to_string();
+                if e.to_string().contains(&shown) {
+                    e
+                } else {
+                    io::Error::new(e.kind(), format!("backing file {shown}: {e}"))
+                }
+            })?;
             image.backing = Some((opened, String::from_utf8_lossy(&name).into_owned()));
         }
         Ok(Some(image))
+    }
+
+    /// The image's file name, for errors met while reading (they may come from a backing file).
+    fn name(&self) -> String {
+        let name = self.path.file_name().unwrap_or(self.path.as_os_str());
+        format!("qcow2 image {}", name.to_string_lossy())
     }
 
     fn cluster_size(&self) -> u64 {
@@ -248,7 +262,8 @@ impl Qcow2 {
             let size = sectors * 512 - (at & 511);
             if at >= self.file_len {
                 return Err(bad(format!(
-                    "this qcow2 image's compressed cluster at {at} is past the file's end ({} bytes)",
+                    "{}'s compressed cluster at {at} is past the file's end ({} bytes)",
+                    self.name(),
                     self.file_len
                 )));
             }
@@ -264,7 +279,8 @@ impl Qcow2 {
         }
         if at % self.cluster_size() != 0 || !within(at, self.cluster_size(), self.file_len) {
             return Err(bad(format!(
-                "this qcow2 image maps a cluster to {at}, which is {}",
+                "{} maps a cluster to {at}, which is {}",
+                self.name(),
                 if at % self.cluster_size() != 0 {
                     "not on a cluster boundary"
                 } else {
@@ -293,7 +309,8 @@ impl Qcow2 {
         let mut z = flate2::Decompress::new(false);
         let damaged = || {
             bad(format!(
-                "this qcow2 image's compressed cluster at {at} is damaged"
+                "{}'s compressed cluster at {at} is damaged",
+                self.name()
             ))
         };
         // The data's size is known only to the sector: it may stop before the input's end, and must fill `out`.
