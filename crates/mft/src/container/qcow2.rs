@@ -193,10 +193,10 @@ impl Qcow2 {
         let mut l1 = Vec::with_capacity(needed as usize);
         for (i, e) in raw.chunks_exact(8).map(|c| be64(c, 0)).enumerate() {
             let at = e & OFFSET_MASK;
-            if at != 0 && (at % cluster != 0 || !within(at, cluster, file_len)) {
+            if at != 0 && (!at.is_multiple_of(cluster) || !within(at, cluster, file_len)) {
                 return Err(bad(format!(
                     "this qcow2 image's L1 entry {i} points at an L2 table at {at}, which is {}",
-                    if at % cluster != 0 {
+                    if !at.is_multiple_of(cluster) {
                         "not on a cluster boundary"
                     } else {
                         "past the file's end"
@@ -277,11 +277,13 @@ impl Qcow2 {
         if at == 0 {
             return Ok(Cluster::Unallocated);
         }
-        if at % self.cluster_size() != 0 || !within(at, self.cluster_size(), self.file_len) {
+        if !at.is_multiple_of(self.cluster_size())
+            || !within(at, self.cluster_size(), self.file_len)
+        {
             return Err(bad(format!(
                 "{} maps a cluster to {at}, which is {}",
                 self.name(),
-                if at % self.cluster_size() != 0 {
+                if !at.is_multiple_of(self.cluster_size()) {
                     "not on a cluster boundary"
                 } else {
                     "past the file's end"
@@ -591,7 +593,8 @@ mod tests {
 
     #[test]
     fn damaged_images_are_errors() {
-        let cases: [(&str, Box<dyn Fn(&mut Vec<u8>)>, &str); 7] = [
+        type Patch = Box<dyn Fn(&mut Vec<u8>)>;
+        let cases: [(&str, Patch, &str); 7] = [
             (
                 "bits",
                 Box::new(|b| b[20..24].copy_from_slice(&30u32.to_be_bytes())),
