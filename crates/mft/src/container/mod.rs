@@ -1,4 +1,4 @@
-//! Containers: image formats that hold a disk or a volume in another layout (split raw, VHD, and the rest of
+//! Containers: image formats that hold a disk or a volume in another layout (split raw, VHD, qcow2, and the rest of
 //! issue 28's list). Each format is one file here implementing [`Image`]: a length and positional reads of the
 //! disk it holds. [`open`] recognises a container by its content (a split raw set by its numbered names, the one
 //! thing it has); [`open_parent`] opens the image a differencing or backing-file image reads through, refusing
@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub mod qcow2;
 pub mod split;
 pub mod vhd;
 pub mod vmdk;
@@ -58,6 +59,9 @@ fn open_in_chain(path: &Path, chain: &[PathBuf]) -> io::Result<Option<Box<dyn Im
     }
     let file = File::open(path)?;
     let len = crate::device::byte_len(&file)?;
+    if let Some(qcow2) = qcow2::Qcow2::open(path, &file, len, chain)? {
+        return Ok(Some(Box::new(qcow2)));
+    }
     if let Some(vhd) = vhd::Vhd::open(path, &file, len)? {
         return Ok(Some(Box::new(vhd)));
     }
