@@ -434,7 +434,7 @@ impl Image for Ewf {
         } else {
             format!("compressed ({compressed} of {} chunks)", self.chunks.len())
         };
-        let size = if self.chunk_size % 1024 == 0 {
+        let size = if self.chunk_size.is_multiple_of(1024) {
             format!("{} KiB", self.chunk_size / 1024)
         } else {
             format!("{} bytes", self.chunk_size)
