@@ -5,7 +5,7 @@
 //! past its file) said in one line, never a crash.
 //!
 //! Debian's `ewfacquire` (20140813) writes no EWF2 (Ex01): asked for `-f encase7-v2` it writes EnCase 6 E01
-//! ("Unsupported EWF format defaulting to: encase6"), so Ex01 is not tested here.
+//! ("Unsupported EWF format defaulting to: encase6"). uffs refuses Ex01 with a message, tested here.
 
 #![cfg(unix)]
 
@@ -204,6 +204,70 @@ fn an_e01_set_reads_as_the_volume_it_holds() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `first`'s image read through `container::open` against `raw`'s bytes: whole, in reads of odd sizes at odd
+/// offsets (within a chunk, across chunks and segments, the media's end), from four threads at once.
+fn reads_byte_for_byte(first: &Path, raw: &[u8]) {
+    let image = uffs_mft::container::open(first)
+        .unwrap()
+        .expect("an EWF image");
+    assert_eq!(image.len(), raw.len() as u64);
+    let mut all = vec![0u8; raw.len()];
+    image.read_at(&mut all, 0).unwrap();
+    assert!(all == raw, "{}: the whole image differs", first.display());
+    let len = raw.len();
+    std::thread::scope(|s| {
+        for t in 0..4usize {
+            let image = &image;
+            s.spawn(move || {
+                let mut at = t * 777;
+                let mut n = 1 + t * 5000;
+                while at < len {
+                    let k = n.min(len - at);
+                    let mut buf = vec![0u8; k];
+                    image.read_at(&mut buf, at as u64).unwrap();
+                    assert!(buf == raw[at..at + k], "{k} bytes at {at}");
+                    at += k + 40_961 * (t + 1);
+                    n = n * 7 % 100_003 + 1;
+                }
+            });
+        }
+    });
+    let mut tail = [0u8; 3];
+    image.read_at(&mut tail, len as u64 - 3).unwrap();
+    assert_eq!(tail, raw[len - 3..]);
+    assert!(image.read_at(&mut tail, len as u64 - 2).is_err());
+}
+
+#[test]
+fn reads_are_the_raw_bytes_whatever_their_place() {
+    let raw = std::fs::read(fixture("content.img")).unwrap();
+    let dir = scratch("ewf-bytes");
+    // A media whose last chunk is short: 1.5 MiB and 3 sectors.
+    let short = dir.join("short.raw");
+    let n = (3 << 19) + 3 * 512;
+    std::fs::write(&short, &raw[..n]).unwrap();
+    for (name, compression) in [("fast", "deflate:fast"), ("none", "none")] {
+        let (first, count) = acquire(
+            &fixture("content.img"),
+            &dir.join(name),
+            name,
+            "1MiB",
+            compression,
+        );
+        assert!(count >= 5);
+        reads_byte_for_byte(&first, &raw);
+        let (first, _) = acquire(
+            &short,
+            &dir.join(format!("short-{name}")),
+            name,
+            "1MiB",
+            compression,
+        );
+        reads_byte_for_byte(&first, &raw[..n]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_partition_of_an_e01_disk_reads_as_the_disks() {
     let raw = fixture("disk-gpt.img");
@@ -374,6 +438,16 @@ fn damaged_e01_sets_are_said_in_one_line() {
     bytes[volume + 30] ^= 0xff;
     std::fs::write(&first, &bytes).unwrap();
     one_line_error(&first, "damaged");
+    // An EWF2 (Ex01) segment: recognised by its signature and refused in one line (no tool here writes one to
+    // read it against).
+    let ex01 = dir.join("image.Ex01");
+    let mut bytes = b"EVF2\r\n\x81\x00\x02\x01\x01\x00\x01\x00\x00\x00".to_vec();
+    bytes.resize(4096, 0);
+    std::fs::write(&ex01, bytes).unwrap();
+    one_line_error(
+        &ex01,
+        "EWF2 (Ex01, EnCase 7) image, which uffs cannot read yet",
+    );
     // The second segment named on its own: not the image's start.
     let (code, err) = fails(&["info"], &good.with_file_name("img.E02"));
     assert_eq!(code, Some(2), "{err}");

@@ -1,18 +1,19 @@
-//! Expert Witness Format (EWF) images read as the disk they hold: EWF1 (`.E01`, written by EnCase 1–6, FTK Imager
-//! and `ewfacquire`; also SMART's `.s01`) and EWF2 (`.Ex01`, EnCase 7). Recognised by the first segment's
-//! signature, never the name; the other segment files are found by the name sequence the format uses (`.E01` …
-//! `.E99`, `.EAA` … `.EZZ`, `.FAA` …; `.Ex01` … `.Ex99`, `.ExAA` …), each checked for its signature and number.
+//! Expert Witness Format (EWF) images read as the disk they hold: EWF1, the `.E01` EnCase 1–6, FTK Imager and
+//! `ewfacquire` write (and SMART's `.s01`). Recognised by the first segment's signature, never the name; the other
+//! segment files are found by the name sequence the format uses (`.E01` … `.E99`, `.EAA` … `.EZZ`, `.FAA` …, or
+//! the same in lower case), each checked for its signature and number. EWF2 (`.Ex01`, EnCase 7) is recognised by
+//! its signature and refused with a message: no tool here writes one to test against.
 //!
 //! The disk is stored in chunks (64 sectors by default), each zlib-compressed or stored with an Adler-32 checksum
-//! after it; tables (EWF1: 32-bit offsets from a base, the high bit saying compressed; EWF2: 64-bit offsets, sizes
-//! and flags) say where each chunk is. Every table is read at open, checked against its file's size; a chunk is
-//! decoded when read, once per read that needs it, straight into the caller's buffer when the read covers it whole.
-//! A chunk that does not decode or whose checksum differs is an `InvalidData` error naming the chunk and segment
-//! (the scanner counts its records unreadable and goes on); damaged structure (a missing or truncated segment, a
-//! table pointing past its file) is an error at open.
+//! after it; tables (32-bit offsets from a base, the high bit saying compressed; a copy in `table2`) say where
+//! each chunk is. Every table is read at open, checked against its file's size; a chunk is decoded when read, once
+//! per read that needs it, straight into the caller's buffer when the read covers it whole. A chunk that does not
+//! inflate or whose checksum differs is an `InvalidData` error naming the chunk and segment (the scanner counts
+//! its records unreadable and goes on); damaged structure (a missing or truncated segment, a section descriptor
+//! whose checksum differs, a table pointing past its file) is an error at open, naming the file.
 //!
-//! Format: libyal's "Expert Witness Compression Format (EWF)" and "Expert Witness Compression Format 2 (EWF2)"
-//! documents, and the bytes `ewfacquire` writes. Every number is little-endian.
+//! Format: libyal's "Expert Witness Compression Format (EWF)" document, and the bytes `ewfacquire` writes. Every
+//! number is little-endian.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -31,8 +32,6 @@ const EWF1: &[u8; 8] = b"EVF\x09\x0d\x0a\xff\x00";
 const EWF2: &[u8; 8] = b"EVF2\x0d\x0a\x81\x00";
 /// EWF1's section descriptor.
 const DESCRIPTOR: u64 = 76;
-/// EWF2's section descriptor (at the end of its section).
-const DESCRIPTOR2: u64 = 64;
 /// The largest chunk read: 32768 sectors of 4096 bytes.
 const MAX_CHUNK: u64 = 128 << 20;
 /// The most header text decompressed (EnCase limits its values to a few thousand characters).
@@ -41,15 +40,13 @@ const MAX_TEXT: u64 = 4 << 20;
 const MAX_SEGMENTS: u32 = 65_535;
 
 const COMPRESSED: u16 = 1;
-const CHECKSUMMED: u16 = 2;
-const PATTERN_FILL: u16 = 4;
 
 /// Whether `head` (a file's first bytes) starts an EWF segment.
 pub fn is_ewf(head: &[u8]) -> bool {
     head.starts_with(EWF1) || head.starts_with(EWF2)
 }
 
-/// Where one chunk is: in segment `seg` at `offset` (or, pattern-filled, the 8-byte pattern), `size` bytes stored.
+/// Where one chunk is: in segment `seg` at `offset`, `size` bytes stored, compressed or not (`flags`).
 #[derive(Debug, Clone, Copy)]
 struct Chunk {
     offset: u64,
@@ -67,8 +64,6 @@ pub struct Ewf {
     chunks: Vec<Chunk>,
     chunk_size: u64,
     len: u64,
-    /// EWF2 (Ex01) rather than EWF1.
-    v2: bool,
     /// Which writer's layout, for `describe`: "EnCase 6", "SMART" …
     flavour: &'static str,
     facts: Vec<(String, String)>,
@@ -77,15 +72,14 @@ pub struct Ewf {
 /// What the sections of the segments said, gathered as they are read.
 #[derive(Default)]
 struct Found {
-    /// Sectors per chunk, bytes per sector, sectors, chunks (from the volume section or EWF2's device and case
-    /// data).
+    /// Sectors per chunk, bytes per sector, sectors, chunks (from the volume section).
     sectors_per_chunk: Option<u64>,
     bytes_per_sector: Option<u64>,
     sectors: Option<u64>,
     chunk_count: Option<u64>,
     /// The volume section's size (94 bytes for SMART, 1052 for EnCase).
     volume_len: u64,
-    /// header2's values (EnCase 4+), header's (all), EWF2's case data and device information.
+    /// header2's values (EnCase 4+), header's (all).
     header2: Option<Vec<(String, String)>>,
     header2_categories: u32,
     header: Option<Vec<(String, String)>>,
@@ -124,7 +118,7 @@ impl Seg<'_> {
 
 impl Ewf {
     /// The EWF image whose first segment is `path` (open as `file`, `file_len` bytes), or `None` when it is not
-    /// one.
+    /// one. An EWF2 image is an error.
     pub fn open(path: &Path, file: &File, file_len: u64) -> io::Result<Option<Ewf>> {
         let mut head = [0u8; 32];
         if file_len < 13 {
@@ -132,21 +126,20 @@ impl Ewf {
         }
         let n = file_len.min(32) as usize;
         crate::device::read_file_at(file, &mut head[..n], 0)?;
-        let v2 = if head.starts_with(EWF1) {
-            false
-        } else if head.starts_with(EWF2) {
-            true
-        } else {
+        if head.starts_with(EWF2) {
+            return Err(bad(format!(
+                "{} is an EWF2 (Ex01, EnCase 7) image, which uffs cannot read yet: convert it to E01 or raw \
+                 first (ewfexport -f encase6, or -f raw)",
+                path.display()
+            )));
+        }
+        if !head.starts_with(EWF1) {
             return Ok(None);
-        };
-        let number = if v2 {
-            le32(&head, 12)
-        } else {
-            u32::from(le16(&head, 9))
-        };
+        }
+        let number = u32::from(le16(&head, 9));
         if number != 1 {
             return Err(bad(format!(
-                "{} is segment {number} of an EWF image, not its first: open the first segment (.E01, .Ex01)",
+                "{} is segment {number} of an EWF image, not its first: open the first segment (.E01)",
                 path.display()
             )));
         }
@@ -162,12 +155,7 @@ impl Ewf {
                 path: p,
                 len,
             };
-            let done = if v2 {
-                read_segment_v2(&seg, &mut found)?
-            } else {
-                read_segment_v1(&seg, &mut found)?
-            };
-            if done {
+            if read_segment(&seg, &mut found)? {
                 break;
             }
             let number = segments.len() as u32 + 1;
@@ -196,17 +184,12 @@ impl Ewf {
             let mut h = [0u8; 32];
             let n = len.min(32) as usize;
             crate::device::read_file_at(&f, &mut h[..n], 0)?;
-            let (sig, got) = if v2 {
-                (&EWF2[..], le32(&h, 12))
-            } else {
-                (&EWF1[..], u32::from(le16(&h, 9)))
-            };
-            if len < 13 || !h.starts_with(sig) {
+            let got = u32::from(le16(&h, 9));
+            if len < 13 || !h.starts_with(EWF1) {
                 return Err(bad(format!(
-                    "{}, segment {number} of the EWF image {}, has no EWF{} signature",
+                    "{}, segment {number} of the EWF image {}, has no EWF signature",
                     next.display(),
                     path.display(),
-                    if v2 { "2" } else { "" }
                 )));
             }
             if got != number {
@@ -218,16 +201,11 @@ impl Ewf {
             }
             segments.push((f, next));
         }
-        Ewf::finish(path, segments, found, v2).map(Some)
+        Ewf::finish(path, segments, found).map(Some)
     }
 
     /// Checks what the segments said adds up to a disk, and keeps it.
-    fn finish(
-        path: &Path,
-        segments: Vec<(File, PathBuf)>,
-        mut found: Found,
-        v2: bool,
-    ) -> io::Result<Ewf> {
+    fn finish(path: &Path, segments: Vec<(File, PathBuf)>, mut found: Found) -> io::Result<Ewf> {
         let name = path.display();
         let (Some(spc), Some(bps), Some(sectors)) = (
             found.sectors_per_chunk,
@@ -264,16 +242,12 @@ impl Ewf {
             )));
         }
         found.chunks.truncate(needed as usize);
-        let flavour = if v2 {
-            "EnCase 7"
-        } else {
-            match &found.header2 {
-                Some(h) if h.iter().any(|(k, _)| k == "md") => "EnCase 6",
-                Some(_) if found.header2_categories >= 3 => "EnCase 5",
-                Some(_) => "EnCase 4",
-                None if found.volume_len > 0 && found.volume_len < 1052 => "SMART",
-                None => "EnCase 1-3",
-            }
+        let flavour = match &found.header2 {
+            Some(h) if h.iter().any(|(k, _)| k == "md") => "EnCase 6",
+            Some(_) if found.header2_categories >= 3 => "EnCase 5",
+            Some(_) => "EnCase 4",
+            None if found.volume_len > 0 && found.volume_len < 1052 => "SMART",
+            None => "EnCase 1-3",
         };
         let mut facts = Vec::new();
         let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
@@ -296,23 +270,21 @@ impl Ewf {
                 .map(|(_, v)| v.trim().to_string())
                 .filter(|v| !v.is_empty())
         };
-        // EWF2's case data names its values differently.
-        let pick = |v1: &str, v2: &str| get(v1).or_else(|| get(v2));
-        for (key, v1k, v2k) in [
-            ("case", "c", "cn"),
-            ("evidence", "n", "en"),
-            ("examiner", "e", "ex"),
-            ("description", "a", "nm"),
-            ("notes", "t", "nt"),
+        for (key, id) in [
+            ("case", "c"),
+            ("evidence", "n"),
+            ("examiner", "e"),
+            ("description", "a"),
+            ("notes", "t"),
         ] {
-            if let Some(v) = pick(v1k, v2k) {
+            if let Some(v) = get(id) {
                 facts.push((key.into(), v));
             }
         }
-        if let Some(m) = pick("m", "tt") {
+        if let Some(m) = get("m") {
             facts.push(("acquired".into(), acquired(&m)));
         }
-        match (pick("av", "av"), pick("ov", "os")) {
+        match (get("av"), get("ov")) {
             (Some(a), Some(o)) => facts.push(("software".into(), format!("{a} on {o}"))),
             (Some(a), None) => facts.push(("software".into(), a)),
             (None, Some(o)) => facts.push(("software".into(), format!("on {o}"))),
@@ -331,7 +303,6 @@ impl Ewf {
             chunks: found.chunks,
             chunk_size,
             len,
-            v2,
             flavour,
             facts,
         })
@@ -349,13 +320,6 @@ impl Ewf {
                 c.offset
             ))
         };
-        if c.flags & PATTERN_FILL != 0 && c.flags & COMPRESSED != 0 {
-            let p = c.offset.to_le_bytes();
-            for (j, b) in out.iter_mut().enumerate() {
-                *b = p[j % 8];
-            }
-            return Ok(());
-        }
         let size = u64::from(c.size);
         if c.flags & COMPRESSED != 0 {
             if size > 2 * self.chunk_size + 4096 {
@@ -384,24 +348,21 @@ impl Ewf {
                 }
             });
         }
-        // Stored: the data, then (EWF1 always, EWF2 when flagged) its Adler-32.
-        let checked = !self.v2 || c.flags & CHECKSUMMED != 0;
-        let need = out.len() as u64 + if checked { 4 } else { 0 };
+        // Stored: the data, then its Adler-32.
+        let need = out.len() as u64 + 4;
         if size < need {
             return Err(corrupt(format!(
                 "{size} bytes stored where {need} are needed"
             )));
         }
         crate::device::read_file_at(file, out, c.offset)?;
-        if checked {
-            let mut sum = [0u8; 4];
-            crate::device::read_file_at(file, &mut sum, c.offset + out.len() as u64)?;
-            let (want, got) = (u32::from_le_bytes(sum), adler32(out));
-            if want != got {
-                return Err(corrupt(format!(
-                    "its Adler-32 is {got:08x}, where {want:08x} is stored"
-                )));
-            }
+        let mut sum = [0u8; 4];
+        crate::device::read_file_at(file, &mut sum, c.offset + out.len() as u64)?;
+        let (want, got) = (u32::from_le_bytes(sum), adler32(out));
+        if want != got {
+            return Err(corrupt(format!(
+                "its Adler-32 is {got:08x}, where {want:08x} is stored"
+            )));
         }
         Ok(())
     }
@@ -441,11 +402,8 @@ impl Image for Ewf {
         };
         let n = self.segments.len();
         format!(
-            "EWF{} ({}, {} format): {n} segment{}, {size} chunks, {how}",
-            if self.v2 { "2" } else { "" },
-            if self.v2 {
-                "Ex01"
-            } else if self.flavour == "SMART" {
+            "EWF ({}, {} format): {n} segment{}, {size} chunks, {how}",
+            if self.flavour == "SMART" {
                 "s01"
             } else {
                 "E01"
@@ -502,7 +460,7 @@ impl Image for Ewf {
 }
 
 /// Reads the sections of EWF1 segment `seg` into `found`; whether it is the last (ends with `done`).
-fn read_segment_v1(seg: &Seg, found: &mut Found) -> io::Result<bool> {
+fn read_segment(seg: &Seg, found: &mut Found) -> io::Result<bool> {
     let mut off = 13u64;
     // Every section's start so far: a table's last chunk ends at the next one.
     let mut starts: Vec<u64> = Vec::new();
@@ -690,15 +648,6 @@ fn read_table_v1(
     Ok(Ok(chunks))
 }
 
-/// Reads the sections of EWF2 segment `seg` into `found`, from the last back; whether it is the last segment.
-fn read_segment_v2(seg: &Seg, found: &mut Found) -> io::Result<bool> {
-    let _ = (seg, found, DESCRIPTOR2);
-    Err(seg.damaged(
-        "this is an EWF2 (Ex01) image, which uffs cannot read yet; convert it to E01 or raw \
-         (ewfexport -f encase6 or -f raw)",
-    ))
-}
-
 /// The path of segment `number` (from 1) of the set whose first segment is `first`: `.E01` … `.E99`, `.EAA` …
 /// `.EZZ`, `.FAA` … `.ZZZ` (the same in lower case, and from `.s01` or `.L01`); `.Ex01` … `.Ex99`, `.ExAA` …
 /// `.ExZZ`, `.EyAA` … `.EzZZ`. `None` past the end of the sequence or when `first`'s name ends in none of them.
@@ -798,7 +747,7 @@ fn inflate_text(raw: &[u8]) -> Option<String> {
     Some(match out.as_slice() {
         [0xff, 0xfe, rest @ ..] => utf16(rest, false),
         [0xfe, 0xff, rest @ ..] => utf16(rest, true),
-        // EWF2's case data and device information: UTF-16 little-endian without a mark.
+        // UTF-16 little-endian without a mark.
         [_, 0, ..] => utf16(&out, false),
         b => b.iter().map(|&c| c as char).collect(),
     })
@@ -826,7 +775,7 @@ fn header_values(text: &str) -> (Vec<(String, String)>, u32) {
     (values, categories)
 }
 
-/// The acquisition date as stored, made readable: header2's and EWF2's are seconds since 1970 (UTC); header's
+/// The acquisition date as stored, made readable: header2's is seconds since 1970 (UTC); header's
 /// is `YYYY M D h m s` in the acquiring machine's time zone.
 fn acquired(v: &str) -> String {
     if let Ok(secs) = v.parse::<u64>() {
