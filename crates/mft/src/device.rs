@@ -302,7 +302,9 @@ pub fn write_stamp(spec: &str) -> Option<u64> {
     let m = std::fs::metadata(&path).ok()?;
     use std::hash::Hasher as _;
     let mut h = twox_hash::XxHash3_64::new();
-    if let Some(pieces) = crate::container::split::pieces(&path) {
+    if let Some(pieces) =
+        crate::container::ewf::segments(&path).or_else(|| crate::container::split::pieces(&path))
+    {
         // Every piece's size and time: a write to any of them changes the stamp.
         for p in pieces {
             let m = std::fs::metadata(p).ok()?;

@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub mod ewf;
 pub mod qcow2;
 pub mod split;
 pub mod vhd;
@@ -54,11 +55,15 @@ pub fn open(path: &Path) -> io::Result<Option<Box<dyn Image>>> {
 
 /// Opens `path` as a container, knowing the images that read through it (`chain`, children first).
 fn open_in_chain(path: &Path, chain: &[PathBuf]) -> io::Result<Option<Box<dyn Image>>> {
+    let file = File::open(path)?;
+    let len = crate::device::byte_len(&file)?;
+    // Before split sets: an EWF image's segments are numbered too (`.E01`, `.E02` …).
+    if let Some(ewf) = ewf::Ewf::open(path, &file, len)? {
+        return Ok(Some(Box::new(ewf)));
+    }
     if let Some(pieces) = split::pieces(path) {
         return Ok(Some(Box::new(split::SplitImage::open(&pieces)?)));
     }
-    let file = File::open(path)?;
-    let len = crate::device::byte_len(&file)?;
     if let Some(qcow2) = qcow2::Qcow2::open(path, &file, len, chain)? {
         return Ok(Some(Box::new(qcow2)));
     }
