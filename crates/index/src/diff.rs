@@ -237,9 +237,19 @@ impl<'a> Side<'a> {
         keys.par_sort_unstable();
         let want_fn = field::FN_TIMES.iter().any(|f| opts.ignore & f == 0);
         let fn_times = if want_fn && idx.has_timeline() {
-            idx.timelines(0..idx.len() as EntryId)
-                .map(|t| t.map(|t| t.fn_times))
-                .collect()
+            // Decoded in runs on every core (a run starts at a block offset).
+            const RUN: usize = 64 * crate::timeline::BLOCK * 16;
+            let starts: Vec<usize> = (0..idx.len()).step_by(RUN).collect();
+            let runs: Vec<Vec<Option<[u64; 4]>>> = starts
+                .into_par_iter()
+                .map(|s| {
+                    let end = (s + RUN).min(idx.len());
+                    idx.timelines(s as EntryId..end as EntryId)
+                        .map(|t| t.map(|t| t.fn_times))
+                        .collect()
+                })
+                .collect();
+            runs.concat()
         } else {
             Vec::new()
         };
