@@ -14,6 +14,8 @@
 //!   need).
 //! * [`timeline`]: the `$FILE_NAME` times and attribute ids of each entry, for timelines: a cold, compact part
 //!   of the index that queries never read.
+//! * [`diff`]: what changed between two indexes of one volume (`uffs diff`): entries paired by record and
+//!   sequence number, created, deleted, renamed, moved or changed.
 //! * [`temp`]: the temporary files being written, removed by a process ended by a signal.
 //! * [`graft`]: the folders a delta renamed or moved, which the base's paths resolve through.
 //! * [`layer`]: the live-index path: the entries of changed records as a small delta over an unchanged index,
@@ -24,6 +26,7 @@ pub mod batch;
 pub mod build;
 pub mod check;
 pub mod column;
+pub mod diff;
 pub mod file;
 pub mod graft;
 mod index;

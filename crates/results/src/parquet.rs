@@ -397,6 +397,89 @@ impl ParquetWriter {
     }
 }
 
+/// A whole Parquet file of rows that are not entries (the changes of `uffs diff`): one column per name, typed
+/// by its [`ColumnType`] (text as UTF-8, integers as UINT64, times as TIMESTAMP(NANOS) holding UTC as the entry
+/// schema has them, booleans), every column nullable: an unknown value, and empty text, are null.
+pub fn values_file(
+    names: &[&str],
+    types: &[ColumnType],
+    rows: &[Vec<crate::Value>],
+) -> Result<Vec<u8>> {
+    use crate::Value;
+    let fields: Vec<Field> = names
+        .iter()
+        .zip(types)
+        .map(|(n, t)| {
+            let ty = match t {
+                ColumnType::Text => DataType::Utf8,
+                ColumnType::Integer => DataType::UInt64,
+                ColumnType::Time => DataType::Timestamp(TimeUnit::Nanosecond, None),
+                ColumnType::Bool => DataType::Boolean,
+            };
+            Field::new(*n, ty, true)
+        })
+        .collect();
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(names.len());
+    for (i, t) in types.iter().enumerate() {
+        let cell = |r: &Vec<Value>| r.get(i).cloned();
+        columns.push(match t {
+            ColumnType::Text => {
+                let mut b = StringBuilder::new();
+                for r in rows {
+                    match cell(r) {
+                        Some(Value::Text(s)) if !s.is_empty() => b.append_value(s),
+                        _ => b.append_null(),
+                    }
+                }
+                Arc::new(b.finish())
+            }
+            ColumnType::Integer => {
+                let mut b = UInt64Builder::new();
+                for r in rows {
+                    match cell(r) {
+                        Some(Value::Int(Some(n))) => b.append_value(n),
+                        _ => b.append_null(),
+                    }
+                }
+                Arc::new(b.finish())
+            }
+            ColumnType::Time => {
+                let mut b = TimestampNanosecondBuilder::new();
+                for r in rows {
+                    match cell(r) {
+                        Some(Value::Time(Some(t))) => b.append_option(filetime_to_unix_nanos(t)),
+                        _ => b.append_null(),
+                    }
+                }
+                Arc::new(b.finish())
+            }
+            ColumnType::Bool => {
+                let mut b = BooleanBuilder::new();
+                for r in rows {
+                    match cell(r) {
+                        Some(Value::Bool(v)) => b.append_value(v),
+                        _ => b.append_null(),
+                    }
+                }
+                Arc::new(b.finish())
+            }
+        });
+    }
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_created_by(format!("uffs {}", env!("CARGO_PKG_VERSION")))
+        .build();
+    let mut w = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))?;
+    let batch = RecordBatch::try_new(schema, columns)?;
+    for start in (0..rows.len()).step_by(BATCH_ROWS) {
+        let n = BATCH_ROWS.min(rows.len() - start);
+        w.write(&batch.slice(start, n))?;
+    }
+    Ok(w.into_inner()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

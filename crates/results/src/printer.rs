@@ -413,6 +413,49 @@ impl<'a> Printer<'a> {
         Ok(())
     }
 
+    /// Typed rows that are not entries (the changes of `uffs diff`): `names` head the columns, `types` say what
+    /// each holds. Text formats write [`Value::text`] (a table: times to the minute); JSON lines write numbers,
+    /// booleans and unknown values bare; Parquet types each column by its [`ColumnType`] (see
+    /// [`crate::parquet::values_file`]). Called once per printer for Parquet.
+    pub fn values(
+        &mut self,
+        names: &[&'static str],
+        types: &[ColumnType],
+        rows: &[Vec<Value>],
+    ) -> Result<()> {
+        match self.format {
+            Format::Parquet => {
+                let bytes = crate::parquet::values_file(names, types, rows)?;
+                // The entry writer made for this printer has nothing to add.
+                self.parquet = None;
+                self.write(&bytes)?;
+                self.rows += rows.len();
+                Ok(())
+            }
+            Format::Csv | Format::Tsv | Format::Jsonl => {
+                self.header(names)?;
+                let mut line = Vec::with_capacity(256);
+                for r in rows {
+                    line.clear();
+                    let numeric: Vec<bool> = r.iter().map(Value::json_bare).collect();
+                    let cells: Vec<String> = r.iter().map(|v| v.text(false)).collect();
+                    self.record_cells(names, &numeric, &cells, &mut line);
+                    self.write(&line)?;
+                }
+                self.rows += rows.len();
+                Ok(())
+            }
+            _ => {
+                let numeric: Vec<bool> = types.iter().map(|t| *t == ColumnType::Integer).collect();
+                let rows: Vec<(Vec<String>, Vec<String>)> = rows
+                    .iter()
+                    .map(|r| (r.iter().map(|v| v.text(true)).collect(), Vec::new()))
+                    .collect();
+                self.records(names, &numeric, &rows)
+            }
+        }
+    }
+
     /// A line for a person after a table (how a total compares with the volume's, say); the machine formats
     /// carry rows only and leave it out.
     pub fn note(&mut self, line: String) {

@@ -374,7 +374,7 @@ pub fn read_index_file(path: &Path) -> Result<Vec<Part>> {
 
 /// Why index file `path` could not be read; for a file that is no index but a source (a volume image, a disk,
 /// a `$MFT` capture), what to do with it instead.
-fn index_error(path: &Path, e: uffs_index::file::FileError) -> anyhow::Error {
+pub(crate) fn index_error(path: &Path, e: uffs_index::file::FileError) -> anyhow::Error {
     let shown = path.display();
     if matches!(e, uffs_index::file::FileError::BadMagic)
         && path

@@ -8,6 +8,7 @@ mod cat_cmd;
 mod cli_checks;
 mod common;
 mod daemon_cmd;
+mod diff_cmd;
 #[cfg(test)]
 mod docs_examples;
 mod drives;
@@ -149,6 +150,13 @@ enum Command {
         after_help = "EXAMPLES:\n  uffs dupes --source /dev/sdb1 --min-size 1m\n  uffs dupes ext:jpg --index d.uffs --format csv -o dupes.csv\n  uffs dupes --index d.uffs --by size        (no reading: same size only)\n  uffs dupes --index d.uffs --by name        (same name and size)"
     )]
     Dupes(dupes_cmd::DupesArgs),
+    /// What changed between two states of a volume, each an index file or a source: entries created, deleted,
+    /// renamed, moved (same record and sequence number, another path), and changed in size, times, attributes
+    /// or $FILE_NAME times (timestomping shows there). Exit status as diff's: 0 the same, 1 different, 2 error.
+    #[command(
+        after_help = "Entries pair up by record and sequence number: a record used again by another file is a delete and a\ncreate. Access times are ignored unless --ignore says otherwise (--ignore none compares every field).\nDeleted entries are never compared. A table shows change, path and details; csv, tsv, jsonl and parquet\nhave one row per change with its fields' old and new values (docs/commands.md lists the columns).\n\nEXAMPLES:\n  uffs diff monday.uffs /dev/sdb1                        (an index file against the volume now)\n  uffs diff old.img new.img --format csv -o changes.csv\n  uffs diff old.uffs new.uffs 'path:\\Windows ext:exe' --only created,changed\n  uffs diff old.uffs new.uffs --count\n  uffs diff old.uffs new.uffs --ignore none --streams --format parquet -o changes.parquet\n  uffs diff old.uffs new.uffs --only changed --format jsonl | grep fn_created   (timestomped files)"
+    )]
+    Diff(diff_cmd::DiffArgs),
     /// Serve uffs's search to an AI assistant: the Model Context Protocol on stdin and stdout (read-only tools:
     /// search, count, facets, volumes, query_syntax).
     #[command(
@@ -541,6 +549,11 @@ fn main() -> ExitCode {
         Command::Mcp(a) => mcp_cmd::run(&a),
         Command::Serve(a) => serve_cmd::run(a),
         Command::Dupes(a) => dupes_cmd::run(a).map(|_| ()),
+        Command::Diff(a) => match diff_cmd::run(a) {
+            // As diff: 1 when the two differ (before a partial read's 3).
+            Ok(true) => return ExitCode::from(1),
+            r => r.map(|_| ()),
+        },
         Command::Cat {
             source,
             target,
