@@ -575,7 +575,10 @@ impl Metadata {
                 m.sector
             )));
         }
-        if m.disk_size == 0 || m.disk_size > 64 * 1024 * 1024 * MIB || m.disk_size % m.sector != 0 {
+        if m.disk_size == 0
+            || m.disk_size > 64 * 1024 * 1024 * MIB
+            || !m.disk_size.is_multiple_of(m.sector)
+        {
             return Err(bad(format!(
                 "this VHDX's disk size {} is not a whole number of sectors up to 64 TiB",
                 m.disk_size
@@ -626,6 +629,9 @@ fn parent_locator(item: &[u8]) -> io::Result<Vec<(String, String)>> {
     Ok(pairs)
 }
 
+/// A replayed write: its file offset, its data (`None`: zeros) and its length.
+type Write = (u64, Option<Box<[u8]>>, u64);
+
 /// One valid log entry.
 struct Entry {
     seq: u64,
@@ -634,7 +640,7 @@ struct Entry {
     flushed: u64,
     last: u64,
     /// (file offset, data or zeros, length) in order.
-    writes: Vec<(u64, Option<Box<[u8]>>, u64)>,
+    writes: Vec<Write>,
 }
 
 /// Reads the log entry at `at` of `log`, or `None` when none valid starts there.
@@ -646,7 +652,7 @@ fn log_entry(log: &[u8], at: u64, guid: [u8; 16]) -> Option<Entry> {
         *b = byte(k as u64);
     }
     let len = u64::from(le32(&head, 8));
-    if &head[..4] != b"loge" || len < 4 * KIB || len % (4 * KIB) != 0 || len > size {
+    if &head[..4] != b"loge" || len < 4 * KIB || !len.is_multiple_of(4 * KIB) || len > size {
         return None;
     }
     let mut e: Vec<u8> = (0..len).map(byte).collect();
@@ -656,7 +662,7 @@ fn log_entry(log: &[u8], at: u64, guid: [u8; 16]) -> Option<Entry> {
     let tail = u64::from(le32(&e, 12));
     let seq = le64(&e, 16);
     let count = u64::from(le32(&e, 24));
-    if seq == 0 || tail % (4 * KIB) != 0 || tail >= size {
+    if seq == 0 || !tail.is_multiple_of(4 * KIB) || tail >= size {
         return None;
     }
     let desc_sectors = (64 + 32 * count).div_ceil(4 * KIB);
@@ -666,13 +672,13 @@ fn log_entry(log: &[u8], at: u64, guid: [u8; 16]) -> Option<Entry> {
         let p = (64 + 32 * d) as usize;
         let p = e.get(p..p + 32)?;
         let offset = le64(p, 16);
-        if le64(p, 24) != seq || offset % (4 * KIB) != 0 {
+        if le64(p, 24) != seq || !offset.is_multiple_of(4 * KIB) {
             return None;
         }
         match &p[..4] {
             b"zero" => {
                 let n = le64(p, 8);
-                if n % (4 * KIB) != 0 {
+                if !n.is_multiple_of(4 * KIB) {
                     return None;
                 }
                 writes.push((offset, None, n));
@@ -713,7 +719,7 @@ fn log_entry(log: &[u8], at: u64, guid: [u8; 16]) -> Option<Entry> {
 fn replay_log(view: &mut FileView, header: &[u8], guid: [u8; 16]) -> io::Result<usize> {
     let (log_len, log_at) = (u64::from(le32(header, 68)), le64(header, 72));
     if log_len == 0
-        || log_len % MIB != 0
+        || !log_len.is_multiple_of(MIB)
         || log_len > MAX_LOG
         || log_at < MIB
         || !within(log_at, log_len, view.len)
