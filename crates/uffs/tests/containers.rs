@@ -1,7 +1,7 @@
 //! Images that arrive in pieces or containers, read as the raw image they hold:
 //! - split raw images, cut by `split` as `split -d` names them (`x.00`, `x.01`, …) and as FTK Imager does
 //!   (`x.001`, `x.002`, …), with pieces that end in the middle of a sector;
-//! - VHD, fixed and dynamic, made by `qemu-img convert -O vpc`.
+//! - VHD, fixed and dynamic, made by `qemu-img convert -O vpc`, and a differencing one patched from it.
 //!
 //! Each must export byte for byte what the raw image exports, describe the same volume, and give the same file
 //! contents (`uffs cat` of the raw image is held to TSK's `icat` by `cat.rs`), a partition of a whole disk
@@ -176,8 +176,10 @@ fn a_vhd_reads_as_the_image_it_holds() {
             "{v}@{part}: its export differs from the raw disk's"
         );
     }
-    // A differencing VHD reads through its parent: refused in one line, exit 2, until uffs reads them. (qemu-img
-    // makes none: a dynamic one's footer and its copy at the start say "differencing", type 4, instead.)
+    // A differencing VHD reads through its parent, found by the name its header gives (qemu-img makes none: a
+    // dynamic one's footer and its copy at the start say "differencing", type 4, instead, and its header names
+    // `fixed.vhd` as its parent; every block is in the child, so it reads as its own content). Without its parent
+    // it is refused in one line, exit 2, naming the parent's path. (containers_vhdx.rs reads real read-through.)
     let child = dir.join("child.vhd");
     let mut bytes = std::fs::read(dir.join("dynamic.vhd")).unwrap();
     let end = bytes.len() - 512;
@@ -185,11 +187,23 @@ fn a_vhd_reads_as_the_image_it_holds() {
         assert_eq!(&bytes[footer..footer + 8], b"conectix");
         bytes[footer + 60..footer + 64].copy_from_slice(&4u32.to_be_bytes());
     }
+    let header = u64::from_be_bytes(bytes[end + 16..end + 24].try_into().unwrap()) as usize;
+    let name: Vec<u8> = "fixed.vhd"
+        .encode_utf16()
+        .flat_map(u16::to_be_bytes)
+        .collect();
+    bytes[header + 64..header + 64 + name.len()].copy_from_slice(&name);
     std::fs::write(&child, bytes).unwrap();
-    let out = uffs().args(["info", path_str(&child)]).output().unwrap();
+    let c = path_str(&child);
+    let text = String::from_utf8(stdout(&["info", c])).unwrap();
+    assert!(text.contains("container     VHD, differencing: "), "{text}");
+    reads_as_the_content_volume(c, &want_export, &want_info);
+    std::fs::rename(dir.join("fixed.vhd"), dir.join("moved.vhd")).unwrap();
+    let out = uffs().args(["info", c]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("differencing VHD"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(path_str(&dir.join("fixed.vhd"))), "{err}");
     // Damaged headers and tables are errors in one line (exit 2), never a crash: the dynamic header's table
     // offset, its number of entries and block size, and a table entry pointing past the file's end.
     let good = std::fs::read(dir.join("dynamic.vhd")).unwrap();

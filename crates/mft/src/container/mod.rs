@@ -17,6 +17,7 @@ pub mod ewf;
 pub mod qcow2;
 pub mod split;
 pub mod vhd;
+pub mod vhdx;
 pub mod vmdk;
 
 /// A disk (or volume) held in a container, read by position.
@@ -67,8 +68,11 @@ fn open_in_chain(path: &Path, chain: &[PathBuf]) -> io::Result<Option<Box<dyn Im
     if let Some(qcow2) = qcow2::Qcow2::open(path, &file, len, chain)? {
         return Ok(Some(Box::new(qcow2)));
     }
-    if let Some(vhd) = vhd::Vhd::open(path, &file, len)? {
+    if let Some(vhd) = vhd::Vhd::open(path, &file, len, chain)? {
         return Ok(Some(Box::new(vhd)));
+    }
+    if let Some(vhdx) = vhdx::Vhdx::open(path, &file, len, chain)? {
+        return Ok(Some(Box::new(vhdx)));
     }
     if let Some(vmdk) = vmdk::Vmdk::open(path, &file, len, chain)? {
         return Ok(Some(Box::new(vmdk)));
@@ -114,6 +118,116 @@ pub fn open_parent(child: &Path, parent: &Path, chain: &[PathBuf]) -> io::Result
         Some(image) => Ok(image),
         None => Ok(Box::new(RawFile::open(parent)?)),
     }
+}
+
+/// The parent a differencing image names, found the way Windows finds it: each of `candidates` in order (a
+/// relative path first, then an absolute one), then the bare file name beside the child; the first that exists
+/// is opened with [`open_parent`]. None existing is an error naming every path tried.
+pub fn find_parent(
+    child: &Path,
+    candidates: &[PathBuf],
+    chain: &[PathBuf],
+) -> io::Result<Box<dyn Image>> {
+    let mut tried: Vec<PathBuf> = Vec::new();
+    let dir = child.parent().unwrap_or(Path::new(""));
+    let mut all = candidates.to_vec();
+    if let Some(name) = candidates.iter().find_map(|c| c.file_name()) {
+        all.push(dir.join(name));
+    }
+    for c in all {
+        if tried.contains(&c) {
+            continue;
+        }
+        if c.is_file() {
+            return open_parent(child, &c, chain);
+        }
+        tried.push(c);
+    }
+    if tried.is_empty() {
+        return Err(bad(format!(
+            "{} is a differencing image that names no parent it can be found by",
+            child.display()
+        )));
+    }
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        format!(
+            "{}'s parent image is missing: tried {}",
+            child.display(),
+            tried
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
+}
+
+/// A Windows path a differencing image stores for its parent, as a path here: `\` made `/`; a relative one
+/// (`.\base.vhdx`) taken from the child's folder `dir`; an absolute one's drive letter dropped off Windows.
+pub fn windows_path(dir: &Path, stored: &str, relative: bool) -> Option<PathBuf> {
+    let s = stored.trim_end_matches('\0').trim();
+    if s.is_empty() {
+        return None;
+    }
+    if cfg!(windows) {
+        return Some(if relative {
+            dir.join(s)
+        } else {
+            PathBuf::from(s)
+        });
+    }
+    let unix = s.replace('\\', "/");
+    if relative {
+        let rel = unix.trim_start_matches("./");
+        return Some(dir.join(rel));
+    }
+    let b = unix.as_bytes();
+    let rest = if b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic() {
+        &unix[2..]
+    } else {
+        &unix[..]
+    };
+    Some(PathBuf::from(rest))
+}
+
+/// Fills `buf` from `offset` of a parent image; what lies past the parent's end reads as zeros (a parent may be
+/// smaller than its child).
+pub fn read_parent(parent: &dyn Image, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    let len = parent.len();
+    let have = len.saturating_sub(offset).min(buf.len() as u64) as usize;
+    let (now, past) = buf.split_at_mut(have);
+    if !now.is_empty() {
+        parent.read_at(now, offset)?;
+    }
+    past.fill(0);
+    Ok(())
+}
+
+/// CRC-32C (Castagnoli, reflected, as iSCSI and VHDX use it).
+pub fn crc32c(data: &[u8]) -> u32 {
+    const TABLE: [u32; 256] = {
+        let mut t = [0u32; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut c = i as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 {
+                    (c >> 1) ^ 0x82F6_3B78
+                } else {
+                    c >> 1
+                };
+                k += 1;
+            }
+            t[i] = c;
+            i += 1;
+        }
+        t
+    };
+    !data.iter().fold(!0u32, |c, &b| {
+        TABLE[((c ^ u32::from(b)) & 0xff) as usize] ^ (c >> 8)
+    })
 }
 
 /// A plain file read as a disk: the parent of a differencing image may be a raw image.
