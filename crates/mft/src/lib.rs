@@ -3,8 +3,9 @@
 //! * [`content`]: a file's data streams located and read (resident, runs, sparse, compressed), for `uffs cat`.
 //! * [`fault`]: fault injection for the end-to-end fault tests (`UFFS_FAULT_INJECT`).
 //! * [`device`]: positional reads from a file, image or block device, optionally windowed to a partition.
-//! * [`split`]: split raw images (`disk.001`, `disk.002`, …; `x00`, `x01`, …) read as one device.
-//! * [`vhd`]: VHD images (fixed and dynamic) read as the disk they hold.
+//! * [`container`]: images that hold a disk or volume in another layout, read as that disk: split raw, EWF (E01),
+//!   VHD, VHDX, VMDK, qcow2, with their parent and backing chains.
+//! * [`vss`]: a volume's shadow copies, read from its own bytes: the stores listed, and the volume as each saw it.
 //! * [`source`]: what a source is, detected from its content: a volume, a whole disk (MBR/GPT) or a raw `$MFT`.
 //! * [`live`]: live volumes of the running system (Windows): their names, and reading them raw.
 //! * [`ioctl`]: the byte layouts of the Windows device and file-system controls a live volume is asked.
