@@ -9,7 +9,7 @@
 //!   creation time) and a type-3 entry (where the store's header, block list and bitmaps are);
 //! - each store: a header with the shadow copy's ids and attributes, and a block list saying, for each 16 KiB
 //!   block of the volume that changed after the store was taken, where its old content was copied to
-//!   ([`store`]).
+//!   (`store.rs`).
 //!
 //! A store holds only what changed between it and the next newer one, so an older store reads through the
 //! newer ones, and finally through the current volume.
