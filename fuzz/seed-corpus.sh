@@ -121,3 +121,29 @@ open('corpus/container_vmdk/descriptor', 'w').write(
     d + 'RW 8 FLAT "disk-flat.vmdk" 0\nRW 16 SPARSE "disk-s001.vmdk"\nRW 4 ZERO\n')
 PY
 echo "corpus seeded: $(find corpus -type f | wc -l) files"
+
+# vss: a VSS header and, laid from 0x4000 on, a catalog with one store (type-2 and type-3 entries), its header,
+# a block list with a whole, a forwarder and an overlay descriptor, and a bitmap.
+mkdir -p corpus/vss
+python3 - <<'PY'
+import struct
+VSS = bytes([0x6b,0x87,0x08,0x38,0x76,0xc1,0x48,0x4e,0xb7,0xae,0x04,0x04,0x6e,0x6c,0xc7,0x52])
+B = 0x4000
+def block(kind, at, nxt=0):
+    return (VSS + struct.pack('<IIQQQ', 1, kind, 0, at, nxt)).ljust(128, b'\0')
+header = (VSS + struct.pack('<IIQQQQ', 1, 1, 0x1E00, 0x1E00, 0, B)).ljust(128, b'\0')
+sid = bytes(range(16))
+cat = block(2, B)
+cat += struct.pack('<QQ', 2, 32 << 20) + sid + struct.pack('<QQQ', 1, 0x40, 130_000_000_000_000_000).ljust(80, b'\0')
+cat += struct.pack('<QQ', 3, 3 * B) + sid + struct.pack('<QQQQQQ', 2 * B, 0, 4 * B, 0, 0, 0).ljust(96, b'\0')
+cat = cat.ljust(B, b'\0')
+store = (block(4, 2 * B) + bytes(16) + bytes(range(16, 32)) + bytes(range(32, 48)) + struct.pack('<I', 0x420009)).ljust(B, b'\0')
+lst = block(3, 3 * B)
+lst += struct.pack('<QQQII', 5 * B, 0, 6 * B, 0, 0)
+lst += struct.pack('<QQQII', 7 * B, 8 * B, 0, 1, 0)
+lst += struct.pack('<QQQII', 9 * B, 1, 10 * B, 2, 0xff00)
+lst = lst.ljust(B, b'\0')
+bitmap = (block(6, 4 * B) + b'\x0f' * 256).ljust(B, b'\0')
+# The target lays bytes 128.. at 0x4000: the catalog first.
+open('corpus/vss/one-store', 'wb').write(header + cat + store + lst + bitmap)
+PY

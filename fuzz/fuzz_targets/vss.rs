@@ -59,8 +59,9 @@ fuzz_target!(|data: &[u8]| {
     for s in &stores {
         if let Ok(snap) = uffs_mft::vss::Snapshot::open_from(&volume, &stores, s.index, Vec::new()) {
             let mut buf = vec![0u8; 3 << 16];
-            for at in [0u64, 0x1E00, 0x4000, 0x3FF0, VOLUME - buf.len() as u64] {
-                let _ = snap.read_at(&mut buf, at.min(snap.len().saturating_sub(buf.len() as u64)));
+            let n = buf.len() as u64;
+            for at in [0u64, 0x1E00, 0x4000, 0x3FF0, VOLUME - n] {
+                let _ = snap.read_at(&mut buf, at.min(snap.len().saturating_sub(n)));
             }
         }
     }
