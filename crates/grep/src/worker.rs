@@ -1,0 +1,343 @@
+//! The compiled search ([`Grep`]) and one thread's means to run it over files ([`Worker`]).
+//!
+//! `rg` finds files by walking and reads each one through a 64 KiB buffer (it maps only files named on its command
+//! line); what it prints for a file with NUL bytes depends on that buffer (see [`Binary`]). A [`Worker`] therefore
+//! searches a slice that holds a NUL through the same buffered reader, copying it 64 KiB at a time, and reads an
+//! `io::Read` in full blocks as a file gives them, whatever sizes the caller's reader returns: the output is the
+//! same bytes either way.
+
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use grep_printer::{Standard, StandardBuilder, Summary, SummaryBuilder, SummaryKind};
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Encoding, Searcher, SearcherBuilder, Sink};
+use termcolor::NoColor;
+
+use crate::sink::{Counted, FirstMatch};
+use crate::{Binary, Error, Options, Output};
+
+/// A checked, compiled search: cheap to clone (one `Arc`), and `Send + Sync`. Each thread searches with its own
+/// [`Worker`].
+#[derive(Clone, Debug)]
+pub struct Grep {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    options: Options,
+    matcher: RegexMatcher,
+    /// Configured once; each worker clones it (and so gets its own line buffer).
+    searcher: Searcher,
+}
+
+impl Grep {
+    /// Checks the options and compiles the patterns. A bad regex, an unknown encoding or no pattern at all is an
+    /// error that says what is wrong.
+    pub fn new(options: &Options) -> Result<Grep, Error> {
+        if options.patterns.is_empty() {
+            return Err(Error::NoPattern);
+        }
+        // rg 13's choices (crates/core/args.rs, `matcher_rust`): lines end at `\n`, which no match may span.
+        let matcher = RegexMatcherBuilder::new()
+            .case_insensitive(options.ignore_case)
+            .multi_line(true)
+            .unicode(true)
+            .octal(false)
+            .word(options.word)
+            .fixed_strings(options.fixed_strings)
+            .line_terminator(Some(b'\n'))
+            .dot_matches_new_line(false)
+            .build_many(&options.patterns)
+            .map_err(|e| Error::Pattern(e.to_string()))?;
+
+        let mut builder = SearcherBuilder::new();
+        builder
+            .line_number(options.line_number)
+            .before_context(options.before_context)
+            .after_context(options.after_context)
+            .memory_map(grep_searcher::MmapChoice::never())
+            .binary_detection(match options.binary {
+                Binary::Skip => BinaryDetection::quit(0),
+                Binary::Search => BinaryDetection::convert(0),
+                Binary::Text => BinaryDetection::none(),
+            });
+        match options.encoding.as_deref() {
+            None | Some("auto") => {}
+            Some("none") => {
+                builder.bom_sniffing(false);
+            }
+            Some(label) => {
+                let encoding = Encoding::new(label).map_err(|_| Error::Encoding(label.to_string()))?;
+                builder.encoding(Some(encoding));
+            }
+        }
+        Ok(Grep { inner: Arc::new(Inner { options: options.clone(), matcher, searcher: builder.build() }) })
+    }
+
+    /// The options this search was made from.
+    pub fn options(&self) -> &Options {
+        &self.inner.options
+    }
+
+    /// A worker for one thread: its own searcher (a 64 KiB buffer), printers and copy of the compiled patterns.
+    /// Make one per thread and keep it; making one costs about as much as searching a small file.
+    pub fn worker(&self) -> Worker {
+        let options = &self.inner.options;
+        let mut lines = StandardBuilder::new();
+        lines.heading(false).path(true).separator_search(None).separator_context(Some(b"--".to_vec()));
+        let mut summary = SummaryBuilder::new();
+        summary
+            .kind(match options.output {
+                Output::FilesWithMatches => SummaryKind::PathWithMatch,
+                _ => SummaryKind::Count,
+            })
+            .path(true)
+            .exclude_zero(true)
+            .separator_field(b":".to_vec());
+        Worker {
+            grep: self.clone(),
+            matcher: self.inner.matcher.clone(),
+            searcher: self.inner.searcher.clone(),
+            lines: lines.build_no_color(Vec::new()),
+            summary: summary.build_no_color(Vec::new()),
+        }
+    }
+}
+
+/// What the search of one file found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The file counts as matching for `rg`: it makes the exit status 0, and `-l` lists it. False for a file that
+    /// `-c` leaves out because it stopped at binary data.
+    pub matched: bool,
+    /// The matching lines the search saw before it ended (it ends early with `-l`, or at binary data).
+    pub lines: u64,
+    /// Where the first NUL byte was seen, if one was (in the decoded text, for UTF-16).
+    pub binary_offset: Option<u64>,
+    /// The file's output is only the `binary file matches` line (see [`FileSeparator`](crate::FileSeparator)).
+    pub(crate) only_binary_message: bool,
+}
+
+/// One thread's searcher and printers. Each `search_*` appends one file's output to `out` and returns what it
+/// found; `is_match_*` only says whether a line matches, and stops at the first.
+#[derive(Debug)]
+pub struct Worker {
+    grep: Grep,
+    matcher: RegexMatcher,
+    searcher: Searcher,
+    lines: Standard<NoColor<Vec<u8>>>,
+    summary: Summary<NoColor<Vec<u8>>>,
+}
+
+/// Where a file's bytes come from.
+enum Source<'a, R> {
+    Slice(&'a [u8]),
+    Reader(R),
+}
+
+impl<R: Read> Source<'_, R> {
+    fn search<S: Sink<Error = io::Error>>(
+        self,
+        searcher: &mut Searcher,
+        matcher: &RegexMatcher,
+        sink: S,
+    ) -> io::Result<()> {
+        match self {
+            Source::Slice(bytes) => searcher.search_slice(matcher, bytes, sink),
+            Source::Reader(reader) => searcher.search_reader(matcher, reader, sink),
+        }
+    }
+}
+
+impl Worker {
+    /// Searches one file held in memory, appending to `out` what `rg` prints for it, with `path` as its name.
+    pub fn search_slice(&mut self, path: &str, bytes: &[u8], out: &mut Vec<u8>) -> Result<Found, Error> {
+        if self.slice_as_reader(bytes) {
+            self.search(path, Source::Reader(bytes), out)
+        } else {
+            self.search(path, Source::<&[u8]>::Slice(bytes), out)
+        }
+    }
+
+    /// Searches one file read from `reader` to its end, appending to `out` what `rg` prints for it. On a read
+    /// error, `out` keeps what was printed before it.
+    pub fn search_reader(&mut self, path: &str, reader: impl Read, out: &mut Vec<u8>) -> Result<Found, Error> {
+        self.search(path, Source::Reader(FullReads::new(reader)), out)
+    }
+
+    /// Whether any line of the file in memory matches (what `rg -l` says), stopping at the first.
+    pub fn is_match_slice(&mut self, bytes: &[u8]) -> Result<bool, Error> {
+        if self.slice_as_reader(bytes) {
+            self.is_match(Source::Reader(bytes))
+        } else {
+            self.is_match(Source::<&[u8]>::Slice(bytes))
+        }
+    }
+
+    /// Whether any line read from `reader` matches (what `rg -l` says), stopping at the first.
+    pub fn is_match_reader(&mut self, reader: impl Read) -> Result<bool, Error> {
+        self.is_match(Source::Reader(FullReads::new(reader)))
+    }
+
+    /// The search this worker runs.
+    pub fn grep(&self) -> &Grep {
+        &self.grep
+    }
+
+    /// Whether a slice must go through the buffered reader to be printed as `rg` prints it: when it holds a NUL
+    /// that is not plain text. (Without one, searching the slice in place prints the same and copies nothing.)
+    fn slice_as_reader(&self, bytes: &[u8]) -> bool {
+        self.grep.inner.options.binary != Binary::Text && memchr::memchr(0, bytes).is_some()
+    }
+
+    fn is_match<R: Read>(&mut self, source: Source<'_, R>) -> Result<bool, Error> {
+        let mut sink = FirstMatch::default();
+        source.search(&mut self.searcher, &self.matcher, &mut sink)?;
+        Ok(sink.matched)
+    }
+
+    fn search<R: Read>(&mut self, path: &str, source: Source<'_, R>, out: &mut Vec<u8>) -> Result<Found, Error> {
+        let start = out.len();
+        let (result, mut found) = match self.grep.inner.options.output {
+            Output::Lines => {
+                // The printer writes into the caller's buffer, lent to it for this one file.
+                std::mem::swap(self.lines.get_mut().get_mut(), out);
+                let mut sink = Counted { inner: self.lines.sink_with_path(&self.matcher, path), lines: 0 };
+                let result = source.search(&mut self.searcher, &self.matcher, &mut sink);
+                let found = Found {
+                    matched: sink.inner.has_match(),
+                    lines: sink.lines,
+                    binary_offset: sink.inner.binary_byte_offset(),
+                    only_binary_message: false,
+                };
+                drop(sink);
+                std::mem::swap(self.lines.get_mut().get_mut(), out);
+                (result, found)
+            }
+            Output::Count | Output::FilesWithMatches => {
+                std::mem::swap(self.summary.get_mut().get_mut(), out);
+                let mut sink = Counted { inner: self.summary.sink_with_path(&self.matcher, path), lines: 0 };
+                let result = source.search(&mut self.searcher, &self.matcher, &mut sink);
+                let matched = sink.inner.has_match();
+                let found = Found {
+                    matched,
+                    lines: if matched { sink.lines } else { 0 },
+                    binary_offset: sink.inner.binary_byte_offset(),
+                    only_binary_message: false,
+                };
+                drop(sink);
+                std::mem::swap(self.summary.get_mut().get_mut(), out);
+                (result, found)
+            }
+        };
+        result?;
+        if let (Some(offset), Output::Lines) = (found.binary_offset, self.grep.inner.options.output) {
+            found.only_binary_message = out[start..] == binary_message(path, offset, self.grep.inner.options.binary);
+        }
+        Ok(found)
+    }
+}
+
+/// The line the printer ends a file with when it saw binary data after a match (`grep-printer`'s wording).
+fn binary_message(path: &str, offset: u64, binary: Binary) -> Vec<u8> {
+    match binary {
+        Binary::Skip => format!(
+            "{path}: WARNING: stopped searching binary file after match (found \"\\0\" byte around offset {offset})\n"
+        ),
+        Binary::Search => format!("{path}: binary file matches (found \"\\0\" byte around offset {offset})\n"),
+        Binary::Text => String::new(),
+    }
+    .into_bytes()
+}
+
+/// A reader whose every read fills the buffer unless the end is reached, as reading a file does: the searcher's
+/// blocks then fall where `rg`'s do, whatever sizes the wrapped reader returns. A read error after some bytes were
+/// read is returned by the next call.
+struct FullReads<R> {
+    reader: R,
+    error: Option<io::Error>,
+}
+
+impl<R> FullReads<R> {
+    fn new(reader: R) -> FullReads<R> {
+        FullReads { reader, error: None }
+    }
+}
+
+impl<R: Read> Read for FullReads<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.reader.read(&mut buf[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if filled == 0 => return Err(e),
+                Err(e) => {
+                    self.error = Some(e);
+                    break;
+                }
+            }
+        }
+        Ok(filled)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that returns at most 7 bytes a call, then fails.
+    struct Dribble<'a>(&'a [u8], bool);
+
+    impl Read for Dribble<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() && self.1 {
+                return Err(io::Error::other("bad sector"));
+            }
+            let n = buf.len().min(7).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn full_reads_fill_the_buffer_and_keep_the_error_for_later() {
+        let data: Vec<u8> = (0..100).collect();
+        let mut r = FullReads::new(Dribble(&data, true));
+        let mut buf = [0; 64];
+        assert_eq!(r.read(&mut buf).unwrap(), 64);
+        assert_eq!(r.read(&mut buf).unwrap(), 36);
+        assert_eq!(buf[..36], data[64..]);
+        assert_eq!(r.read(&mut buf).unwrap_err().to_string(), "bad sector");
+    }
+
+    #[test]
+    fn a_reader_that_dribbles_prints_as_a_slice_does() {
+        let mut text = b"foo 1\n".to_vec();
+        text.extend(std::iter::repeat_n(b"y".repeat(79).into_iter().chain([b'\n']), 2000).flatten());
+        text.extend(b"foo 2\n\0foo 3\n");
+        let grep = Grep::new(&Options::new("foo")).unwrap();
+        let mut w = grep.worker();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let fa = w.search_slice("f", &text, &mut a).unwrap();
+        let fb = w.search_reader("f", Dribble(&text, false), &mut b).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(fa, fb);
+        assert!(a.starts_with(b"f:1:foo 1\nf: WARNING: stopped searching binary file after match"), "{a:?}");
+    }
+
+    #[test]
+    fn a_read_error_is_returned() {
+        let grep = Grep::new(&Options::new("foo")).unwrap();
+        let mut out = Vec::new();
+        let e = grep.worker().search_reader("f", Dribble(b"foo\n", true), &mut out).unwrap_err();
+        assert!(matches!(e, Error::Io(_)), "{e}");
+    }
+}
