@@ -50,7 +50,10 @@ impl Default for Options {
 impl Options {
     /// One pattern, everything else `rg`'s default.
     pub fn new(pattern: impl Into<String>) -> Options {
-        Options { patterns: vec![pattern.into()], ..Options::default() }
+        Options {
+            patterns: vec![pattern.into()],
+            ..Options::default()
+        }
     }
 
     /// The query term `content:TEXT` (Everything's), with its modifiers: `case:` (match case; off by default, so

@@ -178,16 +178,8 @@ fn by_content(
         );
     }
     let volume_of = |t: usize| -> Result<&uffs_mft::Volume> {
-        // A volume's parts (an index and its delta) share its prefix; volumes are in order.
-        let prefixes: Vec<&str> = refs.iter().map(|r| r.0).collect();
-        let mut v = 0;
-        for i in 1..=t {
-            if prefixes[i] != prefixes[i - 1] {
-                v += 1;
-            }
-        }
         src.volumes
-            .get(v)
+            .get(crate::contents::volume_of(refs, t))
             .ok_or_else(|| anyhow!("{src_spec} has fewer volumes than its index"))
     };
     let total: u64 = groups

@@ -855,27 +855,3 @@ fn attribute_list_at(img: &Path, record: u64) -> (u64, usize) {
         .unwrap();
     (cluster * 4096, size)
 }
-
-/// Sets `flag` in the header of the first `$DATA` attribute of `record` (one in the MFT's first extent).
-fn set_data_flag(image: &Path, record: u64, flag: u16) {
-    use std::io::{Seek, SeekFrom, Write};
-    let mut bytes = std::fs::read(image).unwrap();
-    let u16_at = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as usize;
-    let u32_at = |b: &[u8], o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
-    let cs = u16_at(&bytes, 0x0B) * bytes[0x0D] as usize;
-    let mft = u64::from_le_bytes(bytes[0x30..0x38].try_into().unwrap()) as usize * cs;
-    let rec = mft + record as usize * 1024;
-    assert_eq!(&bytes[rec..rec + 4], b"FILE");
-    let mut o = rec + u16_at(&bytes, rec + 0x14);
-    while u32_at(&bytes, o) != 0x80 {
-        assert_ne!(u32_at(&bytes, o), 0xFFFF_FFFF, "no $DATA");
-        o += u32_at(&bytes, o + 4) as usize;
-    }
-    // Not a fixup position: those hold the update sequence number, not the record's bytes.
-    assert!((o + 0x0C - rec) % 512 < 510);
-    let flags = u16_at(&bytes, o + 0x0C) as u16 | flag;
-    bytes[o + 0x0C..o + 0x0E].copy_from_slice(&flags.to_le_bytes());
-    let mut f = std::fs::OpenOptions::new().write(true).open(image).unwrap();
-    f.seek(SeekFrom::Start((o + 0x0C) as u64)).unwrap();
-    f.write_all(&bytes[o + 0x0C..o + 0x0E]).unwrap();
-}

@@ -45,6 +45,8 @@ use uffs_ntfs::utf16;
 use crate::device::Device;
 use crate::volume::Volume;
 
+pub mod many;
+
 /// A good buffer size for reading a stream through: large enough that a contiguous file costs few device reads.
 pub const READ_SIZE: usize = 4 << 20;
 /// Largest `$ATTRIBUTE_LIST` value read (NTFS itself stops at 256 KiB).
@@ -850,6 +852,59 @@ impl<B: ReadAt> StreamReader<B> {
 
     pub fn info(&self) -> &StreamInfo {
         &self.info
+    }
+
+    /// The bytes of resident data (the stream itself, held in its record); `None` for non-resident data.
+    pub fn resident(&self) -> Option<&[u8]> {
+        match &self.body {
+            Body::Resident(v) => Some(v),
+            Body::NonResident { .. } => None,
+        }
+    }
+
+    /// Where the stream's first `limit` bytes lie on the volume: (byte offset, bytes) of each run of clusters,
+    /// in stream order (sparse and unmapped runs have none; a compressed stream's first units whole). Empty for
+    /// resident data. What [`many`] plans its reads with.
+    pub fn volume_extents(&self, limit: u64) -> Vec<(u64, u64)> {
+        let Body::NonResident {
+            cluster_size: cs,
+            extents,
+            unit,
+        } = &self.body
+        else {
+            return Vec::new();
+        };
+        let cs = *cs;
+        let want = limit.min(self.info.size).min(self.info.initialized_size);
+        let mut vcns = want.div_ceil(cs);
+        if let Some(u) = unit {
+            vcns = vcns.div_ceil(*u) * *u;
+        }
+        let mut out = Vec::new();
+        for e in extents.iter().take_while(|e| e.vcn < vcns) {
+            if let Loc::Clusters(lcn) = e.loc {
+                let len = e.len.min(vcns - e.vcn);
+                out.push((lcn * cs, len * cs));
+            }
+        }
+        out
+    }
+
+    /// What the stream reads from.
+    pub fn volume(&self) -> &B {
+        &self.volume
+    }
+
+    /// The same stream read from `volume` instead: [`many`] hands a stream a window of the volume already read.
+    pub fn reading_from<C: ReadAt>(self, volume: C) -> StreamReader<C> {
+        StreamReader {
+            info: self.info,
+            body: self.body,
+            volume,
+            pos: self.pos,
+            unit_cache: self.unit_cache,
+            packed: self.packed,
+        }
     }
 
     /// The data size: bytes the stream reads as.

@@ -1,0 +1,259 @@
+//! The files a content command reads (`uffs hash`, `uffs grep`, `uffs dupes --by content`): the entries a
+//! search selects from an index file or a source, each mapped to its volume and data stream, and read with
+//! [`uffs_mft::content::many`] (in volume order, on every core, a progress bar on a terminal).
+
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use uffs_index::{flags, EntryId, EntryKind};
+use uffs_mft::content::many::{self, File, Options, Progress, Wanted};
+use uffs_mft::content::ContentError;
+use uffs_query::Searcher;
+use uffs_search::SearchRequest;
+
+use crate::query_cmd::{now_filetime, Place};
+
+/// The entries a search selected, and the source their contents are read from.
+pub struct Selection {
+    pub targets: Vec<(String, Searcher)>,
+    /// The volumes of the source, in the order the targets' volumes are.
+    pub source: uffs_mft::Source,
+    /// What the source was opened as (for messages).
+    pub source_spec: String,
+    /// The files and streams selected, in the request's order: (target, entry). Folders are left out.
+    pub hits: Vec<(usize, EntryId)>,
+}
+
+/// Runs `req` where `place` says and opens the source to read the hits' contents from: an index file's source
+/// (it must be at hand) or the source itself. `what` names the command in messages.
+pub fn select(place: &Place, req: &SearchRequest, what: &str) -> Result<Selection> {
+    let expr = uffs_search::compile(req, now_filetime())?;
+    let parts = match (&place.index, &place.source) {
+        (Some(f), _) => crate::common::open_index_file(f)?,
+        (None, Some(s)) => {
+            crate::common::load_indexes_with(s, place.partition, req.deleted, place.snapshots)?
+        }
+        (None, None) => bail!(
+            "uffs {what} reads the files' contents from the volume: give --index FILE (its source must be at \
+             hand) or --source SOURCE"
+        ),
+    };
+    if req.deleted && !parts[0].index.meta.has_deleted {
+        bail!(
+            "the index was built without deleted entries; rebuild it with `uffs index --deleted`"
+        );
+    }
+    let (spec, partition) = match (&place.index, &place.source) {
+        (Some(_), _) => (parts[0].index.meta.source.clone(), None),
+        (None, Some(s)) => (s.clone(), place.partition),
+        (None, None) => unreachable!("refused above"),
+    };
+    let targets = crate::common::searchers(parts);
+    let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
+    let key = req.sort.map(uffs_query::SortKey::from);
+    let (_, mut hits) = uffs_search::execute::hits(&refs, req, &expr, key)?;
+    hits.retain(|&(t, id)| refs[t].1.index().kind(id) != EntryKind::Directory);
+    for (_, s) in &refs {
+        if s.index().needs_check() {
+            let ids: Vec<EntryId> = hits.iter().map(|h| h.1).collect();
+            s.index().touch_rows(&ids);
+            s.index().verify_touched()?;
+        }
+    }
+    let source = if place.snapshots {
+        uffs_mft::open_with_snapshots(&spec, partition)
+    } else {
+        uffs_mft::open(&spec, partition)
+    }
+    .with_context(|| {
+        format!(
+            "reading contents from {spec} (the volume the index was built from must be at hand)"
+        )
+    })?;
+    // A capture holds only the data resident in its records: most files' contents are not in it.
+    if source.kind == uffs_mft::SourceKind::RawMft {
+        bail!(
+            "{spec} is a raw $MFT capture: it holds the records but not the files' contents, which uffs {what} \
+             reads"
+        );
+    }
+    Ok(Selection {
+        targets,
+        source,
+        source_spec: spec,
+        hits,
+    })
+}
+
+/// The volume (its position in the source) of target `t`: a volume's parts (an index and its delta) are
+/// consecutive targets with one prefix, and volumes are in the source's order.
+pub fn volume_of(targets: &[(&str, &Searcher)], t: usize) -> usize {
+    (1..=t)
+        .filter(|&i| targets[i].0 != targets[i - 1].0)
+        .count()
+}
+
+/// The stream an entry names: a stream entry's name is `file:stream`; anything else reads its unnamed data.
+pub fn stream_name(s: &Searcher, id: EntryId) -> String {
+    let idx = s.index();
+    if idx.flags(id) & flags::STREAM == 0 {
+        return String::new();
+    }
+    let name = idx.name(id);
+    name.rsplit_once(':')
+        .map_or(String::new(), |(_, s)| s.to_string())
+}
+
+/// How reading went: how many files were read, failed, and were deleted (read all the same).
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub read: usize,
+    /// Files without an unnamed data stream (metafiles): nothing to read, passed over.
+    pub no_data: usize,
+    pub failed: usize,
+    pub encrypted: usize,
+    pub deleted: usize,
+}
+
+/// Reads every hit's data (the first `limit` bytes of each) and gives each `visit(hit, file)`'s answer in the
+/// order of the hits: `Err` with the reason for one that could not be read (also printed on stderr, once per
+/// file), or an empty `Err` for one without data (a metafile with named streams only). Hard links of one file are read once (`hit` is the first of them, an index into `sel.hits`). Shows a
+/// progress bar labelled `label` on a terminal.
+pub fn read_each<T, V>(
+    sel: &Selection,
+    limit: u64,
+    label: &str,
+    visit: V,
+) -> Result<(Vec<Result<T, String>>, Outcome)>
+where
+    T: Clone + Send,
+    V: Fn(usize, &mut File<'_>) -> Result<T, String> + Sync,
+{
+    let refs: Vec<(&str, &Searcher)> = sel.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
+    // Each volume's distinct streams, and which of them each hit is.
+    let mut per_volume: Vec<Vec<Wanted>> = vec![Vec::new(); sel.source.volumes.len()];
+    // The first hit of each volume's streams.
+    let mut first_hit: Vec<Vec<usize>> = vec![Vec::new(); sel.source.volumes.len()];
+    let mut slot_of: Vec<(usize, usize)> = Vec::with_capacity(sel.hits.len());
+    let mut seen: std::collections::HashMap<(usize, u64, String), usize> = Default::default();
+    for (k, &(t, id)) in sel.hits.iter().enumerate() {
+        let v = volume_of(&refs, t);
+        if v >= per_volume.len() {
+            return Err(anyhow!(
+                "{} has fewer volumes than its index",
+                sel.source_spec
+            ));
+        }
+        let record = u64::from(refs[t].1.index().record(id));
+        let stream = stream_name(refs[t].1, id);
+        let next = per_volume[v].len();
+        let i = *seen.entry((v, record, stream.clone())).or_insert_with(|| {
+            per_volume[v].push(Wanted { record, stream });
+            first_hit[v].push(k);
+            next
+        });
+        slot_of.push((v, i));
+    }
+    let mut answers: Vec<Vec<Option<Result<T, String>>>> = Vec::new();
+    let mut outcome = Outcome::default();
+    let pb = bytes_bar(label);
+    for (v, wanted) in per_volume.into_iter().enumerate() {
+        let n = wanted.len();
+        let vol = &sel.source.volumes[v];
+        let plan = many::plan(
+            vol,
+            wanted,
+            &Options {
+                limit,
+                ..Options::default()
+            },
+        );
+        pb.set_length(pb.length().unwrap_or(0) + plan.bytes());
+        let progress = Progress::default();
+        let done = std::sync::Mutex::new((0..n).map(|_| None).collect::<Vec<_>>());
+        let counts = std::sync::Mutex::new(Outcome::default());
+        let base = pb.position();
+        let ticking = std::sync::atomic::AtomicBool::new(true);
+        std::thread::scope(|s| {
+            if !pb.is_hidden() {
+                s.spawn(|| {
+                    while ticking.load(Ordering::Relaxed) {
+                        pb.set_position(base + progress.bytes.load(Ordering::Relaxed));
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                });
+            }
+            plan.read(&progress, |item, file| {
+                let answer = match file {
+                    Ok(f) => {
+                        if !f.info().in_use {
+                            counts.lock().expect("counts").deleted += 1;
+                        }
+                        visit(first_hit[v][item], f)
+                    }
+                    // A file without data to read (a metafile such as $Secure, whose data is in named streams
+                    // only) is passed over in silence: it has no content, which is not an error.
+                    Err(ContentError::NoStream { .. }) => Err(String::new()),
+                    Err(e) => {
+                        if matches!(e, ContentError::Encrypted { .. }) {
+                            counts.lock().expect("counts").encrypted += 1;
+                        }
+                        Err(e.to_string())
+                    }
+                };
+                done.lock().expect("answers")[item] = Some(answer);
+            });
+            ticking.store(false, Ordering::Relaxed);
+        });
+        pb.set_position(base + progress.bytes.load(Ordering::Relaxed));
+        let c = counts.into_inner().expect("counts");
+        outcome.deleted += c.deleted;
+        outcome.encrypted += c.encrypted;
+        answers.push(done.into_inner().expect("answers"));
+    }
+    pb.finish_and_clear();
+    let mut out = Vec::with_capacity(sel.hits.len());
+    for (k, &(v, i)) in slot_of.iter().enumerate() {
+        let a = answers[v][i]
+            .clone()
+            .unwrap_or_else(|| Err("not read".to_string()));
+        match &a {
+            Ok(_) => outcome.read += 1,
+            Err(e) if e.is_empty() => outcome.no_data += 1,
+            Err(e) => {
+                outcome.failed += 1;
+                let (t, id) = sel.hits[k];
+                let path = uffs_results::full_path(refs[t].1.index(), refs[t].0, id);
+                eprintln!("uffs: {path}: {e}");
+            }
+        }
+        out.push(a);
+    }
+    if outcome.deleted > 0 {
+        eprintln!(
+            "uffs: warning: {} deleted file(s) read: their clusters are free and may belong to other files since",
+            outcome.deleted
+        );
+    }
+    Ok((out, outcome))
+}
+
+/// A progress bar over bytes on stderr, shown only when stderr is a terminal.
+fn bytes_bar(label: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(0);
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}), eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    pb.set_prefix(label.to_string());
+    pb
+}

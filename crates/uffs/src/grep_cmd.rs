@@ -1,0 +1,170 @@
+//! `uffs grep PATTERN [QUERY]`: the lines of the files a query selects that match a pattern, with ripgrep's
+//! manners (`path:line:text`, `-l`, `-c`, `-i`, `-w`, `-F`, `-e`, `-C N`, binary files skipped unless asked,
+//! UTF-16 by its byte-order mark or `--utf16`). The files are read from the volume in disk order on every core
+//! ([`crate::contents`]); each file's lines print together, files in the order they finish, as `rg` does.
+//! Exit status as rg's: 0 a match, 1 none, 2 an error.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use anyhow::{bail, Result};
+use uffs_grep::{Binary, FileSeparator, Grep, Options, Output, Worker};
+use uffs_query::Searcher;
+use uffs_results::full_path;
+use uffs_search::SearchRequest;
+
+use crate::contents;
+use crate::query_cmd::Place;
+
+#[derive(clap::Args, Debug)]
+pub struct GrepArgs {
+    /// The pattern (a regular expression unless -F), then the query that selects the files (default: every
+    /// file). With -e, every word is the query.
+    #[arg(value_name = "PATTERN [QUERY]")]
+    pub words: Vec<String>,
+    /// A pattern (repeatable): a line matching any of them matches.
+    #[arg(short = 'e', long = "regexp", value_name = "PATTERN")]
+    pub patterns: Vec<String>,
+    /// The patterns are literal text.
+    #[arg(short = 'F', long)]
+    pub fixed_strings: bool,
+    /// Letters match either case.
+    #[arg(short = 'i', long)]
+    pub ignore_case: bool,
+    /// Only whole words match.
+    #[arg(short = 'w', long = "word-regexp")]
+    pub word: bool,
+    /// Print each matching file's number of matching lines.
+    #[arg(short = 'c', long)]
+    pub count: bool,
+    /// Print only the paths of matching files.
+    #[arg(short = 'l', long = "files-with-matches")]
+    pub files_with_matches: bool,
+    /// Lines of context after each match.
+    #[arg(short = 'A', long, value_name = "N")]
+    pub after_context: Option<usize>,
+    /// Lines of context before each match.
+    #[arg(short = 'B', long, value_name = "N")]
+    pub before_context: Option<usize>,
+    /// Lines of context before and after each match.
+    #[arg(short = 'C', long, value_name = "N")]
+    pub context: Option<usize>,
+    /// Search binary files too (files with NUL bytes; rg's --binary).
+    #[arg(long, conflicts_with = "text")]
+    pub binary: bool,
+    /// Search binary files as if they were text (rg's -a).
+    #[arg(short = 'a', long)]
+    pub text: bool,
+    /// The files' encoding when they have no byte-order mark (utf-16le, utf-16be, latin1, ...; a BOM always
+    /// wins).
+    #[arg(short = 'E', long, value_name = "ENCODING", conflicts_with = "utf16")]
+    pub encoding: Option<String>,
+    /// Search files without a byte-order mark as UTF-16LE (common on Windows): -E utf-16le.
+    #[arg(long)]
+    pub utf16: bool,
+    /// Search this index file; the contents are read from the source it was built from.
+    #[arg(long, value_name = "FILE", conflicts_with = "source")]
+    pub index: Option<PathBuf>,
+    /// Index this source first.
+    #[arg(long, value_name = "SOURCE")]
+    pub source: Option<String>,
+    /// With --source a whole disk: only its partition N (as SOURCE@N).
+    #[arg(long, value_name = "N", requires = "source")]
+    pub partition: Option<u32>,
+    /// Include deleted files (their clusters may belong to other files since).
+    #[arg(long)]
+    pub deleted: bool,
+    /// Include named data streams (`file:stream`).
+    #[arg(long)]
+    pub streams: bool,
+}
+
+impl GrepArgs {
+    /// The search settings and the query the flags give.
+    fn options(&self) -> Result<(Options, String)> {
+        let (patterns, query) = if self.patterns.is_empty() {
+            match self.words.split_first() {
+                Some((p, q)) => (vec![p.clone()], q.join(" ")),
+                None => {
+                    bail!("uffs grep needs a pattern: uffs grep PATTERN [QUERY], or -e PATTERN")
+                }
+            }
+        } else {
+            (self.patterns.clone(), self.words.join(" "))
+        };
+        let context = self.context.unwrap_or(0);
+        let o = Options {
+            patterns,
+            fixed_strings: self.fixed_strings,
+            ignore_case: self.ignore_case,
+            word: self.word,
+            output: Output::from_flags(self.count, self.files_with_matches),
+            before_context: self.before_context.unwrap_or(context),
+            after_context: self.after_context.unwrap_or(context),
+            line_number: true,
+            binary: if self.text {
+                Binary::Text
+            } else if self.binary {
+                Binary::Search
+            } else {
+                Binary::Skip
+            },
+            encoding: if self.utf16 {
+                Some("utf-16le".into())
+            } else {
+                self.encoding.clone()
+            },
+        };
+        Ok((o, query))
+    }
+}
+
+/// Searches the files; true when a line matched.
+pub fn run(a: GrepArgs) -> Result<bool> {
+    let (options, query) = a.options()?;
+    let grep = Grep::new(&options)?;
+    let place = Place {
+        index: a.index.clone(),
+        source: a.source.clone(),
+        partition: a.partition,
+        snapshots: false,
+    };
+    let mut req = SearchRequest::new(query);
+    req.deleted = a.deleted;
+    req.streams = a.streams;
+    let sel = contents::select(&place, &req, "grep")?;
+    let refs: Vec<(&str, &Searcher)> = sel.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
+    let out = Mutex::new((
+        std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
+        FileSeparator::parallel(&grep),
+    ));
+    // One searcher per thread, taken from the pool for a file and given back after. (The pattern's searcher is
+    // not shared between threads: each worker is made from it under the lock.)
+    let grep = Mutex::new(grep);
+    let pool: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
+    let (answers, _) = contents::read_each(&sel, u64::MAX, "searching", |hit, f| {
+        let mut w = pool
+            .lock()
+            .expect("pool")
+            .pop()
+            .unwrap_or_else(|| grep.lock().expect("grep").worker());
+        let (t, id) = sel.hits[hit];
+        let path = full_path(refs[t].1.index(), refs[t].0, id);
+        let mut buf = Vec::new();
+        let found = match f.as_slice() {
+            Some(bytes) => w.search_slice(&path, bytes, &mut buf),
+            None => w.search_reader(&path, f.by_ref(), &mut buf),
+        };
+        pool.lock().expect("pool").push(w);
+        let found = found.map_err(|e| e.to_string())?;
+        if !buf.is_empty() {
+            let mut o = out.lock().expect("output");
+            let (w, sep) = &mut *o;
+            sep.print(w, &found, &buf).map_err(|e| e.to_string())?;
+        }
+        Ok(found.matched)
+    })?;
+    out.into_inner().expect("output").0.flush()?;
+    Ok(answers.iter().any(|a| matches!(a, Ok(true))))
+}
