@@ -14,7 +14,7 @@
 //!
 //! `infer`, the obvious candidate, knows about 100 formats to this crate's 448, has no text detection but
 //! HTML/XML/`#!`, calls every `MZ` file an EXE, and reads OLE files with the `cfb` crate, which parses the
-//! whole compound file. Both crates share the weak two-byte signatures (`MZ`, `BZh`, TS's `G` at 0 and 188):
+//! whole compound file. Both crates share weak short signatures (`MZ`, `BZh`, `true`, TS's `G` at 0 and 188):
 //! [`detect`] lets a clean-text head overrule those.
 //!
 //! # Order of decision
@@ -32,6 +32,15 @@
 //! heads of 36 KiB, enough for ISO 9660, add to 0.97 GB. So an ISO image is not recognised (its head is
 //! usually zeros: no type, and `.iso` never mismatches), nor a compound file's exact kind when its directory
 //! sector lies past the head (it is then `ole`, which `type:ole` finds).
+//!
+//! # Checked and measured
+//! `tests/against_file.rs` writes real formats with the tools scripts/setup.sh installs (gzip, xz, tar, Python's
+//! zipfile/sqlite3/wave/bz2, MinGW-w64) and a few by hand, and holds [`Type::mime`] to `file --mime-type` on
+//! each. Where they legitimately differ it lists why: file(1) splits ELF by `e_type` (uffs has one `elf`),
+//! calls UTF-16LE without a mark data, tells JSON and C from other text by content, and names an MSI from its
+//! SummaryInformation stream rather than its CLSID. `examples/cost.rs` prints the cost: 1.2 to 2.7 µs per file
+//! on one core of this shared machine, of which about 0.4 µs is the 36 KiB zeroed buffer the crate allocates
+//! per call; opening and reading a 4 KiB head from the page cache costs 10 to 36 µs.
 //!
 //! # Names `type:` takes ([`names`], [`Filter`])
 //! - A type's name: the crate's extension, lowercase (`pdf`, `png`, `elf`, `mp3`, `7z`, `docx`, `msi`), or
@@ -51,17 +60,25 @@
 //!    `.bak`, `.old`, `.db`, `.img`, `.raw`, `.iso`, …): never. There is no claim to disagree with, and an
 //!    extensionless executable is normal on Unix volumes.
 //! 2. An empty file: never.
-//! 3. A signature found: a mismatch when the extension is not the type's own, nor its container family's
+//! 3. A binary signature found: a mismatch when the extension is not the type's own, nor its container family's
 //!    (ZIP: `.docx` `.jar` `.apk` `.nupkg` …; OLE: `.doc` `.msi` `.msg` …; MZ: `.exe` `.dll` `.sys` `.ocx`
-//!    `.cpl` `.scr` `.efi` `.mui` …; ISO media: `.mp4` `.m4a` `.mov` …; Matroska, ASF, Ogg), nor, for a text
-//!    type, any text extension (`.svg`, `.xml`, `.html`, `.json`, `.csv`, sources, scripts). A `.jpg` that is a
-//!    PE image, a `.txt` that is a ZIP, a `.pdf` that is HTML, a `.doc` that is RTF all mismatch.
-//! 4. No signature and not text: a mismatch when the extension promises a signature in the head: `.exe`
+//!    `.cpl` `.scr` `.efi` `.mui` …; ISO media: `.mp4` `.m4a` `.mov` …; Matroska, ASF, Ogg). Text extensions
+//!    (`.txt`, `.csv`, `.json`, `.xml`, `.html`, sources, scripts) are claims too. A `.jpg` that is a PE image,
+//!    a `.txt` that is a ZIP, a `.ico` that is a PNG all mismatch.
+//! 4. Text (plain, or a text format: XML, HTML, SVG, scripts, RTF, …), no signature at all: a mismatch only
+//!    when the extension promises a signature in the head. Text has no signature, so it cannot contradict
+//!    `.svg`, `.xml`, `.json`, `.csv`, sources, nor the many short extensions that obscure binary formats also
+//!    use (`.it`, `.dot`, `.api`); a `.pdf` that is HTML, a `.doc` that is RTF, a `.exe` of zeros mismatch.
+//!    The extensions that promise a signature: `.exe`
 //!    `.dll` `.ocx` `.cpl` `.scr` `.efi` `.msi` `.pdf` `.png` `.jpg` `.jpeg` `.gif` `.bmp` `.tif` `.tiff` `.webp`
 //!    `.ico` `.psd` `.zip` `.gz` `.tgz` `.7z` `.rar` `.xz` `.bz2` `.zst` `.cab` `.docx` `.xlsx` `.pptx` `.odt`
 //!    `.ods` `.odp` `.epub` `.jar` `.apk` `.doc` `.xls` `.ppt` `.sqlite` `.sqlite3` `.mp4` `.m4a` `.mov` `.mkv`
 //!    `.webm` `.flac` `.wav` `.avi` `.ogg` `.class` `.lnk` `.chm` `.woff` `.woff2` `.deb` `.rpm`. Not `.mp3`
 //!    (junk may precede the first frame), `.so` (linker scripts are text), `.sys` (`pagefile.sys`), `.iso`.
+//!
+//! Over the first 50,000 files of this machine's `/usr/bin`, `/usr/lib`, `/usr/local`, `/usr/include` these
+//! rules flag three: two `favicon.ico` that are PNG images and glibc's `libmcheck.a`, an ELF object rather
+//! than an `ar` archive (`cargo run --release -p uffs-filetype --example cost -- /usr/lib`).
 
 mod curated;
 mod filter;
@@ -88,7 +105,11 @@ pub fn detect(head: &[u8]) -> Option<Type> {
     if head.is_empty() {
         return None;
     }
-    let plain_text = || text_encoding(head).and_then(|_| Type::of(FileFormat::PlainText));
+    let plain_text = || {
+        text::is_text(head)
+            .then(|| Type::of(FileFormat::PlainText))
+            .flatten()
+    };
     match FileFormat::from_bytes(head) {
         FileFormat::ArbitraryBinaryData | FileFormat::Empty => plain_text(),
         found => match Type::of(refine::refine(found, head)) {

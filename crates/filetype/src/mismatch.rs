@@ -30,11 +30,8 @@ fn rules() -> &'static Rules {
 
 fn build() -> Rules {
     let infos = &table().infos;
-    // Text formats accept each other's extensions and every extension of text files.
-    let mut text_extensions: Vec<&'static str> = curated::TEXT_EXTENSIONS.to_vec();
-    for ty in Type::all().filter(|t| t.is_text()) {
-        text_extensions.extend_from_slice(ty.extensions());
-    }
+    // Text extensions are claims too: a PE named `.txt` mismatches.
+    let mut known: HashSet<&'static str> = curated::TEXT_EXTENSIONS.iter().copied().collect();
     let mut family_extensions = Vec::new();
     for family in Family::ALL {
         let mut exts = family.extensions().to_vec();
@@ -51,12 +48,8 @@ fn build() -> Rules {
         family_extensions.push((family, exts));
     }
     let mut accepts = Vec::with_capacity(infos.len());
-    let mut known: HashSet<&'static str> = HashSet::new();
     for ty in Type::all() {
         let mut exts = ty.extensions().to_vec();
-        if ty.is_text() {
-            exts.extend_from_slice(&text_extensions);
-        }
         if let Some(family) = Family::of(ty.info().format) {
             if let Some((_, more)) = family_extensions.iter().find(|(f, _)| *f == family) {
                 exts.extend_from_slice(more);
@@ -80,11 +73,10 @@ fn build() -> Rules {
 /// 1. No extension, or one no type claims (`.1`, `.part`), or one of many unrelated formats (`.bin`, `.dat`,
 ///    `.tmp`, `.bak`, `.db`, `.img`, `.iso`, …): never a mismatch. There is no claim to disagree with.
 /// 2. An empty file: never (nothing was written yet).
-/// 3. A signature was found: a mismatch when the extension is not one of the type's, nor of its container
-///    family (ZIP, OLE, MZ executables, ISO media, Matroska, ASF, Ogg), nor, for a text type, any text
-///    extension.
-/// 4. No signature, not text: a mismatch when the extension promises a signature within the head (`.exe`,
-///    `.dll`, `.pdf`, `.png`, `.jpg`, `.zip`, `.docx`, `.msi`, …; see the crate docs for the list).
+/// 3. A binary signature found: a mismatch when the extension is not one of the type's, nor of its container
+///    family (ZIP, OLE, MZ executables, ISO media, Matroska, ASF, Ogg).
+/// 4. Text, or no signature at all: a mismatch when the extension promises a signature within the head
+///    (`.exe`, `.dll`, `.pdf`, `.png`, `.jpg`, `.zip`, `.docx`, `.msi`, …; see the crate docs for the list).
 pub fn mismatch(extension: &str, detected: Option<Type>, size: u64) -> Option<Mismatch> {
     if extension.is_empty() || size == 0 {
         return None;
@@ -95,7 +87,12 @@ pub fn mismatch(extension: &str, detected: Option<Type>, size: u64) -> Option<Mi
     if !rules.known.contains(ext) {
         return None;
     }
+    let promises = || curated::PROMISES_SIGNATURE.contains(&ext);
     match detected {
+        // Text carries no signature: it disagrees only with an extension that promises one.
+        Some(ty) if ty.is_text() => {
+            (promises() && !ty.extensions().contains(&ext)).then_some(Mismatch::Signature(ty))
+        }
         Some(ty) => {
             let accepts = &rules.accepts[ty.index()];
             accepts
@@ -103,9 +100,7 @@ pub fn mismatch(extension: &str, detected: Option<Type>, size: u64) -> Option<Mi
                 .is_err()
                 .then_some(Mismatch::Signature(ty))
         }
-        None => curated::PROMISES_SIGNATURE
-            .contains(&ext)
-            .then_some(Mismatch::NoSignature),
+        None => promises().then_some(Mismatch::NoSignature),
     }
 }
 
@@ -214,7 +209,7 @@ mod tests {
     }
 
     #[test]
-    fn text_formats_accept_text_extensions() {
+    fn text_mismatches_only_a_promised_signature() {
         let text = t(F::PlainText);
         for ext in [
             "txt", "csv", "json", "xml", "html", "svg", "c", "rs", "py", "ps1", "ini", "reg", "ts",
@@ -226,9 +221,13 @@ mod tests {
         assert_eq!(mismatch("svg", t(F::ExtensibleMarkupLanguage), 100), None);
         assert_eq!(mismatch("xml", t(F::ScalableVectorGraphics), 100), None);
         assert_eq!(mismatch("txt", t(F::ShellScript), 100), None);
-        // Text under a binary format's extension is not.
+        // Nor the extensions of obscure binary formats (Impulse Tracker `.it`, a Word template `.dot`).
+        assert_eq!(mismatch("it", text, 100), None);
+        assert_eq!(mismatch("dot", text, 100), None);
+        // Text under an extension that promises a signature is a mismatch.
         assert!(mismatch("exe", text, 100).is_some());
         assert!(mismatch("png", text, 100).is_some());
+        assert!(mismatch("pdf", t(F::HypertextMarkupLanguage), 100).is_some());
     }
 
     #[test]

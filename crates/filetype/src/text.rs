@@ -41,7 +41,36 @@ const UTF16_MIN_UNITS: usize = 4;
 
 /// Whether every byte of `head` may appear in 8-bit text (UTF-8 and the single-byte code pages alike).
 pub(crate) fn is_clean_text(head: &[u8]) -> bool {
-    head.iter().all(|&b| TEXT_BYTES[b as usize])
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = head.chunks_exact(8);
+    for word in &mut words {
+        let x = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        // Eight bytes at a time: any byte below 0x20 (the high bit of `x` excludes 0x80-0xFF), or 0x7F? Only
+        // then look at the bytes one by one, as text has a line feed every few dozen bytes.
+        let below_space = x.wrapping_sub(0x20 * LOW) & !x & HIGH;
+        let del = (x ^ (0x7F * LOW)).wrapping_sub(LOW) & !(x ^ (0x7F * LOW)) & HIGH;
+        if (below_space | del) != 0 && !word.iter().all(|&b| TEXT_BYTES[b as usize]) {
+            return false;
+        }
+    }
+    words.remainder().iter().all(|&b| TEXT_BYTES[b as usize])
+}
+
+/// Whether `head` is text in any encoding [`text_encoding`] knows, without telling which (cheaper: no UTF-8
+/// validation).
+pub(crate) fn is_text(head: &[u8]) -> bool {
+    if head.is_empty() {
+        return false;
+    }
+    if let Some(rest) = head.strip_prefix(b"\xFF\xFE") {
+        return utf16_is_text(rest, u16::from_le_bytes);
+    }
+    if let Some(rest) = head.strip_prefix(b"\xFE\xFF") {
+        return utf16_is_text(rest, u16::from_be_bytes);
+    }
+    // A UTF-8 byte order mark is text bytes itself.
+    is_clean_text(head) || looks_utf16le(head)
 }
 
 /// The text encoding of a file whose first bytes are `head`, or `None` when they are not text (or `head` is
@@ -139,6 +168,34 @@ mod tests {
             text_encoding(b"\xEF\xBB\xBFhi"),
             Some(TextEncoding::Utf8Bom)
         );
+    }
+
+    #[test]
+    fn word_at_a_time_check_agrees_with_the_table() {
+        for b in 0..=255u8 {
+            for at in 0..16 {
+                let mut head = *b"all text here, sixteen+";
+                head[at] = b;
+                assert_eq!(is_clean_text(&head), is_text_byte(b), "byte {b:#x} at {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn is_text_agrees_with_text_encoding() {
+        let samples: [&[u8]; 8] = [
+            b"",
+            b"hi",
+            b"h\xe9",
+            b"\xFF\xFEh\0",
+            b"\xFE\xFF\0h",
+            b"h\0i\0!\0?\0",
+            b"a\0b",
+            b"\xEF\xBB\xBFx",
+        ];
+        for s in samples {
+            assert_eq!(is_text(s), text_encoding(s).is_some(), "{s:?}");
+        }
     }
 
     #[test]
