@@ -38,9 +38,9 @@
 //! zipfile/sqlite3/wave/bz2, MinGW-w64) and a few by hand, and holds [`Type::mime`] to `file --mime-type` on
 //! each. Where they legitimately differ it lists why: file(1) splits ELF by `e_type` (uffs has one `elf`),
 //! calls UTF-16LE without a mark data, tells JSON and C from other text by content, and names an MSI from its
-//! SummaryInformation stream rather than its CLSID. `examples/cost.rs` prints the cost: 1.2 to 2.7 µs per file
+//! SummaryInformation stream rather than its CLSID. `examples/cost.rs` prints the cost: 1.2 to 2.9 µs per file
 //! on one core of this shared machine, of which about 0.4 µs is the 36 KiB zeroed buffer the crate allocates
-//! per call; opening and reading a 4 KiB head from the page cache costs 10 to 36 µs.
+//! per call; opening and reading a 4 KiB head from the page cache costs 8 to 36 µs.
 //!
 //! # Names `type:` takes ([`names`], [`Filter`])
 //! - A type's name: the crate's extension, lowercase (`pdf`, `png`, `elf`, `mp3`, `7z`, `docx`, `msi`), or
