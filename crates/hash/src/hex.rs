@@ -19,24 +19,42 @@ pub fn encode(bytes: &[u8]) -> String {
     String::from_utf8(out).expect("hex digits are ASCII")
 }
 
-fn digit(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
+/// Each byte's value as a hex digit (either case), or 0xFF: one load per digit where hash lists of tens of
+/// millions of lines are read.
+pub(crate) const VALUE: [u8; 256] = {
+    let mut t = [0xFF; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
     }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+
+/// Decodes hex digits from the start of `text` into `out` until `out` is full or a pair is not two digits;
+/// how many digits were decoded (always even).
+pub(crate) fn decode_prefix(text: &[u8], out: &mut [u8]) -> usize {
+    let mut n = 0;
+    for (pair, o) in text.chunks_exact(2).zip(out.iter_mut()) {
+        let (hi, lo) = (VALUE[pair[0] as usize], VALUE[pair[1] as usize]);
+        if (hi | lo) > 15 {
+            break;
+        }
+        *o = (hi << 4) | lo;
+        n += 2;
+    }
+    n
 }
 
 /// Decodes hex digits (either case) into `out`, which must be exactly half as long; `None` on any other byte.
 pub(crate) fn decode_into(hex: &[u8], out: &mut [u8]) -> Option<()> {
-    if hex.len() != out.len() * 2 {
-        return None;
-    }
-    for (pair, o) in hex.chunks_exact(2).zip(out.iter_mut()) {
-        *o = (digit(pair[0])? << 4) | digit(pair[1])?;
-    }
-    Some(())
+    (hex.len() == out.len() * 2 && decode_prefix(hex, out) == hex.len()).then_some(())
 }
 
 /// Decodes a whole string of hex digits (either case); `None` when it has an odd length or another character.

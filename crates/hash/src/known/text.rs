@@ -141,6 +141,17 @@ fn digest_of(hex_digits: &[u8]) -> ListLine<'_> {
     }
 }
 
+/// The common line, `HEX  NAME` (or `\\HEX  NAME`, or bare `HEX`), decoded in one pass into `out`: its
+/// algorithm, or `None` for any other line, which [`parse_list_line`] then reads (and explains if bad).
+fn fast_digest(line: &[u8], out: &mut [u8; 32]) -> Option<Algo> {
+    let body = line.strip_prefix(b"\\").unwrap_or(line);
+    let n = hex::decode_prefix(body, out);
+    match body.get(n) {
+        None | Some(b' ' | b'\t') => Algo::from_hex_len(n),
+        Some(_) => None,
+    }
+}
+
 /// Reads a hash list into `set`.
 pub(crate) fn load_list(
     r: &mut impl BufRead,
@@ -156,6 +167,11 @@ pub(crate) fn load_list(
         let line = if n == 1 { strip_bom(&buf) } else { &buf[..] };
         if !whole {
             tally.bad(n, format!("longer than {MAX_LINE} bytes"));
+            continue;
+        }
+        if let Some(a) = fast_digest(line, &mut bytes) {
+            set.push(a, &bytes[..a.byte_len()]);
+            tally.report.hashes += 1;
             continue;
         }
         match parse_list_line(line) {
@@ -366,6 +382,44 @@ mod tests {
         assert_eq!(
             hash(&format!("\\MD5 (a\\\\b) = {MD5}")),
             Some((Algo::Md5, MD5.into()))
+        );
+    }
+
+    #[test]
+    fn the_fast_path_agrees_with_the_full_parser() {
+        let lines = [
+            format!("{MD5}  a"),
+            format!("\\{SHA256}  a\\\\b"),
+            format!("{SHA1}\tx"),
+            SHA256.to_uppercase(),
+            "2d06800538d394c2".to_string(),
+            format!("{SHA256}0  too long"),
+            format!("{}  odd", &MD5[..31]),
+            format!("{MD5}*nospace"),
+            format!("SHA256 (x) = {SHA256}"),
+            "   ".to_string(),
+            String::new(),
+        ];
+        for line in &lines {
+            let mut out = [0u8; 32];
+            let fast = fast_digest(line.as_bytes(), &mut out);
+            match parse_list_line(line.as_bytes()) {
+                ListLine::Hash(a, digits) => {
+                    if let Some(f) = fast {
+                        assert_eq!(f, a, "{line:?}");
+                        assert_eq!(
+                            hex::encode(&out[..a.byte_len()]),
+                            String::from_utf8_lossy(digits).to_lowercase()
+                        );
+                    }
+                }
+                _ => assert_eq!(fast, None, "{line:?}"),
+            }
+        }
+        let mut out = [0u8; 32];
+        assert_eq!(
+            fast_digest(format!("{MD5}  a").as_bytes(), &mut out),
+            Some(Algo::Md5)
         );
     }
 
