@@ -117,7 +117,7 @@ fn main() {
         }
     });
     println!(
-        "{:<24} {:<7} {} ({threads} threads, one connection)",
+        "{:<24} {:<7} {} ({threads} threads)",
         "RDS (SQLite, by index)",
         "hits",
         per_lookup(hits.len(), t.elapsed())

@@ -17,7 +17,7 @@
 //! is refused with the index to create. The case of the stored hex is read from one row, not assumed.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -37,9 +37,9 @@ struct Column {
 }
 
 pub(crate) struct Rds {
-    /// One connection: rusqlite's connections are not shared between threads, and a lookup is microseconds
-    /// against the milliseconds of hashing the file it is for.
-    conn: Mutex<Connection>,
+    /// A connection per core: a connection serves one thread at a time, and with small files the lookups of every
+    /// hashing worker would otherwise queue on one.
+    conns: Vec<Mutex<Connection>>,
     columns: Vec<Column>,
     unindexed: Algos,
 }
@@ -116,8 +116,15 @@ impl Rds {
                 example: first,
             });
         }
+        let mut conns = vec![Mutex::new(conn)];
+        let cores = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_CONNECTIONS);
+        for _ in 1..cores {
+            conns.push(Mutex::new(connect(path)?));
+        }
         Ok(Rds {
-            conn: Mutex::new(conn),
+            conns,
             columns,
             unindexed,
         })
@@ -141,10 +148,40 @@ impl Rds {
         if col.upper {
             text.make_ascii_uppercase();
         }
-        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let conn = self.connection();
         let mut stmt = conn.prepare_cached(&col.sql)?;
         stmt.exists([text])
     }
+
+    /// A free connection, or the first one once it is free.
+    fn connection(&self) -> MutexGuard<'_, Connection> {
+        for c in &self.conns {
+            match c.try_lock() {
+                Ok(guard) => return guard,
+                Err(TryLockError::Poisoned(e)) => return e.into_inner(),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        self.conns[0].lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// At most this many connections, whatever the core count (each holds its own page cache).
+const MAX_CONNECTIONS: usize = 16;
+
+/// Each connection's page cache: enough for the upper levels of the index of a few hundred million rows, so
+/// a lookup reads few pages below them.
+const CACHE_KIB: i64 = 32 * 1024;
+
+fn connect(path: &Path) -> Result<Connection, Error> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags).map_err(sqlite_err(path))?;
+    // A negative cache_size is in KiB.
+    conn.pragma_update(None, "cache_size", -CACHE_KIB)
+        .map_err(sqlite_err(path))?;
+    Ok(conn)
 }
 
 /// Whether SQLite answers `sql` by searching an index rather than reading a whole table.
