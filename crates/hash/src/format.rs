@@ -21,7 +21,8 @@
 //!
 //! coreutils (`md5sum`, `sha1sum`, `sha256sum`, 9.1) write `HEX  NAME`. A name holding a backslash, a newline or
 //! a carriage return is escaped (`\\`, `\n`, `\r`) and the line then starts with a backslash, which tells
-//! `-c` to unescape it.
+//! `-c` to unescape it. `xxhsum -H3` (0.8.1) writes its XXH3 lines tagged, `XXH3 (NAME) = HEX`, since sixteen
+//! digits alone would read as XXH64, and writes the name unescaped.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -142,8 +143,7 @@ pub fn shell_prompt(invoked_from: &str) -> String {
     }
 }
 
-/// The lines of `md5sum`, `sha1sum`, `sha256sum` (and `xxhsum -H3`, whose lines have the same shape) for one
-/// algorithm.
+/// The lines of `md5sum`, `sha1sum`, `sha256sum` and `xxhsum -H3` for one algorithm.
 #[derive(Clone, Copy, Debug)]
 pub struct Sum {
     algo: Algo,
@@ -158,8 +158,20 @@ impl Sum {
         self.algo
     }
 
-    /// One file's line: `HEX  NAME`, or `\HEX  ESCAPED` for a name coreutils escapes.
+    /// One file's line: `HEX  NAME`, or `\HEX  ESCAPED` for a name coreutils escapes; for xxh3,
+    /// `XXH3 (NAME) = HEX` with the name as it is.
     pub fn write_file(&self, w: &mut impl Write, digests: &Digests, name: &[u8]) -> io::Result<()> {
+        if self.algo == Algo::Xxh3 {
+            let mut out = Vec::with_capacity(6 + name.len() + 4 + 16 + 1);
+            out.extend_from_slice(b"XXH3 (");
+            out.extend_from_slice(name);
+            out.extend_from_slice(b") = ");
+            if !digests.hex_into(self.algo, &mut out) {
+                return Err(missing(self.algo));
+            }
+            out.push(b'\n');
+            return w.write_all(&out);
+        }
         let (escaped, name) = sum_escape(name);
         let mut out = Vec::with_capacity(1 + 64 + 2 + name.len() + 1);
         if escaped {
@@ -301,6 +313,12 @@ mod tests {
         assert!(Sum::new(Algo::Md5)
             .write_file(&mut Vec::new(), &d, b"x")
             .is_err());
+        let mut out = Vec::new();
+        let x = Hasher::digest(Algo::Xxh3, b"");
+        Sum::new(Algo::Xxh3)
+            .write_file(&mut out, &x, b"a\\b\nc")
+            .unwrap();
+        assert_eq!(out, b"XXH3 (a\\b\nc) = 2d06800538d394c2\n");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! * [`algo`]: the algorithms (md5, sha1, sha256, xxh3) and the `--algo md5,sha256` lists naming them.
 //! * [`hasher`]: [`Hasher`] computes several digests of a stream in one pass; [`Digests`] holds them.
-//! * [`format`]: hashdeep's file format and md5sum/sha1sum/sha256sum lines, byte for byte as those tools write
+//! * [`format`](mod@format): hashdeep's file format and md5sum/sha1sum/sha256sum lines, byte for byte as those tools write
 //!   them, so `hashdeep -a -k` and `sha256sum -c` check what uffs wrote.
 //! * [`known`]: known-file sets (hash lists, hashdeep files, NIST NSRL RDS databases) and [`KnownSets`], which
 //!   says whether a file's digests are in any of them.

@@ -1,8 +1,8 @@
 //! uffs-hash's outputs against the tools they imitate, run on files this test writes: hashdeep's own output must
 //! equal ours byte for byte, and hashdeep must audit (`-a`) and match (`-m`) against a file we wrote;
 //! md5sum/sha1sum/sha256sum must print what we print, and `sha256sum -c` must accept our lines. The tools'
-//! outputs in turn must load as known-file sets that know every file. (hashdeep and coreutils come from
-//! scripts/setup.sh.)
+//! outputs in turn must load as known-file sets that know every file. Likewise `xxhsum -H3` for XXH3.
+//! (hashdeep, coreutils and xxhsum come from scripts/setup.sh.)
 
 use std::ffi::OsStr;
 use std::fs;
@@ -334,6 +334,72 @@ fn coreutils_print_what_we_print_and_check_it() {
 }
 
 #[test]
+fn xxhsum_prints_what_we_print_and_checks_it() {
+    let root = scratch("xxhsum");
+    let files = write_tree(&root.join("d"));
+    let names: Vec<PathBuf> = files
+        .iter()
+        .map(|f| f.strip_prefix(&root).unwrap().to_path_buf())
+        .collect();
+    let theirs = run(Command::new("xxhsum")
+        .arg("-H3")
+        .current_dir(&root)
+        .args(&names));
+    let mut ours = Vec::new();
+    for (f, name) in files.iter().zip(&names) {
+        Sum::new(Algo::Xxh3)
+            .write_file(
+                &mut ours,
+                &digests(f, Algo::Xxh3.into()),
+                name.as_os_str().as_bytes(),
+            )
+            .unwrap();
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs.stdout)
+    );
+    assert_eq!(ours, theirs.stdout);
+
+    let list = root.join("ours.xxh3");
+    fs::write(&list, &ours).unwrap();
+    let check = run(Command::new("xxhsum")
+        .current_dir(&root)
+        .arg("--strict")
+        .arg("-c")
+        .arg(&list));
+    let oks = check
+        .stdout
+        .split(|&b| b == b'\n')
+        .filter(|l| l.ends_with(b": OK"))
+        .count();
+    assert_eq!(
+        oks,
+        files.len(),
+        "xxhsum -c: {}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+
+    let set = KnownSet::open(&list).unwrap();
+    assert_eq!(set.algos(), Algos::from(Algo::Xxh3));
+    assert_eq!(set.report().bad_lines, 0);
+    for f in &files {
+        assert!(set.is_known(&digests(f, Algos::all())).unwrap(), "{f:?}");
+    }
+
+    // xxh64sum's lines are sixteen digits too, but not XXH3: refused, not misread.
+    let xxh64 = run(Command::new("xxhsum")
+        .arg("-H1")
+        .current_dir(&root)
+        .args(&names));
+    fs::write(root.join("theirs.xxh64"), &xxh64.stdout).unwrap();
+    let err = KnownSet::open(root.join("theirs.xxh64"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("XXH64 or XXH3"), "{err}");
+}
+
+#[test]
 fn known_sets_from_several_tools_mark_known_and_unknown() {
     let root = scratch("known");
     let dir = root.join("d");
@@ -373,7 +439,7 @@ fn a_text_set_on_disk_reports_its_bad_lines() {
     let root = scratch("bad-lines");
     let a = Hasher::digest(Algos::all(), b"a");
     let text = format!(
-        "{}  a\n# comment\ngarbage\n\n{}\nd41d8cd98f00b204e9800998ecf8427  short\n",
+        "{}  a\n# comment\ngarbage\n\nXXH3 (a) = {}\nd41d8cd98f00b204e9800998ecf8427  short\n",
         a.hex(Algo::Sha1).unwrap(),
         a.hex(Algo::Xxh3).unwrap()
     );

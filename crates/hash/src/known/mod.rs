@@ -2,10 +2,16 @@
 //! the files nobody has seen before, or flag the ones known to be bad.
 //!
 //! [`KnownSet::open`] tells a set's kind from its content, never its name:
-//! - an SQLite database is a NIST NSRL RDS (RDSv3), searched in place ([`rds`](self) has what is relied on);
+//! - an SQLite database is a NIST NSRL RDS (RDSv3), searched in place (below);
 //! - a text file whose first line is `%%%% HASHDEEP-1.0` is a hashdeep file, its columns named by its header;
-//! - any other text file is a hash list: md5sum/sha1sum/sha256sum lines, their BSD `--tag` form, or bare hex
-//!   digests one a line, each digest's algorithm told by its length.
+//! - any other text file is a hash list: md5sum/sha1sum/sha256sum lines, their BSD `--tag` form, `xxhsum -H3`
+//!   lines, or bare hex digests one a line, each digest's algorithm told by its length or its tag.
+//!
+//! An RDS is read through its `FILE` table (or view), whose `sha256`, `sha1` and `md5` columns hold upper-case
+//! hex, as NIST's published schema has it. Only columns SQLite can search by an index are offered
+//! ([`KnownSet::algos`]; the rest are [`KnownSet::unindexed`]): in NIST's current "minimal" sets the primary key
+//! starts with `sha256`, so that is the one. A database where no hash column has an index is refused, with the
+//! index to create, rather than read whole for every file.
 //!
 //! Text sets are read into memory as sorted arrays of fixed-size digests. A line that is not a hash is counted,
 //! and the first few are described with their line numbers in the set's [`LoadReport`]; a set with no valid

@@ -1,8 +1,9 @@
 //! Hash lists in text: md5sum/sha1sum/sha256sum lines (and their BSD `--tag` form), bare hex digests one a line,
 //! and hashdeep files. Read line by line into a [`MemorySet`]; a line that is not a hash is counted and skipped.
 //!
-//! A hash list's algorithm is read from each digest's length (32 md5, 40 sha1, 64 sha256, 16 xxh3), so one file
-//! may mix them. Blank lines and lines starting with `#` are skipped; a carriage return before the newline is
+//! A hash list's algorithm is read from each digest's length (32 md5, 40 sha1, 64 sha256), or from a tag line's
+//! tag (`MD5`, `SHA1`, `SHA256`, `XXH3`), so one file may mix them. XXH3 digests come only tagged, as
+//! `xxhsum -H3` writes them: sixteen bare digits could as well be XXH64 (`xxh64sum`), which uffs does not compute. Blank lines and lines starting with `#` are skipped; a carriage return before the newline is
 //! ignored. hashdeep files name their columns in their second line (`%%%% size,md5,sha256,filename`); their
 //! comment lines start with `#` as hashdeep's reader has it, and a second header further down (files joined with
 //! `cat`) starts new columns. Columns hashdeep has and uffs does not (tiger, whirlpool) are checked for hex and
@@ -101,21 +102,22 @@ pub(crate) fn parse_list_line(line: &[u8]) -> ListLine<'_> {
     }
     // coreutils starts a line with a backslash when it escaped the name; the digest follows either way.
     let body = t.strip_prefix(b"\\").unwrap_or(t);
-    if let Some(hash) = bsd_tag_digest(body) {
-        return digest_of(hash);
+    if let Some((tag, digits)) = bsd_tag(body) {
+        return tagged_digest(tag, digits);
     }
     let end = body
         .iter()
         .position(|&c| c == b' ' || c == b'\t')
         .unwrap_or(body.len());
-    digest_of(&body[..end])
+    untagged_digest(&body[..end])
 }
 
-/// The digest of a BSD tag line, `ALGO (NAME) = HEX`: the algorithm word, then ` (`, and ` = ` before the digest.
-fn bsd_tag_digest(body: &[u8]) -> Option<&[u8]> {
+/// A BSD tag line, `ALGO (NAME) = HEX`: the algorithm word and the digest.
+fn bsd_tag(body: &[u8]) -> Option<(&[u8], &[u8])> {
     let word = body.iter().position(|&c| c == b' ')?;
-    if word == 0
-        || !body[..word]
+    let tag = &body[..word];
+    if tag.is_empty()
+        || !tag
             .iter()
             .all(|c| c.is_ascii_alphanumeric() || *c == b'-' || *c == b'_')
     {
@@ -125,19 +127,34 @@ fn bsd_tag_digest(body: &[u8]) -> Option<&[u8]> {
         return None;
     }
     let eq = body.windows(4).rposition(|w| w == b") = ")?;
-    Some(&body[eq + 4..])
+    Some((tag, &body[eq + 4..]))
 }
 
-fn digest_of(hex_digits: &[u8]) -> ListLine<'_> {
+/// A tag line's digest: the tag names the algorithm (`MD5`, `SHA1`, `SHA256`, `XXH3`), the length must fit it.
+fn tagged_digest<'a>(tag: &[u8], digits: &'a [u8]) -> ListLine<'a> {
+    let tag = String::from_utf8_lossy(tag);
+    let Ok(algo) = tag.parse::<Algo>() else {
+        return ListLine::Bad(format!("{tag} is not an algorithm uffs computes"));
+    };
+    if digits.len() != algo.hex_len() || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return ListLine::Bad(format!("not a {algo} digest"));
+    }
+    ListLine::Hash(algo, digits)
+}
+
+/// A digest without a tag: its length says the algorithm. Sixteen digits are refused: xxh64sum writes them too,
+/// and `xxhsum -H3` tags its XXH3 lines (`XXH3 (NAME) = HEX`) for that reason.
+fn untagged_digest(hex_digits: &[u8]) -> ListLine<'_> {
     if !hex_digits.iter().all(u8::is_ascii_hexdigit) {
         return ListLine::Bad("not a digest: expected hex digits, then the name".to_string());
     }
     match Algo::from_hex_len(hex_digits.len()) {
+        Some(Algo::Xxh3) => ListLine::Bad(
+            "16 hex digits without a tag: XXH64 or XXH3? (XXH3 lines read `XXH3 (NAME) = HEX`, as xxhsum -H3 writes)"
+                .to_string(),
+        ),
         Some(a) => ListLine::Hash(a, hex_digits),
-        None => ListLine::Bad(format!(
-            "{} hex digits is no digest's length",
-            hex_digits.len()
-        )),
+        None => ListLine::Bad(format!("{} hex digits is no digest's length", hex_digits.len())),
     }
 }
 
@@ -146,9 +163,10 @@ fn digest_of(hex_digits: &[u8]) -> ListLine<'_> {
 fn fast_digest(line: &[u8], out: &mut [u8; 32]) -> Option<Algo> {
     let body = line.strip_prefix(b"\\").unwrap_or(line);
     let n = hex::decode_prefix(body, out);
-    match body.get(n) {
-        None | Some(b' ' | b'\t') => Algo::from_hex_len(n),
-        Some(_) => None,
+    match (body.get(n), Algo::from_hex_len(n)) {
+        (_, Some(Algo::Xxh3)) => None,
+        (None | Some(b' ' | b'\t'), algo) => algo,
+        _ => None,
     }
 }
 
@@ -372,8 +390,15 @@ mod tests {
         );
         assert_eq!(hash(&format!("  {MD5}\t")), Some((Algo::Md5, MD5.into())));
         assert_eq!(
-            hash("2d06800538d394c2  x"),
+            hash("XXH3 (x) = 2d06800538d394c2"),
             Some((Algo::Xxh3, "2d06800538d394c2".into()))
+        );
+        assert_eq!(hash("2d06800538d394c2  x"), None, "XXH64 or XXH3?");
+        assert_eq!(hash("XXH64 (x) = 2d06800538d394c2"), None);
+        assert_eq!(
+            hash(&format!("SHA1 (x) = {SHA256}")),
+            None,
+            "the tag and the length disagree"
         );
         assert_eq!(
             hash(&format!("SHA256 (a (b) = c) = {SHA256}")),
@@ -393,6 +418,7 @@ mod tests {
             format!("{SHA1}\tx"),
             SHA256.to_uppercase(),
             "2d06800538d394c2".to_string(),
+            "XXH3 (x) = 2d06800538d394c2".to_string(),
             format!("{SHA256}0  too long"),
             format!("{}  odd", &MD5[..31]),
             format!("{MD5}*nospace"),
