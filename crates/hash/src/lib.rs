@@ -107,3 +107,16 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    /// The command hashes on every core and checks each file against the sets from there.
+    #[test]
+    fn shared_across_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<crate::KnownSets>();
+        send_sync::<crate::Hasher>();
+        send_sync::<crate::Digests>();
+        send_sync::<crate::Error>();
+    }
+}
