@@ -99,6 +99,22 @@ impl Hashdeep {
         w.write_all(&out)
     }
 
+    /// The header as hashdeep run by this process would write it: the working directory, this user's prompt
+    /// and `command` (the command line, program name first).
+    pub fn write_header_here<S: AsRef<[u8]>>(
+        &self,
+        w: &mut impl Write,
+        command: &[S],
+    ) -> io::Result<()> {
+        let cwd = std::env::current_dir()?;
+        // hashdeep writes a Unix directory's bytes as they are, and a Windows one in UTF-8.
+        #[cfg(unix)]
+        let bytes = std::os::unix::ffi::OsStrExt::as_bytes(cwd.as_os_str()).to_vec();
+        #[cfg(not(unix))]
+        let bytes = cwd.to_string_lossy().into_owned().into_bytes();
+        self.write_header(w, &bytes, &shell_prompt(&cwd.to_string_lossy()), command)
+    }
+
     /// One file's line: `size,hash,…,name`.
     pub fn write_file(
         &self,

@@ -103,6 +103,23 @@ impl Hasher {
         d
     }
 
+    /// Feeds everything `reader` yields; how many bytes that was.
+    pub fn update_reader(&mut self, mut reader: impl std::io::Read) -> std::io::Result<u64> {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut total = 0u64;
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => return Ok(total),
+                Ok(n) => {
+                    self.update(&buf[..n]);
+                    total += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// The digests of `data` alone.
     pub fn digest(algos: impl Into<Algos>, data: &[u8]) -> Digests {
         let mut h = Hasher::new(algos);
@@ -229,6 +246,14 @@ mod tests {
             assert_eq!(alone.algos(), Algos::from(a));
             assert_eq!(all.get(a), alone.get(a), "{a}");
         }
+    }
+
+    #[test]
+    fn a_reader_is_fed_whole() {
+        let data = vec![7u8; 3 << 20 | 5];
+        let mut h = Hasher::new(Algos::all());
+        assert_eq!(h.update_reader(&data[..]).unwrap(), data.len() as u64);
+        assert_eq!(h.finish(), Hasher::digest(Algos::all(), &data));
     }
 
     #[test]

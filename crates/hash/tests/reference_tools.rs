@@ -175,6 +175,31 @@ fn hashdeep_prints_what_we_print() {
 }
 
 #[test]
+fn the_header_of_this_process_is_hashdeeps() {
+    let root = scratch("hashdeep-here");
+    let file = root.join("f");
+    fs::write(&file, b"f").unwrap();
+    // Run from this process's own working directory, as `write_header_here` assumes.
+    let theirs = run(Command::new("hashdeep").args(["-c", "md5"]).arg(&file));
+    let mut ours = Vec::new();
+    let hd = Hashdeep::new(Algo::Md5.into()).unwrap();
+    hd.write_header_here(
+        &mut ours,
+        &[
+            "hashdeep".as_bytes(),
+            b"-c",
+            b"md5",
+            file.as_os_str().as_bytes(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs.stdout[..ours.len()])
+    );
+}
+
+#[test]
 fn hashdeep_audits_and_matches_against_our_file() {
     let root = scratch("hashdeep-audit");
     let dir = root.join("d");
