@@ -216,7 +216,8 @@ fn the_demonstration_layout_without_an_index_is_refused() {
         Err(e @ Error::RdsUnindexed { .. }) => {
             let msg = e.to_string();
             assert!(
-                msg.contains("md5,sha1,sha256") && msg.contains("CREATE INDEX"),
+                msg.contains("md5,sha1,sha256")
+                    && msg.contains("CREATE INDEX FILE_sha256 ON FILE(sha256)"),
                 "{msg}"
             );
         }

@@ -53,13 +53,7 @@ fn sqlite_err(path: &Path) -> impl FnOnce(rusqlite::Error) -> Error + '_ {
 
 impl Rds {
     pub(crate) fn open(path: &Path) -> Result<Rds, Error> {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI,
-        )
-        .map_err(sqlite_err(path))?;
+        let conn = connect(path)?;
         let not_rds = |reason: String| Error::NotRds {
             path: path.to_path_buf(),
             reason,
@@ -109,7 +103,10 @@ impl Rds {
             ));
         }
         if columns.is_empty() {
-            let first = unindexed.iter().next().expect("a column is present");
+            let first = [Algo::Sha256, Algo::Sha1, Algo::Md5]
+                .into_iter()
+                .find(|&a| unindexed.contains(a))
+                .expect("a column is present");
             return Err(Error::RdsUnindexed {
                 path: path.to_path_buf(),
                 columns: unindexed,
@@ -174,9 +171,8 @@ const MAX_CONNECTIONS: usize = 16;
 const CACHE_KIB: i64 = 32 * 1024;
 
 fn connect(path: &Path) -> Result<Connection, Error> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
+    // No SQLITE_OPEN_URI: a path is a path, even one that starts with `file:`.
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(sqlite_err(path))?;
     // A negative cache_size is in KiB.
     conn.pragma_update(None, "cache_size", -CACHE_KIB)
