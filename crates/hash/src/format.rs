@@ -286,6 +286,18 @@ mod tests {
     }
 
     #[test]
+    fn the_prompt_is_hashdeeps() {
+        #[cfg(windows)]
+        assert_eq!(shell_prompt("C:\\cases"), "C:\\cases>");
+        #[cfg(unix)]
+        {
+            // SAFETY: geteuid takes no arguments and cannot fail.
+            let root = unsafe { libc::geteuid() } == 0;
+            assert_eq!(shell_prompt("/x"), if root { "#" } else { "$" });
+        }
+    }
+
+    #[test]
     fn hashdeep_lines_write_names_raw() {
         let d = Hasher::digest(Algos::all(), b"x");
         let mut out = Vec::new();

@@ -4,6 +4,8 @@
 //! outputs in turn must load as known-file sets that know every file. Likewise `xxhsum -H3` for XXH3.
 //! (hashdeep, coreutils and xxhsum come from scripts/setup.sh.)
 
+#![cfg(unix)]
+
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
