@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The Windows side of the test suite, run under Wine: cross-builds for x86_64-pc-windows-gnu and runs, as
 # Windows programs, uffs-hash's unit and RDS tests, the named-pipe unit tests of crates/daemon, the daemon's
-# end-to-end tests (crates/uffs/tests/daemon_windows.rs) and the live-drive tests (crates/uffs/tests/live_windows.rs, with drive
-# D: of the Wine prefix mapped to a loop device), then checks that a user who may not read the drive gets one
-# line and exit 2. scripts/setup.sh installs what it needs (wine64, the MinGW-w64 linker, the rustup target);
-# scripts/test.sh calls it after the Linux tests. Needs root (loop devices, a second user).
+# end-to-end tests (crates/uffs/tests/daemon_windows.rs) and the live-drive tests
+# (crates/uffs/tests/live_windows.rs, with drive D: of the Wine prefix mapped to a loop device), then checks
+# that a user who may not read the drive gets one line and exit 2. scripts/setup.sh installs what it needs
+# (wine64, the MinGW-w64 linker, the rustup target); scripts/test.sh calls it after the Linux tests. Needs
+# root (loop devices, a second user).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
