@@ -18,6 +18,8 @@
 //! file can carry it: hashdeep's own audit of such a file reports the file moved and the known one not found.
 //! The prompt in the command line is `#` for root and `$` for anyone else (`C:\dir>` on Windows), and a command
 //! line longer than hashdeep's 2048-byte line buffer wraps onto further `## ` lines where hashdeep wraps it.
+//! hashdeep reads lines through that same buffer, so it cannot read back a line longer than 2047 bytes (a
+//! path of some 1,900 bytes); it writes them all the same, and so does [`Hashdeep`].
 //!
 //! coreutils (`md5sum`, `sha1sum`, `sha256sum`, 9.1) write `HEX  NAME`. A name holding a backslash, a newline or
 //! a carriage return is escaped (`\\`, `\n`, `\r`) and the line then starts with a backslash, which tells

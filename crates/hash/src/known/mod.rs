@@ -13,7 +13,9 @@
 //! starts with `sha256`, so that is the one. A database where no hash column has an index is refused, with the
 //! index to create, rather than read whole for every file.
 //!
-//! Text sets are read into memory as sorted arrays of fixed-size digests. A line that is not a hash is counted,
+//! Text is read as bytes, UTF-8 or any ASCII-compatible encoding; a UTF-16 list (as PowerShell's `Out-File`
+//! writes by default) is refused as not text. Text sets are read into memory as sorted arrays of fixed-size
+//! digests. A line that is not a hash is counted,
 //! and the first few are described with their line numbers in the set's [`LoadReport`]; a set with no valid
 //! digest at all is an error.
 //!
