@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The Windows side of the test suite, run under Wine: cross-builds for x86_64-pc-windows-gnu and runs, as
-# Windows programs, the named-pipe unit tests of crates/daemon, the daemon's end-to-end tests
-# (crates/uffs/tests/daemon_windows.rs) and the live-drive tests (crates/uffs/tests/live_windows.rs, with drive
-# D: of the Wine prefix mapped to a loop device), then checks that a user who may not read the drive gets one
-# line and exit 2. scripts/setup.sh installs what it needs (wine64, the MinGW-w64 linker, the rustup target);
-# scripts/test.sh calls it after the Linux tests. Needs root (loop devices, a second user).
+# Windows programs, uffs-hash's unit and RDS tests, the named-pipe unit tests of crates/daemon, the daemon's
+# end-to-end tests (crates/uffs/tests/daemon_windows.rs) and the live-drive tests
+# (crates/uffs/tests/live_windows.rs, with drive D: of the Wine prefix mapped to a loop device), then checks
+# that a user who may not read the drive gets one line and exit 2. scripts/setup.sh installs what it needs
+# (wine64, the MinGW-w64 linker, the rustup target); scripts/test.sh calls it after the Linux tests. Needs
+# root (loop devices, a second user).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -73,6 +74,8 @@ cargo build --release -q -p uffs
 target/release/uffs export "$loop" --format csv -o target/live-d.csv
 export UFFS_TEST_LIVE_DRIVE=D: UFFS_TEST_LIVE_EXPORT="Z:${PWD//\//\\}\\target\\live-d.csv"
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=$wine
+# uffs-hash as a Windows program: its unit tests (hashdeep's prompt, formats, known sets) and the RDS tests (SQLite).
+cargo test --target "$target" -p uffs-hash --lib --test rds "$@"
 cargo test --target "$target" -p uffs-daemon "$@"
 cargo test --target "$target" -p uffs --test daemon_windows "$@"
 
