@@ -118,9 +118,10 @@ def looks_text(data):
     return True
 
 
-def text_pool(files, want, rng, min_size=2048):
-    """Up to `want` bytes of text files from the source list (path, bytes), in a seeded order."""
-    cands = [f for f in files if f[1] >= min_size and (f[0].startswith("/usr/share/") or f[0].startswith(
+def text_pool(files, want, rng, min_size=2048, max_size=MIB):
+    """Up to `want` bytes of text files from the source list (path, bytes), in a seeded order; none over
+    `max_size`, so that the pool is many files."""
+    cands = [f for f in files if min_size <= f[1] <= max_size and (f[0].startswith("/usr/share/") or f[0].startswith(
         "/usr/include/"))]
     rng.shuffle(cands)
     out, n = [], 0
@@ -343,9 +344,10 @@ def part_archives(vol, pool, sites, scale):
                 zi.compress_type = comp
                 z.writestr(zi, d)
         made[name] = buf.getvalue()
-    for name, mode in (("docs.tar", "w"), ("docs.tar.gz", "w:gz"), ("docs.tar.xz", "w:xz")):
+    for name, mode, opts in (("docs.tar", "w", {}), ("docs.tar.gz", "w:gz", {}), ("docs.tar.xz", "w:xz",
+                                                                                    {"preset": 1})):
         buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode=mode) as t:
+        with tarfile.open(fileobj=buf, mode=mode, **opts) as t:
             for m, d in members + [needle_member]:
                 ti = tarfile.TarInfo(m)
                 ti.size, ti.mtime = len(d), 1726574400
@@ -571,12 +573,13 @@ def totals(mnt):
 
 
 def fls_index(img):
-    """path -> inode number of every allocated name (fls -r -p -u)."""
+    """path -> inode number of every allocated file name (fls -r -p -u); a named stream is listed as
+    "path:name" too (with its file's inode), and so is a file whose name has a colon: count inodes, not names."""
     out = subprocess.run(["fls", "-r", "-p", "-u", img], capture_output=True, text=True, check=True).stdout
     idx = {}
     for line in out.splitlines():
         head, _, path = line.partition("\t")
-        if head.startswith("r/r") and ":" not in path:
+        if head.startswith("r/r"):
             idx["/" + path] = int(head.split()[-1].rstrip(":").split("-")[0])
     return idx
 
@@ -608,7 +611,7 @@ def istat_data(img, inum):
 def facts(img, sites):
     """Per kind, istat's account of the files holding it: the evidence that each kind is what it says."""
     idx = fls_index(img)
-    named = sum(1 for p in idx if not p.startswith("/$"))
+    named = len({i for p, i in idx.items() if not p.startswith("/$")})
     want = {
         "compressed": ["/compressed/needles/units.txt", "/compressed/needles/wide.txt"],
         "fragmented": sorted(p for p in idx if p.startswith("/fragmented/")),
@@ -699,9 +702,11 @@ def main():
     say(f"[select  ] {len(picked):,} of {len(files):,} files under {SOURCE}, {usr_bytes / 1e9:.3f} GB "
         f"(budget {budget / 1e9:.3f} GB, seed {args.seed}) in {time.time() - t_start:.1f}s")
     pool = text_pool(files, max(4 * MIB, int(48 * MIB * min(1, scale * 4))), random.Random(args.seed + 1))
+    say(f"[pool    ] {sum(len(d) for _, d in pool) / MIB:.0f} MiB of text to make files from, at {time.time() - t_start:.1f}s")
 
     # room for the data, the MFT (a 1 KiB record per file and then some) and free space to cut into holes
-    size = int(budget * 1.2 + 160 * MIB + 2 * 1024 * len(picked))
+    # (measured at full scale: the data took 2.45 GB of 2.69 GiB, 4 KiB clusters rounding up 37k small files)
+    size = int(budget * 1.3 + 256 * MIB + 4 * 1024 * len(picked))
     size = -(-size // (64 * MIB)) * 64 * MIB
     os.makedirs(os.path.dirname(out), exist_ok=True)
     stage = pick_stage_dir(SimpleNamespace(stage_dir=args.stage_dir), size)
@@ -733,13 +738,14 @@ def main():
         for e in vol.errors[:5]:
             say(f"           skipped {e}")
         part_compressed_extra(vol, pool, sites, scale)
+        t = time.time()
         counts["archives"] = {"files": 5, "bytes": part_archives(vol, pool, sites, scale)}
         counts["utf16"] = dict(zip(("files", "bytes"), part_utf16(vol, pool, sites, rng, scale)))
         counts["sparse"] = dict(zip(("files", "logical_bytes"), part_sparse(vol, pool, sites, scale)))
         counts["resident"] = dict(zip(("files", "bytes"), part_resident(vol, pool, sites, rng)))
         counts["empty"] = {"files": 40}
         counts["streams"] = dict(zip(("streams", "bytes"), part_streams(vol, pool, sites, rng)))
-        say(f"[extras  ] archives, utf16, sparse, resident, empty, streams done")
+        say(f"[extras  ] archives, utf16, sparse, resident, empty, streams in {time.time() - t:.1f}s")
         t = time.time()
         counts["fragmented"] = dict(zip(("files", "bytes"), part_fragmented(vol, pool, picked, sites, rng, scale,
                                                                             q)))
