@@ -14,9 +14,9 @@ before every run) and warm (after one untimed run), --runs times each; the media
   rg regex     rg -uuu --no-mmap -c REGEX MOUNT
   raw read     every file's data extents (TSK: fls -r -p, then istat -r per file; cached in IMG.extents.json),
                nearby ones merged, read with 8 MiB preads in ascending order, in this process
-  uffs ...     uffs hash --source IMG --algo sha256 [--format hashdeep], uffs grep LITERAL|REGEX --source IMG,
-               uffs index IMG -o F then uffs hash --index F: each skipped with a message while the command is
-               not there yet
+  uffs ...     uffs hash --source IMG --algo sha256 [--format hashdeep]; uffs index IMG -o F then
+               uffs hash --index F; uffs grep --binary -c LITERAL|REGEX --source IMG (--binary: binary files
+               searched too, as rg -uuu does): each skipped with a message while the command is not there yet
 
 The mount is read-only with streams_interface=xattr: the peers read files' unnamed data only (named streams are
 not files to them). MB/s is the volume's data bytes (the files' sizes, sparse holes included) over the time; the
@@ -177,7 +177,10 @@ def measure(name, fn, runs, cold):
 
 
 def uffs_has(cmd):
-    return subprocess.run([UFFS, cmd, "--help"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+    """Whether `uffs CMD --help` is the command's own help (without the command, clap takes CMD for a query and
+    prints the top-level help, exit 0)."""
+    p = subprocess.run([UFFS, cmd, "--help"], capture_output=True, text=True)
+    return p.returncode == 0 and re.search(rf"^Usage: uffs\S* {cmd}\b", p.stdout, re.M) is not None
 
 
 def count_lines(path):
@@ -281,8 +284,9 @@ def main():
             elif os.path.exists(UFFS):
                 for key, pat in (("uffs-grep", literal), ("uffs-grep-re", regex)):
                     add(key, f"uffs grep {'literal' if key == 'uffs-grep' else 'regex'}",
-                        f"uffs grep -c '{pat}' --source IMG",
-                        lambda pat=pat: run_timed([UFFS, "grep", "-c", pat, "--source", img], stdout=out, ok=(0, 1)))
+                        f"uffs grep --binary -c '{pat}' --source IMG",
+                        lambda pat=pat: run_timed([UFFS, "grep", "--binary", "-c", pat, "--source", img], stdout=out,
+                                                  ok=(0, 1)))
                     notes.append(f"uffs grep {pat!r}: {count_lines(out)} lines of output")
     finally:
         m.close()

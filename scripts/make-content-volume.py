@@ -275,7 +275,7 @@ def part_usr(vol, picked, sites, rng, scale, q):
         if len(hosts) == 6:
             break
     k = 0
-    for f in rng.sample(elfs, min(len(elfs), 12)):
+    for f in rng.sample(elfs, min(len(elfs), 400)):
         with open(f[0], "rb") as fh:
             if fh.read(4) == b"\x7fELF":
                 hosts[f[0]] = "binary"
@@ -804,8 +804,8 @@ def main():
             "counted in the file's own encoding (null for sparse islands); a UTF-16LE file's offset counts its BOM",
             "rg over an ntfs-3g mount sees the unnamed data only; named streams are read with getfattr -n user.NAME",
             "the stored zip and the plain tar show the needle; the deflated zip and the .tar.gz/.tar.xz do not",
-            "NEEDLE_REGEX matches every site of the ascii needle (and the cased/glued ones only if case-insensitive "
-            "or as substrings)",
+            "regex matches the sites of the ascii needle and, case-insensitively, of the cased one; not the glued "
+            "one (its 'x9' stands between the needle and ' kind=')",
         ],
         "rg_ascii_counts": got,
         "sites": sites.sites,
