@@ -321,8 +321,9 @@ def main():
     if ratios:
         print("\nratios (of this run's medians)")
         print_table(["", "cold", "warm"], ratios)
-    if "uffs-hash" not in t:
-        print("  uffs rows: not measured (uffs hash / grep not available yet)")
+    missing = [c for c, k in (("uffs hash", "uffs-hash"), ("uffs grep", "uffs-grep")) if k not in t]
+    if "uffs" in only and missing:
+        print(f"  not measured: {', '.join(missing)} (not available yet)")
     return 0
 
 
