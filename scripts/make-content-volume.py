@@ -263,7 +263,7 @@ def mark_compressed(host_dir):
 # The parts of the volume
 # ---------------------------------------------------------------------------
 
-def part_usr(vol, picked, sites, rng, scale, q):
+def part_usr(vol, picked, sites, rng, q):
     """The /usr sample; a few text files and binaries get a needle. A share of it goes under /compressed."""
     texts = [f for f in picked if 4096 < f[1] <= 4 * MIB and f[0].startswith(("/usr/share/", "/usr/include/"))]
     elfs = [f for f in picked if f[1] > 65536 and f[0].startswith(("/usr/bin/", "/usr/lib/"))]
@@ -477,7 +477,7 @@ def part_streams(vol, pool, sites, rng):
     return count + 1, n
 
 
-def part_fragmented(vol, pool, picked, sites, rng, scale, q):
+def part_fragmented(vol, pool, picked, sites, scale, q):
     """Cuts the free space into holes (fill it with files up to ENOSPC, delete every other one), writes the
     fragmented files into the holes, then deletes the rest of the filler. Done last, so nothing else lands in
     the holes."""
@@ -731,7 +731,7 @@ def main():
         proc = mount("ntfs-3g", img, mnt, MOUNT_OPTS)
         vol = Volume(mnt)
         t = time.time()
-        ncomp, cbytes = part_usr(vol, picked, sites, rng, scale, q)
+        ncomp, cbytes = part_usr(vol, picked, sites, rng, q)
         counts["usr"] = {"files": len(picked) - len(vol.errors), "bytes": usr_bytes,
                          "of_which_compressed_files": ncomp, "of_which_compressed_bytes": cbytes}
         say(f"[usr     ] {len(picked):,} files in {time.time() - t:.1f}s; {len(vol.errors)} skipped")
@@ -747,8 +747,7 @@ def main():
         counts["streams"] = dict(zip(("streams", "bytes"), part_streams(vol, pool, sites, rng)))
         say(f"[extras  ] archives, utf16, sparse, resident, empty, streams in {time.time() - t:.1f}s")
         t = time.time()
-        counts["fragmented"] = dict(zip(("files", "bytes"), part_fragmented(vol, pool, picked, sites, rng, scale,
-                                                                            q)))
+        counts["fragmented"] = dict(zip(("files", "bytes"), part_fragmented(vol, pool, picked, sites, scale, q)))
         say(f"[fragment] {counts['fragmented']['files']} files, {counts['fragmented']['bytes'] / MIB:.0f} MiB "
             f"in {time.time() - t:.1f}s")
         unmount(mnt, proc, q)
