@@ -1,4 +1,5 @@
-"""What the benchmark and soak scripts share: where the release build is, a private daemon, an MCP session.
+"""What the benchmark and soak scripts share: where the release build is, a private daemon, an MCP session, and
+timing helpers (a command's wall time, the median of runs, a cold page cache, a table).
 
     from benchlib import UFFS, PrivateDaemon, Mcp
 
@@ -6,11 +7,16 @@
         subprocess.run([UFFS, "*", "--count"], env=d.env)
         m = Mcp(d.env)                      # `uffs mcp` on stdio, initialized
         ms, found = m.search("kernel32.dll")
+
+    secs = median([run_timed(["rg", "x", "/mnt"], ok=(0, 1)) for _ in range(3)])
+    drop_caches()                           # the next read comes from the disk (root)
+    print_table(["tool", "s"], [["rg", f"{secs:.2f}"]])
 """
 
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -117,3 +123,43 @@ class Mcp:
             self.p.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             self.p.kill()
+
+
+def run_timed(cmd, env=None, stdout=None, ok=(0,)):
+    """Wall seconds of one run of `cmd` (an argv list, or a shell string run by sh), from start to exit. Output goes
+    to the file `stdout` (a path), or nowhere. An exit code outside `ok` stops the script with the command's
+    stderr."""
+    shell = isinstance(cmd, str)
+    out = open(stdout, "wb") if stdout else subprocess.DEVNULL
+    try:
+        t = time.perf_counter()
+        p = subprocess.run(cmd, shell=shell, env=env, stdout=out, stderr=subprocess.PIPE)
+        secs = time.perf_counter() - t
+    finally:
+        if stdout:
+            out.close()
+    if p.returncode not in ok:
+        sys.exit(f"{cmd if shell else ' '.join(cmd)}: exit {p.returncode}: {p.stderr.decode(errors='replace')[:500]}")
+    return secs
+
+
+def median(values):
+    return statistics.median(values)
+
+
+def drop_caches():
+    """Writes dirty pages back and empties the page cache, dentries and inodes, so the next read comes from the
+    disk (`sync; echo 3 > /proc/sys/vm/drop_caches`). Needs root."""
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as fh:
+        fh.write("3\n")
+
+
+def print_table(headers, rows, right=None):
+    """Prints rows (lists of strings) under headers, columns padded; columns after the first are right-aligned
+    unless `right` (a set of column numbers) says otherwise."""
+    right = set(range(1, len(headers))) if right is None else right
+    widths = [max(len(str(r[i])) for r in [headers] + rows) for i in range(len(headers))]
+    for r in [headers] + rows:
+        print("  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
+                        for i, (c, w) in enumerate(zip(r, widths))).rstrip())
