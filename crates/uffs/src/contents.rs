@@ -28,8 +28,15 @@ pub struct Selection {
 }
 
 /// Runs `req` where `place` says and opens the source to read the hits' contents from: an index file's source
-/// (it must be at hand) or the source itself. `what` names the command in messages.
-pub fn select(place: &Place, req: &SearchRequest, what: &str) -> Result<Selection> {
+/// (it must be at hand) or the source itself. NTFS's own files (`$MFT`, `$LogFile`, `$Extend/$UsnJrnl`, …) are
+/// left out unless `metafiles`: they are the file system, not files on it (a mount shows none of them).
+/// `what` names the command in messages.
+pub fn select(
+    place: &Place,
+    req: &SearchRequest,
+    metafiles: bool,
+    what: &str,
+) -> Result<Selection> {
     let expr = uffs_search::compile(req, now_filetime())?;
     let parts = match (&place.index, &place.source) {
         (Some(f), _) => crate::common::open_index_file(f)?,
@@ -55,7 +62,10 @@ pub fn select(place: &Place, req: &SearchRequest, what: &str) -> Result<Selectio
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let key = req.sort.map(uffs_query::SortKey::from);
     let (_, mut hits) = uffs_search::execute::hits(&refs, req, &expr, key)?;
-    hits.retain(|&(t, id)| refs[t].1.index().kind(id) != EntryKind::Directory);
+    hits.retain(|&(t, id)| {
+        let idx = refs[t].1.index();
+        idx.kind(id) != EntryKind::Directory && (metafiles || !is_metafile(idx, id))
+    });
     for (_, s) in &refs {
         if s.index().needs_check() {
             let ids: Vec<EntryId> = hits.iter().map(|h| h.1).collect();
@@ -86,6 +96,23 @@ pub fn select(place: &Place, req: &SearchRequest, what: &str) -> Result<Selectio
         source_spec: spec,
         hits,
     })
+}
+
+/// An NTFS metafile: records 0 to 15 (`$MFT` … `$Extend`, and those reserved), and what `$Extend` holds.
+fn is_metafile(idx: &uffs_index::Index, id: EntryId) -> bool {
+    const EXTEND: u32 = 11;
+    let mut at = id;
+    for _ in 0..64 {
+        if idx.record(at) < 16 && idx.flags(at) & flags::SYNTHETIC == 0 && at != idx.root() {
+            return idx.record(at) != 5 && (at == id || idx.record(at) == EXTEND);
+        }
+        let up = idx.parent(at);
+        if up == at || up == idx.root() {
+            return false;
+        }
+        at = up;
+    }
+    false
 }
 
 /// The volume (its position in the source) of target `t`: a volume's parts (an index and its delta) are

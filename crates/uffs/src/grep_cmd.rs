@@ -78,6 +78,9 @@ pub struct GrepArgs {
     /// Include named data streams (`file:stream`).
     #[arg(long)]
     pub streams: bool,
+    /// Include NTFS's own files ($MFT, $LogFile, $Extend/$UsnJrnl, ...), which a mount does not show.
+    #[arg(long)]
+    pub metafiles: bool,
 }
 
 impl GrepArgs {
@@ -133,7 +136,7 @@ pub fn run(a: GrepArgs) -> Result<bool> {
     let mut req = SearchRequest::new(query);
     req.deleted = a.deleted;
     req.streams = a.streams;
-    let sel = contents::select(&place, &req, "grep")?;
+    let sel = contents::select(&place, &req, a.metafiles, "grep")?;
     let refs: Vec<(&str, &Searcher)> = sel.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let out = Mutex::new((
         std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),

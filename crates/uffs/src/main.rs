@@ -15,8 +15,9 @@ mod docs_examples;
 mod drives;
 mod du_cmd;
 mod dupes_cmd;
-mod grep_cmd;
 mod export;
+mod grep_cmd;
+mod hash_cmd;
 mod info;
 mod journal_cmd;
 mod man_page;
@@ -152,6 +153,13 @@ enum Command {
         after_help = "EXAMPLES:\n  uffs dupes --source /dev/sdb1 --min-size 1m\n  uffs dupes ext:jpg --index d.uffs --format csv -o dupes.csv\n  uffs dupes --index d.uffs --by size        (no reading: same size only)\n  uffs dupes --index d.uffs --by name        (same name and size)"
     )]
     Dupes(dupes_cmd::DupesArgs),
+    /// Hashes of the files a query selects (md5, sha1, sha256, xxh3), read from the volume in disk order on
+    /// every core: sha256sum lines, hashdeep's format, or csv/jsonl/parquet/table with path and size; --known
+    /// marks files against hash sets (hash lists, hashdeep files, NSRL RDS) and --unknown keeps the rest.
+    #[command(
+        after_help = "EXAMPLES:\n  uffs hash ext:exe --source /dev/sdb1                   (sha256sum lines)\n  uffs hash --index d.uffs --hashdeep --algo md5,sha256 > known.hashdeep\n  hashdeep -k known.hashdeep -a -r /mnt/d               (hashdeep audits what uffs wrote)\n  uffs hash --index d.uffs --known NSRLFile.db --unknown  (what NSRL does not know)\n  uffs hash 'path:\\Windows' --index d.uffs --algo md5,sha1 --format parquet -o hashes.parquet"
+    )]
+    Hash(hash_cmd::HashArgs),
     /// Lines matching a pattern in the files a query selects, with ripgrep's manners (path:line:text, -l, -c,
     /// -i, -w, -F, -e, -C N; binary files skipped unless --binary; UTF-16 by its BOM or --utf16), read from the
     /// volume in disk order on every core. Exit status as rg's: 0 a match, 1 none, 2 an error.
@@ -558,6 +566,7 @@ fn main() -> ExitCode {
         Command::Mcp(a) => mcp_cmd::run(&a),
         Command::Serve(a) => serve_cmd::run(a),
         Command::Dupes(a) => dupes_cmd::run(a).map(|_| ()),
+        Command::Hash(a) => hash_cmd::run(a).map(|_| ()),
         Command::Grep(a) => match grep_cmd::run(a) {
             // As rg: 1 when nothing matched.
             Ok(false) => return ExitCode::from(1),

@@ -34,11 +34,32 @@ pub struct Mounted {
 impl Mounted {
     pub fn new(image: &Path, dir: &Path) -> Mounted {
         fs::create_dir_all(dir).unwrap();
-        run_ok(
-            Command::new("ntfs-3g")
+        // The ntfs-3g of a mount just taken down may not have closed the image yet (it exits after umount
+        // returns): "already exclusively opened", exit status 16, for a moment.
+        for _ in 0..50 {
+            let busy = Command::new("ntfs-3g")
                 .arg(image)
                 .arg(dir)
-                .args(["-o", "streams_interface=windows"]),
+                .args(["-o", "streams_interface=windows"])
+                .output()
+                .unwrap()
+                .status
+                .code()
+                == Some(16);
+            if !busy {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(
+            Command::new("mountpoint")
+                .arg("-q")
+                .arg(dir)
+                .status()
+                .unwrap()
+                .success(),
+            "ntfs-3g did not mount {}",
+            image.display()
         );
         Mounted {
             image: image.to_path_buf(),
