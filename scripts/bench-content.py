@@ -14,7 +14,7 @@ before every run) and warm (after one untimed run), --runs times each; the media
   rg regex     rg -uuu --no-mmap -c REGEX MOUNT
   raw read     every file's data extents (TSK: fls -r -p, then istat -r per file; cached in IMG.extents.json),
                nearby ones merged, read with 8 MiB preads in ascending order, in this process
-  uffs ...     uffs hash --source IMG --algo sha256 [--format hashdeep]; uffs index IMG -o F then
+  uffs ...     uffs hash --source IMG --algo sha256 [--hashdeep]; uffs index IMG -o F then
                uffs hash --index F; uffs grep --binary -c LITERAL|REGEX --source IMG (--binary: binary files
                searched too, as rg -uuu does): each skipped with a message while the command is not there yet
 
@@ -271,8 +271,8 @@ def main():
                 add("uffs-hash", "uffs hash", "uffs hash --source IMG --algo sha256",
                     lambda: run_timed([UFFS, "hash", "--source", img, "--algo", "sha256"], stdout=out))
                 notes.append(f"uffs hash: {count_lines(out):,} lines")
-                add("uffs-hashdeep", "uffs hash (hashdeep)", "uffs hash --source IMG --algo sha256 --format hashdeep",
-                    lambda: run_timed([UFFS, "hash", "--source", img, "--algo", "sha256", "--format", "hashdeep"],
+                add("uffs-hashdeep", "uffs hash (hashdeep)", "uffs hash --source IMG --algo sha256 --hashdeep",
+                    lambda: run_timed([UFFS, "hash", "--source", img, "--algo", "sha256", "--hashdeep"],
                                       stdout=out))
                 idx = os.path.join(tmp, "content.uffs")
                 subprocess.run([UFFS, "index", img, "-o", idx], check=True, stdout=subprocess.DEVNULL,

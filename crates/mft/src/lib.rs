@@ -1,6 +1,7 @@
 //! Opens NTFS sources and turns their MFT into an index.
 //!
-//! * [`content`]: a file's data streams located and read (resident, runs, sparse, compressed), for `uffs cat`.
+//! * [`content`]: a file's data streams located and read (resident, runs, sparse, compressed), for `uffs cat`;
+//!   [`content::many`] reads many files' data in volume order on every core (`uffs hash`, `uffs grep`).
 //! * [`fault`]: fault injection for the end-to-end fault tests (`UFFS_FAULT_INJECT`).
 //! * [`device`]: positional reads from a file, image or block device, optionally windowed to a partition.
 //! * [`container`]: images that hold a disk or volume in another layout, read as that disk: split raw, EWF (E01),

@@ -3,7 +3,7 @@
 //!
 //! Reading files one at a time, each with its own small reads, costs a seek and a system call per file and
 //! leaves the other cores idle. [`plan`] opens every wanted stream (its record and runlist, as
-//! [`open_stream`](super::open_stream) does) and orders them by where their data starts on the volume; files
+//! [`open_stream`] does) and orders them by where their data starts on the volume; files
 //! whose data lies close together (holes of at most [`Options::gap`]) are grouped into one read of at most
 //! [`Options::window`] bytes. [`Plan::read`] then runs workers on every core: each takes the next group in
 //! volume order, reads it with one large read (several groups are in flight, one per worker) and hands each
