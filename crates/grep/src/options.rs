@@ -50,7 +50,10 @@ impl Default for Options {
 impl Options {
     /// One pattern, everything else `rg`'s default.
     pub fn new(pattern: impl Into<String>) -> Options {
-        Options { patterns: vec![pattern.into()], ..Options::default() }
+        Options {
+            patterns: vec![pattern.into()],
+            ..Options::default()
+        }
     }
 
     /// The query term `content:TEXT` (Everything's), with its modifiers: `case:` (match case; off by default, so
@@ -87,12 +90,12 @@ pub enum Output {
 }
 
 impl Output {
-    /// The output that `rg`'s flags ask for: `-l` wins over `-c`.
+    /// The output that `rg`'s flags ask for: `-c` wins over `-l`, as in rg 13 (rg 14 takes the last one given).
     pub fn from_flags(count: bool, files_with_matches: bool) -> Output {
-        if files_with_matches {
-            Output::FilesWithMatches
-        } else if count {
+        if count {
             Output::Count
+        } else if files_with_matches {
+            Output::FilesWithMatches
         } else {
             Output::Lines
         }

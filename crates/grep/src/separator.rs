@@ -35,7 +35,11 @@ impl FileSeparator {
         let options = grep.options();
         let context = options.before_context > 0 || options.after_context > 0;
         let separator = (context && options.output == Output::Lines).then_some(&b"--\n"[..]);
-        FileSeparator { separator, single_threaded, written: false }
+        FileSeparator {
+            separator,
+            single_threaded,
+            written: false,
+        }
     }
 
     /// Writes one file's output (what `search_*` appended for it, and what it found) with the separator before it.

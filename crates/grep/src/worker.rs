@@ -28,8 +28,8 @@ pub struct Grep {
 struct Inner {
     options: Options,
     matcher: RegexMatcher,
-    /// Configured once; each worker clones it (and so gets its own line buffer).
-    searcher: Searcher,
+    /// Configured once; each worker builds its own searcher (and line buffer) from it.
+    searcher: SearcherBuilder,
 }
 
 impl Grep {
@@ -69,11 +69,18 @@ impl Grep {
                 builder.bom_sniffing(false);
             }
             Some(label) => {
-                let encoding = Encoding::new(label).map_err(|_| Error::Encoding(label.to_string()))?;
+                let encoding =
+                    Encoding::new(label).map_err(|_| Error::Encoding(label.to_string()))?;
                 builder.encoding(Some(encoding));
             }
         }
-        Ok(Grep { inner: Arc::new(Inner { options: options.clone(), matcher, searcher: builder.build() }) })
+        Ok(Grep {
+            inner: Arc::new(Inner {
+                options: options.clone(),
+                matcher,
+                searcher: builder,
+            }),
+        })
     }
 
     /// The options this search was made from.
@@ -86,7 +93,11 @@ impl Grep {
     pub fn worker(&self) -> Worker {
         let options = &self.inner.options;
         let mut lines = StandardBuilder::new();
-        lines.heading(false).path(true).separator_search(None).separator_context(Some(b"--".to_vec()));
+        lines
+            .heading(false)
+            .path(true)
+            .separator_search(None)
+            .separator_context(Some(b"--".to_vec()));
         let mut summary = SummaryBuilder::new();
         summary
             .kind(match options.output {
@@ -99,7 +110,7 @@ impl Grep {
         Worker {
             grep: self.clone(),
             matcher: self.inner.matcher.clone(),
-            searcher: self.inner.searcher.clone(),
+            searcher: self.inner.searcher.build(),
             lines: lines.build_no_color(Vec::new()),
             summary: summary.build_no_color(Vec::new()),
         }
@@ -153,7 +164,12 @@ impl<R: Read> Source<'_, R> {
 
 impl Worker {
     /// Searches one file held in memory, appending to `out` what `rg` prints for it, with `path` as its name.
-    pub fn search_slice(&mut self, path: &str, bytes: &[u8], out: &mut Vec<u8>) -> Result<Found, Error> {
+    pub fn search_slice(
+        &mut self,
+        path: &str,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<Found, Error> {
         if self.slice_as_reader(bytes) {
             self.search(path, Source::Reader(bytes), out)
         } else {
@@ -163,7 +179,12 @@ impl Worker {
 
     /// Searches one file read from `reader` to its end, appending to `out` what `rg` prints for it. On a read
     /// error, `out` keeps what was printed before it.
-    pub fn search_reader(&mut self, path: &str, reader: impl Read, out: &mut Vec<u8>) -> Result<Found, Error> {
+    pub fn search_reader(
+        &mut self,
+        path: &str,
+        reader: impl Read,
+        out: &mut Vec<u8>,
+    ) -> Result<Found, Error> {
         self.search(path, Source::Reader(FullReads::new(reader)), out)
     }
 
@@ -198,13 +219,21 @@ impl Worker {
         Ok(sink.matched)
     }
 
-    fn search<R: Read>(&mut self, path: &str, source: Source<'_, R>, out: &mut Vec<u8>) -> Result<Found, Error> {
+    fn search<R: Read>(
+        &mut self,
+        path: &str,
+        source: Source<'_, R>,
+        out: &mut Vec<u8>,
+    ) -> Result<Found, Error> {
         let start = out.len();
         let (result, mut found) = match self.grep.inner.options.output {
             Output::Lines => {
                 // The printer writes into the caller's buffer, lent to it for this one file.
                 std::mem::swap(self.lines.get_mut().get_mut(), out);
-                let mut sink = Counted { inner: self.lines.sink_with_path(&self.matcher, path), lines: 0 };
+                let mut sink = Counted {
+                    inner: self.lines.sink_with_path(&self.matcher, path),
+                    lines: 0,
+                };
                 let result = source.search(&mut self.searcher, &self.matcher, &mut sink);
                 let found = Found {
                     matched: sink.inner.has_match(),
@@ -218,7 +247,10 @@ impl Worker {
             }
             Output::Count | Output::FilesWithMatches => {
                 std::mem::swap(self.summary.get_mut().get_mut(), out);
-                let mut sink = Counted { inner: self.summary.sink_with_path(&self.matcher, path), lines: 0 };
+                let mut sink = Counted {
+                    inner: self.summary.sink_with_path(&self.matcher, path),
+                    lines: 0,
+                };
                 let result = source.search(&mut self.searcher, &self.matcher, &mut sink);
                 let matched = sink.inner.has_match();
                 let found = Found {
@@ -233,8 +265,10 @@ impl Worker {
             }
         };
         result?;
-        if let (Some(offset), Output::Lines) = (found.binary_offset, self.grep.inner.options.output) {
-            found.only_binary_message = out[start..] == binary_message(path, offset, self.grep.inner.options.binary);
+        if let (Some(offset), Output::Lines) = (found.binary_offset, self.grep.inner.options.output)
+        {
+            found.only_binary_message =
+                out[start..] == binary_message(path, offset, self.grep.inner.options.binary);
         }
         Ok(found)
     }
@@ -262,7 +296,10 @@ struct FullReads<R> {
 
 impl<R> FullReads<R> {
     fn new(reader: R) -> FullReads<R> {
-        FullReads { reader, error: None }
+        FullReads {
+            reader,
+            error: None,
+        }
     }
 }
 
@@ -291,6 +328,15 @@ impl<R: Read> Read for FullReads<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `Grep` goes to every thread; a `Worker` may move to one.
+    #[test]
+    fn grep_is_shared_and_worker_sent() {
+        fn shared<T: Send + Sync>() {}
+        fn sent<T: Send>() {}
+        shared::<Grep>();
+        sent::<Worker>();
+    }
 
     /// A reader that returns at most 7 bytes a call, then fails.
     struct Dribble<'a>(&'a [u8], bool);
@@ -321,7 +367,9 @@ mod tests {
     #[test]
     fn a_reader_that_dribbles_prints_as_a_slice_does() {
         let mut text = b"foo 1\n".to_vec();
-        text.extend(std::iter::repeat_n(b"y".repeat(79).into_iter().chain([b'\n']), 2000).flatten());
+        text.extend(
+            std::iter::repeat_n(b"y".repeat(79).into_iter().chain([b'\n']), 2000).flatten(),
+        );
         text.extend(b"foo 2\n\0foo 3\n");
         let grep = Grep::new(&Options::new("foo")).unwrap();
         let mut w = grep.worker();
@@ -330,14 +378,20 @@ mod tests {
         let fb = w.search_reader("f", Dribble(&text, false), &mut b).unwrap();
         assert_eq!(a, b);
         assert_eq!(fa, fb);
-        assert!(a.starts_with(b"f:1:foo 1\nf: WARNING: stopped searching binary file after match"), "{a:?}");
+        assert!(
+            a.starts_with(b"f:1:foo 1\nf: WARNING: stopped searching binary file after match"),
+            "{a:?}"
+        );
     }
 
     #[test]
     fn a_read_error_is_returned() {
         let grep = Grep::new(&Options::new("foo")).unwrap();
         let mut out = Vec::new();
-        let e = grep.worker().search_reader("f", Dribble(b"foo\n", true), &mut out).unwrap_err();
+        let e = grep
+            .worker()
+            .search_reader("f", Dribble(b"foo\n", true), &mut out)
+            .unwrap_err();
         assert!(matches!(e, Error::Io(_)), "{e}");
     }
 }
