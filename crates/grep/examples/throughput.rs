@@ -262,7 +262,7 @@ fn text(size: usize) -> Vec<u8> {
         let start = v.len();
         while v.len() - start < width {
             let r = rng.next();
-            let word = if r % 200_000 == 0 {
+            let word = if r.is_multiple_of(200_000) {
                 "Sherlock"
             } else {
                 WORDS[(r >> 20) as usize % WORDS.len()]
@@ -284,7 +284,7 @@ fn binary(size: usize) -> Vec<u8> {
     let mut v = Vec::with_capacity(size + 4);
     while v.len() < size {
         let r = rng.next();
-        if r % 12 == 0 {
+        if r.is_multiple_of(12) {
             v.extend(std::iter::repeat_n(0, 1 + (r >> 40) as usize % 4));
         } else {
             v.push((r >> 32) as u8 | 1);

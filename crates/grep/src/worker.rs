@@ -17,6 +17,9 @@ use termcolor::NoColor;
 use crate::sink::{Counted, FirstMatch};
 use crate::{Binary, Error, Options, Output};
 
+/// The largest file after which a worker's searcher keeps its buffer (see `Worker::refresh`).
+const FRESH_MAX: u64 = 32 << 10;
+
 /// The largest slice searched in place (see `Worker::slice_as_reader`).
 const IN_PLACE_MAX: usize = 1 << 20;
 
@@ -33,6 +36,8 @@ struct Inner {
     matcher: RegexMatcher,
     /// Configured once; each worker builds its own searcher (and line buffer) from it.
     searcher: SearcherBuilder,
+    /// How `is_match_*` treats NUL bytes (see `Grep::probe_binary`).
+    probe_binary: Binary,
 }
 
 impl Grep {
@@ -61,11 +66,7 @@ impl Grep {
             .before_context(options.before_context)
             .after_context(options.after_context)
             .memory_map(grep_searcher::MmapChoice::never())
-            .binary_detection(match options.binary {
-                Binary::Skip => BinaryDetection::quit(0),
-                Binary::Search => BinaryDetection::convert(0),
-                Binary::Text => BinaryDetection::none(),
-            });
+            .binary_detection(detection(options.binary));
         match options.encoding.as_deref() {
             None | Some("auto") => {}
             Some("none") => {
@@ -77,13 +78,28 @@ impl Grep {
                 builder.encoding(Some(encoding));
             }
         }
+        let probe_binary = Grep::probe_binary(options);
         Ok(Grep {
             inner: Arc::new(Inner {
                 options: options.clone(),
                 matcher,
                 searcher: builder,
+                probe_binary,
             }),
         })
+    }
+
+    /// How `is_match_*` treats NUL bytes: as the options say, except that fixed strings in a file searched whole
+    /// (`--binary`) are looked for without turning each NUL into a line end first. The answer is the same (no
+    /// string holds a NUL or a line end, and either one is a non-word character for `-w`), and on a binary file the
+    /// search runs at the speed of text instead of stopping at every run of NULs.
+    fn probe_binary(options: &Options) -> Binary {
+        let fixed = options.fixed_strings && options.patterns.iter().all(|p| !p.contains('\0'));
+        if options.binary == Binary::Search && fixed {
+            Binary::Text
+        } else {
+            options.binary
+        }
     }
 
     /// The options this search was made from.
@@ -114,6 +130,7 @@ impl Grep {
             grep: self.clone(),
             matcher: self.inner.matcher.clone(),
             searcher: self.inner.searcher.build(),
+            stale: false,
             lines: lines.build_no_color(Vec::new()),
             summary: summary.build_no_color(Vec::new()),
         }
@@ -141,6 +158,8 @@ pub struct Worker {
     grep: Grep,
     matcher: RegexMatcher,
     searcher: Searcher,
+    /// The last file may have grown the searcher's buffer (see `Worker::refresh`).
+    stale: bool,
     lines: Standard<NoColor<Vec<u8>>>,
     summary: Summary<NoColor<Vec<u8>>>,
 }
@@ -148,19 +167,26 @@ pub struct Worker {
 /// Where a file's bytes come from.
 enum Source<'a, R> {
     Slice(&'a [u8]),
-    Reader(R),
+    Reader(FullReads<R>),
 }
 
 impl<R: Read> Source<'_, R> {
+    /// Searches the bytes, and says how many there were (or were read before an error).
     fn search<S: Sink<Error = io::Error>>(
         self,
         searcher: &mut Searcher,
         matcher: &RegexMatcher,
         sink: S,
-    ) -> io::Result<()> {
+    ) -> (io::Result<()>, u64) {
         match self {
-            Source::Slice(bytes) => searcher.search_slice(matcher, bytes, sink),
-            Source::Reader(reader) => searcher.search_reader(matcher, reader, sink),
+            Source::Slice(bytes) => (
+                searcher.search_slice(matcher, bytes, sink),
+                bytes.len() as u64,
+            ),
+            Source::Reader(mut reader) => (
+                searcher.search_reader(matcher, &mut reader, sink),
+                reader.total,
+            ),
         }
     }
 }
@@ -173,8 +199,8 @@ impl Worker {
         bytes: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<Found, Error> {
-        if self.slice_as_reader(bytes) {
-            self.search(path, Source::Reader(bytes), out)
+        if self.slice_as_reader(bytes, self.grep.inner.options.binary) {
+            self.search(path, Source::Reader(FullReads::new(bytes)), out)
         } else {
             self.search(path, Source::<&[u8]>::Slice(bytes), out)
         }
@@ -193,8 +219,8 @@ impl Worker {
 
     /// Whether any line of the file in memory matches (what `rg -l` says), stopping at the first.
     pub fn is_match_slice(&mut self, bytes: &[u8]) -> Result<bool, Error> {
-        if self.slice_as_reader(bytes) {
-            self.is_match(Source::Reader(bytes))
+        if self.slice_as_reader(bytes, self.grep.inner.probe_binary) {
+            self.is_match(Source::Reader(FullReads::new(bytes)))
         } else {
             self.is_match(Source::<&[u8]>::Slice(bytes))
         }
@@ -216,14 +242,36 @@ impl Worker {
     /// stretch of memory twice for each match (a rare literal over 128 MiB: 4.0 GB/s in place, 7.0 through the
     /// reader). Up to 1 MiB, in place is the faster by the copy it saves (`examples/throughput.rs`: 64 KiB files
     /// 4.0 against 2.9 GB/s, 1 MiB 4.1 against 3.0, 4 MiB 2.6 against 3.1).
-    fn slice_as_reader(&self, bytes: &[u8]) -> bool {
-        bytes.len() > IN_PLACE_MAX
-            || self.grep.inner.options.binary != Binary::Text && memchr::memchr(0, bytes).is_some()
+    fn slice_as_reader(&self, bytes: &[u8], binary: Binary) -> bool {
+        bytes.len() > IN_PLACE_MAX || binary != Binary::Text && memchr::memchr(0, bytes).is_some()
+    }
+
+    /// Gives the searcher a new 64 KiB buffer if the last file may have grown it. `rg` keeps a thread's buffer
+    /// as a long line grew it, so that what it prints for a file with a NUL past its first 64 KiB depends on the
+    /// files that thread searched before; a worker prints what `rg` prints for the file searched alone. A file
+    /// that decodes to less than 64 KiB cannot grow the buffer (UTF-16 decodes to at most 1.5 times its size).
+    fn refresh(&mut self) {
+        if self.stale {
+            self.searcher = self.grep.inner.searcher.build();
+            self.stale = false;
+        }
     }
 
     fn is_match<R: Read>(&mut self, source: Source<'_, R>) -> Result<bool, Error> {
+        let probe = self.grep.inner.probe_binary;
+        let differs = probe != self.grep.inner.options.binary;
+        if differs {
+            self.searcher.set_binary_detection(detection(probe));
+        }
         let mut sink = FirstMatch::default();
-        source.search(&mut self.searcher, &self.matcher, &mut sink)?;
+        self.refresh();
+        let (result, read) = source.search(&mut self.searcher, &self.matcher, &mut sink);
+        self.stale = read > FRESH_MAX;
+        if differs {
+            self.searcher
+                .set_binary_detection(detection(self.grep.inner.options.binary));
+        }
+        result?;
         Ok(sink.matched)
     }
 
@@ -234,7 +282,8 @@ impl Worker {
         out: &mut Vec<u8>,
     ) -> Result<Found, Error> {
         let start = out.len();
-        let (result, mut found) = match self.grep.inner.options.output {
+        self.refresh();
+        let (result, read, mut found) = match self.grep.inner.options.output {
             Output::Lines => {
                 // The printer writes into the caller's buffer, lent to it for this one file.
                 std::mem::swap(self.lines.get_mut().get_mut(), out);
@@ -242,7 +291,7 @@ impl Worker {
                     inner: self.lines.sink_with_path(&self.matcher, path),
                     lines: 0,
                 };
-                let result = source.search(&mut self.searcher, &self.matcher, &mut sink);
+                let (result, read) = source.search(&mut self.searcher, &self.matcher, &mut sink);
                 let found = Found {
                     matched: sink.inner.has_match(),
                     lines: sink.lines,
@@ -251,7 +300,7 @@ impl Worker {
                 };
                 drop(sink);
                 std::mem::swap(self.lines.get_mut().get_mut(), out);
-                (result, found)
+                (result, read, found)
             }
             Output::Count | Output::FilesWithMatches => {
                 std::mem::swap(self.summary.get_mut().get_mut(), out);
@@ -259,7 +308,7 @@ impl Worker {
                     inner: self.summary.sink_with_path(&self.matcher, path),
                     lines: 0,
                 };
-                let result = source.search(&mut self.searcher, &self.matcher, &mut sink);
+                let (result, read) = source.search(&mut self.searcher, &self.matcher, &mut sink);
                 let matched = sink.inner.has_match();
                 let found = Found {
                     matched,
@@ -269,9 +318,10 @@ impl Worker {
                 };
                 drop(sink);
                 std::mem::swap(self.summary.get_mut().get_mut(), out);
-                (result, found)
+                (result, read, found)
             }
         };
+        self.stale = read > FRESH_MAX;
         result?;
         if let (Some(offset), Output::Lines) = (found.binary_offset, self.grep.inner.options.output)
         {
@@ -279,6 +329,15 @@ impl Worker {
                 out[start..] == binary_message(path, offset, self.grep.inner.options.binary);
         }
         Ok(found)
+    }
+}
+
+/// The searcher's setting for a `Binary`.
+fn detection(binary: Binary) -> BinaryDetection {
+    match binary {
+        Binary::Skip => BinaryDetection::quit(0),
+        Binary::Search => BinaryDetection::convert(0),
+        Binary::Text => BinaryDetection::none(),
     }
 }
 
@@ -296,10 +355,12 @@ fn binary_message(path: &str, offset: u64, binary: Binary) -> Vec<u8> {
 
 /// A reader whose every read fills the buffer unless the end is reached, as reading a file does: the searcher's
 /// blocks then fall where `rg`'s do, whatever sizes the wrapped reader returns. A read error after some bytes were
-/// read is returned by the next call.
+/// read is returned by the next call. It counts the bytes, for `Worker::refresh`.
 struct FullReads<R> {
     reader: R,
     error: Option<io::Error>,
+    /// The bytes read so far.
+    total: u64,
 }
 
 impl<R> FullReads<R> {
@@ -307,6 +368,7 @@ impl<R> FullReads<R> {
         FullReads {
             reader,
             error: None,
+            total: 0,
         }
     }
 }
@@ -329,6 +391,7 @@ impl<R: Read> Read for FullReads<R> {
                 }
             }
         }
+        self.total += filled as u64;
         Ok(filled)
     }
 }
