@@ -115,8 +115,15 @@ fn main() {
     let content = Grep::new(&Options::content("moriarty", false, false, false)).unwrap();
     let mut content = content.worker();
     let on_binary = best(|| assert!(!content.is_match_slice(&binary).unwrap()));
-    let mut search = Grep::new(&options(&["--binary", "-i", "moriarty"])).unwrap().worker();
-    let searched = best(|| search.search_slice("f", &binary, &mut out).map(drop).unwrap());
+    let mut search = Grep::new(&options(&["--binary", "-i", "moriarty"]))
+        .unwrap()
+        .worker();
+    let searched = best(|| {
+        search
+            .search_slice("f", &binary, &mut out)
+            .map(drop)
+            .unwrap()
+    });
     println!(
         "  content:moriarty over the binary data: is_match_slice {:>6.0} MB/s, search_slice {:>6.0} MB/s",
         mbs(size, on_binary),

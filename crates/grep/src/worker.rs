@@ -36,8 +36,10 @@ struct Inner {
     matcher: RegexMatcher,
     /// Configured once; each worker builds its own searcher (and line buffer) from it.
     searcher: SearcherBuilder,
-    /// How `is_match_*` treats NUL bytes (see `Grep::probe_binary`).
-    probe_binary: Binary,
+    /// The same for `is_match_*`, without line numbers.
+    probe: SearcherBuilder,
+    /// `is_match_slice` may look for the strings in place whatever NULs the file holds (see `Grep::plain_probe`).
+    plain_probe: bool,
 }
 
 impl Grep {
@@ -78,28 +80,31 @@ impl Grep {
                 builder.encoding(Some(encoding));
             }
         }
-        let probe_binary = Grep::probe_binary(options);
+        // Context stays: the lines it keeps decide where the searcher's blocks fall, as for `rg -l -C N`.
+        let mut probe = builder.clone();
+        probe.line_number(false);
         Ok(Grep {
             inner: Arc::new(Inner {
                 options: options.clone(),
                 matcher,
                 searcher: builder,
-                probe_binary,
+                probe,
+                plain_probe: Grep::plain_probe(options),
             }),
         })
     }
 
-    /// How `is_match_*` treats NUL bytes: as the options say, except that fixed strings in a file searched whole
-    /// (`--binary`) are looked for without turning each NUL into a line end first. The answer is the same (no
-    /// string holds a NUL or a line end, and either one is a non-word character for `-w`), and on a binary file the
-    /// search runs at the speed of text instead of stopping at every run of NULs.
-    fn probe_binary(options: &Options) -> Binary {
-        let fixed = options.fixed_strings && options.patterns.iter().all(|p| !p.contains('\0'));
-        if options.binary == Binary::Search && fixed {
-            Binary::Text
-        } else {
-            options.binary
-        }
+    /// Whether `is_match_slice` may look for the patterns in the bytes as they are when the whole file is searched
+    /// (`--binary`): they are fixed strings, and the file is UTF-8. `rg` reads each NUL as a line end, but no string
+    /// holds a NUL or a line end and either one is a non-word character for `-w`, so the answer is the same; and on
+    /// a binary file the search runs at the speed of text (4.8 GB/s against 0.8 in `examples/throughput.rs`)
+    /// instead of stopping at every run of NULs. (Not for a reader: a long run of NULs would be one line, held in
+    /// memory whole.)
+    fn plain_probe(options: &Options) -> bool {
+        options.binary == Binary::Search
+            && options.fixed_strings
+            && options.patterns.iter().all(|p| !p.contains('\0'))
+            && matches!(options.encoding.as_deref(), None | Some("auto"))
     }
 
     /// The options this search was made from.
@@ -130,6 +135,7 @@ impl Grep {
             grep: self.clone(),
             matcher: self.inner.matcher.clone(),
             searcher: self.inner.searcher.build(),
+            probe: self.inner.probe.build(),
             stale: false,
             lines: lines.build_no_color(Vec::new()),
             summary: summary.build_no_color(Vec::new()),
@@ -158,7 +164,9 @@ pub struct Worker {
     grep: Grep,
     matcher: RegexMatcher,
     searcher: Searcher,
-    /// The last file may have grown the searcher's buffer (see `Worker::refresh`).
+    /// The searcher of `is_match_*`.
+    probe: Searcher,
+    /// The last file may have grown a searcher's buffer (see `Worker::refresh`).
     stale: bool,
     lines: Standard<NoColor<Vec<u8>>>,
     summary: Summary<NoColor<Vec<u8>>>,
@@ -219,7 +227,13 @@ impl Worker {
 
     /// Whether any line of the file in memory matches (what `rg -l` says), stopping at the first.
     pub fn is_match_slice(&mut self, bytes: &[u8]) -> Result<bool, Error> {
-        if self.slice_as_reader(bytes, self.grep.inner.probe_binary) {
+        if self.grep.inner.plain_probe && !has_bom(bytes) {
+            self.probe.set_binary_detection(BinaryDetection::none());
+            let result = self.is_match(Source::<&[u8]>::Slice(bytes));
+            self.probe
+                .set_binary_detection(detection(self.grep.inner.options.binary));
+            result
+        } else if self.slice_as_reader(bytes, self.grep.inner.options.binary) {
             self.is_match(Source::Reader(FullReads::new(bytes)))
         } else {
             self.is_match(Source::<&[u8]>::Slice(bytes))
@@ -253,24 +267,16 @@ impl Worker {
     fn refresh(&mut self) {
         if self.stale {
             self.searcher = self.grep.inner.searcher.build();
+            self.probe = self.grep.inner.probe.build();
             self.stale = false;
         }
     }
 
     fn is_match<R: Read>(&mut self, source: Source<'_, R>) -> Result<bool, Error> {
-        let probe = self.grep.inner.probe_binary;
-        let differs = probe != self.grep.inner.options.binary;
-        if differs {
-            self.searcher.set_binary_detection(detection(probe));
-        }
         let mut sink = FirstMatch::default();
         self.refresh();
-        let (result, read) = source.search(&mut self.searcher, &self.matcher, &mut sink);
+        let (result, read) = source.search(&mut self.probe, &self.matcher, &mut sink);
         self.stale = read > FRESH_MAX;
-        if differs {
-            self.searcher
-                .set_binary_detection(detection(self.grep.inner.options.binary));
-        }
         result?;
         Ok(sink.matched)
     }
@@ -330,6 +336,13 @@ impl Worker {
         }
         Ok(found)
     }
+}
+
+/// Whether the bytes begin with a byte-order mark, which makes the searcher decode them.
+fn has_bom(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0xEF, 0xBB, 0xBF])
+        || bytes.starts_with(&[0xFF, 0xFE])
+        || bytes.starts_with(&[0xFE, 0xFF])
 }
 
 /// The searcher's setting for a `Binary`.
