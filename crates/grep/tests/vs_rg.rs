@@ -174,6 +174,23 @@ fn filler(n: usize) -> Vec<u8> {
     v
 }
 
+/// Bytes like machine code, with no ASCII letters: high bytes, NULs (one in eight) and newlines (one in 256).
+fn noise(n: usize) -> Vec<u8> {
+    let mut x: u32 = 2_463_534_242;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            match x % 256 {
+                0..=31 => 0,
+                32 => b'\n',
+                r => 0x80 | r as u8,
+            }
+        })
+        .collect()
+}
+
 /// The generated files: a name (its folder) and its bytes.
 fn files() -> Vec<(&'static str, Vec<u8>)> {
     let t = text();
@@ -229,6 +246,14 @@ fn files() -> Vec<(&'static str, Vec<u8>)> {
         (
             "nul-around-words-late",
             cat(&[&filler(1000), b"x\0foo\0y\nabc\0foobar\0\0bar\nFOO\0\n"]),
+        ),
+        (
+            "binary-big",
+            cat(&[&noise(1_500_000), b"x\0foo\0bar\n", &noise(1000)]),
+        ),
+        (
+            "binary-split-word",
+            cat(&[&noise(2000), b"fo\0o f\no\nba\0r\n"]),
         ),
         ("long-line", long_line),
         // After the long line, with the same worker (see `Worker::refresh`).
@@ -368,6 +393,7 @@ fn every_file_with_every_flag_set_prints_what_rg_prints() {
         b"invalid-utf8/f:1:caf\xe9 foo\n",
         b"crlf/f:1:foo\r\n",
         b"long-line/f:2:xxx",
+        b"binary-big/f: binary file matches",
     ] {
         let found = all_expected.windows(seen.len()).any(|w| w == seen);
         assert!(
