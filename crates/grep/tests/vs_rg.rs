@@ -279,6 +279,12 @@ fn files() -> Vec<(&'static str, Vec<u8>)> {
         ("no-final-newline", b"first\nsecond foo\nlast foo".to_vec()),
         ("only-newlines", b"\n\n\n".to_vec()),
         ("blocks", cat(&[&filler(5000), t.as_bytes(), &filler(2000)])),
+        // Over 1 MiB: a slice goes through the reader.
+        (
+            "big-text",
+            cat(&[&filler(14_000), t.as_bytes(), &filler(100)]),
+        ),
+        ("utf16le-odd-length", cat(&[&utf16le(&t), b"x"])),
         (
             "utf16le-bom-big",
             cat(&[
@@ -394,6 +400,7 @@ fn every_file_with_every_flag_set_prints_what_rg_prints() {
         b"crlf/f:1:foo\r\n",
         b"long-line/f:2:xxx",
         b"binary-big/f: binary file matches",
+        b"big-text/f:14001:foo\n",
     ] {
         let found = all_expected.windows(seen.len()).any(|w| w == seen);
         assert!(
