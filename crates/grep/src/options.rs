@@ -90,12 +90,12 @@ pub enum Output {
 }
 
 impl Output {
-    /// The output that `rg`'s flags ask for: `-l` wins over `-c`.
+    /// The output that `rg`'s flags ask for: `-c` wins over `-l`, as in rg 13 (rg 14 takes the last one given).
     pub fn from_flags(count: bool, files_with_matches: bool) -> Output {
-        if files_with_matches {
-            Output::FilesWithMatches
-        } else if count {
+        if count {
             Output::Count
+        } else if files_with_matches {
+            Output::FilesWithMatches
         } else {
             Output::Lines
         }
@@ -103,17 +103,19 @@ impl Output {
 }
 
 /// What a NUL byte does, as `rg` does for files it finds by walking (not for paths named on its command line,
-/// which it always searches as with `--binary`).
+/// which it always searches as with `--binary`). `rg` reads a file in blocks of 64 KiB (of decoded text, for
+/// UTF-16), more for a longer line, and looks for NUL in each block before searching it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Binary {
-    /// `rg`'s default: a file stops being searched at the first 64 KiB block that holds a NUL. Matches in blocks
-    /// before it were printed, and are followed by `path: WARNING: stopped searching binary file after match
-    /// (found "\0" byte around offset N)`; `-c` prints nothing for such a file.
+    /// `rg`'s default: the search stops at the first block that holds a NUL, which is not searched. If a block
+    /// before it had a match, the lines were printed and the output ends with `path: WARNING: stopped searching
+    /// binary file after match (found "\0" byte around offset N)`; `-c` prints nothing for such a file, `-l`
+    /// lists it.
     #[default]
     Skip,
-    /// `--binary` (or `-uuu`): the whole file is searched, NULs read as line ends; lines are printed until the
-    /// first NUL is seen, and a file with a match after that ends with `path: binary file matches (found "\0"
-    /// byte around offset N)`.
+    /// `--binary` (or `-uuu`): the whole file is searched, each NUL read as a line end. Lines are printed up to
+    /// the first block that holds a NUL; after it, the first match ends the search and the output with `path:
+    /// binary file matches (found "\0" byte around offset N)`. `-c` counts every matching line.
     Search,
     /// `-a`: NUL is a byte like any other, and lines are printed whatever they hold.
     Text,
