@@ -379,9 +379,49 @@ fn search(
         .zip(&prefixes)
         .flat_map(|(l, p)| l.searchers.iter().map(move |s| (p.as_str(), s)))
         .collect();
+    // content:, type: and hash: read the files' data: each volume's source is opened for them (the daemon's
+    // user must be able to read it, as for indexing).
+    let expr = uffs_search::compile(req, uffs_index::time::now()).map_err(why)?;
+    let sources = if uffs_search::contents::mentions_content(&expr) {
+        snap.volumes
+            .iter()
+            .map(|l| {
+                uffs_mft::open(&l.entry.source, l.entry.partition).map_err(|e| {
+                    Response::Error(format!(
+                        "volume {}: reading the files' data from {}: {e}",
+                        l.entry.name, l.entry.source
+                    ))
+                })
+            })
+            .collect::<std::result::Result<Vec<_>, Response>>()?
+    } else {
+        Vec::new()
+    };
+    let mut volumes = Vec::new();
+    for (l, src) in snap.volumes.iter().zip(&sources) {
+        let vol = src.volumes.first().ok_or_else(|| {
+            Response::Error(format!(
+                "volume {}: {} has no NTFS volume now",
+                l.entry.name, l.entry.source
+            ))
+        })?;
+        volumes.extend(l.searchers.iter().map(|_| vol));
+    }
+    let inside = uffs_inside::VolumeContents::new(volumes);
     let mut printer =
         Printer::to_writer(Box::new(out), &req.output, terminal).map_err(|e| why(e.into()))?;
-    let found = uffs_search::run(&targets, req, &mut printer);
+    let found = uffs_search::run_with(
+        &targets,
+        req,
+        &mut printer,
+        (!sources.is_empty()).then_some(&inside as &dyn uffs_search::Contents),
+    );
+    if inside.unreadable() > 0 {
+        log(&format!(
+            "a query's data terms could not read {} file(s)",
+            inside.unreadable()
+        ));
+    }
     let finished = printer.finish();
     let found = found.map_err(why)?;
     finished.map_err(|e| why(uffs_search::Error::failed(e)))?;

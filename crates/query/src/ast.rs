@@ -63,6 +63,27 @@ pub enum TermKind {
     Empty,
     /// A file whose size another file has too (`sizedupe:`; hard links of one file are one file).
     SizeDupe,
+    /// What only a file's data answers (`content:`, `type:`, `hash:`). The index cannot: a searcher takes it as
+    /// true, and `uffs_search` narrows by the rest of the query, then reads the candidates.
+    Content(ContentTerm),
+}
+
+/// A term answered from a file's data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentTerm {
+    /// `content:TEXT`: the file's data holds TEXT (`case:` to match case, `wholeword:`, `regex:` for a regular
+    /// expression), in UTF-8 or in UTF-16 with a byte-order mark.
+    Text {
+        text: String,
+        case_sensitive: bool,
+        whole_word: bool,
+        regex: bool,
+    },
+    /// `type:NAME`: the type the file's first bytes show (`pdf`, `exe`, a group such as `image`, or `mismatch`),
+    /// lower-case; the name is checked where the data is read.
+    Type(String),
+    /// `hash:HEX`: an md5, sha1, sha256 or xxh3 digest of the data (by its length), lower-case.
+    Hash(String),
 }
 
 /// How a text term matches.

@@ -349,6 +349,38 @@ fn term(
             "wholeword" | "ww" => m.whole_word = true,
             "file" | "files" => m.only = Some(KindFilter::File),
             "folder" | "folders" => m.only = Some(KindFilter::Folder),
+            "regex" if tail.len() >= 8 && tail[..8].eq_ignore_ascii_case("content:") => {
+                return content_text(&tail[8..], true, &m, span);
+            }
+            "content" => {
+                let (text, regex) = match tail.get(..6) {
+                    Some(h) if h.eq_ignore_ascii_case("regex:") => (&tail[6..], true),
+                    _ => (tail, false),
+                };
+                return content_text(text, regex, &m, span);
+            }
+            "type" => {
+                if tail.is_empty() {
+                    return err(
+                        "`type:` needs a type, like type:pdf, type:image or type:mismatch".into(),
+                    );
+                }
+                return with_only(
+                    func(TermKind::Content(ContentTerm::Type(fold(tail)))),
+                    m.only,
+                );
+            }
+            "hash" => {
+                let hex = tail.to_ascii_lowercase();
+                if ![32, 40, 64, 16].contains(&hex.len())
+                    || !hex.bytes().all(|b| b.is_ascii_hexdigit())
+                {
+                    return err(
+                        "`hash:` needs a digest in hex: md5 (32 digits), sha1 (40), sha256 (64) or xxh3 (16)".into(),
+                    );
+                }
+                return with_only(func(TermKind::Content(ContentTerm::Hash(hex))), m.only);
+            }
             "regex" => {
                 if tail.is_empty() {
                     return err("`regex:` needs a regular expression".into());
@@ -559,10 +591,49 @@ fn term(
     })
 }
 
+/// `content:TEXT` with the modifiers before it (`case:`, `wholeword:`) and `regex:` (before or after it).
+fn content_text(text: &str, regex: bool, m: &Mods, span: Range<usize>) -> Result<Term, QueryError> {
+    if text.is_empty() {
+        return Err(QueryError::new(
+            "`content:` needs the text to look for, like content:timeout",
+            span,
+        ));
+    }
+    let case_sensitive = m.case.unwrap_or(false);
+    if regex {
+        if let Err(e) = regex::RegexBuilder::new(text)
+            .case_insensitive(!case_sensitive)
+            .build()
+        {
+            let first = e
+                .to_string()
+                .lines()
+                .last()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            return Err(QueryError::new(
+                format!("bad regular expression: {first}"),
+                span,
+            ));
+        }
+    }
+    Ok(Term {
+        span,
+        kind: TermKind::Content(ContentTerm::Text {
+            text: text.to_string(),
+            case_sensitive,
+            whole_word: m.whole_word,
+            regex,
+        }),
+        only: m.only,
+    })
+}
+
 /// What the unknown-function error lists.
 const FUNCTIONS: &str =
     "ext: size: dm: dc: da: attrib: parent: depth: len: treesize: descendants: childcount: \
-                         empty: dupe: sizedupe: deleted: stream: regex:";
+                         empty: dupe: sizedupe: deleted: stream: regex: content: type: hash:";
 const MACROS: &str = "audio: video: pic: doc: exe: zip:";
 const MODIFIERS: &str = "case: nocase: path: file: folder: wholeword:";
 

@@ -85,6 +85,8 @@ fn term(
     let name = idx.name(id).to_string();
     match &t.kind {
         TermKind::Any => true,
+        // Answered from the data, by the caller (see `TermKind::Content`).
+        TermKind::Content(_) => true,
         TermKind::Text(m) => {
             let hay = if m.path { idx.path(id) } else { name };
             match &m.pattern {

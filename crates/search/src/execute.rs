@@ -6,15 +6,27 @@ use uffs_index::EntryId;
 use uffs_query::{Bitset, Expr, SearchOptions, Searcher, SortKey};
 use uffs_results::Printer;
 
+use crate::contents::{split, Contents};
 use crate::request::SearchRequest;
 use crate::{Error, Targets};
 
 /// Runs `req` on `targets` and prints its answer with `out` (which the caller finishes): the number of matches
-/// (all of them, not only those printed; for `du`, the folders found).
+/// (all of them, not only those printed; for `du`, the folders found). A query with data terms (`content:`,
+/// `type:`, `hash:`) is refused: [`run_with`] runs it with a reader of the volumes' data.
 pub fn run(
     targets: &Targets<'_>,
     req: &SearchRequest,
     out: &mut Printer<'_>,
+) -> Result<usize, Error> {
+    run_with(targets, req, out, None)
+}
+
+/// [`run`], with `contents` deciding the data terms of the query (see [`crate::contents`]).
+pub fn run_with(
+    targets: &Targets<'_>,
+    req: &SearchRequest,
+    out: &mut Printer<'_>,
+    contents: Option<&dyn Contents>,
 ) -> Result<usize, Error> {
     req.check()?;
     let picked = pick_volumes(targets, &req.volumes)?;
@@ -24,9 +36,9 @@ pub fn run(
     }
     let expr = crate::compile(req, uffs_index::time::now())?;
     if let Some(facet) = req.facet {
-        return crate::facets::print(targets, req, facet, &expr, out);
+        return crate::facets::print(targets, req, facet, &expr, contents, out);
     }
-    print_rows(targets, req, &expr, out)
+    print_rows(targets, req, &expr, contents, out)
 }
 
 /// The targets of the volumes `--volume` names (all when it names none). A volume's name is its path prefix
@@ -74,10 +86,11 @@ fn print_rows(
     targets: &Targets<'_>,
     a: &SearchRequest,
     expr: &Expr,
+    contents: Option<&dyn Contents>,
     out: &mut Printer<'_>,
 ) -> Result<usize, Error> {
     let key = a.sort.map(SortKey::from);
-    let (found, hits) = hits(targets, a, expr, key)?;
+    let (found, hits) = hits(targets, a, expr, key, contents)?;
     // An index opened without checking its data (a one-shot query): check what the search read and what
     // printing the hits will read, before anything is printed. (The daemon's indexes were checked at load.)
     for (t, (_, s)) in targets.iter().enumerate() {
@@ -114,15 +127,16 @@ fn print_rows(
 
 /// Runs `expr` on every target (volumes, and the parts of a volume under a delta): how many matched, and the
 /// hits to show as (target, entry), in order: several targets sorted by a key are merged by that key;
-/// unsorted, they follow one another. Nothing when `a.count`.
+/// unsorted, they follow one another. Nothing when `a.count`. Data terms are decided by `contents`.
 pub fn hits(
     targets: &Targets<'_>,
     a: &SearchRequest,
     expr: &Expr,
     key: Option<SortKey>,
+    contents: Option<&dyn Contents>,
 ) -> Result<(usize, Vec<(usize, EntryId)>), Error> {
     use rayon::prelude::*;
-    let sets = sets(targets, a, expr)?;
+    let sets = sets(targets, a, expr, contents)?;
     // Counted side by side: each count reads a whole set (22 sets of 150 KB at 26 million entries). One set is
     // counted here: a one-shot query that needs no other thread starts none.
     let found = match &sets[..] {
@@ -174,8 +188,44 @@ pub fn hits(
     Ok((found, all))
 }
 
-/// The entries of every target matching `expr`.
-pub fn sets(targets: &Targets<'_>, a: &SearchRequest, expr: &Expr) -> Result<Vec<Bitset>, Error> {
+/// The entries of every target matching `expr`: the index answers all but the data terms, which `contents`
+/// decides for the entries the rest of the query found (folders have no data: none matches a data term).
+pub fn sets(
+    targets: &Targets<'_>,
+    a: &SearchRequest,
+    expr: &Expr,
+    contents: Option<&dyn Contents>,
+) -> Result<Vec<Bitset>, Error> {
+    let (expr, filters) = split(expr.clone())?;
+    let mut sets = index_sets(targets, a, &expr)?;
+    if filters.is_empty() {
+        return Ok(sets);
+    }
+    let Some(contents) = contents else {
+        return Err(Error::BadRequest(
+            "content:, type: and hash: read the files' data, which this search cannot reach: search with --index \
+             FILE or --source SOURCE (the volume at hand), or through a daemon whose volumes are at hand"
+                .into(),
+        ));
+    };
+    for (t, ((prefix, s), set)) in targets.iter().zip(sets.iter_mut()).enumerate() {
+        let idx = s.index();
+        let ids: Vec<EntryId> = set
+            .iter()
+            .filter(|&id| idx.kind(id) != uffs_index::EntryKind::Directory)
+            .collect();
+        let kept = contents.filter(t, prefix, s, ids, &filters)?;
+        let mut narrowed = Bitset::empty(set.len());
+        for id in kept {
+            narrowed.set(id as usize);
+        }
+        *set = narrowed;
+    }
+    Ok(sets)
+}
+
+/// The entries of every target matching `expr`, which has no data terms.
+fn index_sets(targets: &Targets<'_>, a: &SearchRequest, expr: &Expr) -> Result<Vec<Bitset>, Error> {
     let opts = SearchOptions {
         include_deleted: a.deleted,
         include_streams: a.streams,

@@ -20,9 +20,10 @@ pub fn print(
     a: &SearchRequest,
     facet: Facet,
     expr: &Expr,
+    contents: Option<&dyn crate::Contents>,
     out: &mut Printer<'_>,
 ) -> Result<usize, Error> {
-    let sets = crate::execute::sets(targets, a, expr)?;
+    let sets = crate::execute::sets(targets, a, expr, contents)?;
     let found: usize = sets.iter().map(|s| s.count()).sum();
     if facet == Facet::Totals {
         let mut total = Stats::default();

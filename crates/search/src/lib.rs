@@ -6,16 +6,19 @@
 //! - [`request`]: [`SearchRequest`] and its parts, the public JSON form with its version;
 //! - [`compile`]: the request's filters as one `uffs_query::Expr`;
 //! - [`execute`](mod@execute): search the volumes, merge and page the hits, print the rows or the count;
+//! - [`contents`]: the data terms (`content:`, `type:`, `hash:`), split off and decided by a [`Contents`];
 //! - `facets`: groups of the matches and their totals; `du`: folder sizes.
 
 mod compile;
+pub mod contents;
 mod du;
 pub mod execute;
 mod facets;
 pub mod request;
 
 pub use compile::compile;
-pub use execute::run;
+pub use contents::{ContentFilter, Contents};
+pub use execute::{run, run_with};
 pub use request::{Case, DuRequest, DuSort, Facet, Kind, SearchRequest, Sort, PROTOCOL_VERSION};
 /// A request's `output`, from the results layer.
 pub use uffs_results::{Format, OutputArgs};

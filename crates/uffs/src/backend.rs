@@ -151,9 +151,41 @@ impl Backend for LocalBackend {
     fn query(&self, req: &SearchRequest, out: &mut dyn Write) -> Result<u64, Error> {
         let targets: Vec<(&str, &Searcher)> =
             self.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
+        // content:, type: and hash: read the files' data: the source is opened for them, per request.
+        let expr = uffs_search::compile(req, uffs_index::time::now())?;
+        let source = match uffs_search::contents::mentions_content(&expr) {
+            true => {
+                let place = if crate::common::is_index_file(&self.source) {
+                    crate::query_cmd::Place {
+                        index: Some(self.source.clone().into()),
+                        ..Default::default()
+                    }
+                } else {
+                    crate::query_cmd::Place {
+                        source: Some(self.source.clone()),
+                        ..Default::default()
+                    }
+                };
+                let first = targets[0].1.index();
+                let (src, _) = crate::contents::open_source(&place, first, "content:")
+                    .map_err(|e| uffs_search::Error::Failed(format!("{e:#}")))?;
+                Some(src)
+            }
+            false => None,
+        };
+        let inside = source
+            .as_ref()
+            .map(|s| crate::contents::volume_contents(&targets, s))
+            .transpose()
+            .map_err(|e| uffs_search::Error::Failed(format!("{e:#}")))?;
         let mut printer = Printer::to_writer(Box::new(out), &req.output, false)
             .map_err(uffs_search::Error::from)?;
-        let found = uffs_search::run(&targets, req, &mut printer)?;
+        let found = uffs_search::run_with(
+            &targets,
+            req,
+            &mut printer,
+            inside.as_ref().map(|i| i as &dyn uffs_search::Contents),
+        )?;
         printer.finish().map_err(uffs_search::Error::failed)?;
         Ok(found as u64)
     }

@@ -321,7 +321,7 @@ pub fn run_queries(
             ..uffs_search::SearchRequest::new(q.text.clone())
         };
         let expr = uffs_search::compile(&req, now)?;
-        let (found, hits) = uffs_search::execute::hits(&targets, &req, &expr, q.sort)?;
+        let (found, hits) = uffs_search::execute::hits(&targets, &req, &expr, q.sort, None)?;
         std::hint::black_box(hits);
         Ok(found)
     };

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use uffs_index::{flags, EntryId, EntryKind};
+use uffs_index::{EntryId, EntryKind};
 use uffs_mft::content::many::{self, File, Options, Progress, Wanted};
 use uffs_mft::content::ContentError;
 use uffs_query::Searcher;
@@ -44,7 +44,7 @@ pub fn select(
             crate::common::load_indexes_with(s, place.partition, req.deleted, place.snapshots)?
         }
         (None, None) => bail!(
-            "uffs {what} reads the files' contents from the volume: give --index FILE (its source must be at \
+            "{what} reads the files' contents from the volume: give --index FILE (its source must be at \
              hand) or --source SOURCE"
         ),
     };
@@ -53,18 +53,15 @@ pub fn select(
             "the index was built without deleted entries; rebuild it with `uffs index --deleted`"
         );
     }
-    let (spec, partition) = match (&place.index, &place.source) {
-        (Some(_), _) => (parts[0].index.meta.source.clone(), None),
-        (None, Some(s)) => (s.clone(), place.partition),
-        (None, None) => unreachable!("refused above"),
-    };
     let targets = crate::common::searchers(parts);
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
+    let (source, spec) = open_source(place, refs[0].1.index(), what)?;
+    let inside = volume_contents(&refs, &source)?;
     let key = req.sort.map(uffs_query::SortKey::from);
-    let (_, mut hits) = uffs_search::execute::hits(&refs, req, &expr, key)?;
+    let (_, mut hits) = uffs_search::execute::hits(&refs, req, &expr, key, Some(&inside))?;
     hits.retain(|&(t, id)| {
         let idx = refs[t].1.index();
-        idx.kind(id) != EntryKind::Directory && (metafiles || !is_metafile(idx, id))
+        idx.kind(id) != EntryKind::Directory && (metafiles || !uffs_inside::is_metafile(idx, id))
     });
     for (_, s) in &refs {
         if s.index().needs_check() {
@@ -73,23 +70,8 @@ pub fn select(
             s.index().verify_touched()?;
         }
     }
-    let source = if place.snapshots {
-        uffs_mft::open_with_snapshots(&spec, partition)
-    } else {
-        uffs_mft::open(&spec, partition)
-    }
-    .with_context(|| {
-        format!(
-            "reading contents from {spec} (the volume the index was built from must be at hand)"
-        )
-    })?;
-    // A capture holds only the data resident in its records: most files' contents are not in it.
-    if source.kind == uffs_mft::SourceKind::RawMft {
-        bail!(
-            "{spec} is a raw $MFT capture: it holds the records but not the files' contents, which uffs {what} \
-             reads"
-        );
-    }
+    report_unreadable(&inside);
+    drop(inside);
     Ok(Selection {
         targets,
         source,
@@ -98,21 +80,57 @@ pub fn select(
     })
 }
 
-/// An NTFS metafile: records 0 to 15 (`$MFT` … `$Extend`, and those reserved), and what `$Extend` holds.
-fn is_metafile(idx: &uffs_index::Index, id: EntryId) -> bool {
-    const EXTEND: u32 = 11;
-    let mut at = id;
-    for _ in 0..64 {
-        if idx.record(at) < 16 && idx.flags(at) & flags::SYNTHETIC == 0 && at != idx.root() {
-            return idx.record(at) != 5 && (at == id || idx.record(at) == EXTEND);
-        }
-        let up = idx.parent(at);
-        if up == at || up == idx.root() {
-            return false;
-        }
-        at = up;
+/// Opens the source whose data a search reads: an index file's source (it must be at hand) or `--source`
+/// itself; a raw `$MFT` capture is refused (it holds no file's data). Gives the spec opened too.
+pub fn open_source(
+    place: &Place,
+    first: &uffs_index::Index,
+    what: &str,
+) -> Result<(uffs_mft::Source, String)> {
+    let (spec, partition) = match (&place.index, &place.source) {
+        (None, Some(s)) => (s.clone(), place.partition),
+        _ => (first.meta.source.clone(), None),
+    };
+    let source = if place.snapshots {
+        uffs_mft::open_with_snapshots(&spec, partition)
+    } else {
+        uffs_mft::open(&spec, partition)
     }
-    false
+    .with_context(|| {
+        format!("reading the files' data from {spec} (the volume the index was built from must be at hand)")
+    })?;
+    // A capture holds only the data resident in its records: most files' contents are not in it.
+    if source.kind == uffs_mft::SourceKind::RawMft {
+        bail!("{spec} is a raw $MFT capture: it holds the records but not the files' data, which {what} reads");
+    }
+    Ok((source, spec))
+}
+
+/// The data terms' reader over `source`, each target reading its volume.
+pub fn volume_contents<'a>(
+    targets: &[(&str, &Searcher)],
+    source: &'a uffs_mft::Source,
+) -> Result<uffs_inside::VolumeContents<'a>> {
+    let volumes = (0..targets.len())
+        .map(|t| {
+            source
+                .volumes
+                .get(volume_of(targets, t))
+                .ok_or_else(|| anyhow!("the source has fewer volumes than its index"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(uffs_inside::VolumeContents::new(volumes))
+}
+
+/// Says on stderr how many files the data terms could not read (they matched none).
+pub fn report_unreadable(inside: &uffs_inside::VolumeContents<'_>) {
+    if inside.unreadable() > 0 {
+        eprintln!(
+            "uffs: warning: {} file(s) could not be read (encrypted or damaged): they match no content:, type: or \
+             hash: term",
+            inside.unreadable()
+        );
+    }
 }
 
 /// The volume (its position in the source) of target `t`: a volume's parts (an index and its delta) are
@@ -121,17 +139,6 @@ pub fn volume_of(targets: &[(&str, &Searcher)], t: usize) -> usize {
     (1..=t)
         .filter(|&i| targets[i].0 != targets[i - 1].0)
         .count()
-}
-
-/// The stream an entry names: a stream entry's name is `file:stream`; anything else reads its unnamed data.
-pub fn stream_name(s: &Searcher, id: EntryId) -> String {
-    let idx = s.index();
-    if idx.flags(id) & flags::STREAM == 0 {
-        return String::new();
-    }
-    let name = idx.name(id);
-    name.rsplit_once(':')
-        .map_or(String::new(), |(_, s)| s.to_string())
 }
 
 /// How reading went: how many files were read, failed, and were deleted (read all the same).
@@ -175,7 +182,7 @@ where
             ));
         }
         let record = u64::from(refs[t].1.index().record(id));
-        let stream = stream_name(refs[t].1, id);
+        let stream = uffs_inside::stream_name(refs[t].1.index(), id);
         let next = per_volume[v].len();
         let i = *seen.entry((v, record, stream.clone())).or_insert_with(|| {
             per_volume[v].push(Wanted { record, stream });

@@ -430,7 +430,7 @@ fn scope(
     let so = uffs_query::Searcher::new(old.clone());
     let sn = uffs_query::Searcher::new(new.clone());
     let targets = [("", &so), ("", &sn)];
-    let mut sets = uffs_search::execute::sets(&targets, &search, &expr)?.into_iter();
+    let mut sets = uffs_search::execute::sets(&targets, &search, &expr, None)?.into_iter();
     match (sets.next(), sets.next()) {
         (Some(a), Some(b)) => Ok((a, b)),
         _ => bail!("the query gave no result sets"),

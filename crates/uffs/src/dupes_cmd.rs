@@ -73,7 +73,7 @@ pub fn run(a: DupesArgs) -> Result<bool> {
     let expr = uffs_search::compile(&search, now_filetime())?;
     let min = parse_min_size(&a.min_size)?;
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
-    let sets = uffs_search::execute::sets(&refs, &search, &expr)?;
+    let sets = uffs_search::execute::sets(&refs, &search, &expr, None)?;
 
     // Every candidate file as (size, volume and record, target, entry), sorted: runs of one size are the
     // groups, and the links of one file (one volume and record) stand together, the first kept.

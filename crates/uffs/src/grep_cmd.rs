@@ -136,7 +136,7 @@ pub fn run(a: GrepArgs) -> Result<bool> {
     let mut req = SearchRequest::new(query);
     req.deleted = a.deleted;
     req.streams = a.streams;
-    let sel = contents::select(&place, &req, a.metafiles, "grep")?;
+    let sel = contents::select(&place, &req, a.metafiles, "uffs grep")?;
     let refs: Vec<(&str, &Searcher)> = sel.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let out = Mutex::new((
         std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),

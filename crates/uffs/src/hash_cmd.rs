@@ -106,7 +106,7 @@ pub fn run(a: HashArgs) -> Result<bool> {
     req.streams = a.streams;
     req.sort = a.sort;
     req.limit = a.limit;
-    let sel = contents::select(&place, &req, a.metafiles, "hash")?;
+    let sel = contents::select(&place, &req, a.metafiles, "uffs hash")?;
     let (answers, outcome) = contents::read_each(&sel, u64::MAX, "hashing", |_, f| {
         let mut h = Hasher::new(algos);
         let size = f.len();

@@ -385,6 +385,7 @@ QUERY SYNTAX (Everything's, with fd's flags as shortcuts):
   ext:jpg;png  size:>10mb  size:1kb..2mb  dm:today  dm:2024  dc:>2024-05-01  da:lastweek
   attrib:h  parent:/Windows  depth:2  len:>100  dupe:  sizedupe:  deleted:  stream:
   treesize:>1gb  descendants:>10000  childcount:0..3  empty:   a folder's totals (see `uffs du`)
+  content:timeout  type:pdf  type:mismatch  hash:HEX   read from the files' data, beside the rest with AND
 MACROS (extension sets):
 {macros}SOURCES (detected from content, not from the name):
   an NTFS volume image or partition device     uffs info /dev/sdb1
@@ -397,6 +398,7 @@ EXAMPLES:
   uffs --source /dev/sdb1 ext:pdf report            PDFs with \"report\" in the name
   uffs --index sdb1.uffs -e jpg -S +5M --sort size   fd-style flags work too
   uffs --index sdb1.uffs 'dm:thisweek !ext:tmp' --format table --limit 20
+  uffs --index sdb1.uffs 'ext:log content:timeout'   only .log files are read
   uffs ext:log --facet folder --top 10             counts and sizes per group;  uffs pic: --stats   totals
   uffs du 'C:\\Users' --depth 2                     folder sizes
   uffs info tests/data/linux-made/testfs1

@@ -180,7 +180,7 @@ pub fn run_request(place: &Place, req: &SearchRequest) -> Result<bool> {
         return crate::daemon_cmd::query(req);
     }
     // A bad query is reported before anything is opened or indexed.
-    uffs_search::compile(req, now_filetime())?;
+    let expr = uffs_search::compile(req, now_filetime())?;
     let parts = match (&place.index, &place.source) {
         (Some(f), _) => {
             // Opened in O(1): what the query reads is checked before anything is printed.
@@ -200,8 +200,26 @@ pub fn run_request(place: &Place, req: &SearchRequest) -> Result<bool> {
     };
     let targets: Vec<(String, Searcher)> = crate::common::searchers(parts);
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
+    // content:, type: and hash: read the files' data: the source is opened only for them.
+    let source = if uffs_search::contents::mentions_content(&expr) {
+        Some(crate::contents::open_source(place, refs[0].1.index(), "content:")?.0)
+    } else {
+        None
+    };
+    let inside = source
+        .as_ref()
+        .map(|s| crate::contents::volume_contents(&refs, s))
+        .transpose()?;
     let mut out = output::Printer::new(&req.output)?;
-    let found = uffs_search::run(&refs, req, &mut out)?;
+    let found = uffs_search::run_with(
+        &refs,
+        req,
+        &mut out,
+        inside.as_ref().map(|i| i as &dyn uffs_search::Contents),
+    )?;
+    if let Some(i) = &inside {
+        crate::contents::report_unreadable(i);
+    }
     // A query that found nothing leaves no -o file (its temporary one goes with the printer; a count still
     // writes its 0).
     if found > 0 || req.count || req.output.output.is_none() {

@@ -14,9 +14,6 @@ use std::process::Command;
 use common::live::Mounted;
 use common::*;
 
-/// ntfs-3g mounts an image once at a time: the tests that mount the fixture take turns.
-static MOUNTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// The files (and `file:stream` streams) below `root` and their sha256, as `sha256sum` reads them through the
 /// mount, by path from the volume's root.
 fn sha256_over_mount(root: &Path, streams: &[String]) -> BTreeMap<String, String> {
@@ -62,7 +59,6 @@ fn every_file_and_stream_equals_sha256sum_over_the_mount() {
     // The streams uffs lists are looked up through the mount by the same `file:stream` path.
     let streams: Vec<String> = ours.keys().filter(|p| p.contains(':')).cloned().collect();
     assert!(streams.len() >= 2, "no named streams hashed: {ours:?}");
-    let _turn = MOUNTING.lock().unwrap_or_else(|e| e.into_inner());
     let m = Mounted::new(&img, &dir.join("mnt"));
     let theirs = sha256_over_mount(&m.dir, &streams);
     drop(m);

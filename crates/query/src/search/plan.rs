@@ -143,6 +143,8 @@ pub(super) fn compile(e: &Expr) -> Node {
         Expr::And(xs) => Node::And(xs.iter().map(compile).collect()),
         Expr::Or(xs) => Node::Or(xs.iter().map(compile).collect()),
         Expr::Not(x) => Node::Not(Box::new(compile(x))),
+        // Answered from the data, by the caller: true here (see `TermKind::Content`).
+        Expr::Term(t) if matches!(t.kind, TermKind::Content(_)) => Node::All,
         Expr::Term(t) => Node::Leaf(Compiled {
             leaf: compile_term(&t.kind),
             only: t.only,
@@ -202,6 +204,7 @@ pub(super) fn compile_term(k: &TermKind) -> Leaf {
         TermKind::ChildCount(c) => Leaf::ChildCount(*c),
         TermKind::Empty => Leaf::Empty,
         TermKind::SizeDupe => Leaf::SizeDupe,
+        TermKind::Content(_) => Leaf::Any,
     }
 }
 

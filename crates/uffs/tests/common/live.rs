@@ -31,12 +31,24 @@ pub struct Mounted {
     pub dir: PathBuf,
 }
 
+/// The images this test process has mounted: ntfs-3g mounts an image once at a time, so tests that mount the
+/// same one take turns.
+static MOUNTED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+static UNMOUNTED: std::sync::Condvar = std::sync::Condvar::new();
+
 impl Mounted {
     pub fn new(image: &Path, dir: &Path) -> Mounted {
+        {
+            let mut held = MOUNTED.lock().unwrap_or_else(|e| e.into_inner());
+            while held.iter().any(|p| p == image) {
+                held = UNMOUNTED.wait(held).unwrap_or_else(|e| e.into_inner());
+            }
+            held.push(image.to_path_buf());
+        }
         fs::create_dir_all(dir).unwrap();
         // The ntfs-3g of a mount just taken down may not have closed the image yet (it exits after umount
         // returns): "already exclusively opened", exit status 16, for a moment.
-        for _ in 0..50 {
+        for _ in 0..100 {
             let busy = Command::new("ntfs-3g")
                 .arg(image)
                 .arg(dir)
@@ -51,6 +63,10 @@ impl Mounted {
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
+        let m = Mounted {
+            image: image.to_path_buf(),
+            dir: dir.to_path_buf(),
+        };
         assert!(
             Command::new("mountpoint")
                 .arg("-q")
@@ -61,10 +77,7 @@ impl Mounted {
             "ntfs-3g did not mount {}",
             image.display()
         );
-        Mounted {
-            image: image.to_path_buf(),
-            dir: dir.to_path_buf(),
-        }
+        m
     }
 }
 
@@ -72,6 +85,9 @@ impl Drop for Mounted {
     fn drop(&mut self) {
         // umount waits for ntfs-3g to write everything back to the image.
         let _ = Command::new("umount").arg(&self.dir).status();
+        let mut held = MOUNTED.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|p| p != &self.image);
+        UNMOUNTED.notify_all();
     }
 }
 

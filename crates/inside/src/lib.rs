@@ -1,0 +1,276 @@
+//! The query terms a file's data answers, decided over a volume: `content:TEXT` (with `case:`, `wholeword:`,
+//! `regex:`), `type:NAME` (a type, a group or `mismatch`, from the first bytes) and `hash:HEX` (md5, sha1,
+//! sha256 or xxh3). [`VolumeContents`] is the [`uffs_search::Contents`] of a set of volumes at hand: the search
+//! narrows by the rest of the query, then it reads the candidates with [`uffs_mft::content::many`] (in disk
+//! order, on every core) and keeps those the terms hold for.
+//!
+//! The terms are decided one after the other, cheapest first (types read only each file's first
+//! [`uffs_filetype::HEAD_BYTES`], then hashes, then text), each over the files the previous ones kept: a query
+//! rarely has more than one, and every pass reads less than the one before. A file whose data cannot be read
+//! (encrypted, a damaged runlist) matches no term and is counted ([`VolumeContents::unreadable`]); a file
+//! without data (a metafile with named streams only) reads as empty. NTFS's own files (`$MFT`, `$LogFile`,
+//! `$Extend/…`) are not candidates: they are the file system, not files on it, and a mount shows none of them.
+
+use std::io::Read;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use uffs_index::{flags, EntryId, Index};
+use uffs_mft::content::many::{self, File, Options, Progress, Wanted};
+use uffs_mft::content::ContentError;
+use uffs_mft::Volume;
+use uffs_query::ast::{ContentTerm, KindFilter};
+use uffs_query::Searcher;
+use uffs_search::{ContentFilter, Contents, Error};
+
+/// The volumes of a search, at hand to read: target `t` of the search reads `volumes[t]`.
+pub struct VolumeContents<'a> {
+    volumes: Vec<&'a Volume>,
+    unreadable: AtomicUsize,
+}
+
+impl<'a> VolumeContents<'a> {
+    /// `volumes[t]` is the volume of the search's target `t` (a volume under a delta is two targets, both its).
+    pub fn new(volumes: Vec<&'a Volume>) -> VolumeContents<'a> {
+        VolumeContents {
+            volumes,
+            unreadable: AtomicUsize::new(0),
+        }
+    }
+
+    /// Files whose data could not be read so far (they matched no data term).
+    pub fn unreadable(&self) -> usize {
+        self.unreadable.load(Ordering::Relaxed)
+    }
+}
+
+/// One term, made ready to decide.
+enum Test {
+    Type(uffs_filetype::Filter),
+    Hash(uffs_hash::HashTerm),
+    Text(uffs_grep::Grep),
+}
+
+impl Test {
+    fn new(term: &ContentTerm) -> Result<Test, Error> {
+        let bad = |e: String| Error::BadRequest(e);
+        Ok(match term {
+            ContentTerm::Type(name) => {
+                Test::Type(uffs_filetype::Filter::parse(name).map_err(|e| bad(e.to_string()))?)
+            }
+            ContentTerm::Hash(hex) => {
+                Test::Hash(uffs_hash::HashTerm::parse(hex).map_err(|e| bad(e.to_string()))?)
+            }
+            ContentTerm::Text {
+                text,
+                case_sensitive,
+                whole_word,
+                regex,
+            } => Test::Text(
+                uffs_grep::Grep::new(&uffs_grep::Options::content(
+                    text.as_str(),
+                    *case_sensitive,
+                    *whole_word,
+                    *regex,
+                ))
+                .map_err(|e| bad(format!("content: {e}")))?,
+            ),
+        })
+    }
+
+    /// Decided first: what reads less.
+    fn order(&self) -> u8 {
+        match self {
+            Test::Type(_) => 0,
+            Test::Hash(_) => 1,
+            Test::Text(_) => 2,
+        }
+    }
+}
+
+impl Contents for VolumeContents<'_> {
+    fn filter(
+        &self,
+        target: usize,
+        _prefix: &str,
+        searcher: &Searcher,
+        ids: Vec<EntryId>,
+        filters: &[ContentFilter],
+    ) -> Result<Vec<EntryId>, Error> {
+        let vol = *self.volumes.get(target).ok_or_else(|| {
+            Error::Failed(format!(
+                "no volume at hand for the search's target {target}"
+            ))
+        })?;
+        let idx = searcher.index();
+        let mut tests: Vec<(Test, &ContentFilter)> = filters
+            .iter()
+            .map(|f| Ok((Test::new(&f.term)?, f)))
+            .collect::<Result<_, Error>>()?;
+        tests.sort_by_key(|(t, _)| t.order());
+        let mut ids: Vec<EntryId> = ids
+            .into_iter()
+            .filter(|&id| !is_metafile(idx, id))
+            .collect();
+        for (test, f) in &tests {
+            ids.retain(|&id| kind_fits(idx, id, f.only));
+            if ids.is_empty() {
+                break;
+            }
+            let held = self.pass(vol, idx, &ids, test);
+            ids = ids
+                .into_iter()
+                .zip(held)
+                .filter_map(|(id, h)| match h {
+                    Some(h) if h != f.negated => Some(id),
+                    _ => None,
+                })
+                .collect();
+        }
+        Ok(ids)
+    }
+}
+
+impl VolumeContents<'_> {
+    /// Whether `test` holds for each of `ids` (`None`: the data could not be read).
+    fn pass(&self, vol: &Volume, idx: &Index, ids: &[EntryId], test: &Test) -> Vec<Option<bool>> {
+        let wanted: Vec<Wanted> = ids
+            .iter()
+            .map(|&id| Wanted {
+                record: u64::from(idx.record(id)),
+                stream: stream_name(idx, id),
+            })
+            .collect();
+        let limit = match test {
+            Test::Type(_) => uffs_filetype::HEAD_BYTES as u64,
+            _ => u64::MAX,
+        };
+        let plan = many::plan(
+            vol,
+            wanted,
+            &Options {
+                limit,
+                ..Options::default()
+            },
+        );
+        let answers = Mutex::new(vec![None; ids.len()]);
+        let workers: Mutex<Vec<uffs_grep::Worker>> = Mutex::new(Vec::new());
+        plan.read(&Progress::default(), |item, file| {
+            let held = match file {
+                Ok(f) => decide(test, f, idx, ids[item], &workers),
+                Err(ContentError::NoStream { .. }) => decide_empty(test, idx, ids[item]),
+                Err(_) => None,
+            };
+            if held.is_none() {
+                self.unreadable.fetch_add(1, Ordering::Relaxed);
+            }
+            answers.lock().expect("answers")[item] = held;
+        });
+        answers.into_inner().expect("answers")
+    }
+}
+
+/// Decides `test` on one file's data; `None` when reading it failed.
+fn decide(
+    test: &Test,
+    f: &mut File<'_>,
+    idx: &Index,
+    id: EntryId,
+    workers: &Mutex<Vec<uffs_grep::Worker>>,
+) -> Option<bool> {
+    match test {
+        Test::Type(filter) => {
+            let mut head = Vec::with_capacity(f.len() as usize);
+            f.read_to_end(&mut head).ok()?;
+            Some(filter.matches(
+                uffs_filetype::detect(&head),
+                &extension(idx, id),
+                idx.size(id),
+            ))
+        }
+        Test::Hash(term) => {
+            let mut h = uffs_hash::Hasher::new(term.algos());
+            match f.as_slice() {
+                Some(b) => h.update(b),
+                None => {
+                    h.update_reader(f).ok()?;
+                }
+            }
+            Some(term.matches(&h.finish()))
+        }
+        Test::Text(grep) => {
+            let mut w = workers
+                .lock()
+                .expect("workers")
+                .pop()
+                .unwrap_or_else(|| grep.worker());
+            let found = match f.as_slice() {
+                Some(b) => w.is_match_slice(b),
+                None => w.is_match_reader(f),
+            };
+            workers.lock().expect("workers").push(w);
+            found.ok()
+        }
+    }
+}
+
+/// Decides `test` on a file without data (empty).
+fn decide_empty(test: &Test, idx: &Index, id: EntryId) -> Option<bool> {
+    Some(match test {
+        Test::Type(filter) => filter.matches(None, &extension(idx, id), 0),
+        Test::Hash(term) => term.matches(&uffs_hash::Hasher::new(term.algos()).finish()),
+        Test::Text(_) => false,
+    })
+}
+
+fn kind_fits(idx: &Index, id: EntryId, only: Option<KindFilter>) -> bool {
+    let stream = idx.flags(id) & flags::STREAM != 0;
+    match only {
+        Some(KindFilter::File) => !stream,
+        // Folders have no data of their own to match; their named streams do.
+        Some(KindFilter::Folder) => false,
+        None => true,
+    }
+}
+
+/// A file's extension, lower-case (a stream has none: its name is the file's and the stream's).
+fn extension(idx: &Index, id: EntryId) -> String {
+    if idx.flags(id) & flags::STREAM != 0 {
+        return String::new();
+    }
+    let name = idx.name(id);
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => ext.to_lowercase(),
+        _ => String::new(),
+    }
+}
+
+/// The stream an entry names: a stream entry's name is `file:stream`; anything else reads its unnamed data.
+pub fn stream_name(idx: &Index, id: EntryId) -> String {
+    if idx.flags(id) & flags::STREAM == 0 {
+        return String::new();
+    }
+    idx.name(id)
+        .rsplit_once(':')
+        .map_or(String::new(), |(_, s)| s.to_string())
+}
+
+/// An NTFS metafile: records 0 to 15 (`$MFT` … `$Extend`, and those reserved) but the root, and what `$Extend`
+/// holds.
+pub fn is_metafile(idx: &Index, id: EntryId) -> bool {
+    const ROOT: u32 = 5;
+    const EXTEND: u32 = 11;
+    let mut at = id;
+    for _ in 0..64 {
+        let r = idx.record(at);
+        if r < 16 && r != ROOT && idx.flags(at) & flags::SYNTHETIC == 0 {
+            return at == id || r == EXTEND;
+        }
+        let up = idx.parent(at);
+        if up == at || r == ROOT {
+            return false;
+        }
+        at = up;
+    }
+    false
+}

@@ -1,0 +1,174 @@
+//! The terms only a file's data answers (`content:`, `type:`, `hash:`). The index cannot, so a query with them is
+//! split: the rest of the query is searched in the index as usual, and the entries it finds (files and streams;
+//! `ext:log content:timeout` reads only `.log` files) are handed to a [`Contents`], which reads them from the
+//! volume and keeps those the data terms hold for. A front end that can read the volume gives one to
+//! [`run_with`](crate::execute::run_with); without one, such a query is refused with a message that says why.
+//!
+//! The data terms stand beside the rest with AND (each may be negated): `ext:log content:timeout !type:text`. A
+//! data term inside OR, or under a NOT with other terms, would need the data of every entry the index cannot rule
+//! out, which is the whole volume: refused, with the way to write it.
+
+use uffs_index::EntryId;
+use uffs_query::ast::{ContentTerm, Expr, KindFilter, TermKind};
+use uffs_query::Searcher;
+
+use crate::Error;
+
+/// One data term of a query, as it stands beside the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentFilter {
+    pub term: ContentTerm,
+    /// `!content:x`: the entries whose data does not hold it.
+    pub negated: bool,
+    /// `file:` / `folder:` in front of the term.
+    pub only: Option<KindFilter>,
+}
+
+/// Reads entries' data and decides the data terms: what a front end that can read the volumes gives the search.
+pub trait Contents: Sync {
+    /// Of `ids` (entries of target `target`, whose path prefix is `prefix`: files and streams, in index order),
+    /// those for which every filter holds. Entries whose data cannot be read (encrypted, damaged) are left out; the
+    /// implementation says so where its caller will see it.
+    fn filter(
+        &self,
+        target: usize,
+        prefix: &str,
+        searcher: &Searcher,
+        ids: Vec<EntryId>,
+        filters: &[ContentFilter],
+    ) -> Result<Vec<EntryId>, Error>;
+}
+
+/// Splits `expr` into what the index answers and the data terms beside it.
+pub fn split(expr: Expr) -> Result<(Expr, Vec<ContentFilter>), Error> {
+    if !mentions_content(&expr) {
+        return Ok((expr, Vec::new()));
+    }
+    let parts = match expr {
+        Expr::And(xs) => xs,
+        other => vec![other],
+    };
+    let mut rest = Vec::new();
+    let mut filters = Vec::new();
+    for x in parts {
+        match x {
+            Expr::Term(t) => match t.kind {
+                TermKind::Content(term) => filters.push(ContentFilter {
+                    term,
+                    negated: false,
+                    only: t.only,
+                }),
+                kind => rest.push(Expr::Term(uffs_query::ast::Term { kind, ..t })),
+            },
+            Expr::Not(inner) => match *inner {
+                Expr::Term(uffs_query::ast::Term {
+                    kind: TermKind::Content(term),
+                    only,
+                    ..
+                }) => filters.push(ContentFilter {
+                    term,
+                    negated: true,
+                    only,
+                }),
+                other if mentions_content(&other) => return Err(nested()),
+                other => rest.push(Expr::Not(Box::new(other))),
+            },
+            other if mentions_content(&other) => return Err(nested()),
+            other => rest.push(other),
+        }
+    }
+    let rest = match rest.len() {
+        0 => Expr::All,
+        1 => rest.pop().expect("one"),
+        _ => Expr::And(rest),
+    };
+    Ok((rest, filters))
+}
+
+fn nested() -> Error {
+    Error::BadRequest(
+        "content:, type: and hash: stand beside the rest of the query with AND (each may be negated), not inside \
+         OR or a group: the data of every file would have to be read. Write each alternative as its own query, \
+         or narrow with AND (ext:log content:timeout)"
+            .into(),
+    )
+}
+
+/// Whether `e` has a data term anywhere.
+pub fn mentions_content(e: &Expr) -> bool {
+    match e {
+        Expr::All => false,
+        Expr::Term(t) => matches!(t.kind, TermKind::Content(_)),
+        Expr::Not(x) => mentions_content(x),
+        Expr::And(xs) | Expr::Or(xs) => xs.iter().any(mentions_content),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(q: &str) -> Expr {
+        uffs_query::parse(q, &uffs_query::ParseOptions { now: 0, case: None }).unwrap()
+    }
+
+    #[test]
+    fn data_terms_beside_the_rest_are_split_off() {
+        let (rest, f) = split(parse("ext:log content:timeout !type:text")).unwrap();
+        assert_eq!(rest, parse("ext:log"));
+        assert_eq!(f.len(), 2);
+        assert_eq!(
+            f[0].term,
+            ContentTerm::Text {
+                text: "timeout".into(),
+                case_sensitive: false,
+                whole_word: false,
+                regex: false
+            }
+        );
+        assert!(!f[0].negated);
+        assert_eq!(f[1].term, ContentTerm::Type("text".into()));
+        assert!(f[1].negated);
+        let (rest, f) = split(parse("content:x")).unwrap();
+        assert_eq!(rest, Expr::All);
+        assert_eq!(f.len(), 1);
+        let (rest, f) = split(parse("report ext:pdf")).unwrap();
+        assert_eq!(rest, parse("report ext:pdf"));
+        assert!(f.is_empty());
+    }
+
+    #[test]
+    fn a_data_term_inside_or_is_refused() {
+        for q in [
+            "a | content:x",
+            "!(a content:x)",
+            "<content:x | type:pdf> ext:log",
+        ] {
+            assert!(
+                matches!(split(parse(q)), Err(Error::BadRequest(m)) if m.contains("beside")),
+                "{q}"
+            );
+        }
+    }
+
+    #[test]
+    fn modifiers_reach_the_data_term() {
+        let (_, f) = split(parse(
+            "case:ww:content:Error regex:content:t[io]+me hash:ABCDEF0123456789",
+        ))
+        .unwrap();
+        assert_eq!(
+            f[0].term,
+            ContentTerm::Text {
+                text: "Error".into(),
+                case_sensitive: true,
+                whole_word: true,
+                regex: false
+            }
+        );
+        assert!(
+            matches!(&f[1].term, ContentTerm::Text { regex: true, text, .. } if text == "t[io]+me")
+        );
+        assert_eq!(f[2].term, ContentTerm::Hash("abcdef0123456789".into()));
+    }
+}
