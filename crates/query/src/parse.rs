@@ -386,18 +386,8 @@ fn term(
                     return err("`regex:` needs a regular expression".into());
                 }
                 let case_sensitive = m.case.unwrap_or(false);
-                if let Err(e) = regex::RegexBuilder::new(tail)
-                    .case_insensitive(!case_sensitive)
-                    .build()
-                {
-                    let first = e
-                        .to_string()
-                        .lines()
-                        .last()
-                        .unwrap_or("")
-                        .trim()
-                        .to_string();
-                    return err(format!("bad regular expression: {first}"));
+                if let Err(e) = check_regex(tail, case_sensitive) {
+                    return err(e);
                 }
                 let t = TextMatch {
                     pattern: Pattern::Regex(tail.to_string()),
@@ -601,22 +591,7 @@ fn content_text(text: &str, regex: bool, m: &Mods, span: Range<usize>) -> Result
     }
     let case_sensitive = m.case.unwrap_or(false);
     if regex {
-        if let Err(e) = regex::RegexBuilder::new(text)
-            .case_insensitive(!case_sensitive)
-            .build()
-        {
-            let first = e
-                .to_string()
-                .lines()
-                .last()
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            return Err(QueryError::new(
-                format!("bad regular expression: {first}"),
-                span,
-            ));
-        }
+        check_regex(text, case_sensitive).map_err(|e| QueryError::new(e, span.clone()))?;
     }
     Ok(Term {
         span,
@@ -628,6 +603,26 @@ fn content_text(text: &str, regex: bool, m: &Mods, span: Range<usize>) -> Result
         }),
         only: m.only,
     })
+}
+
+/// A regular expression that does not compile, as the last line of the regex crate's message.
+fn check_regex(text: &str, case_sensitive: bool) -> Result<(), String> {
+    match regex::RegexBuilder::new(text)
+        .case_insensitive(!case_sensitive)
+        .build()
+    {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let first = e
+                .to_string()
+                .lines()
+                .last()
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            Err(format!("bad regular expression: {first}"))
+        }
+    }
 }
 
 /// What the unknown-function error lists.

@@ -16,6 +16,44 @@ use uffs_search::SearchRequest;
 
 use crate::query_cmd::{now_filetime, Place};
 
+/// Where the files a content command reads are, and which: the flags `uffs hash` and `uffs grep` share.
+#[derive(clap::Args, Debug)]
+pub struct FilesArgs {
+    /// Search this index file; the data is read from the source it was built from (it must be at hand).
+    #[arg(long, value_name = "FILE", conflicts_with = "source")]
+    pub index: Option<std::path::PathBuf>,
+    /// Index this source first.
+    #[arg(long, value_name = "SOURCE")]
+    pub source: Option<String>,
+    /// With --source a whole disk: only its partition N (as SOURCE@N).
+    #[arg(long, value_name = "N", requires = "source")]
+    pub partition: Option<u32>,
+    /// Include deleted files (their clusters may belong to other files since).
+    #[arg(long)]
+    pub deleted: bool,
+    /// Include named data streams (`file:stream`).
+    #[arg(long)]
+    pub streams: bool,
+    /// Include NTFS's own files ($MFT, $LogFile, $Extend/$UsnJrnl, ...), which a mount does not show.
+    #[arg(long)]
+    pub metafiles: bool,
+}
+
+impl FilesArgs {
+    /// Runs `req` (with these flags' --deleted and --streams) and opens the source: see [`select`].
+    pub fn select(&self, mut req: SearchRequest, what: &str) -> Result<Selection> {
+        let place = Place {
+            index: self.index.clone(),
+            source: self.source.clone(),
+            partition: self.partition,
+            snapshots: false,
+        };
+        req.deleted = self.deleted;
+        req.streams = self.streams;
+        select(&place, &req, self.metafiles, what)
+    }
+}
+
 /// The entries a search selected, and the source their contents are read from.
 pub struct Selection {
     pub targets: Vec<(String, Searcher)>,

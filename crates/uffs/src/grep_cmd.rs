@@ -5,7 +5,6 @@
 //! Exit status as rg's: 0 a match, 1 none, 2 an error.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 use anyhow::{bail, Result};
@@ -15,7 +14,6 @@ use uffs_results::full_path;
 use uffs_search::SearchRequest;
 
 use crate::contents;
-use crate::query_cmd::Place;
 
 #[derive(clap::Args, Debug)]
 pub struct GrepArgs {
@@ -63,24 +61,8 @@ pub struct GrepArgs {
     /// Search files without a byte-order mark as UTF-16LE (common on Windows): -E utf-16le.
     #[arg(long)]
     pub utf16: bool,
-    /// Search this index file; the contents are read from the source it was built from.
-    #[arg(long, value_name = "FILE", conflicts_with = "source")]
-    pub index: Option<PathBuf>,
-    /// Index this source first.
-    #[arg(long, value_name = "SOURCE")]
-    pub source: Option<String>,
-    /// With --source a whole disk: only its partition N (as SOURCE@N).
-    #[arg(long, value_name = "N", requires = "source")]
-    pub partition: Option<u32>,
-    /// Include deleted files (their clusters may belong to other files since).
-    #[arg(long)]
-    pub deleted: bool,
-    /// Include named data streams (`file:stream`).
-    #[arg(long)]
-    pub streams: bool,
-    /// Include NTFS's own files ($MFT, $LogFile, $Extend/$UsnJrnl, ...), which a mount does not show.
-    #[arg(long)]
-    pub metafiles: bool,
+    #[command(flatten)]
+    pub files: contents::FilesArgs,
 }
 
 impl GrepArgs {
@@ -127,16 +109,7 @@ impl GrepArgs {
 pub fn run(a: GrepArgs) -> Result<bool> {
     let (options, query) = a.options()?;
     let grep = Grep::new(&options)?;
-    let place = Place {
-        index: a.index.clone(),
-        source: a.source.clone(),
-        partition: a.partition,
-        snapshots: false,
-    };
-    let mut req = SearchRequest::new(query);
-    req.deleted = a.deleted;
-    req.streams = a.streams;
-    let sel = contents::select(&place, &req, a.metafiles, "uffs grep")?;
+    let sel = a.files.select(SearchRequest::new(query), "uffs grep")?;
     let refs: Vec<(&str, &Searcher)> = sel.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let out = Mutex::new((
         std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),

@@ -13,7 +13,6 @@ use uffs_results::{full_path, ColumnType, OutputArgs, Printer, Value};
 use uffs_search::{SearchRequest, Sort};
 
 use crate::contents::{self, Selection};
-use crate::query_cmd::Place;
 
 #[derive(clap::Args, Debug)]
 pub struct HashArgs {
@@ -33,27 +32,11 @@ pub struct HashArgs {
     /// With --known: print only the files no set knows.
     #[arg(long, requires = "known")]
     pub unknown: bool,
-    /// Search this index file; the contents are read from the source it was built from.
-    #[arg(long, value_name = "FILE", conflicts_with = "source")]
-    pub index: Option<PathBuf>,
-    /// Index this source first.
-    #[arg(long, value_name = "SOURCE")]
-    pub source: Option<String>,
-    /// With --source a whole disk: only its partition N (as SOURCE@N).
-    #[arg(long, value_name = "N", requires = "source")]
-    pub partition: Option<u32>,
-    /// Include deleted files (their clusters may belong to other files since).
-    #[arg(long)]
-    pub deleted: bool,
-    /// Include named data streams (`file:stream`).
-    #[arg(long)]
-    pub streams: bool,
+    #[command(flatten)]
+    pub files: contents::FilesArgs,
     /// Sort the files (default: index order).
     #[arg(long, value_enum)]
     pub sort: Option<Sort>,
-    /// Include NTFS's own files ($MFT, $LogFile, $Extend/$UsnJrnl, ...), which a mount does not show.
-    #[arg(long)]
-    pub metafiles: bool,
     /// Hash at most N files.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::common::count)]
     pub limit: Option<usize>,
@@ -95,18 +78,10 @@ pub fn run(a: HashArgs) -> Result<bool> {
     } else {
         bail!("several algorithms do not fit sum lines: add --hashdeep, or --format csv (jsonl, parquet, table)")
     };
-    let place = Place {
-        index: a.index.clone(),
-        source: a.source.clone(),
-        partition: a.partition,
-        snapshots: false,
-    };
     let mut req = SearchRequest::new(a.query.join(" "));
-    req.deleted = a.deleted;
-    req.streams = a.streams;
     req.sort = a.sort;
     req.limit = a.limit;
-    let sel = contents::select(&place, &req, a.metafiles, "uffs hash")?;
+    let sel = a.files.select(req, "uffs hash")?;
     let (answers, outcome) = contents::read_each(&sel, u64::MAX, "hashing", |_, f| {
         let mut h = Hasher::new(algos);
         let size = f.len();
