@@ -232,6 +232,9 @@ where
     let mut answers: Vec<Vec<Option<Result<T, String>>>> = Vec::new();
     let mut outcome = Outcome::default();
     let pb = bytes_bar(label);
+    // Every volume's distinct files, and those read before this volume: the bar's file count.
+    let files: usize = per_volume.iter().map(Vec::len).sum();
+    let mut done_before = 0usize;
     for (v, wanted) in per_volume.into_iter().enumerate() {
         let n = wanted.len();
         let vol = &sel.source.volumes[v];
@@ -244,6 +247,8 @@ where
             },
         );
         pb.set_length(pb.length().unwrap_or(0) + plan.bytes());
+        let files_done = done_before;
+        done_before += plan.files();
         let progress = Progress::default();
         let done = std::sync::Mutex::new((0..n).map(|_| None).collect::<Vec<_>>());
         let counts = std::sync::Mutex::new(Outcome::default());
@@ -254,6 +259,10 @@ where
                 s.spawn(|| {
                     while ticking.load(Ordering::Relaxed) {
                         pb.set_position(base + progress.bytes.load(Ordering::Relaxed));
+                        pb.set_message(format!(
+                            "{} of {files} files",
+                            files_done + progress.files.load(Ordering::Relaxed) as usize
+                        ));
                         std::thread::sleep(Duration::from_millis(100));
                     }
                 });
@@ -321,7 +330,7 @@ fn bytes_bar(label: &str) -> ProgressBar {
     let pb = ProgressBar::new(0);
     pb.set_style(
         ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}), eta {eta}",
+            "{prefix} [{bar:30}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}), {msg}, eta {eta}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),

@@ -115,16 +115,14 @@ pub fn run(a: GrepArgs) -> Result<bool> {
         std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
         FileSeparator::parallel(&grep),
     ));
-    // One searcher per thread, taken from the pool for a file and given back after. (The pattern's searcher is
-    // not shared between threads: each worker is made from it under the lock.)
-    let grep = Mutex::new(grep);
+    // One searcher per thread, taken from the pool for a file and given back after.
     let pool: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
     let (answers, _) = contents::read_each(&sel, u64::MAX, "searching", |hit, f| {
         let mut w = pool
             .lock()
             .expect("pool")
             .pop()
-            .unwrap_or_else(|| grep.lock().expect("grep").worker());
+            .unwrap_or_else(|| grep.worker());
         let (t, id) = sel.hits[hit];
         let path = full_path(refs[t].1.index(), refs[t].0, id);
         let mut buf = Vec::new();

@@ -228,3 +228,68 @@ fn an_encrypted_file_is_reported_and_the_others_hashed() {
     assert!(ours.len() > 10, "the other files were not hashed");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Points the first run of `record`'s non-resident `$DATA` far past the end of the volume.
+fn break_runlist(image: &Path, record: u64) {
+    use std::io::{Seek, SeekFrom, Write};
+    let bytes = std::fs::read(image).unwrap();
+    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as usize;
+    let cs = u16_at(0x0B) * bytes[0x0D] as usize;
+    let mft = u64::from_le_bytes(bytes[0x30..0x38].try_into().unwrap()) as usize * cs;
+    let rec = mft + record as usize * 1024;
+    assert_eq!(&bytes[rec..rec + 4], b"FILE");
+    let mut o = rec + u16_at(rec + 0x14);
+    while u32_at(o) != 0x80 {
+        assert_ne!(u32_at(o), 0xFFFF_FFFF, "no $DATA");
+        o += u32_at(o + 4);
+    }
+    assert_eq!(bytes[o + 8], 1, "the $DATA of record {record} is resident");
+    let runs = o + u16_at(o + 0x20);
+    // One cluster at LCN 0x7FFFFFFF: a run no volume of this size has. (Not over a fixup position.)
+    let bad = [0x41u8, 0x01, 0xFF, 0xFF, 0xFF, 0x7F, 0x00];
+    assert!(runs + bad.len() <= o + u32_at(o + 4));
+    assert!((runs - rec) % 512 + bad.len() < 510);
+    let mut f = std::fs::OpenOptions::new().write(true).open(image).unwrap();
+    f.seek(SeekFrom::Start(runs as u64)).unwrap();
+    f.write_all(&bad).unwrap();
+}
+
+#[test]
+fn a_damaged_runlist_is_reported_and_the_others_hashed() {
+    let img = fixture("content.img");
+    let dir = scratch("hash-runlist");
+    let copy = dir.join("content.img");
+    run_ok(
+        Command::new("cp")
+            .arg("--sparse=always")
+            .arg(&img)
+            .arg(&copy),
+    );
+    let rows = csv_rows(
+        &run_ok(uffs().args(["--source"]).arg(&copy).args([
+            "one-cluster.bin",
+            "--format",
+            "csv",
+            "--columns",
+            "path,record",
+        ]))
+        .stdout,
+    );
+    let record: u64 = rows[0]["record"].parse().unwrap();
+    let before = sum_lines(&run_ok(uffs().args(["hash", "--source"]).arg(&copy)).stdout);
+    break_runlist(&copy, record);
+    let out = uffs()
+        .args(["hash", "--source"])
+        .arg(&copy)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/plain/one-cluster.bin"), "{err}");
+    assert!(err.contains("1 of"), "{err}");
+    let after = sum_lines(&out.stdout);
+    let mut expect = before.clone();
+    expect.remove("/plain/one-cluster.bin");
+    assert_eq!(after, expect, "the other files' hashes changed");
+    std::fs::remove_dir_all(&dir).ok();
+}
