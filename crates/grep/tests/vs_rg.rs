@@ -52,6 +52,10 @@ const FLAG_SETS: &[&[&str]] = &[
     &["--binary", "-C", "1", "foo"],
     &["--binary", "-F", "-i", "foo"],
     &["--binary", "-F", "-w", "-e", "foo", "-e", "bar"],
+    // Anchors that match only once a NUL became a line end: the whole-file prefilter must not drop these files.
+    &["--binary", "^foo"],
+    &["--binary", "-c", "bar$"],
+    &["--binary", "-w", "-e", "x", "-e", "^y"],
     &["-a", "foo"],
     &["-a", "-c", "foo"],
     &["needle"],
@@ -344,6 +348,13 @@ fn every_file_with_every_flag_set_prints_what_rg_prints() {
             let found_chunks = worker
                 .search_reader(&path, Chunks(bytes), &mut from_chunks)
                 .unwrap();
+            let mut from_seekable = Vec::new();
+            let found_seekable = worker
+                .search_seekable(&path, std::io::Cursor::new(bytes), &mut from_seekable)
+                .unwrap();
+            let is_match_seekable = worker
+                .is_match_seekable(std::io::Cursor::new(bytes))
+                .unwrap();
             let list_flags: Vec<&str> = ["-l"]
                 .into_iter()
                 .chain(flags.iter().copied().filter(|f| *f != "-c"))
@@ -360,17 +371,27 @@ fn every_file_with_every_flag_set_prints_what_rg_prints() {
                     String::from_utf8_lossy(&from_slice)
                 ));
             }
-            if from_file != from_slice || from_chunks != from_slice {
+            if from_file != from_slice || from_chunks != from_slice || from_seekable != from_slice {
                 failures.push(format!(
                     "{flags:?} on {dir}: the readers print otherwise than the slice"
                 ));
             }
-            if found_file.unwrap() != found || found_chunks != found {
+            // A slice with no match anywhere is not searched line by line, so no NUL is reported for it.
+            let seen = |mut f: Found| {
+                if !f.matched {
+                    f.binary_offset = None;
+                }
+                f
+            };
+            if seen(found_file.unwrap()) != seen(found)
+                || seen(found_chunks) != seen(found)
+                || seen(found_seekable) != seen(found)
+            {
                 failures.push(format!(
                     "{flags:?} on {dir}: the readers find otherwise than the slice"
                 ));
             }
-            if is_match != listed || is_match_reader != listed {
+            if is_match != listed || is_match_reader != listed || is_match_seekable != listed {
                 failures.push(format!(
                     "{flags:?} on {dir}: is_match {is_match}/{is_match_reader}, rg -l {listed}"
                 ));
@@ -477,6 +498,10 @@ fn files_joined_with_the_separator_print_what_rg_prints() {
         &["--binary", "-C", "1", "foo"],
         &["--binary", "-F", "-i", "foo"],
         &["--binary", "-F", "-w", "-e", "foo", "-e", "bar"],
+        // Anchors that match only once a NUL became a line end: the whole-file prefilter must not drop these files.
+        &["--binary", "^foo"],
+        &["--binary", "-c", "bar$"],
+        &["--binary", "-w", "-e", "x", "-e", "^y"],
         &["--binary", "-B", "1", "bar"],
         &["-c", "foo"],
         &["-l", "-C", "2", "foo"],

@@ -206,7 +206,7 @@ fn decide(
                 .unwrap_or_else(|| grep.worker());
             let found = match f.as_slice() {
                 Some(b) => w.is_match_slice(b),
-                None => w.is_match_reader(f),
+                None => w.is_match_seekable(f),
             };
             workers.lock().expect("workers").push(w);
             found.ok()

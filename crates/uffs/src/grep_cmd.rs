@@ -4,7 +4,7 @@
 //! ([`crate::contents`]); each file's lines print together, files in the order they finish, as `rg` does.
 //! Exit status as rg's: 0 a match, 1 none, 2 an error.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::Mutex;
 
 use anyhow::{bail, Result};
@@ -128,7 +128,7 @@ pub fn run(a: GrepArgs) -> Result<bool> {
         let mut buf = Vec::new();
         let found = match f.as_slice() {
             Some(bytes) => w.search_slice(&path, bytes, &mut buf),
-            None => w.search_reader(&path, f.by_ref(), &mut buf),
+            None => w.search_seekable(&path, &mut *f, &mut buf),
         };
         pool.lock().expect("pool").push(w);
         let found = found.map_err(|e| e.to_string())?;

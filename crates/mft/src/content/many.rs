@@ -411,6 +411,27 @@ impl<'w> File<'w> {
     }
 }
 
+/// A file may be read again from an earlier place (a quick search, then the full one on a match). The bytes
+/// read again are not counted twice in the progress.
+impl io::Seek for File<'_> {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        let pos = match to {
+            io::SeekFrom::Start(p) => Some(p),
+            io::SeekFrom::End(d) => self.len.checked_add_signed(d),
+            io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        }
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        let pos = pos.min(self.len);
+        if pos < self.pos {
+            self.progress
+                .bytes
+                .fetch_sub(self.pos - pos, Ordering::Relaxed);
+        }
+        self.pos = pos;
+        Ok(pos)
+    }
+}
+
 impl io::Read for File<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let left = self.len - self.pos;
