@@ -382,7 +382,7 @@ fn search(
     // content:, type: and hash: read the files' data: each volume's source is opened for them (the daemon's
     // user must be able to read it, as for indexing).
     let expr = uffs_search::compile(req, uffs_index::time::now()).map_err(why)?;
-    let sources = if uffs_search::contents::mentions_content(&expr) {
+    let sources = if uffs_search::contents::reads_data(req, &expr) {
         snap.volumes
             .iter()
             .map(|l| {

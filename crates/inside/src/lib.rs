@@ -15,7 +15,7 @@ use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use uffs_index::{flags, EntryId, Index};
+use uffs_index::{flags, EntryId, EntryKind, Index};
 use uffs_mft::content::many::{self, File, Options, Progress, Wanted};
 use uffs_mft::content::ContentError;
 use uffs_mft::Volume;
@@ -38,7 +38,16 @@ impl<'a> VolumeContents<'a> {
         }
     }
 
-    /// Files whose data could not be read so far (they matched no data term).
+    /// The volume of the search's target `target`.
+    fn volume(&self, target: usize) -> Result<&Volume, Error> {
+        self.volumes.get(target).copied().ok_or_else(|| {
+            Error::Failed(format!(
+                "no volume at hand for the search's target {target}"
+            ))
+        })
+    }
+
+    /// Files whose data could not be read so far (they matched no data term, or have no `type`).
     pub fn unreadable(&self) -> usize {
         self.unreadable.load(Ordering::Relaxed)
     }
@@ -97,11 +106,7 @@ impl Contents for VolumeContents<'_> {
         ids: Vec<EntryId>,
         filters: &[ContentFilter],
     ) -> Result<Vec<EntryId>, Error> {
-        let vol = *self.volumes.get(target).ok_or_else(|| {
-            Error::Failed(format!(
-                "no volume at hand for the search's target {target}"
-            ))
-        })?;
+        let vol = self.volume(target)?;
         let idx = searcher.index();
         let mut tests: Vec<(Test, &ContentFilter)> = filters
             .iter()
@@ -129,11 +134,73 @@ impl Contents for VolumeContents<'_> {
         }
         Ok(ids)
     }
+
+    fn types(
+        &self,
+        target: usize,
+        searcher: &Searcher,
+        ids: &[EntryId],
+    ) -> Result<Vec<Option<&'static str>>, Error> {
+        let vol = self.volume(target)?;
+        let idx = searcher.index();
+        // Folders and NTFS's own files have no type; the rest are read for their first bytes.
+        let (files, at): (Vec<EntryId>, Vec<usize>) = ids
+            .iter()
+            .enumerate()
+            .filter(|&(_, &id)| {
+                (idx.kind(id) != EntryKind::Directory || idx.flags(id) & flags::STREAM != 0)
+                    && !is_metafile(idx, id)
+            })
+            .map(|(i, &id)| (id, i))
+            .unzip();
+        let found = self.read_each(
+            vol,
+            idx,
+            &files,
+            uffs_filetype::HEAD_BYTES as u64,
+            |_, file| match file {
+                Ok(f) => {
+                    let mut head = Vec::with_capacity(f.len() as usize);
+                    f.read_to_end(&mut head).ok()?;
+                    Some(uffs_filetype::detect(&head).map_or("", |t| t.name()))
+                }
+                Err(ContentError::NoStream { .. }) => Some(""),
+                Err(_) => None,
+            },
+        );
+        let mut types = vec![None; ids.len()];
+        for (i, t) in at.into_iter().zip(found) {
+            types[i] = t;
+        }
+        Ok(types)
+    }
 }
 
 impl VolumeContents<'_> {
     /// Whether `test` holds for each of `ids` (`None`: the data could not be read).
     fn pass(&self, vol: &Volume, idx: &Index, ids: &[EntryId], test: &Test) -> Vec<Option<bool>> {
+        let limit = match test {
+            Test::Type(_) => uffs_filetype::HEAD_BYTES as u64,
+            _ => u64::MAX,
+        };
+        let workers: Mutex<Vec<uffs_grep::Worker>> = Mutex::new(Vec::new());
+        self.read_each(vol, idx, ids, limit, |id, file| match file {
+            Ok(f) => decide(test, f, idx, id, &workers),
+            Err(ContentError::NoStream { .. }) => decide_empty(test, idx, id),
+            Err(_) => None,
+        })
+    }
+
+    /// What `answer` says of each of `ids` from its data (its first `limit` bytes), read in disk order on every
+    /// core; a `None` answer counts the file as unreadable.
+    fn read_each<T: Clone + Send>(
+        &self,
+        vol: &Volume,
+        idx: &Index,
+        ids: &[EntryId],
+        limit: u64,
+        answer: impl Fn(EntryId, Result<&mut File<'_>, ContentError>) -> Option<T> + Sync,
+    ) -> Vec<Option<T>> {
         let wanted: Vec<Wanted> = ids
             .iter()
             .map(|&id| Wanted {
@@ -141,10 +208,6 @@ impl VolumeContents<'_> {
                 stream: stream_name(idx, id),
             })
             .collect();
-        let limit = match test {
-            Test::Type(_) => uffs_filetype::HEAD_BYTES as u64,
-            _ => u64::MAX,
-        };
         let plan = many::plan(
             vol,
             wanted,
@@ -154,13 +217,8 @@ impl VolumeContents<'_> {
             },
         );
         let answers = Mutex::new(vec![None; ids.len()]);
-        let workers: Mutex<Vec<uffs_grep::Worker>> = Mutex::new(Vec::new());
         plan.read(&Progress::default(), |item, file| {
-            let held = match file {
-                Ok(f) => decide(test, f, idx, ids[item], &workers),
-                Err(ContentError::NoStream { .. }) => decide_empty(test, idx, ids[item]),
-                Err(_) => None,
-            };
+            let held = answer(ids[item], file);
             if held.is_none() {
                 self.unreadable.fetch_add(1, Ordering::Relaxed);
             }

@@ -83,6 +83,9 @@ columns! {
     TreeAllocated = "tree_allocated": Integer,
     Descendants = "descendants": Integer,
     Children = "children": Integer,
+    /// A file's type by the signature of its first bytes (a `type:` name; empty when none is known, or for a
+    /// folder). Not in the index: the printer is given it (`Printer::set_types`) by whoever reads the data.
+    Type = "type": Text,
 }
 
 impl Column {
@@ -162,6 +165,7 @@ impl Column {
             Column::TreeAllocated => Value::Int(totals().map(|t| t.allocated)),
             Column::Descendants => Value::Int(totals().map(|t| t.descendants())),
             Column::Children => Value::Int(totals().map(|t| u64::from(t.children))),
+            Column::Type => Value::Text(String::new()),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! [`Column`]s as CSV, TSV, JSON lines or an aligned table (fitted to the terminal's width), a body file's rows
 //! (see [`crate::bodyfile`]), or Parquet (see [`crate::parquet`]); to stdout or a file.
 
+use std::collections::HashMap;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -29,8 +30,8 @@ pub struct OutputArgs {
     pub format: Option<Format>,
     /// Columns for csv, tsv, jsonl and table, comma-separated, from: path name kind size allocated created
     /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag fn_created
-    /// fn_modified fn_mft_changed fn_accessed ext tree_size tree_allocated descendants children (the tree_ columns,
-    /// descendants and children: a folder's totals).
+    /// fn_modified fn_mft_changed fn_accessed ext tree_size tree_allocated descendants children type (the tree_
+    /// columns, descendants and children: a folder's totals; type: a file's type by signature, read from its data).
     #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
     pub columns: Vec<String>,
     /// Write to FILE instead of stdout (a query that finds nothing writes no file, a count still does).
@@ -95,6 +96,8 @@ pub struct Printer<'a> {
     temp: Option<TempFile>,
     /// Lines a table is followed by (see [`Printer::note`]).
     notes: Vec<String>,
+    /// The `type` column of the rows being printed (see [`Printer::set_types`]).
+    types: HashMap<EntryId, &'static str>,
 }
 
 impl<'a> Printer<'a> {
@@ -189,6 +192,7 @@ impl<'a> Printer<'a> {
             parquet,
             temp: None,
             notes: Vec::new(),
+            types: HashMap::new(),
         })
     }
 
@@ -263,7 +267,10 @@ impl<'a> Printer<'a> {
                     let cells = self
                         .columns
                         .iter()
-                        .map(|&c| table_cell(s, prefix, id, c))
+                        .map(|&c| match self.cell(s, prefix, id, c) {
+                            Value::Int(Some(n)) if c.is_bytes() => human(n),
+                            v => v.text(true),
+                        })
                         .collect();
                     self.table.push(cells);
                 }
@@ -312,11 +319,36 @@ impl<'a> Printer<'a> {
         line.push(if self.print0 { 0 } else { b'\n' });
     }
 
+    /// Whether the rows print the `type` column, which the caller reads from the files (see
+    /// [`Printer::set_types`]).
+    pub fn wants_types(&self) -> bool {
+        matches!(
+            self.format,
+            Format::Csv | Format::Tsv | Format::Jsonl | Format::Table
+        ) && self.columns.contains(&Column::Type)
+    }
+
+    /// The `type` column of the entries the next [`Printer::rows`] prints (an entry left out prints empty).
+    pub fn set_types(&mut self, types: impl IntoIterator<Item = (EntryId, &'static str)>) {
+        self.types.clear();
+        self.types.extend(types);
+    }
+
+    /// One column's value of an entry: from the index, or for `type` from [`Printer::set_types`].
+    fn cell(&self, s: &Searcher, prefix: &str, id: EntryId, c: Column) -> Value {
+        match c {
+            Column::Type => {
+                Value::Text(self.types.get(&id).copied().unwrap_or_default().to_string())
+            }
+            c => c.value(s, prefix, id),
+        }
+    }
+
     fn record_line(&self, s: &Searcher, prefix: &str, id: EntryId, line: &mut Vec<u8>) {
         let values: Vec<Value> = self
             .columns
             .iter()
-            .map(|c| c.value(s, prefix, id))
+            .map(|&c| self.cell(s, prefix, id, c))
             .collect();
         let cells: Vec<String> = values.iter().map(|v| v.text(false)).collect();
         // A `$FILE_NAME` time the index does not keep is null, as in `uffs export`.
@@ -564,13 +596,6 @@ const MIN_PATH_WIDTH: usize = 12;
 
 /// One column of one entry as a table shows it: the value the other formats write, with byte counts in KiB,
 /// MiB … ([`Column::is_bytes`]) and times to the minute.
-fn table_cell(s: &Searcher, prefix: &str, id: EntryId, c: Column) -> String {
-    match c.value(s, prefix, id) {
-        Value::Int(Some(n)) if c.is_bytes() => human(n),
-        v => v.text(true),
-    }
-}
-
 /// Control characters in a name would move the cursor or worse on a terminal: show them as `\xNN`.
 fn escape_controls(s: &[u8], out: &mut Vec<u8>) {
     for &c in s {

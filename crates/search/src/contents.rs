@@ -12,7 +12,7 @@ use uffs_index::EntryId;
 use uffs_query::ast::{ContentTerm, Expr, KindFilter, TermKind};
 use uffs_query::Searcher;
 
-use crate::Error;
+use crate::{Error, SearchRequest};
 
 /// One data term of a query, as it stands beside the rest.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,6 +37,26 @@ pub trait Contents: Sync {
         ids: Vec<EntryId>,
         filters: &[ContentFilter],
     ) -> Result<Vec<EntryId>, Error>;
+
+    /// The `type` column of `ids` (entries of target `target`, in the order they are printed): each one's type by
+    /// signature (a `type:` name, `""` when no signature is known), `None` for a folder or a file whose data
+    /// cannot be read.
+    fn types(
+        &self,
+        target: usize,
+        searcher: &Searcher,
+        ids: &[EntryId],
+    ) -> Result<Vec<Option<&'static str>>, Error>;
+}
+
+/// Whether answering `req` reads the files' data: its query has a data term (`content:`, `type:`, `hash:`), or
+/// it prints the `type` column. Front ends open the volumes' sources only then.
+pub fn reads_data(req: &SearchRequest, expr: &Expr) -> bool {
+    mentions_content(expr)
+        || req.output.columns.iter().any(|c| {
+            c.split(',')
+                .any(|c| uffs_results::Column::parse(c) == Some(uffs_results::Column::Type))
+        })
 }
 
 /// Splits `expr` into what the index answers and the data terms beside it.

@@ -118,6 +118,19 @@ fn print_rows(
         let t = hits[start].0;
         let end = start + hits[start..].iter().take_while(|h| h.0 == t).count();
         let ids: Vec<EntryId> = hits[start..end].iter().map(|h| h.1).collect();
+        if out.wants_types() {
+            let contents = contents.ok_or_else(|| {
+                Error::Failed(
+                    "the type column reads the files' data, and no volume is at hand".into(),
+                )
+            })?;
+            let types = contents.types(t, targets[t].1, &ids)?;
+            out.set_types(
+                ids.iter()
+                    .zip(types)
+                    .filter_map(|(&id, ty)| Some((id, ty?))),
+            );
+        }
         out.rows(targets[t].1, targets[t].0, &ids)
             .map_err(Error::from)?;
         start = end;

@@ -81,7 +81,7 @@ pub struct SearchParams {
     pub offset: usize,
     /// Columns of each row (default: path, size, modified, kind). Any of: path name kind size allocated created
     /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag ext tree_size
-    /// tree_allocated descendants children.
+    /// tree_allocated descendants children type (type: by signature, read from each returned file's first bytes).
     #[serde(default)]
     pub columns: Option<Vec<String>>,
     #[serde(flatten)]

@@ -153,7 +153,7 @@ impl Backend for LocalBackend {
             self.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
         // content:, type: and hash: read the files' data: the source is opened for them, per request.
         let expr = uffs_search::compile(req, uffs_index::time::now())?;
-        let source = match uffs_search::contents::mentions_content(&expr) {
+        let source = match uffs_search::contents::reads_data(req, &expr) {
             true => {
                 let place = if crate::common::is_index_file(&self.source) {
                     crate::query_cmd::Place {

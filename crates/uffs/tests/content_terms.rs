@@ -144,6 +144,28 @@ fn types_agree_with_file_and_mismatch_finds_the_liar() {
         BTreeSet::from(["/lying.txt".to_string()])
     );
     assert!(query(&img, "type:text").contains("/notes.txt"));
+    // The `type` column says the same of every file, and nothing of a folder.
+    let out = run_ok(uffs().args(["--source"]).arg(&img).args([
+        "",
+        "--format",
+        "tsv",
+        "--columns",
+        "path,kind,type",
+    ]));
+    let mut column = std::collections::BTreeMap::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f[1] == "dir" {
+            assert_eq!(f[2], "", "{line}");
+        }
+        column.insert(f[0].to_string(), f[2].to_string());
+    }
+    for (name, set) in [("gzip", &gzip), ("pdf", &pdf), ("png", &png), ("elf", &elf)] {
+        for p in set {
+            assert_eq!(column[p], name, "{p}");
+        }
+    }
+    assert_eq!(column["/notes.txt"], "text");
     let out = uffs()
         .args(["--source"])
         .arg(&img)
@@ -207,6 +229,25 @@ fn through_an_index_file_and_the_daemon_as_through_the_source() {
         .map(|p| p.replacen("D:\\", "/", 1).replace('\\', "/"))
         .collect();
     assert_eq!(via_daemon, direct);
+    // The `type` column, read by the daemon from the volume: as the command line reads it.
+    let typed = |c: &mut std::process::Command| {
+        let out = run_ok(c.args([
+            "ext:txt | ext:gz",
+            "--format",
+            "csv",
+            "--columns",
+            "path,type",
+            "--sort",
+            "path",
+        ]));
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .replace("D:\\", "/")
+            .replace('\\', "/")
+    };
+    let direct_types = typed(uffs().arg("--source").arg(&img));
+    assert!(direct_types.contains(",text\n"), "{direct_types}");
+    assert_eq!(typed(&mut w.uffs()), direct_types);
     // Inside OR: refused, with the way to write it, before anything is read.
     let out = w.uffs().arg("a | content:x").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
