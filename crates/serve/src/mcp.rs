@@ -31,8 +31,8 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
 const INSTRUCTIONS: &str = "uffs searches the file names of NTFS volumes from an index (every file and folder, \
 in milliseconds). Use `search` to find files (its `query` is Everything's syntax: words are ANDed, `|` is OR, `!` \
-is NOT, `ext:pdf`, `size:>10mb`, `dm:today`, wildcards, `regex:`; call `query_syntax` for all of it), `count` \
-to count matches, `facets` to see what takes space (counts and sizes per extension, folder, year, month, \
+is NOT, `ext:pdf`, `size:>10mb`, `dm:today`, wildcards, `regex:`; `content:TEXT`, `type:pdf` and `hash:HEX` \
+read the files' data, beside the rest with AND; call `query_syntax` for all of it), `count` to count matches, `facets` to see what takes space (counts and sizes per extension, folder, year, month, \
 attribute or size bucket; or totals), `volumes` for the volumes searched and their state.";
 
 /// Which entries a tool looks at, beyond its query: the same three fields in every tool.
@@ -65,7 +65,10 @@ impl Scope {
 pub struct SearchParams {
     /// The query, in Everything's syntax: `report draft` (both words in the name), `jpg | png`, `!tmp`,
     /// `ext:pdf;docx`, `size:>10mb`, `dm:thisweek`, `*.log`, `regex:^IMG_\d+`, `windows/system32` (a term with
-    /// a slash matches the full path), `folder:`, `file:`. `*` matches everything.
+    /// a slash matches the full path), `folder:`, `file:`. `*` matches everything. `content:TEXT` (files whose
+    /// data holds TEXT; `case:`, `wholeword:`, `regex:` before it), `type:pdf` (by signature; `type:mismatch`:
+    /// the extension lies) and `hash:HEX` read the files: put them beside name terms with AND
+    /// (`ext:log content:timeout`), never inside `|`.
     pub query: String,
     /// Order of the results (default: the index's order, fastest).
     #[serde(default)]
@@ -205,7 +208,8 @@ impl UffsMcp {
     #[tool(
         name = "search",
         description = "Find files and folders by name, path, extension, size, dates or attributes, on every \
-indexed volume. Returns up to `limit` rows (default 50, at most 1000) with `found` (all matches) and \
+indexed volume; or by what their data holds (`content:TEXT`, `type:pdf`, `hash:HEX`, read from the volume: \
+narrow with name terms, `ext:log content:timeout`). Returns up to `limit` rows (default 50, at most 1000) with `found` (all matches) and \
 `truncated`. Sort with `sort` and `descending` (e.g. sort=size, descending=true for the largest). \
 Call `query_syntax` for the full query language.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
