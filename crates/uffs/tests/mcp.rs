@@ -113,7 +113,14 @@ fn every_tool_answers_as_the_command_line_does() {
     names.sort();
     assert_eq!(
         names,
-        ["count", "facets", "query_syntax", "search", "volumes"]
+        [
+            "count",
+            "facets",
+            "grep",
+            "query_syntax",
+            "search",
+            "volumes"
+        ]
     );
     for t in tools["tools"].as_array().unwrap() {
         assert!(t["description"].as_str().unwrap().len() > 40, "{t}");
@@ -298,7 +305,7 @@ fn over_http_behind_the_token() {
         ["search", {"query": "size:>zz"}],
     ]);
     let (tools, a) = client(&dir, &calls, &["--http", &url]);
-    assert_eq!(tools["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 6);
     let r = ok(&a[0], "search over HTTP");
     assert_eq!(
         r["rows"],
@@ -404,6 +411,7 @@ fn data_term_calls() -> Value {
         json!(["search", {"query": "a | content:x"}]),
         json!(["search", {"query": "type:nonsense"}]),
         json!(["count", {"query": "hash:1234"}]),
+        json!(["grep", {"pattern": "resident", "query": "ext:txt"}]),
     ]);
     json!(calls)
 }
@@ -481,6 +489,10 @@ fn data_terms_find_what_rg_finds() {
     assert_eq!(r["rows"], json!(want));
     assert_eq!(ok(&a[n + 3], "count")["found"], rg[0].len());
     check_bad_data_terms(&a, n + 4, "--index");
+    assert_eq!(
+        grep_lines(&a[n + 8], "grep"),
+        cli_grep(&idx, &["resident", "ext:txt"])
+    );
 
     // The daemon reads the volume from the source it registered: its paths are `D:\...`.
     let w = common::daemon::World::new("mcp-content");
@@ -532,6 +544,190 @@ fn data_terms_find_what_rg_finds() {
     assert_eq!(r["rows"].as_array().unwrap().len(), want.len());
     assert_eq!(ok(&a[n + 3], "daemon: count")["found"], rg[0].len());
     check_bad_data_terms(&a, n + 4, "daemon");
+    // grep reads the files in the server's process: through the daemon, a tool error that says how instead.
+    let t = err(&a[n + 8], "grep through the daemon");
+    assert!(t.contains("--index") && t.contains("content:"), "{t}");
     drop(w);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// What `uffs grep ARGS --index FILE` prints, line by line, sorted (it prints files in the order they finish).
+fn cli_grep(idx: &Path, args: &[&str]) -> Vec<String> {
+    let out = uffs()
+        .arg("grep")
+        .args(args)
+        .arg("--index")
+        .arg(idx)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code() == Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// A `grep` answer's lines as `uffs grep` prints them (`PATH:LINE:TEXT`, and its notes on binary files), sorted;
+/// checked to be all of them.
+fn grep_lines(a: &Value, what: &str) -> Vec<String> {
+    let r = ok(a, what);
+    assert_eq!(r["truncated"], false, "{what}: {}", r["note"]);
+    assert_eq!(r["returned"], r["lines_matched"], "{what}");
+    let mut lines = in_order(r);
+    lines.extend(
+        r.get("binary")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|n| n.as_str().unwrap().to_string()),
+    );
+    lines.sort();
+    lines
+}
+
+/// A `grep` answer's lines as `PATH:LINE:TEXT`, in its order.
+fn in_order(r: &Value) -> Vec<String> {
+    r["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            format!(
+                "{}:{}:{}",
+                l["path"].as_str().unwrap(),
+                l["line"],
+                l["text"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// The `grep` tool against `uffs grep` on the same index: the same lines for `-i`, `-w -F`, a regex, a query
+/// that narrows the files; bounded, the first lines in the query's order with the number of all and a note that
+/// says they were cut, and what rg says of a binary file; bad patterns and queries are tool errors.
+#[test]
+fn grep_answers_as_uffs_grep() {
+    let dir = scratch("mcp-grep");
+    let idx = dir.join("content.uffs");
+    run_ok(
+        uffs()
+            .arg("index")
+            .arg(fixture("content.img"))
+            .arg("-o")
+            .arg(&idx),
+    );
+    let text_files = "!text-1MiB !mixed !holes";
+    let calls = json!([
+        ["grep", {"pattern": "THE", "query": text_files, "ignore_case": true}],
+        ["grep", {"pattern": "resident data", "fixed_strings": true, "word": true}],
+        ["grep", {"pattern": "^res[a-z]+ d", "query": "plain/"}],
+        ["grep", {"pattern": "fox", "query": "ext:txt"}],
+        ["grep", {"pattern": "fox", "query": "ext:txt", "max_lines": 5000}],
+        ["grep", {"pattern": "THE", "query": "holes.bin", "ignore_case": true, "max_lines": 1000}],
+        ["grep", {"pattern": "no such text anywhere"}],
+        ["grep", {"pattern": "("}],
+        ["grep", {"pattern": "x", "query": "size:>zz"}],
+        ["grep", {"query": "ext:txt"}],
+    ]);
+    let (tools, a) = client(
+        &dir,
+        &calls,
+        &[
+            "--stdio",
+            env!("CARGO_BIN_EXE_uffs"),
+            "mcp",
+            "--index",
+            path_str(&idx),
+        ],
+    );
+    let grep = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "grep")
+        .expect("a grep tool");
+    assert_eq!(grep["input_schema"]["required"], json!(["pattern"]));
+
+    let got = grep_lines(&a[0], "-i, narrowed");
+    assert!(got.len() > 80, "{got:?}");
+    assert_eq!(got, cli_grep(&idx, &["-i", "THE", text_files]));
+    assert_eq!(
+        grep_lines(&a[1], "-w -F"),
+        cli_grep(&idx, &["-w", "-F", "resident data"])
+    );
+    assert_eq!(
+        grep_lines(&a[2], "a regex"),
+        cli_grep(&idx, &["^res[a-z]+ d", "plain/"])
+    );
+
+    // Bounded: the first 100 lines in the query's order (its files in index order, each file's lines in
+    // order), all of them counted, and said to be cut.
+    let r = ok(&a[3], "truncated");
+    let all = cli_grep(&idx, &["fox", "ext:txt"]);
+    let files: Vec<String> = cli_rows(&idx, &["ext:txt", "--columns", "path"])
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect();
+    let mut first = Vec::new();
+    for path in &files {
+        first.extend(lines_of(&all, path));
+    }
+    assert_eq!(r["lines_matched"], first.len());
+    assert_eq!(
+        r["files_matched"],
+        cli_grep(&idx, &["-l", "fox", "ext:txt"]).len()
+    );
+    assert_eq!(r["returned"], 100);
+    assert_eq!(r["truncated"], true);
+    let note = r["note"].as_str().unwrap();
+    assert!(note.contains(&format!("100 of {}", first.len())), "{note}");
+    first.truncate(100);
+    assert_eq!(in_order(r), first);
+    let r = ok(&a[4], "above the maximum");
+    assert_eq!(r["returned"], 1000);
+    assert!(
+        r["note"].as_str().unwrap().contains("at most 1000"),
+        "{}",
+        r["note"]
+    );
+
+    // A binary file: the lines before its first NUL, and rg's note.
+    let r = ok(&a[5], "a binary file");
+    let cli = cli_grep(&idx, &["-i", "THE", "holes.bin"]);
+    let numbered = lines_of(&cli, "/compressed/holes.bin");
+    assert!(numbered.len() > 1000);
+    assert_eq!(r["lines_matched"], numbered.len());
+    assert_eq!(in_order(r), numbered[..1000]);
+    let notes: Vec<&String> = cli.iter().filter(|l| l.contains("binary file")).collect();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(r["binary"], json!(notes));
+
+    let r = ok(&a[6], "nothing matches");
+    assert_eq!(r["lines_matched"], 0);
+    assert_eq!(r["returned"], 0);
+    assert!(r["files"].as_u64().unwrap() > 10, "{}", r["files"]);
+    assert!(err(&a[7], "a bad pattern").contains("bad pattern"));
+    let t = err(&a[8], "a bad query");
+    assert!(t.contains("size:>zz") && t.contains('^'), "{t}");
+    err(&a[9], "no pattern");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The numbered lines of `path` in `uffs grep`'s output, in the file's order.
+fn lines_of(output: &[String], path: &str) -> Vec<String> {
+    let mut of_file: Vec<(u64, &String)> = output
+        .iter()
+        .filter_map(|l| {
+            let (n, _) = l.strip_prefix(&format!("{path}:"))?.split_once(':')?;
+            Some((n.parse().ok()?, l))
+        })
+        .collect();
+    of_file.sort();
+    of_file.into_iter().map(|(_, l)| l.clone()).collect()
 }
