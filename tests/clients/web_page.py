@@ -12,8 +12,9 @@ browser's timings; exits non-zero with a message on the first check that fails.
 
     web_page.py ... --rows-only
 
-checks only the rows and the count, as typed and sorted by size, and saves DIR/serve-rows.png: for a query whose
-answer takes reading the files (`content:`, `type:`), from an index whose volume is at hand.
+checks only the rows and the count, as typed and sorted by size, saves DIR/serve-rows.png, then that the query
+with `| a` after it shows the refusal of a data term inside OR: for a query whose answer takes reading the files
+(`content:`, `type:`), from an index whose volume is at hand.
 """
 
 import argparse
@@ -132,7 +133,13 @@ def main():
         check(all(s for s in sizes[:5]), f"sizes not shown: {sizes[:5]}")
         if a.rows_only:
             d.save_screenshot(os.path.join(a.artifacts, "serve-rows.png"))
-            print(json.dumps({"ok": True, "rows": shown(d), "timings": d.execute_script("return window.uffsTimings")}))
+            rows = shown(d)
+            # Inside OR, a data term is refused: the page shows why, with the caret under the term.
+            box.send_keys(" | a")
+            WebDriverWait(d, 10).until(lambda d: "beside the rest" in d.find_element(By.ID, "error").text)
+            msg = d.find_element(By.ID, "error").text
+            check("^" in msg and d.find_element(By.ID, "error").is_displayed(), f"error shown: {msg!r}")
+            print(json.dumps({"ok": True, "rows": rows, "timings": d.execute_script("return window.uffsTimings")}))
             return
 
         if total > PAGE:

@@ -572,7 +572,8 @@ fn the_web_page_in_a_real_browser() {
 }
 
 /// The page's rows for a query with a data term (`content:`): the server reads the files from the volume the
-/// index was built from, and the page shows what `uffs QUERY --index FILE` prints, as typed and sorted by size.
+/// index was built from, and the page shows what `uffs QUERY --index FILE` prints, as typed and sorted by size; a
+/// data term inside OR shows its refusal, the caret under the term.
 #[test]
 fn the_web_page_shows_a_content_query() {
     let dir = scratch("serve-content");
