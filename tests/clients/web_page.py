@@ -9,6 +9,12 @@ typed (index order), sorted by size (largest first), on the next page; then keyb
 (copies the path), a bad query's error, and the disk usage view (treemap, drilling into a folder, the
 breadcrumb back up). Screenshots of the search and disk usage views go to DIR. Prints one JSON line with the
 browser's timings; exits non-zero with a message on the first check that fails.
+
+    web_page.py ... --rows-only
+
+checks only the rows and the count, as typed and sorted by size, saves DIR/serve-rows.png, then that the query
+with `| a` after it shows the refusal of a data term inside OR: for a query whose answer takes reading the files
+(`content:`, `type:`), from an index whose volume is at hand.
 """
 
 import argparse
@@ -99,6 +105,7 @@ def main():
     ap.add_argument("--index", required=True)
     ap.add_argument("--query", required=True)
     ap.add_argument("--artifacts", required=True)
+    ap.add_argument("--rows-only", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.artifacts, exist_ok=True)
     d = browser()
@@ -124,6 +131,16 @@ def main():
         sizes = d.execute_script(
             "return Array.from(document.querySelectorAll('#results tbody td.c-size')).map(c => c.textContent)")
         check(all(s for s in sizes[:5]), f"sizes not shown: {sizes[:5]}")
+        if a.rows_only:
+            d.save_screenshot(os.path.join(a.artifacts, "serve-rows.png"))
+            rows = shown(d)
+            # Inside OR, a data term is refused: the page shows why, with the caret under the term.
+            box.send_keys(" | a")
+            WebDriverWait(d, 10).until(lambda d: "beside the rest" in d.find_element(By.ID, "error").text)
+            msg = d.find_element(By.ID, "error").text
+            check("^" in msg and d.find_element(By.ID, "error").is_displayed(), f"error shown: {msg!r}")
+            print(json.dumps({"ok": True, "rows": rows, "timings": d.execute_script("return window.uffsTimings")}))
+            return
 
         if total > PAGE:
             d.find_element(By.ID, "next").click()

@@ -50,10 +50,22 @@ pub fn compile(a: &SearchRequest, now: u64) -> Result<Expr, Error> {
     } else {
         let mut e = parse(text, &ParseOptions { now, case })
             .map_err(|e| bad(format!("bad query: {}", e.render(text))))?;
+        let wrong_data_term = crate::contents::misplaced(&e)
+            .map(|span| (span, crate::contents::MISPLACED.to_string()))
+            .or_else(|| crate::contents::unknown_type(&e));
+        if let Some((span, message)) = wrong_data_term {
+            let e = uffs_query::QueryError { message, span };
+            return Err(bad(format!("bad query: {}", e.render(text))));
+        }
         if a.full_path {
             set_path(&mut e);
         }
-        parts.push(e);
+        // The query's own terms stand beside the flags' (`-e txt`), not in a group of their own: a data term
+        // among them stays beside the rest.
+        match e {
+            Expr::And(xs) => parts.extend(xs),
+            e => parts.push(e),
+        }
     }
     if !a.extensions.is_empty() {
         let exts = a

@@ -105,13 +105,53 @@ pub fn split(expr: Expr) -> Result<(Expr, Vec<ContentFilter>), Error> {
     Ok((rest, filters))
 }
 
+/// Why a data term inside OR or a group is refused, and how to write the query instead.
+pub const MISPLACED: &str = "content:, type: and hash: stand beside the rest of the query with AND (each may be \
+negated), not inside OR or a group: the data of every file would have to be read. Write each alternative as its \
+own query, or narrow with AND (ext:log content:timeout)";
+
 fn nested() -> Error {
-    Error::BadRequest(
-        "content:, type: and hash: stand beside the rest of the query with AND (each may be negated), not inside \
-         OR or a group: the data of every file would have to be read. Write each alternative as its own query, \
-         or narrow with AND (ext:log content:timeout)"
-            .into(),
-    )
+    Error::BadRequest(MISPLACED.into())
+}
+
+/// Where the first data term that [`split`] would refuse (inside OR or a group) is in the query's text: so that
+/// the refusal points at it.
+pub fn misplaced(e: &Expr) -> Option<std::ops::Range<usize>> {
+    let parts = match e {
+        Expr::And(xs) => xs.as_slice(),
+        other => std::slice::from_ref(other),
+    };
+    parts.iter().find_map(|x| match x {
+        Expr::Term(_) => None,
+        Expr::Not(inner) if matches!(**inner, Expr::Term(_)) => None,
+        other => first_data_term(other),
+    })
+}
+
+/// The first `type:` term that names no type: where it is in the query's text, and why. Checked with the query
+/// (the reader of the files would refuse it too, but could not point at it).
+pub fn unknown_type(e: &Expr) -> Option<(std::ops::Range<usize>, String)> {
+    match e {
+        Expr::All => None,
+        Expr::Term(t) => match &t.kind {
+            TermKind::Content(ContentTerm::Type(name)) => uffs_filetype::Filter::parse(name)
+                .err()
+                .map(|why| (t.span.clone(), why.to_string())),
+            _ => None,
+        },
+        Expr::Not(x) => unknown_type(x),
+        Expr::And(xs) | Expr::Or(xs) => xs.iter().find_map(unknown_type),
+    }
+}
+
+/// The span of the first data term in `e`.
+fn first_data_term(e: &Expr) -> Option<std::ops::Range<usize>> {
+    match e {
+        Expr::All => None,
+        Expr::Term(t) => matches!(t.kind, TermKind::Content(_)).then(|| t.span.clone()),
+        Expr::Not(x) => first_data_term(x),
+        Expr::And(xs) | Expr::Or(xs) => xs.iter().find_map(first_data_term),
+    }
 }
 
 /// Whether `e` has a data term anywhere.
@@ -169,6 +209,26 @@ mod tests {
                 "{q}"
             );
         }
+    }
+
+    #[test]
+    fn a_misplaced_data_term_is_found_where_it_is() {
+        for (q, term) in [
+            ("a | content:x", "content:x"),
+            ("ext:log !(regex:content:x+ a)", "regex:content:x+"),
+            ("<type:pdf | b> ext:log", "type:pdf"),
+        ] {
+            let span = misplaced(&parse(q)).unwrap_or_else(|| panic!("{q}"));
+            assert_eq!(&q[span], term, "{q}");
+        }
+        for q in ["ext:log content:x !type:text", "content:x", "a | b"] {
+            assert_eq!(misplaced(&parse(q)), None, "{q}");
+        }
+        let q = "ext:log !type:pdff";
+        let (span, why) = unknown_type(&parse(q)).unwrap();
+        assert_eq!(&q[span], "type:pdff");
+        assert!(why.contains("did you mean"), "{why}");
+        assert_eq!(unknown_type(&parse("type:pdf !type:mismatch")), None);
     }
 
     #[test]

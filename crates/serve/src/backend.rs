@@ -29,6 +29,51 @@ impl From<uffs_search::Error> for Error {
     }
 }
 
+/// A `grep`: the lines that match `pattern` in the files `query` selects, read from the volume.
+#[derive(Debug, Clone, Default)]
+pub struct GrepRequest {
+    /// A regular expression (the `regex` crate's syntax, as `rg`'s), or literal text with `fixed_strings`.
+    pub pattern: String,
+    /// The files to search, in the query language (empty: every file).
+    pub query: String,
+    /// `rg -i`.
+    pub ignore_case: bool,
+    /// `rg -w`.
+    pub word: bool,
+    /// `rg -F`.
+    pub fixed_strings: bool,
+    /// The most lines kept: the first in the query's order (files in index order, each file's lines in order).
+    pub max_lines: usize,
+}
+
+/// One matching line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrepLine {
+    /// The file's path, as a search prints it.
+    pub path: String,
+    /// 1 for the first line.
+    pub line: u64,
+    /// The line without its end (invalid UTF-8 replaced).
+    pub text: String,
+}
+
+/// What a `grep` found.
+#[derive(Debug, Clone, Default)]
+pub struct GrepAnswer {
+    /// Files the query selected (folders left out), each read once.
+    pub files: u64,
+    /// Files with a matching line.
+    pub files_matched: u64,
+    /// Matching lines in all the files, kept or not.
+    pub lines_matched: u64,
+    /// The first `max_lines` of them.
+    pub lines: Vec<GrepLine>,
+    /// What `rg` says of a binary file instead of (or after) its lines: `PATH: binary file matches (…)`.
+    pub notes: Vec<String>,
+    /// Files that could not be read (encrypted, damaged): `PATH: why`.
+    pub unreadable: Vec<String>,
+}
+
 /// A searchable set of volumes.
 pub trait Backend: Send + Sync + 'static {
     /// Runs one search, as the command line runs the same request (`uffs_search::run`). What it prints is
@@ -41,4 +86,8 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The query language, as `uffs --help` explains it.
     fn syntax_help(&self) -> String;
+
+    /// The lines matching a pattern in the files a query selects, as `uffs grep` finds them (binary files
+    /// skipped as `rg` skips them); at most `req.max_lines` of them kept, in the query's order.
+    fn grep(&self, req: &GrepRequest) -> Result<GrepAnswer, Error>;
 }

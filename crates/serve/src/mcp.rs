@@ -1,10 +1,11 @@
 //! The MCP server: uffs's search as tools an AI assistant can call, over stdio (`uffs mcp`) or streamable
 //! HTTP (mounted by `uffs serve` at `/mcp`, see [`http_service`]). Read-only.
 //!
-//! Tools: `search`, `count`, `facets` (counts and sizes per group, or totals), `volumes`, `query_syntax`.
+//! Tools: `search`, `count`, `facets` (counts and sizes per group, or totals), `volumes`, `query_syntax`, and
+//! `grep` (the lines matching a pattern in the files a query selects, as `uffs grep` finds them).
 //! Every tool runs through the [`Backend`], as the command line would run the same query: a bad query is a
 //! tool error (`isError`) whose text points at the term, never a protocol failure. Search results are bounded
-//! ([`DEFAULT_LIMIT`], at most [`MAX_LIMIT`]) and say when they were cut.
+//! ([`DEFAULT_LIMIT`], at most [`MAX_LIMIT`]) and say when they were cut; so are grep's lines.
 
 use std::sync::Arc;
 
@@ -17,12 +18,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use uffs_search::{Facet, Format, OutputArgs, SearchRequest, Sort};
 
-use crate::backend::{Backend, Error};
+use crate::backend::{Backend, Error, GrepAnswer, GrepRequest};
 
 /// Rows a search returns when the call names no limit.
 pub const DEFAULT_LIMIT: usize = 50;
 /// The most rows one call returns, whatever it asks for: an assistant's context is small.
 pub const MAX_LIMIT: usize = 1000;
+/// Lines `grep` returns when the call names no `max_lines`.
+pub const DEFAULT_GREP_LINES: usize = 100;
 /// Groups `facets` returns when the call names no `top`.
 const DEFAULT_TOP: usize = 25;
 /// The longest message taken, over stdio (a line) or HTTP (a body); longer ones are dropped unread (stdio) or
@@ -31,9 +34,10 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
 const INSTRUCTIONS: &str = "uffs searches the file names of NTFS volumes from an index (every file and folder, \
 in milliseconds). Use `search` to find files (its `query` is Everything's syntax: words are ANDed, `|` is OR, `!` \
-is NOT, `ext:pdf`, `size:>10mb`, `dm:today`, wildcards, `regex:`; call `query_syntax` for all of it), `count` \
-to count matches, `facets` to see what takes space (counts and sizes per extension, folder, year, month, \
-attribute or size bucket; or totals), `volumes` for the volumes searched and their state.";
+is NOT, `ext:pdf`, `size:>10mb`, `dm:today`, wildcards, `regex:`; `content:TEXT`, `type:pdf` and `hash:HEX` \
+read the files' data, beside the rest with AND; call `query_syntax` for all of it), `count` to count matches, `facets` to see what takes space (counts and sizes per extension, folder, year, month, \
+attribute or size bucket; or totals), `volumes` for the volumes searched and their state, `grep` for the lines \
+matching a pattern in the files a query selects (served with --index or --source).";
 
 /// Which entries a tool looks at, beyond its query: the same three fields in every tool.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -65,7 +69,10 @@ impl Scope {
 pub struct SearchParams {
     /// The query, in Everything's syntax: `report draft` (both words in the name), `jpg | png`, `!tmp`,
     /// `ext:pdf;docx`, `size:>10mb`, `dm:thisweek`, `*.log`, `regex:^IMG_\d+`, `windows/system32` (a term with
-    /// a slash matches the full path), `folder:`, `file:`. `*` matches everything.
+    /// a slash matches the full path), `folder:`, `file:`. `*` matches everything. `content:TEXT` (files whose
+    /// data holds TEXT; `case:`, `wholeword:`, `regex:` before it), `type:pdf` (by signature; `type:mismatch`:
+    /// the extension lies) and `hash:HEX` read the files: put them beside name terms with AND
+    /// (`ext:log content:timeout`), never inside `|`.
     pub query: String,
     /// Order of the results (default: the index's order, fastest).
     #[serde(default)]
@@ -142,6 +149,101 @@ pub struct FacetResult {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct GrepParams {
+    /// What a line must hold: a regular expression (Rust's `regex` syntax, as ripgrep's), or literal text with
+    /// `fixed_strings`.
+    pub pattern: String,
+    /// The files to search, in the syntax of `search` (default: every file). Narrow it (`ext:log`,
+    /// `windows/logs`, `dm:today`): every file it selects is read from the volume.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Letters match either case (`rg -i`).
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// Only whole words match (`rg -w`).
+    #[serde(default)]
+    pub word: bool,
+    /// The pattern is literal text, not a regular expression (`rg -F`).
+    #[serde(default)]
+    pub fixed_strings: bool,
+    /// Matching lines to return (default 100, at most 1000): the first in the query's order.
+    #[serde(default)]
+    pub max_lines: Option<usize>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GrepLineRow {
+    pub path: String,
+    /// 1 for the file's first line.
+    pub line: u64,
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GrepResult {
+    /// Files the query selected and read.
+    pub files: u64,
+    /// Files with a matching line.
+    pub files_matched: u64,
+    /// Matching lines in all those files, returned or not.
+    pub lines_matched: u64,
+    /// Lines returned.
+    pub returned: usize,
+    /// True when more lines match than were returned: narrow the query or the pattern, or raise `max_lines`.
+    pub truncated: bool,
+    /// Said when lines were left out (how many), or the `max_lines` asked for was lowered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The matching lines, files in the query's order, each file's lines in order.
+    pub lines: Vec<GrepLineRow>,
+    /// What ripgrep says of binary files (a NUL byte): their matches are not shown as lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub binary: Vec<String>,
+    /// Files that could not be read (encrypted, damaged), with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
+}
+
+impl GrepResult {
+    fn new(a: GrepAnswer, asked: usize, max: usize) -> GrepResult {
+        let returned = a.lines.len();
+        let truncated = a.lines_matched > returned as u64;
+        let mut notes = Vec::new();
+        if truncated {
+            notes.push(format!(
+                "truncated: {returned} of {} matching lines returned (in {} files); narrow the query or the \
+                 pattern, or raise max_lines (at most {MAX_LIMIT})",
+                a.lines_matched, a.files_matched
+            ));
+        }
+        if asked > max {
+            notes.push(format!(
+                "max_lines {asked} is above the maximum; {MAX_LIMIT} lines at most"
+            ));
+        }
+        GrepResult {
+            files: a.files,
+            files_matched: a.files_matched,
+            lines_matched: a.lines_matched,
+            returned,
+            truncated,
+            note: (!notes.is_empty()).then(|| notes.join("; ")),
+            lines: a
+                .lines
+                .into_iter()
+                .map(|l| GrepLineRow {
+                    path: l.path,
+                    line: l.line,
+                    text: l.text,
+                })
+                .collect(),
+            binary: a.notes,
+            unreadable: a.unreadable,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct NoParams {}
 
 /// The MCP service over one backend.
@@ -205,7 +307,8 @@ impl UffsMcp {
     #[tool(
         name = "search",
         description = "Find files and folders by name, path, extension, size, dates or attributes, on every \
-indexed volume. Returns up to `limit` rows (default 50, at most 1000) with `found` (all matches) and \
+indexed volume; or by what their data holds (`content:TEXT`, `type:pdf`, `hash:HEX`, read from the volume: \
+narrow with name terms, `ext:log content:timeout`). Returns up to `limit` rows (default 50, at most 1000) with `found` (all matches) and \
 `truncated`. Sort with `sort` and `descending` (e.g. sort=size, descending=true for the largest). \
 Call `query_syntax` for the full query language.",
         annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
@@ -298,6 +401,37 @@ state (ready, offline, rebuilding …), number of entries and when it was last u
             .map_err(|e| format!("stopped: {e}"))?
             .map_err(tool_error)?;
         Ok(Json(status))
+    }
+
+    #[tool(
+        name = "grep",
+        description = "The lines that match a pattern in the files a query selects, read from the volume, as \
+ripgrep finds them (`rg -n`; binary files skipped): `pattern` (a regex, or text with fixed_strings), `query` \
+(the files, in the syntax of `search`: narrow it, e.g. `ext:log` or `ext:cs windows/src`), `ignore_case`, `word`. \
+Returns up to `max_lines` lines (default 100, at most 1000) with the number of files and lines that matched and \
+`truncated`. Needs a server started with --index or --source.",
+        annotations(read_only_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    pub async fn grep(
+        &self,
+        Parameters(p): Parameters<GrepParams>,
+    ) -> Result<Json<GrepResult>, String> {
+        let asked = p.max_lines.unwrap_or(DEFAULT_GREP_LINES);
+        let max = asked.min(MAX_LIMIT);
+        let req = GrepRequest {
+            pattern: p.pattern,
+            query: p.query.unwrap_or_default(),
+            ignore_case: p.ignore_case,
+            word: p.word,
+            fixed_strings: p.fixed_strings,
+            max_lines: max,
+        };
+        let backend = self.backend.clone();
+        let answer = tokio::task::spawn_blocking(move || backend.grep(&req))
+            .await
+            .map_err(|e| format!("grep stopped: {e}"))?
+            .map_err(tool_error)?;
+        Ok(Json(GrepResult::new(answer, asked, max)))
     }
 
     #[tool(

@@ -10,7 +10,7 @@ use std::time::Instant;
 use uffs_daemon::protocol::{Request, Response};
 use uffs_daemon::{client, dirs};
 use uffs_query::Searcher;
-use uffs_serve::{Backend, Error};
+use uffs_serve::{Backend, Error, GrepAnswer, GrepRequest};
 
 use uffs_results::Printer;
 use uffs_search::SearchRequest;
@@ -37,6 +37,7 @@ impl BackendArgs {
                 let parts = crate::common::read_index_file(f)?;
                 Arc::new(LocalBackend::new(
                     f.display().to_string(),
+                    None,
                     crate::common::searchers(parts),
                 ))
             }
@@ -44,6 +45,7 @@ impl BackendArgs {
                 let parts = crate::common::load_indexes(s, self.partition, false)?;
                 Arc::new(LocalBackend::new(
                     s.clone(),
+                    self.partition,
                     crate::common::searchers(parts),
                 ))
             }
@@ -127,22 +129,57 @@ impl Backend for DaemonBackend {
     fn syntax_help(&self) -> String {
         crate::after_help()
     }
+
+    /// Not through the daemon: its protocol carries searches, and the reading and searching of `uffs grep`
+    /// (`contents::read_each`) is this binary's. A query's `content:` term is the daemon's way to find the files
+    /// that hold a text.
+    fn grep(&self, _: &GrepRequest) -> Result<GrepAnswer, Error> {
+        Err(Error::BadRequest(
+            "grep reads the files from the volume in this process, which a server started with --index FILE or \
+             --source SOURCE does (`uffs mcp --index FILE`), not one answering from the daemon. Through the \
+             daemon, `search` with content:TEXT lists the files that hold a text (ext:log content:timeout)"
+                .into(),
+        ))
+    }
 }
 
 /// Answers from indexes held by this process.
 pub struct LocalBackend {
-    /// What was opened (an index file's path or a source), for `status`.
+    /// What was opened (an index file's path or a source), for `status`; the files' data is read from it.
     source: String,
-    targets: Vec<(String, Searcher)>,
+    /// With a whole disk as `source`: the partition searched.
+    partition: Option<u32>,
+    targets: Arc<Vec<(String, Searcher)>>,
     started: Instant,
 }
 
 impl LocalBackend {
-    pub fn new(source: String, targets: Vec<(String, Searcher)>) -> LocalBackend {
+    pub fn new(
+        source: String,
+        partition: Option<u32>,
+        targets: Vec<(String, Searcher)>,
+    ) -> LocalBackend {
         LocalBackend {
             source,
-            targets,
+            partition,
+            targets: Arc::new(targets),
             started: Instant::now(),
+        }
+    }
+
+    /// Where the files' data is: the source an index file was built from, or the source itself.
+    fn place(&self) -> crate::query_cmd::Place {
+        if crate::common::is_index_file(&self.source) {
+            crate::query_cmd::Place {
+                index: Some(self.source.clone().into()),
+                ..Default::default()
+            }
+        } else {
+            crate::query_cmd::Place {
+                source: Some(self.source.clone()),
+                partition: self.partition,
+                ..Default::default()
+            }
         }
     }
 }
@@ -155,19 +192,8 @@ impl Backend for LocalBackend {
         let expr = uffs_search::compile(req, uffs_index::time::now())?;
         let source = match uffs_search::contents::reads_data(req, &expr) {
             true => {
-                let place = if crate::common::is_index_file(&self.source) {
-                    crate::query_cmd::Place {
-                        index: Some(self.source.clone().into()),
-                        ..Default::default()
-                    }
-                } else {
-                    crate::query_cmd::Place {
-                        source: Some(self.source.clone()),
-                        ..Default::default()
-                    }
-                };
                 let first = targets[0].1.index();
-                let (src, _) = crate::contents::open_source(&place, first, "content:")
+                let (src, _) = crate::contents::open_source(&self.place(), first, "content:")
                     .map_err(|e| uffs_search::Error::Failed(format!("{e:#}")))?;
                 Some(src)
             }
@@ -220,5 +246,9 @@ impl Backend for LocalBackend {
 
     fn syntax_help(&self) -> String {
         crate::after_help()
+    }
+
+    fn grep(&self, req: &GrepRequest) -> Result<GrepAnswer, Error> {
+        crate::grep_lines::grep(self.targets.clone(), &self.place(), req)
     }
 }

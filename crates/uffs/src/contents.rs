@@ -4,6 +4,7 @@
 
 use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -56,7 +57,8 @@ impl FilesArgs {
 
 /// The entries a search selected, and the source their contents are read from.
 pub struct Selection {
-    pub targets: Vec<(String, Searcher)>,
+    /// Shared: a server selects from the indexes it holds for every request.
+    pub targets: Arc<Vec<(String, Searcher)>>,
     /// The volumes of the source, in the order the targets' volumes are.
     pub source: uffs_mft::Source,
     /// What the source was opened as (for messages).
@@ -75,7 +77,8 @@ pub fn select(
     metafiles: bool,
     what: &str,
 ) -> Result<Selection> {
-    let expr = uffs_search::compile(req, now_filetime())?;
+    // A bad query is said before an index is loaded.
+    uffs_search::compile(req, now_filetime())?;
     let parts = match (&place.index, &place.source) {
         (Some(f), _) => crate::common::open_index_file(f)?,
         (None, Some(s)) => {
@@ -91,7 +94,24 @@ pub fn select(
             "the index was built without deleted entries; rebuild it with `uffs index --deleted`"
         );
     }
-    let targets = crate::common::searchers(parts);
+    select_from(
+        Arc::new(crate::common::searchers(parts)),
+        place,
+        req,
+        metafiles,
+        what,
+    )
+}
+
+/// [`select`] over indexes already open (`targets`, loaded from `place`): a server's, for each request.
+pub fn select_from(
+    targets: Arc<Vec<(String, Searcher)>>,
+    place: &Place,
+    req: &SearchRequest,
+    metafiles: bool,
+    what: &str,
+) -> Result<Selection> {
+    let expr = uffs_search::compile(req, now_filetime())?;
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let (source, spec) = open_source(place, refs[0].1.index(), what)?;
     let inside = volume_contents(&refs, &source)?;

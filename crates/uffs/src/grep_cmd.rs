@@ -8,7 +8,8 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use anyhow::{bail, Result};
-use uffs_grep::{Binary, FileSeparator, Grep, Options, Output, Worker};
+use uffs_grep::{Binary, FileSeparator, Found, Grep, Options, Output, Worker};
+use uffs_mft::content::many::File;
 use uffs_query::Searcher;
 use uffs_results::full_path;
 use uffs_search::SearchRequest;
@@ -118,20 +119,9 @@ pub fn run(a: GrepArgs) -> Result<bool> {
     // One searcher per thread, taken from the pool for a file and given back after.
     let pool: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
     let (answers, _) = contents::read_each(&sel, u64::MAX, "searching", |hit, f| {
-        let mut w = pool
-            .lock()
-            .expect("pool")
-            .pop()
-            .unwrap_or_else(|| grep.worker());
         let (t, id) = sel.hits[hit];
         let path = full_path(refs[t].1.index(), refs[t].0, id);
-        let mut buf = Vec::new();
-        let found = match f.as_slice() {
-            Some(bytes) => w.search_slice(&path, bytes, &mut buf),
-            None => w.search_seekable(&path, &mut *f, &mut buf),
-        };
-        pool.lock().expect("pool").push(w);
-        let found = found.map_err(|e| e.to_string())?;
+        let (found, buf) = search_file(&grep, &pool, &path, f)?;
         if !buf.is_empty() {
             let mut o = out.lock().expect("output");
             let (w, sep) = &mut *o;
@@ -141,4 +131,26 @@ pub fn run(a: GrepArgs) -> Result<bool> {
     })?;
     out.into_inner().expect("output").0.flush()?;
     Ok(answers.iter().any(|a| matches!(a, Ok(true))))
+}
+
+/// Searches one file with a worker from `pool` (a new one when none is free; given back after): what it found,
+/// and what `rg` prints for it.
+pub(crate) fn search_file(
+    grep: &Grep,
+    pool: &Mutex<Vec<Worker>>,
+    path: &str,
+    f: &mut File<'_>,
+) -> Result<(Found, Vec<u8>), String> {
+    let mut w = pool
+        .lock()
+        .expect("pool")
+        .pop()
+        .unwrap_or_else(|| grep.worker());
+    let mut buf = Vec::new();
+    let found = match f.as_slice() {
+        Some(bytes) => w.search_slice(path, bytes, &mut buf),
+        None => w.search_seekable(path, &mut *f, &mut buf),
+    };
+    pool.lock().expect("pool").push(w);
+    Ok((found.map_err(|e| e.to_string())?, buf))
 }

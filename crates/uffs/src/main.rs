@@ -17,6 +17,7 @@ mod du_cmd;
 mod dupes_cmd;
 mod export;
 mod grep_cmd;
+mod grep_lines;
 mod hash_cmd;
 mod info;
 mod journal_cmd;

@@ -101,6 +101,18 @@ fn content_lists_the_files_rg_lists() {
     let not = query(&img, "ext:txt !content:the");
     assert_eq!(&txt | &not, all_txt);
     assert!(txt.is_disjoint(&not));
+    // A flag's terms (`-e txt`) stand beside the query's, so its data term is still beside the rest.
+    let by_flag = paths(
+        &run_ok(
+            uffs()
+                .arg("--source")
+                .arg(&img)
+                .args(["-e", "txt", "t content:the"]),
+        )
+        .stdout,
+    );
+    assert!(!by_flag.is_empty());
+    assert_eq!(by_flag, query(&img, "ext:txt t content:the"));
     drop(m);
 }
 

@@ -1,13 +1,16 @@
 //! `uffs mcp` and `uffs serve`'s `/mcp` against a real MCP client: the official Python SDK
 //! (`tests/clients/mcp_client.py`, from the venv `scripts/setup.sh` makes) starts the server, lists its tools,
-//! calls each with good and bad arguments; the answers are checked against `uffs QUERY` on the same index.
+//! calls each with good and bad arguments; the answers are checked against `uffs QUERY` on the same index. The
+//! data terms (`content:`, `type:`) are checked against `rg -l` over an ntfs-3g mount of the same volume, through
+//! an index file and through the daemon.
 
 #![cfg(unix)]
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use common::*;
@@ -16,13 +19,24 @@ use serde_json::{json, Value};
 /// Runs the client on `calls` against `server` (`--stdio UFFS ARGS…` or `--http URL`): the tools line, then
 /// one answer per call.
 fn client(dir: &Path, calls: &Value, server: &[&str]) -> (Value, Vec<Value>) {
+    client_in(dir, calls, server, &[])
+}
+
+/// [`client`] with more environment for the client and the server it starts (a daemon's directories).
+fn client_in(
+    dir: &Path,
+    calls: &Value,
+    server: &[&str],
+    env: &[(&str, &Path)],
+) -> (Value, Vec<Value>) {
     let file = dir.join("calls.json");
     std::fs::write(&file, calls.to_string()).unwrap();
     let stdout = client_stdout(
         Command::new(python("the MCP SDK"))
             .arg(repo().join("tests/clients/mcp_client.py"))
             .arg(&file)
-            .args(server),
+            .args(server)
+            .envs(env.iter().copied()),
     );
     let mut lines = stdout
         .lines()
@@ -99,7 +113,14 @@ fn every_tool_answers_as_the_command_line_does() {
     names.sort();
     assert_eq!(
         names,
-        ["count", "facets", "query_syntax", "search", "volumes"]
+        [
+            "count",
+            "facets",
+            "grep",
+            "query_syntax",
+            "search",
+            "volumes"
+        ]
     );
     for t in tools["tools"].as_array().unwrap() {
         assert!(t["description"].as_str().unwrap().len() > 40, "{t}");
@@ -284,7 +305,7 @@ fn over_http_behind_the_token() {
         ["search", {"query": "size:>zz"}],
     ]);
     let (tools, a) = client(&dir, &calls, &["--http", &url]);
-    assert_eq!(tools["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 6);
     let r = ok(&a[0], "search over HTTP");
     assert_eq!(
         r["rows"],
@@ -310,4 +331,403 @@ fn over_http_behind_the_token() {
     assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// The paths of a search's rows (`columns: ["path"]`), checked to be all the matches.
+fn row_paths(a: &Value, what: &str) -> BTreeSet<String> {
+    let r = ok(a, what);
+    assert_eq!(r["truncated"], false, "{what}: {r}");
+    assert_eq!(r["found"], r["returned"], "{what}: {r}");
+    r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `rg -l` over the mount, as paths from the volume's root (as `content_terms.rs` runs it).
+fn rg_files(root: &Path, args: &[&str]) -> BTreeSet<String> {
+    let out = tool("rg")
+        .current_dir(root)
+        .args(["-uu", "-l", "--no-mmap", "--binary"])
+        .args(args)
+        .arg(".")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| format!("/{}", l.trim_start_matches("./")))
+        .collect()
+}
+
+/// The paths `uffs QUERY --index FILE` prints.
+fn cli_paths(idx: &Path, query: &str) -> BTreeSet<String> {
+    cli_rows(idx, &[query, "--columns", "path"])
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The content fixture copied to `dir` (a mount may write to it) and the files `rg -l` lists in it for each
+/// `content:` query of [`CONTENT_QUERIES`].
+fn content_volume(dir: &Path) -> (PathBuf, Vec<BTreeSet<String>>) {
+    let img = dir.join("content.img");
+    run_ok(
+        tool("cp")
+            .arg("--sparse=always")
+            .arg(fixture("content.img"))
+            .arg(&img),
+    );
+    let m = common::live::Mounted::new(&img, &dir.join("mnt"));
+    let rg = CONTENT_QUERIES
+        .iter()
+        .map(|(_, rg)| rg_files(&m.dir, rg))
+        .collect();
+    drop(m);
+    (img, rg)
+}
+
+/// `content:` queries and the `rg` flags that list the same files.
+const CONTENT_QUERIES: [(&str, &[&str]); 3] = [
+    ("content:resident", &["-i", "-F", "resident"]),
+    ("regex:content:res[a-z]+t", &["-i", "res[a-z]+t"]),
+    ("case:ww:content:data", &["-w", "-F", "data"]),
+];
+
+/// Calls of `search` for each of [`CONTENT_QUERIES`] (all rows, paths only), `type:` queries, a data term
+/// beside others with a sort, a count, and bad data terms.
+fn data_term_calls() -> Value {
+    let mut calls: Vec<Value> = CONTENT_QUERIES
+        .iter()
+        .map(|(q, _)| json!(["search", {"query": q, "columns": ["path"], "limit": 1000}]))
+        .collect();
+    calls.extend([
+        json!(["search", {"query": "type:text", "columns": ["path"], "limit": 1000}]),
+        json!(["search", {"query": "type:mismatch", "columns": ["path"], "limit": 1000}]),
+        json!(["search", {"query": "ext:txt content:the", "sort": "size", "descending": true, "columns": ["path", "size"]}]),
+        json!(["count", {"query": "content:resident"}]),
+        json!(["search", {"query": "regex:content:("}]),
+        json!(["search", {"query": "a | content:x"}]),
+        json!(["search", {"query": "type:nonsense"}]),
+        json!(["count", {"query": "hash:1234"}]),
+        json!(["grep", {"pattern": "resident", "query": "ext:txt"}]),
+    ]);
+    json!(calls)
+}
+
+/// Checks the answers to the bad data terms of [`data_term_calls`] (from `first` on): tool errors that point
+/// at the term.
+fn check_bad_data_terms(a: &[Value], first: usize, via: &str) {
+    let t = err(&a[first], &format!("{via}: a bad regex in content:"));
+    assert!(
+        t.contains("regex:content:(") && t.contains('^'),
+        "{via}: {t}"
+    );
+    let t = err(&a[first + 1], &format!("{via}: content: inside OR"));
+    assert!(
+        t.contains("beside the rest") && t.contains('^'),
+        "{via}: {t}"
+    );
+    let t = err(&a[first + 2], &format!("{via}: an unknown type"));
+    assert!(t.contains("unknown type") && t.contains('^'), "{via}: {t}");
+    let t = err(&a[first + 3], &format!("{via}: a short hash"));
+    assert!(t.contains("hash:1234") && t.contains('^'), "{via}: {t}");
+}
+
+/// `content:` and `type:` through `uffs mcp --index FILE` (the server opens the volume the index was built
+/// from) and through the daemon: the files `rg -l` lists over a mount of the volume, and the command line's
+/// rows; a bad data term is a tool error pointing at it.
+#[test]
+fn data_terms_find_what_rg_finds() {
+    let dir = scratch("mcp-content");
+    let (img, rg) = content_volume(&dir);
+    let idx = dir.join("content.uffs");
+    run_ok(uffs().arg("index").arg(&img).arg("-o").arg(&idx));
+    let calls = data_term_calls();
+    let n = CONTENT_QUERIES.len();
+
+    let (_, a) = client(
+        &dir,
+        &calls,
+        &[
+            "--stdio",
+            env!("CARGO_BIN_EXE_uffs"),
+            "mcp",
+            "--index",
+            path_str(&idx),
+        ],
+    );
+    for (i, (q, _)) in CONTENT_QUERIES.iter().enumerate() {
+        let ours = row_paths(&a[i], q);
+        assert_eq!(ours, rg[i], "{q}");
+        assert!(
+            !ours.is_empty(),
+            "{q} found nothing: a test that cannot fail"
+        );
+        assert_eq!(ours, cli_paths(&idx, q), "{q}");
+    }
+    for (i, q) in [(n, "type:text"), (n + 1, "type:mismatch")] {
+        assert_eq!(row_paths(&a[i], q), cli_paths(&idx, q), "{q}");
+    }
+    assert!(row_paths(&a[n], "type:text").contains("/plain/resident.txt"));
+    let r = ok(&a[n + 2], "a data term beside others, sorted");
+    let want = cli_rows(
+        &idx,
+        &[
+            "ext:txt content:the",
+            "--sort",
+            "size",
+            "--reverse",
+            "--limit",
+            "50",
+            "--columns",
+            "path,size",
+        ],
+    );
+    assert!(!want.is_empty());
+    assert_eq!(r["rows"], json!(want));
+    assert_eq!(ok(&a[n + 3], "count")["found"], rg[0].len());
+    check_bad_data_terms(&a, n + 4, "--index");
+    assert_eq!(
+        grep_lines(&a[n + 8], "grep"),
+        cli_grep(&idx, &["resident", "ext:txt"])
+    );
+
+    // The daemon reads the volume from the source it registered: its paths are `D:\...`.
+    let w = common::daemon::World::new("mcp-content");
+    w.ok(&["volumes", "add", path_str(&img), "--name", "D"]);
+    w.start();
+    w.wait_ready(60);
+    let (_, a) = client_in(
+        &w.dir,
+        &calls,
+        &["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp"],
+        &[
+            ("UFFS_CACHE_DIR", &w.cache),
+            ("UFFS_RUNTIME_DIR", &w.runtime),
+        ],
+    );
+    let unix = |paths: BTreeSet<String>| -> BTreeSet<String> {
+        paths
+            .into_iter()
+            .map(|p| p.replacen("D:\\", "/", 1).replace('\\', "/"))
+            .collect()
+    };
+    for (i, (q, _)) in CONTENT_QUERIES.iter().enumerate() {
+        assert_eq!(unix(row_paths(&a[i], q)), rg[i], "daemon: {q}");
+    }
+    for (i, q) in [(n, "type:text"), (n + 1, "type:mismatch")] {
+        assert_eq!(unix(row_paths(&a[i], q)), cli_paths(&idx, q), "daemon: {q}");
+    }
+    let r = ok(&a[n + 2], "daemon: a data term beside others, sorted");
+    let daemon_rows: Vec<Value> = String::from_utf8(
+        run_ok(w.uffs().args([
+            "ext:txt content:the",
+            "--sort",
+            "size",
+            "--reverse",
+            "--limit",
+            "50",
+            "--columns",
+            "path,size",
+            "--format",
+            "jsonl",
+        ]))
+        .stdout,
+    )
+    .unwrap()
+    .lines()
+    .map(|l| serde_json::from_str(l).unwrap())
+    .collect();
+    assert_eq!(r["rows"], json!(daemon_rows));
+    assert_eq!(r["rows"].as_array().unwrap().len(), want.len());
+    assert_eq!(ok(&a[n + 3], "daemon: count")["found"], rg[0].len());
+    check_bad_data_terms(&a, n + 4, "daemon");
+    // grep reads the files in the server's process: through the daemon, a tool error that says how instead.
+    let t = err(&a[n + 8], "grep through the daemon");
+    assert!(t.contains("--index") && t.contains("content:"), "{t}");
+    drop(w);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// What `uffs grep ARGS --index FILE` prints, line by line, sorted (it prints files in the order they finish).
+fn cli_grep(idx: &Path, args: &[&str]) -> Vec<String> {
+    let out = uffs()
+        .arg("grep")
+        .args(args)
+        .arg("--index")
+        .arg(idx)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code() == Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// A `grep` answer's lines as `uffs grep` prints them (`PATH:LINE:TEXT`, and its notes on binary files), sorted;
+/// checked to be all of them.
+fn grep_lines(a: &Value, what: &str) -> Vec<String> {
+    let r = ok(a, what);
+    assert_eq!(r["truncated"], false, "{what}: {}", r["note"]);
+    assert_eq!(r["returned"], r["lines_matched"], "{what}");
+    let mut lines = in_order(r);
+    lines.extend(
+        r.get("binary")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|n| n.as_str().unwrap().to_string()),
+    );
+    lines.sort();
+    lines
+}
+
+/// A `grep` answer's lines as `PATH:LINE:TEXT`, in its order.
+fn in_order(r: &Value) -> Vec<String> {
+    r["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            format!(
+                "{}:{}:{}",
+                l["path"].as_str().unwrap(),
+                l["line"],
+                l["text"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// The `grep` tool against `uffs grep` on the same index: the same lines for `-i`, `-w -F`, a regex, a query
+/// that narrows the files; bounded, the first lines in the query's order with the number of all and a note that
+/// says they were cut, and what rg says of a binary file; bad patterns and queries are tool errors.
+#[test]
+fn grep_answers_as_uffs_grep() {
+    let dir = scratch("mcp-grep");
+    let idx = dir.join("content.uffs");
+    run_ok(
+        uffs()
+            .arg("index")
+            .arg(fixture("content.img"))
+            .arg("-o")
+            .arg(&idx),
+    );
+    let text_files = "!text-1MiB !mixed !holes";
+    let calls = json!([
+        ["grep", {"pattern": "THE", "query": text_files, "ignore_case": true}],
+        ["grep", {"pattern": "resident data", "fixed_strings": true, "word": true}],
+        ["grep", {"pattern": "^res[a-z]+ d", "query": "plain/"}],
+        ["grep", {"pattern": "fox", "query": "ext:txt"}],
+        ["grep", {"pattern": "fox", "query": "ext:txt", "max_lines": 5000}],
+        ["grep", {"pattern": "THE", "query": "holes.bin", "ignore_case": true, "max_lines": 1000}],
+        ["grep", {"pattern": "no such text anywhere"}],
+        ["grep", {"pattern": "("}],
+        ["grep", {"pattern": "x", "query": "size:>zz"}],
+        ["grep", {"query": "ext:txt"}],
+    ]);
+    let (tools, a) = client(
+        &dir,
+        &calls,
+        &[
+            "--stdio",
+            env!("CARGO_BIN_EXE_uffs"),
+            "mcp",
+            "--index",
+            path_str(&idx),
+        ],
+    );
+    let grep = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "grep")
+        .expect("a grep tool");
+    assert_eq!(grep["input_schema"]["required"], json!(["pattern"]));
+
+    let got = grep_lines(&a[0], "-i, narrowed");
+    assert!(got.len() > 80, "{got:?}");
+    assert_eq!(got, cli_grep(&idx, &["-i", "THE", text_files]));
+    assert_eq!(
+        grep_lines(&a[1], "-w -F"),
+        cli_grep(&idx, &["-w", "-F", "resident data"])
+    );
+    assert_eq!(
+        grep_lines(&a[2], "a regex"),
+        cli_grep(&idx, &["^res[a-z]+ d", "plain/"])
+    );
+
+    // Bounded: the first 100 lines in the query's order (its files in index order, each file's lines in
+    // order), all of them counted, and said to be cut.
+    let r = ok(&a[3], "truncated");
+    let all = cli_grep(&idx, &["fox", "ext:txt"]);
+    let files: Vec<String> = cli_rows(&idx, &["ext:txt", "--columns", "path"])
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect();
+    let mut first = Vec::new();
+    for path in &files {
+        first.extend(lines_of(&all, path));
+    }
+    assert_eq!(r["lines_matched"], first.len());
+    assert_eq!(
+        r["files_matched"],
+        cli_grep(&idx, &["-l", "fox", "ext:txt"]).len()
+    );
+    assert_eq!(r["returned"], 100);
+    assert_eq!(r["truncated"], true);
+    let note = r["note"].as_str().unwrap();
+    assert!(note.contains(&format!("100 of {}", first.len())), "{note}");
+    first.truncate(100);
+    assert_eq!(in_order(r), first);
+    let r = ok(&a[4], "above the maximum");
+    assert_eq!(r["returned"], 1000);
+    assert!(
+        r["note"].as_str().unwrap().contains("at most 1000"),
+        "{}",
+        r["note"]
+    );
+
+    // A binary file: the lines before its first NUL, and rg's note.
+    let r = ok(&a[5], "a binary file");
+    let cli = cli_grep(&idx, &["-i", "THE", "holes.bin"]);
+    let numbered = lines_of(&cli, "/compressed/holes.bin");
+    assert!(numbered.len() > 1000);
+    assert_eq!(r["lines_matched"], numbered.len());
+    assert_eq!(in_order(r), numbered[..1000]);
+    let notes: Vec<&String> = cli.iter().filter(|l| l.contains("binary file")).collect();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(r["binary"], json!(notes));
+
+    let r = ok(&a[6], "nothing matches");
+    assert_eq!(r["lines_matched"], 0);
+    assert_eq!(r["returned"], 0);
+    assert!(r["files"].as_u64().unwrap() > 10, "{}", r["files"]);
+    assert!(err(&a[7], "a bad pattern").contains("bad pattern"));
+    let t = err(&a[8], "a bad query");
+    assert!(t.contains("size:>zz") && t.contains('^'), "{t}");
+    err(&a[9], "no pattern");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The numbered lines of `path` in `uffs grep`'s output, in the file's order.
+fn lines_of(output: &[String], path: &str) -> Vec<String> {
+    let mut of_file: Vec<(u64, &String)> = output
+        .iter()
+        .filter_map(|l| {
+            let (n, _) = l.strip_prefix(&format!("{path}:"))?.split_once(':')?;
+            Some((n.parse().ok()?, l))
+        })
+        .collect();
+    of_file.sort();
+    of_file.into_iter().map(|(_, l)| l.clone()).collect()
 }

@@ -1,7 +1,8 @@
 //! `uffs serve` end to end: the JSON API against the command line's answers for the same index, the guard
 //! (token, Host, Origin), hostile clients (oversized and malformed requests, a slow client, 100 at once, memory
 //! after), the server through the daemon, and the web page in headless Chromium (`tests/clients/web_page.py`,
-//! screenshots under `target/test-artifacts/`). Every request goes to 127.0.0.1.
+//! screenshots under `target/test-artifacts/`), also for a `content:` query that reads the files. Every request
+//! goes to 127.0.0.1.
 
 #![cfg(unix)]
 
@@ -568,4 +569,49 @@ fn the_web_page_in_a_real_browser() {
     for f in ["serve-search.png", "serve-du.png", "serve-error.png"] {
         assert!(artifacts.join(f).metadata().unwrap().len() > 1000, "{f}");
     }
+}
+
+/// The page's rows for a query with a data term (`content:`): the server reads the files from the volume the
+/// index was built from, and the page shows what `uffs QUERY --index FILE` prints, as typed and sorted by size; a
+/// data term inside OR shows its refusal, the caret under the term.
+#[test]
+fn the_web_page_shows_a_content_query() {
+    let dir = scratch("serve-content");
+    let idx = dir.join("content.uffs");
+    run_ok(
+        uffs()
+            .arg("index")
+            .arg(fixture("content.img"))
+            .arg("-o")
+            .arg(&idx),
+    );
+    let s = Server::start(uffs(), &dir.join("run"), &["--index", path_str(&idx)]);
+    let query = "content:the";
+    let artifacts = repo().join("target/test-artifacts");
+    let stdout = client_stdout(
+        Command::new(python("selenium"))
+            .arg(repo().join("tests/clients/web_page.py"))
+            .args([
+                "--url",
+                &s.url,
+                "--uffs",
+                env!("CARGO_BIN_EXE_uffs"),
+                "--index",
+            ])
+            .arg(&idx)
+            .args(["--query", query, "--rows-only", "--artifacts"])
+            .arg(&artifacts),
+    );
+    let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(v["ok"], true);
+    // The page checked its rows against the command line's; they are the files holding the text.
+    let rows: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(rows.contains(&"/compressed/small.txt"), "{rows:?}");
+    assert!(!rows.contains(&"/plain/resident.txt"), "{rows:?}");
+    assert!(artifacts.join("serve-rows.png").metadata().unwrap().len() > 1000);
 }
