@@ -186,9 +186,19 @@
     schedule("sort");
   }
 
+  // A data term (content:, type:, hash:) reads the files themselves, which can take seconds on a large volume:
+  // such a query waits for Enter instead of running at every keystroke (the server cannot stop a search begun).
+  const DATA_TERM = /(^|[\s!|(<])([a-z]+:)*(content|type|hash):/i;
+  let pending = false;
   q.addEventListener("input", () => {
     if (view === "du") return;
     st.q = q.value; st.offset = 0;
+    pending = DATA_TERM.test(st.q);
+    if (pending) {
+      clearTimeout(timer);
+      count.textContent = "press Enter to read the files";
+      return;
+    }
     schedule("type");
   });
   document.querySelectorAll("#results th").forEach((th) => th.addEventListener("click", () => sortBy(th.dataset.sort)));
@@ -210,7 +220,10 @@
       case "ArrowUp": if (n) select(Math.max(0, st.sel - 1)); break;
       case "PageDown": page(1); break;
       case "PageUp": page(-1); break;
-      case "Enter": if (st.sel >= 0 && st.rows[st.sel]) copy(st.rows[st.sel].path); break;
+      case "Enter":
+        if (pending) { pending = false; schedule("type"); }
+        else if (st.sel >= 0 && st.rows[st.sel]) copy(st.rows[st.sel].path);
+        break;
       case "Escape": q.value = ""; st.q = ""; st.offset = 0; schedule("type"); break;
       default: return;
     }
