@@ -162,10 +162,14 @@ pub(crate) fn extensions(f: F) -> &'static [&'static str] {
         F::CompoundFileBinary => &["cfb", "ole"],
         F::WindowsShortcut => &["lnk"],
         F::ShellScript => &["bash", "zsh", "ksh"],
-        F::ExecutableAndLinkableFormat => &["so", "o", "ko", "elf", "axf", "prx"],
+        // Object code goes by the toolchain's names: linkers take an ELF object as `.obj` or `.a` (glibc ships
+        // `libmcheck.a` as one), and Go's object files are `ar` archives named `.o`.
+        F::ExecutableAndLinkableFormat => &["so", "o", "ko", "elf", "axf", "prx", "obj", "a"],
         F::MachO => &["dylib", "bundle", "o", "so"],
         F::CommonObjectFileFormat => &["obj", "o"],
-        F::UnixArchiver => &["lib"],
+        F::UnixArchiver => &["lib", "o"],
+        // X.509 certificates in DER are as often `.crt` and `.cer` as `.der` (PEM ones are text under the same names).
+        F::DerCertificate => &["crt", "cer", "cert"],
         F::LlvmBitcode => &["o"],
         _ => &[],
     }

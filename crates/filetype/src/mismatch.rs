@@ -176,6 +176,16 @@ mod tests {
         );
         assert_eq!(mismatch("pdf", t(F::PortableDocumentFormat), 100), None);
         assert_eq!(mismatch("ai", t(F::PortableDocumentFormat), 100), None);
+        // Names that real systems give these formats (found over Debian's /usr, where nothing lies).
+        assert_eq!(mismatch("crt", t(F::DerCertificate), 100), None);
+        assert_eq!(mismatch("cer", t(F::DerCertificate), 100), None);
+        assert_eq!(mismatch("a", t(F::ExecutableAndLinkableFormat), 100), None);
+        assert_eq!(
+            mismatch("obj", t(F::ExecutableAndLinkableFormat), 100),
+            None
+        );
+        assert_eq!(mismatch("o", t(F::UnixArchiver), 100), None);
+        assert!(mismatch("crt", t(F::ExecutableAndLinkableFormat), 100).is_some());
         assert_eq!(mismatch("tgz", t(F::Gzip), 100), None);
         assert_eq!(mismatch("sqlite", t(F::Sqlite3), 100), None);
     }
