@@ -11,52 +11,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
+use common::containers::{described, split, stdout};
 use common::*;
-
-/// `image` cut by `split` into pieces of `bytes` named `PREFIX` + a number of `width` digits counted from `from`;
-/// returns the first piece.
-fn split(image: &Path, dir: &Path, prefix: &str, bytes: u64, width: usize, from: u32) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    run_ok(
-        Command::new("split")
-            .arg(format!("--numeric-suffixes={from}"))
-            .args(["-a", &width.to_string(), "-b", &bytes.to_string()])
-            .arg(image)
-            .arg(dir.join(prefix)),
-    );
-    let first = dir.join(format!("{prefix}{from:0width$}"));
-    assert!(first.is_file(), "split made no {}", first.display());
-    first
-}
-
-fn stdout(args: &[&str]) -> Vec<u8> {
-    run_ok(uffs().args(args)).stdout
-}
-
-/// `uffs info --json` without the fields that name the source as given.
-fn described(source: &str) -> serde_json::Value {
-    let mut v: serde_json::Value =
-        serde_json::from_slice(&stdout(&["info", source, "--json"])).unwrap();
-    fn strip(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(o) => {
-                o.remove("source");
-                o.remove("spec");
-                o.remove("path");
-                o.remove("name");
-                o.remove("container");
-                o.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut v);
-    v
-}
 
 #[test]
 fn a_split_volume_reads_as_its_raw_image() {

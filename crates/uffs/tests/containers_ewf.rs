@@ -15,33 +15,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::containers::{acquire, described, stdout};
 use common::*;
-
-fn stdout(args: &[&str]) -> Vec<u8> {
-    run_ok(uffs().args(args)).stdout
-}
-
-/// `uffs info --json` without the fields that name the source as given.
-fn described(source: &str) -> serde_json::Value {
-    let mut v: serde_json::Value =
-        serde_json::from_slice(&stdout(&["info", source, "--json"])).unwrap();
-    fn strip(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(o) => {
-                o.remove("source");
-                o.remove("spec");
-                o.remove("path");
-                o.remove("name");
-                o.remove("container");
-                o.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut v);
-    v
-}
 
 /// `source` (a container of `content.img`) against the raw image: its export byte for byte, `info`, the contents
 /// of compressed, sparse, fragmented, stream and deleted files, and an index built from it.
@@ -79,50 +54,6 @@ fn reads_as_the_content_volume(source: &str, want_export: &[u8], want_info: &ser
         stdout(&["*", "--source", raw_s, "--count"])
     );
     let _ = std::fs::remove_file(&idx);
-}
-
-/// `ewfacquire` of `image` into `dir/name.E01…` in segments of `segment` bytes with `-c compression` and
-/// case metadata; returns the first segment and the number of segment files.
-fn acquire(
-    image: &Path,
-    dir: &Path,
-    name: &str,
-    segment: &str,
-    compression: &str,
-) -> (PathBuf, usize) {
-    std::fs::create_dir_all(dir).unwrap();
-    let target = dir.join(name);
-    run_ok(
-        tool("ewfacquire")
-            .args(["-u", "-q", "-d", "sha1", "-S", segment, "-c", compression])
-            .args([
-                "-C",
-                "CASE-42",
-                "-E",
-                "EV-7",
-                "-e",
-                "Alice Examiner",
-                "-N",
-                "test notes",
-            ])
-            .arg("-t")
-            .arg(&target)
-            .arg(image),
-    );
-    let first = dir.join(format!("{name}.E01"));
-    assert!(first.is_file(), "ewfacquire made no {}", first.display());
-    let count = std::fs::read_dir(dir)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_str()
-                .unwrap()
-                .starts_with(&format!("{name}.E"))
-        })
-        .count();
-    (first, count)
 }
 
 fn md5sum(file: &Path) -> String {

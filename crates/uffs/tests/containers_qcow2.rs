@@ -12,11 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::containers::{described, qemu_convert, stdout};
 use common::*;
-
-fn stdout(args: &[&str]) -> Vec<u8> {
-    run_ok(uffs().args(args)).stdout
-}
 
 fn export(source: &str) -> Vec<u8> {
     stdout(&[
@@ -27,28 +24,6 @@ fn export(source: &str) -> Vec<u8> {
         "--deleted",
         "--streams",
     ])
-}
-
-/// `uffs info --json` without the fields that name the source as given.
-fn described(source: &str) -> serde_json::Value {
-    let mut v: serde_json::Value =
-        serde_json::from_slice(&stdout(&["info", source, "--json"])).unwrap();
-    fn strip(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(o) => {
-                o.remove("source");
-                o.remove("spec");
-                o.remove("path");
-                o.remove("name");
-                o.remove("container");
-                o.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut v);
-    v
 }
 
 /// `source` (a container of `content.img`) against the raw image: its export byte for byte, `info`, the contents
@@ -92,14 +67,6 @@ fn reads_as_the_content_volume(source: &str, want_export: &[u8], want_info: &ser
 /// `qemu-img ARGS`, which must succeed.
 fn qemu_img(args: &[&str]) {
     run_ok(tool("qemu-img").args(args));
-}
-
-/// `image` converted by `qemu-img convert -O qcow2` with `extra` arguments into `to`.
-fn qcow2(image: &Path, to: &Path, extra: &[&str]) -> String {
-    let mut c = tool("qemu-img");
-    c.args(["convert", "-O", "qcow2"]).args(extra);
-    run_ok(c.arg(image).arg(to));
-    path_str(to).to_string()
 }
 
 /// `qemu-img convert -O raw` of `image` into `to`.
@@ -153,7 +120,7 @@ fn a_qcow2_reads_as_the_image_it_holds() {
             "qcow2 v3: 512-byte clusters, ",
         ),
     ] {
-        let q = qcow2(&raw, &dir.join(name), extra);
+        let q = qemu_convert("qcow2", &raw, &dir.join(name), extra);
         let text = info_text(&q);
         assert!(text.contains(&format!("container     {says}")), "{text}");
         if name == "compressed.qcow2" {
@@ -179,7 +146,7 @@ fn a_qcow2_reads_as_the_image_it_holds() {
 fn a_partition_of_a_qcow2_disk_reads_as_the_disks() {
     let disk = fixture("disk-gpt.img");
     let dir = scratch("qcow2-disk");
-    let q = qcow2(&disk, &dir.join("disk.qcow2"), &[]);
+    let q = qemu_convert("qcow2", &disk, &dir.join("disk.qcow2"), &[]);
     assert_eq!(described(&q), described(path_str(&disk)));
     for part in ["2", "3"] {
         let want = stdout(&[
@@ -201,7 +168,7 @@ fn a_partition_of_a_qcow2_disk_reads_as_the_disks() {
 fn backing_chains_read_through() {
     let raw = fixture("content.img");
     let dir = scratch("qcow2-chain");
-    let base = qcow2(&raw, &dir.join("base.qcow2"), &[]);
+    let base = qemu_convert("qcow2", &raw, &dir.join("base.qcow2"), &[]);
     // A changed volume: a new file copied in by ntfscp. The child holds only the clusters that differ.
     let changed = dir.join("changed.img");
     std::fs::copy(&raw, &changed).unwrap();
@@ -308,7 +275,7 @@ fn backing_chains_read_through() {
 fn damaged_and_refused_qcow2_images_are_one_line() {
     let raw = fixture("content.img");
     let dir = scratch("qcow2-bad");
-    let good_s = qcow2(&raw, &dir.join("good.qcow2"), &[]);
+    let good_s = qemu_convert("qcow2", &raw, &dir.join("good.qcow2"), &[]);
     let good = std::fs::read(&good_s).unwrap();
     let write = |name: &str, bytes: &[u8]| -> String {
         let p = dir.join(name);
@@ -343,7 +310,7 @@ fn damaged_and_refused_qcow2_images_are_one_line() {
     let err = both(&write("l1-entry.qcow2", &bytes));
     assert!(err.contains("L1 entry 0"), "{err}");
     // A compressed cluster that is not deflate: the first cluster's, which holds the boot sector.
-    let comp_s = qcow2(&raw, &dir.join("compressed.qcow2"), &["-c"]);
+    let comp_s = qemu_convert("qcow2", &raw, &dir.join("compressed.qcow2"), &["-c"]);
     let mut bytes = std::fs::read(&comp_s).unwrap();
     let l1_at = u64::from_be_bytes(bytes[40..48].try_into().unwrap()) as usize;
     let l2_at = (u64::from_be_bytes(bytes[l1_at..l1_at + 8].try_into().unwrap())
@@ -378,9 +345,15 @@ fn damaged_and_refused_qcow2_images_are_one_line() {
     bytes[32..36].copy_from_slice(&2u32.to_be_bytes());
     let err = both(&write("luks.qcow2", &bytes));
     assert!(err.contains("encrypted (LUKS)"), "{err}");
-    let ext = qcow2(&raw, &dir.join("ext.qcow2"), &["-o", "extended_l2=on"]);
+    let ext = qemu_convert(
+        "qcow2",
+        &raw,
+        &dir.join("ext.qcow2"),
+        &["-o", "extended_l2=on"],
+    );
     assert!(both(&ext).contains("extended L2"));
-    let zstd = qcow2(
+    let zstd = qemu_convert(
+        "qcow2",
         &raw,
         &dir.join("zstd.qcow2"),
         &["-c", "-o", "compression_type=zstd"],
@@ -393,7 +366,7 @@ fn damaged_and_refused_qcow2_images_are_one_line() {
     bytes[4..8].copy_from_slice(&1u32.to_be_bytes());
     assert!(both(&write("v1.qcow2", &bytes)).contains("version 1"));
     // A missing backing file, named; a chain that loops (a -> b -> a), named.
-    let base = qcow2(&raw, &dir.join("base.qcow2"), &[]);
+    let base = qemu_convert("qcow2", &raw, &dir.join("base.qcow2"), &[]);
     for name in ["a.qcow2", "b.qcow2"] {
         qemu_img(&[
             "create",

@@ -15,33 +15,8 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use common::containers::{described, stdout};
 use common::*;
-
-fn stdout(args: &[&str]) -> Vec<u8> {
-    run_ok(uffs().args(args)).stdout
-}
-
-/// `uffs info --json` without the fields that name the source as given.
-fn described(source: &str) -> serde_json::Value {
-    let mut v: serde_json::Value =
-        serde_json::from_slice(&stdout(&["info", source, "--json"])).unwrap();
-    fn strip(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(o) => {
-                o.remove("source");
-                o.remove("spec");
-                o.remove("path");
-                o.remove("name");
-                o.remove("container");
-                o.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut v);
-    v
-}
 
 /// `source` (a container of `content.img`) against the raw image: its export byte for byte, `info`, the contents
 /// of compressed, sparse, fragmented, stream and deleted files, and an index built from it.

@@ -18,33 +18,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::containers::{described, stdout};
 use common::*;
-
-fn stdout(args: &[&str]) -> Vec<u8> {
-    run_ok(uffs().args(args)).stdout
-}
-
-/// `uffs info --json` without the fields that name the source as given.
-fn described(source: &str) -> serde_json::Value {
-    let mut v: serde_json::Value =
-        serde_json::from_slice(&stdout(&["info", source, "--json"])).unwrap();
-    fn strip(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(o) => {
-                o.remove("source");
-                o.remove("spec");
-                o.remove("path");
-                o.remove("name");
-                o.remove("container");
-                o.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut v);
-    v
-}
 
 /// `uffs info SOURCE --json`'s container: its one line and its files.
 fn container(source: &str) -> (String, Vec<String>) {

@@ -2,8 +2,9 @@
 //! driver (files created, deleted, renamed, moved, grown, touched, and one given an old date as timestomping
 //! does), then compared. Every change made appears with its kind and paths and nothing else does but the
 //! bookkeeping explained in `explained`; the changes equal the difference of the two `uffs export` CSVs
-//! computed here independently (keyed by record and sequence number); an index file and the source it was built
-//! from diff alike; each format reads back (CSV, JSON lines, Parquet through DuckDB); a bad source is exit 2.
+//! computed independently (`common::export_difference`, keyed by record and sequence number); an index file and
+//! the source it was built from diff alike; each format reads back (CSV, JSON lines, Parquet through DuckDB); a bad
+//! source is exit 2.
 
 #![cfg(unix)]
 
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::live::{make_volume, Mounted};
-use common::{csv_rows, run_ok, scratch, uffs};
+use common::{csv_rows, export_difference, run_ok, scratch, uffs};
 
 /// Whether this machine can mount an image with ntfs-3g (FUSE, as root).
 fn can_mount() -> bool {
@@ -338,54 +339,6 @@ fn changes_made_by_ntfs3g_are_found_and_nothing_else() {
     );
 
     let _ = fs::remove_dir_all(&w.dir);
-}
-
-/// (kind, record) of every difference between the exports of `old` and `new`, worked out from the CSV alone:
-/// rows keyed by record and sequence number; a key only in `new` is created, only in `old` deleted; a key in both
-/// whose parent record differs is moved, else whose name differs renamed; and changed when a compared column
-/// differs (access times are not compared, as the diff's default).
-fn export_difference(old: &Path, new: &Path) -> BTreeSet<(String, String)> {
-    let rows = |p: &Path| -> HashMap<(String, String), HashMap<String, String>> {
-        common::export(p, &[])
-            .into_iter()
-            .map(|r| ((r["record"].clone(), r["sequence"].clone()), r))
-            .collect()
-    };
-    let (a, b) = (rows(old), rows(new));
-    let mut out = BTreeSet::new();
-    for (k, r) in &a {
-        let Some(n) = b.get(k) else {
-            out.insert(("deleted".to_string(), k.0.clone()));
-            continue;
-        };
-        if r["parent_record"] != n["parent_record"] {
-            out.insert(("moved".into(), k.0.clone()));
-        } else if r["name"] != n["name"] {
-            out.insert(("renamed".into(), k.0.clone()));
-        }
-        let compared = [
-            "size",
-            "allocated",
-            "created",
-            "modified",
-            "mft_changed",
-            "attributes",
-            "reparse_tag",
-            "fn_created",
-            "fn_modified",
-            "fn_mft_changed",
-            "fn_accessed",
-        ];
-        if compared.iter().any(|c| r[*c] != n[*c]) {
-            out.insert(("changed".into(), k.0.clone()));
-        }
-    }
-    for k in b.keys() {
-        if !a.contains_key(k) {
-            out.insert(("created".into(), k.0.clone()));
-        }
-    }
-    out
 }
 
 #[test]

@@ -275,6 +275,49 @@ fn snapshots_are_searched_and_registered_as_volumes_of_their_own() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `uffs diff IMG@vss1 IMG`: what changed since the first shadow copy is the difference of the two exports (diff.rs
+/// checks the same on changes made through ntfs-3g), and exit 1 as they differ.
+#[test]
+fn a_diff_against_a_shadow_copy_is_the_difference_of_the_exports() {
+    let dir = scratch("vss-diff");
+    let raw = vsstest(&dir);
+    let store = PathBuf::from(format!("{}@vss1", raw.display()));
+    let out = uffs()
+        .arg("diff")
+        .arg(&store)
+        .arg(&raw)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows = csv_rows(&out.stdout);
+    let mine: BTreeSet<(String, String)> = rows
+        .iter()
+        .map(|r| (r["change"].clone(), r["record"].clone()))
+        .collect();
+    let reference = export_difference(&store, &raw);
+    // The changes Windows made between the shadow copy and the present are all there.
+    for (change, path) in [
+        ("deleted", "/syslog"),
+        ("created", "/syslog.gz"),
+        ("created", "/password.txt"),
+        ("created", "/another_file"),
+    ] {
+        assert!(
+            rows.iter()
+                .any(|r| r["change"] == change && r["path"] == path),
+            "no {change} {path} in {rows:?}"
+        );
+    }
+    assert_eq!(mine, reference);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn damaged_shadow_copy_metadata_is_one_line_and_exit_2() {
     let dir = scratch("vss-damaged");

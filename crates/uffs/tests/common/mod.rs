@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod containers;
 pub mod daemon;
 #[cfg(unix)]
 pub mod live;
@@ -141,6 +142,54 @@ pub fn export(source: &Path, extra: &[&str]) -> Vec<HashMap<String, String>> {
             .args(extra),
     );
     csv_rows(&out.stdout)
+}
+
+/// (kind, record) of every difference between the exports of `old` and `new`, worked out from the CSV alone:
+/// rows keyed by record and sequence number; a key only in `new` is created, only in `old` deleted; a key in both
+/// whose parent record differs is moved, else whose name differs renamed; and changed when a compared column
+/// differs (access times are not compared, as the diff's default).
+pub fn export_difference(old: &Path, new: &Path) -> std::collections::BTreeSet<(String, String)> {
+    let rows = |p: &Path| -> HashMap<(String, String), HashMap<String, String>> {
+        export(p, &[])
+            .into_iter()
+            .map(|r| ((r["record"].clone(), r["sequence"].clone()), r))
+            .collect()
+    };
+    let (a, b) = (rows(old), rows(new));
+    let mut out = std::collections::BTreeSet::new();
+    for (k, r) in &a {
+        let Some(n) = b.get(k) else {
+            out.insert(("deleted".to_string(), k.0.clone()));
+            continue;
+        };
+        if r["parent_record"] != n["parent_record"] {
+            out.insert(("moved".into(), k.0.clone()));
+        } else if r["name"] != n["name"] {
+            out.insert(("renamed".into(), k.0.clone()));
+        }
+        let compared = [
+            "size",
+            "allocated",
+            "created",
+            "modified",
+            "mft_changed",
+            "attributes",
+            "reparse_tag",
+            "fn_created",
+            "fn_modified",
+            "fn_mft_changed",
+            "fn_accessed",
+        ];
+        if compared.iter().any(|c| r[*c] != n[*c]) {
+            out.insert(("changed".into(), k.0.clone()));
+        }
+    }
+    for k in b.keys() {
+        if !a.contains_key(k) {
+            out.insert(("created".into(), k.0.clone()));
+        }
+    }
+    out
 }
 
 /// The fixture volumes of `scripts/make-fixtures.sh`, built once (the script skips images that are up to date).
