@@ -112,10 +112,12 @@ impl Device {
     }
 
     /// How many reads to keep in flight, and how large: from the device for a live volume; one read of 1 MiB
-    /// at a time for a file or block device (most often already in the page cache, where more do not help).
+    /// at a time for a file or block device (most often already in the page cache, where more do not help); two
+    /// for a container, whose reads are decoded on the reading threads ([`IoProfile::container`]).
     pub fn io_profile(&self) -> IoProfile {
         match &*self.io {
-            Io::File(_) | Io::Image(_) => IoProfile::file(),
+            Io::File(_) => IoProfile::file(),
+            Io::Image(_) => IoProfile::container(),
             #[cfg(windows)]
             Io::Live(l) => l.profile.clone(),
         }

@@ -809,6 +809,19 @@ impl IoProfile {
             why: "file or block device: one 1 MiB read at a time",
         }
     }
+
+    /// A container (E01, qcow2, VHD/VHDX, VMDK): two reads of 1 MiB in flight. The reading thread also decodes
+    /// (inflates chunks, checks their checksums, looks up block tables), so a second read lets a second core
+    /// decode. Measured on the benchmark volume, warm: `uffs index` of a deflate E01 1.91 s with one read, 1.39
+    /// with two, 1.43 with four; compressed qcow2 1.43 / 1.13; streamOptimized VMDK 1.59 / 1.24; uncompressed
+    /// E01 1.03 / 0.90; the plain containers and the raw image 0.75 either way (cold, the E01 2.02 / 1.54).
+    pub fn container() -> IoProfile {
+        IoProfile {
+            concurrency: 2,
+            io_size: MIB,
+            why: "container: two 1 MiB reads in flight, each decoded on its own core",
+        }
+    }
 }
 
 /// The read profile for a live device from its bus type and seek penalty (either unknown when the query

@@ -20,7 +20,7 @@ pub struct ReadArgs {
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// Reads kept in flight (default: from the device: 2 on a hard disk, 8 on a SATA SSD, 32 on NVMe; 1 for an
-    /// image file or a Linux device).
+    /// image file or a Linux device; 2 for a container: E01, qcow2, VHD/VHDX, VMDK).
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = parse_concurrency)]
     pub concurrency: usize,
     /// Size of each read: 512K, 1M, 4M ... (default: from the device: 1M on a hard disk, 2M on a SATA SSD, 4M on
