@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use common::daemon::World;
-use common::live::{make_volume, walk, Mounted};
+use common::live::{make_volume, rg_files, walk, Mounted};
 use common::*;
 
 fn paths(out: &[u8]) -> BTreeSet<String> {
@@ -28,21 +28,6 @@ fn query(img: &Path, q: &str) -> BTreeSet<String> {
         String::from_utf8_lossy(&out.stderr)
     );
     paths(&out.stdout)
-}
-
-/// `rg -l` over the mount, as paths from the volume's root.
-fn rg_files(root: &Path, args: &[&str]) -> BTreeSet<String> {
-    let out = tool("rg")
-        .current_dir(root)
-        .args(["-uu", "-l", "--no-mmap", "--binary"])
-        .args(args)
-        .arg(".")
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| format!("/{}", l.trim_start_matches("./")))
-        .collect()
 }
 
 /// A volume of files of known types, written through ntfs-3g: formats made here, one renamed to lie.

@@ -346,21 +346,6 @@ fn row_paths(a: &Value, what: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// `rg -l` over the mount, as paths from the volume's root (as `content_terms.rs` runs it).
-fn rg_files(root: &Path, args: &[&str]) -> BTreeSet<String> {
-    let out = tool("rg")
-        .current_dir(root)
-        .args(["-uu", "-l", "--no-mmap", "--binary"])
-        .args(args)
-        .arg(".")
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| format!("/{}", l.trim_start_matches("./")))
-        .collect()
-}
-
 /// The paths `uffs QUERY --index FILE` prints.
 fn cli_paths(idx: &Path, query: &str) -> BTreeSet<String> {
     cli_rows(idx, &[query, "--columns", "path"])
@@ -382,7 +367,7 @@ fn content_volume(dir: &Path) -> (PathBuf, Vec<BTreeSet<String>>) {
     let m = common::live::Mounted::new(&img, &dir.join("mnt"));
     let rg = CONTENT_QUERIES
         .iter()
-        .map(|(_, rg)| rg_files(&m.dir, rg))
+        .map(|(_, rg)| common::live::rg_files(&m.dir, rg))
         .collect();
     drop(m);
     (img, rg)
@@ -614,14 +599,7 @@ fn in_order(r: &Value) -> Vec<String> {
 #[test]
 fn grep_answers_as_uffs_grep() {
     let dir = scratch("mcp-grep");
-    let idx = dir.join("content.uffs");
-    run_ok(
-        uffs()
-            .arg("index")
-            .arg(fixture("content.img"))
-            .arg("-o")
-            .arg(&idx),
-    );
+    let idx = index_into(&fixture("content.img"), &dir.join("content.uffs"));
     let text_files = "!text-1MiB !mixed !holes";
     let calls = json!([
         ["grep", {"pattern": "THE", "query": text_files, "ignore_case": true}],

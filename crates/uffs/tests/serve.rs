@@ -541,9 +541,9 @@ fn through_the_daemon() {
 }
 
 /// The web page in headless Chromium, driven by selenium from `$UFFS_PY` (see `scripts/setup.sh`).
-#[test]
-fn the_web_page_in_a_real_browser() {
-    let (s, idx) = serve_index("browser");
+/// `tests/clients/web_page.py` in headless Chromium against the server `s` of index `idx`, with `args`: its last
+/// line of output (JSON), and the folder of its screenshots.
+fn web_page(s: &Server, idx: &Path, args: &[&str]) -> (Value, PathBuf) {
     let artifacts = repo().join("target/test-artifacts");
     let stdout = client_stdout(
         Command::new(python("selenium"))
@@ -555,11 +555,19 @@ fn the_web_page_in_a_real_browser() {
                 env!("CARGO_BIN_EXE_uffs"),
                 "--index",
             ])
-            .arg(&idx)
-            .args(["--query", "ext:dll", "--artifacts"])
+            .arg(idx)
+            .args(args)
+            .arg("--artifacts")
             .arg(&artifacts),
     );
-    let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let v = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    (v, artifacts)
+}
+
+#[test]
+fn the_web_page_in_a_real_browser() {
+    let (s, idx) = serve_index("browser");
+    let (v, artifacts) = web_page(&s, &idx, &["--query", "ext:dll"]);
     assert_eq!(v["ok"], true);
     assert!(v["timings"]
         .as_array()
@@ -577,32 +585,10 @@ fn the_web_page_in_a_real_browser() {
 #[test]
 fn the_web_page_shows_a_content_query() {
     let dir = scratch("serve-content");
-    let idx = dir.join("content.uffs");
-    run_ok(
-        uffs()
-            .arg("index")
-            .arg(fixture("content.img"))
-            .arg("-o")
-            .arg(&idx),
-    );
+    let idx = index_into(&fixture("content.img"), &dir.join("content.uffs"));
     let s = Server::start(uffs(), &dir.join("run"), &["--index", path_str(&idx)]);
     let query = "content:the";
-    let artifacts = repo().join("target/test-artifacts");
-    let stdout = client_stdout(
-        Command::new(python("selenium"))
-            .arg(repo().join("tests/clients/web_page.py"))
-            .args([
-                "--url",
-                &s.url,
-                "--uffs",
-                env!("CARGO_BIN_EXE_uffs"),
-                "--index",
-            ])
-            .arg(&idx)
-            .args(["--query", query, "--rows-only", "--artifacts"])
-            .arg(&artifacts),
-    );
-    let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let (v, artifacts) = web_page(&s, &idx, &["--query", query, "--rows-only"]);
     assert_eq!(v["ok"], true);
     // The page checked its rows against the command line's; they are the files holding the text.
     let rows: Vec<&str> = v["rows"]

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::run_ok;
+use super::{run_ok, tool};
 
 /// A small, seedable generator (xorshift64*): the same seed makes the same operations.
 pub struct Rng(pub u64);
@@ -238,4 +238,20 @@ pub fn random_op(rng: &mut Rng, root: &Path, counter: &mut u32) {
             }
         }
     }
+}
+
+/// `rg -uu -l --no-mmap --binary ARGS .` in `root` (a mount), as paths from the volume's root: the files a
+/// `content:` term must find.
+pub fn rg_files(root: &Path, args: &[&str]) -> std::collections::BTreeSet<String> {
+    let out = tool("rg")
+        .current_dir(root)
+        .args(["-uu", "-l", "--no-mmap", "--binary"])
+        .args(args)
+        .arg(".")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| format!("/{}", l.trim_start_matches("./")))
+        .collect()
 }

@@ -234,15 +234,13 @@ pub fn path_str(p: &Path) -> &str {
 
 /// The Windows XP `$MFT` sample indexed into `dir/xp.uffs`.
 pub fn xp_index(dir: &Path) -> PathBuf {
-    let f = dir.join("xp.uffs");
-    run_ok(
-        uffs()
-            .arg("index")
-            .arg(data("windows-xp-mft/MFT"))
-            .arg("-o")
-            .arg(&f),
-    );
-    f
+    index_into(&data("windows-xp-mft/MFT"), &dir.join("xp.uffs"))
+}
+
+/// `uffs index SOURCE -o FILE`; the file.
+pub fn index_into(source: &Path, file: &Path) -> PathBuf {
+    run_ok(uffs().arg("index").arg(source).arg("-o").arg(file));
+    file.to_path_buf()
 }
 
 /// `uffs ARGS --index FILE --format jsonl`, as JSON values (exit 0 or 1: found or not).
