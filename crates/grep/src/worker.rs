@@ -240,10 +240,7 @@ impl Worker {
         bytes: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<Found, Error> {
-        if self.grep.inner.prefilter
-            && !has_bom(bytes)
-            && matches!(self.matcher.is_match(bytes), Ok(false))
-        {
+        if self.absent(bytes) {
             return Ok(Found::default());
         }
         if self.slice_as_reader(bytes, self.grep.inner.options.binary) {
@@ -340,7 +337,9 @@ impl Worker {
 
     /// Whether any line of the file in memory matches (what `rg -l` says), stopping at the first.
     pub fn is_match_slice(&mut self, bytes: &[u8]) -> Result<bool, Error> {
-        if self.grep.inner.plain_probe && !has_bom(bytes) {
+        if self.absent(bytes) {
+            Ok(false)
+        } else if self.grep.inner.plain_probe && !has_bom(bytes) {
             self.probe.set_binary_detection(BinaryDetection::none());
             let result = self.is_match(Source::<&[u8]>::Slice(bytes));
             self.probe
@@ -351,6 +350,14 @@ impl Worker {
         } else {
             self.is_match(Source::<&[u8]>::Slice(bytes))
         }
+    }
+
+    /// Whether the file in memory has no output because its bytes hold no match at all: one search of the whole
+    /// slice (see `Grep::absent_means_nothing`).
+    fn absent(&self, bytes: &[u8]) -> bool {
+        self.grep.inner.prefilter
+            && !has_bom(bytes)
+            && matches!(self.matcher.is_match(bytes), Ok(false))
     }
 
     /// Whether any line read from `reader` matches (what `rg -l` says), stopping at the first.

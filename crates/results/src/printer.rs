@@ -267,10 +267,7 @@ impl<'a> Printer<'a> {
                     let cells = self
                         .columns
                         .iter()
-                        .map(|&c| match self.cell(s, prefix, id, c) {
-                            Value::Int(Some(n)) if c.is_bytes() => human(n),
-                            v => v.text(true),
-                        })
+                        .map(|&c| self.table_cell(s, prefix, id, c))
                         .collect();
                     self.table.push(cells);
                 }
@@ -341,6 +338,15 @@ impl<'a> Printer<'a> {
                 Value::Text(self.types.get(&id).copied().unwrap_or_default().to_string())
             }
             c => c.value(s, prefix, id),
+        }
+    }
+
+    /// One column of one entry as a table shows it: the value the other formats write, with byte counts in KiB,
+    /// MiB … ([`Column::is_bytes`]) and times to the minute.
+    fn table_cell(&self, s: &Searcher, prefix: &str, id: EntryId, c: Column) -> String {
+        match self.cell(s, prefix, id, c) {
+            Value::Int(Some(n)) if c.is_bytes() => human(n),
+            v => v.text(true),
         }
     }
 
@@ -594,8 +600,6 @@ impl<'a> Printer<'a> {
 /// The narrowest a table's path column is shortened to.
 const MIN_PATH_WIDTH: usize = 12;
 
-/// One column of one entry as a table shows it: the value the other formats write, with byte counts in KiB,
-/// MiB … ([`Column::is_bytes`]) and times to the minute.
 /// Control characters in a name would move the cursor or worse on a terminal: show them as `\xNN`.
 fn escape_controls(s: &[u8], out: &mut Vec<u8>) {
     for &c in s {
