@@ -3,11 +3,11 @@
 //! The file is a record number or a path (resolved through an index of the volume built in memory, deleted
 //! entries included with `--deleted`), optionally with `:STREAM` for a named data stream.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use uffs_index::{EntryId, EntryKind, Index};
 use uffs_mft::content::{self, StreamReader, READ_SIZE};
 use uffs_mft::{ScanOptions, Volume};
@@ -223,20 +223,15 @@ const PROGRESS_FROM: u64 = 64 << 20;
 /// Copies the whole stream to `out` in reads of [`READ_SIZE`].
 fn copy(reader: &mut StreamReader, out: &mut dyn Write) -> Result<()> {
     let size = reader.len();
-    let pb = if size >= PROGRESS_FROM && io::stderr().is_terminal() {
-        let pb = ProgressBar::new(size);
-        pb.set_style(
-            ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {bytes}/{total_bytes} ({percent}%), {bytes_per_sec}, eta {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        pb.set_prefix("cat");
-        pb
+    let pb = if size >= PROGRESS_FROM {
+        crate::common::styled_bar(
+            "cat",
+            "{prefix} [{bar:30}] {bytes}/{total_bytes} ({percent}%), {bytes_per_sec}, eta {eta}",
+        )
     } else {
         ProgressBar::hidden()
     };
+    pb.set_length(size);
     let mut buf = vec![
         0u8;
         READ_SIZE

@@ -86,16 +86,23 @@ pub fn report_error(e: &anyhow::Error) {
 
 /// A progress bar over records on stderr, shown only when stderr is a terminal.
 pub fn progress_bar(label: &str) -> ProgressBar {
+    styled_bar(
+        label,
+        "{prefix} [{bar:30}] {human_pos}/{human_len} records ({percent}%), eta {eta} {msg}",
+    )
+}
+
+/// A progress bar on stderr drawn with indicatif's `template`, `label` as its prefix, shown only when stderr is a
+/// terminal: every long command's bar (records, entries, bytes) is made here.
+pub fn styled_bar(label: &str, template: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(0);
     pb.set_style(
-        ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {human_pos}/{human_len} records ({percent}%), eta {eta} {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
+        ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
     );
     pb.set_prefix(label.to_string());
     pb

@@ -2,13 +2,11 @@
 //! search selects from an index file or a source, each mapped to its volume and data stream, and read with
 //! [`uffs_mft::content::many`] (in volume order, on every core, a progress bar on a terminal).
 
-use std::io::IsTerminal;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use uffs_index::{EntryId, EntryKind};
 use uffs_mft::content::many::{self, File, Options, Progress, Wanted};
 use uffs_mft::content::ContentError;
@@ -251,7 +249,10 @@ where
     }
     let mut answers: Vec<Vec<Option<Result<T, String>>>> = Vec::new();
     let mut outcome = Outcome::default();
-    let pb = bytes_bar(label);
+    let pb = crate::common::styled_bar(
+        label,
+        "{prefix} [{bar:30}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}), {msg}, eta {eta}",
+    );
     // Every volume's distinct files, and those read before this volume: the bar's file count.
     let files: usize = per_volume.iter().map(Vec::len).sum();
     let mut done_before = 0usize;
@@ -340,21 +341,4 @@ where
         );
     }
     Ok((out, outcome))
-}
-
-/// A progress bar over bytes on stderr, shown only when stderr is a terminal.
-fn bytes_bar(label: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let pb = ProgressBar::new(0);
-    pb.set_style(
-        ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {binary_bytes}/{binary_total_bytes} ({binary_bytes_per_sec}), {msg}, eta {eta}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    pb.set_prefix(label.to_string());
-    pb
 }

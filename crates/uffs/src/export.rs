@@ -45,17 +45,13 @@ pub fn run(
     let mut out = BufWriter::with_capacity(1 << 20, out);
     // A progress bar on a terminal, when the rows go to a file (not over them).
     let pb = if output.is_some() {
-        crate::common::progress_bar("export")
+        crate::common::styled_bar(
+            "export",
+            "{prefix} [{bar:30}] {human_pos}/{human_len} entries ({percent}%), eta {eta}",
+        )
     } else {
         indicatif::ProgressBar::hidden()
     };
-    pb.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {human_pos}/{human_len} entries ({percent}%), eta {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
     pb.set_length(indexes.iter().map(|p| p.index.len() as u64).sum());
     if format == Format::Csv {
         out.write_all(export::csv_header().as_bytes())
