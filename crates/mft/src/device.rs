@@ -111,6 +111,13 @@ impl Device {
         }
     }
 
+    /// For a device reading a past state of another (a shadow copy): whether its bytes `offset..offset + len`
+    /// may differ from that device's now ([`crate::container::Image::differs_from_present`]).
+    pub fn differs_from_present(&self, offset: u64, len: u64) -> Option<bool> {
+        self.container()?
+            .differs_from_present(self.base.checked_add(offset)?, len)
+    }
+
     /// How many reads to keep in flight, and how large: from the device for a live volume; one read of 1 MiB
     /// at a time for a file or block device (most often already in the page cache, where more do not help); two
     /// for a container, whose reads are decoded on the reading threads ([`IoProfile::container`]).

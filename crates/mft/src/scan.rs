@@ -182,6 +182,23 @@ fn guarded(role: &str, stop: &AtomicBool, done_tx: &Sender<Done>, body: impl FnO
     }
 }
 
+/// What an index of `vol` says of it, as it is now; `space`: bytes in use and in all (0: unknown).
+pub(crate) fn volume_meta(vol: &Volume, include_deleted: bool, space: (u64, u64)) -> VolumeMeta {
+    VolumeMeta {
+        source: vol.name.clone(),
+        serial: vol.boot.map_or(0, |b| b.serial),
+        record_size: vol.record_size,
+        records_total: vol.records_total,
+        has_deleted: include_deleted,
+        change_stamp: vol.change_stamp(),
+        built_at: uffs_index::time::now(),
+        journal_usn: 0,
+        journal_id: 0,
+        bytes_in_use: space.0,
+        bytes_total: space.1,
+    }
+}
+
 /// Builds the index of `vol`. `progress(records_done, records_planned)` is called as batches complete. A
 /// thread of the build that panics (a bug) ends it with [`Error::Internal`], never a hang.
 pub fn build_index(
@@ -205,19 +222,7 @@ pub fn build_index(
         ..ScanReport::default()
     };
     report.times.plan = t0.elapsed();
-    let meta = VolumeMeta {
-        source: vol.name.clone(),
-        serial: vol.boot.map_or(0, |b| b.serial),
-        record_size: vol.record_size,
-        records_total: vol.records_total,
-        has_deleted: opts.include_deleted,
-        change_stamp: vol.change_stamp(),
-        built_at: uffs_index::time::now(),
-        journal_usn: 0,
-        journal_id: 0,
-        bytes_in_use,
-        bytes_total,
-    };
+    let meta = volume_meta(vol, opts.include_deleted, (bytes_in_use, bytes_total));
     // Sizes the index up front; never more than the records really read (a hostile bitmap may claim more).
     let expected = vol.records_in_use().unwrap_or(planned).min(planned);
     let build_opts = BuildOptions {

@@ -57,7 +57,7 @@ pub fn hashed(vol: &Volume, include_deleted: bool, r: u64) -> bool {
 }
 
 /// The base record an extension record belongs to, from its raw header (0 for a base record or no record).
-fn base_of(raw: &[u8]) -> u64 {
+pub(crate) fn base_of(raw: &[u8]) -> u64 {
     if !has_file_signature(raw) || raw.len() < 0x28 {
         return 0;
     }

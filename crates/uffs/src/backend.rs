@@ -192,8 +192,7 @@ impl Backend for LocalBackend {
         let expr = uffs_search::compile(req, uffs_index::time::now())?;
         let source = match uffs_search::contents::reads_data(req, &expr) {
             true => {
-                let first = targets[0].1.index();
-                let (src, _) = crate::contents::open_source(&self.place(), first, "content:")
+                let (src, _) = crate::contents::open_source(&self.place(), &targets, "content:")
                     .map_err(|e| uffs_search::Error::Failed(format!("{e:#}")))?;
                 Some(src)
             }

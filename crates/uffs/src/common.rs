@@ -196,8 +196,17 @@ pub fn index_command(
     read: &ReadArgs,
     update: bool,
     compact: bool,
+    snapshots: bool,
 ) -> Result<()> {
-    let src = uffs_mft::open(source, partition)?;
+    let mut src = if snapshots {
+        uffs_mft::open_with_snapshots(source, partition)?
+    } else {
+        uffs_mft::open(source, partition)?
+    };
+    let (stores, present): (Vec<Volume>, Vec<Volume>) = std::mem::take(&mut src.volumes)
+        .into_iter()
+        .partition(|v| uffs_mft::source::split_suffixes(&v.name).2.is_some());
+    src.volumes = present;
     let vol = only_volume(
         &src,
         source,
@@ -212,6 +221,22 @@ pub fn index_command(
     }
     let line = write_index(vol, output, deleted, read, &progress_bar(&vol.name))?;
     eprintln!("{line}");
+    if snapshots && stores.is_empty() {
+        eprintln!("uffs: {}: no shadow copies", head(&vol.name));
+    }
+    if !stores.is_empty() {
+        // The deltas are made over the index as written (its entries in the file's order).
+        let base = uffs_index::file::read(output).map_err(|e| index_error(output, e))?;
+        let map = BaseMap::new(&base);
+        for (k, store) in stores.iter().enumerate() {
+            let (d, line) = store_delta(vol, store, &base, &map)?;
+            let file = store_path(output, k as u32 + 1);
+            uffs_index::file::write_delta(&d, &base, &file)
+                .with_context(|| format!("writing {}", file.display()))?;
+            eprintln!("{line} -> {}", file.display());
+        }
+    }
+    remove_stores(output, stores.len() as u32 + 1);
     Ok(())
 }
 
@@ -403,18 +428,86 @@ pub fn open_index_file(path: &Path) -> Result<Vec<Part>> {
     Ok(with_delta(path, base))
 }
 
+/// Index file `path`'s parts: `base` with the delta beside it, then the shadow copies written with it.
 fn with_delta(path: &Path, base: Index) -> Vec<Part> {
-    match read_delta(path, &base) {
-        None => vec![Part::whole(String::new(), Arc::new(base))],
-        Some(d) => vec![
-            Part {
-                prefix: String::new(),
-                // Paths below folders the delta renamed or moved resolve through their new paths.
-                index: uffs_index::layer::view(&Arc::new(base), &d.hidden, &d.index),
-                hidden: Some(d.hidden),
-            },
-            Part::whole(String::new(), d.index),
-        ],
+    let base = Arc::new(base);
+    let mut parts = match read_delta(path, &base) {
+        None => vec![Part::whole(String::new(), base.clone())],
+        Some(d) => layered(String::new(), &base, d),
+    };
+    parts.extend(
+        store_deltas(path, &base)
+            .into_iter()
+            .flat_map(|(n, d)| layered(format!("@vss{n}:"), &base, d)),
+    );
+    parts
+}
+
+/// The two parts of `base` under delta `d`: `base` with the delta's entries hidden, and the delta.
+fn layered(prefix: String, base: &Arc<Index>, d: Delta) -> Vec<Part> {
+    vec![
+        Part {
+            prefix: prefix.clone(),
+            // Paths below folders the delta renamed or moved resolve through their new paths.
+            index: uffs_index::layer::view(base, &d.hidden, &d.index),
+            hidden: Some(d.hidden),
+        },
+        Part::whole(prefix, d.index),
+    ]
+}
+
+/// Where `uffs index --snapshots` writes shadow copy `n` of the volume index file `path` holds: `FILE.vssN`,
+/// a delta over FILE (see `uffs_mft::vss::delta`).
+pub fn store_path(path: &Path, n: u32) -> std::path::PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(format!(".vss{n}"));
+    p.into()
+}
+
+/// Whether a part's prefix names a shadow copy (`@vss2:`, `@1@vss2:`).
+pub fn names_store(prefix: &str) -> bool {
+    prefix.contains("@vss")
+}
+
+/// The shadow copies written beside index file `path` (`FILE.vss1` …, oldest first), as deltas over `base`:
+/// all of them or, when one no longer fits `base` (FILE was written again since) or is damaged, none (with a
+/// warning), so that the stores keep their numbers.
+fn store_deltas(path: &Path, base: &Index) -> Vec<(u32, Delta)> {
+    let mut out = Vec::new();
+    for n in 1.. {
+        let file = store_path(path, n);
+        if !file.exists() {
+            break;
+        }
+        match uffs_index::file::read_delta(&file, base) {
+            Ok(d) => out.push((n, d)),
+            Err(e) => {
+                let why = match e {
+                    uffs_index::file::FileError::StaleDelta => format!(
+                        "{} was written again after it; run `uffs index --snapshots` again",
+                        path.display()
+                    ),
+                    e => e.to_string(),
+                };
+                eprintln!(
+                    "uffs: ignoring the shadow copies beside {}: {}: {why}",
+                    path.display(),
+                    file.display()
+                );
+                return Vec::new();
+            }
+        }
+    }
+    out
+}
+
+/// Removes the shadow copy files beside index file `path` from store `from` on (left from an earlier
+/// `uffs index --snapshots` of a volume that had more stores, or of one indexed now without them).
+fn remove_stores(path: &Path, from: u32) {
+    for n in from.. {
+        if std::fs::remove_file(store_path(path, n)).is_err() {
+            break;
+        }
     }
 }
 
@@ -498,11 +591,9 @@ pub fn load_indexes_with(
     };
     let several = src.volumes.len() > 1;
     let mut out = Vec::new();
+    // The volume the stores that follow it are shadow copies of: its index, and the map a delta over it needs.
+    let mut present: Option<(&Volume, Arc<Index>, Option<BaseMap>)> = None;
     for vol in &src.volumes {
-        let pb = progress_bar(&vol.name);
-        let (idx, report) = build(vol, &opts, &pb)?;
-        pb.finish_and_clear();
-        eprintln!("{}", summary(vol, &idx, &report));
         let store = uffs_mft::source::split_suffixes(&vol.name).2;
         let prefix = match (&vol.partition, store, several) {
             (_, _, false) | (None, None, _) => String::new(),
@@ -510,9 +601,48 @@ pub fn load_indexes_with(
             (None, Some(n), true) => format!("@vss{n}:"),
             (Some(p), Some(n), true) => format!("@{}@vss{n}:", p.index),
         };
-        out.push(Part::whole(prefix, Arc::new(idx)));
+        if let (Some(_), Some((now, base, map))) = (store, present.as_mut()) {
+            let map = map.get_or_insert_with(|| BaseMap::new(base));
+            let (d, line) = store_delta(now, vol, base, map)?;
+            eprintln!("{line}");
+            out.extend(layered(prefix, base, d));
+            continue;
+        }
+        let pb = progress_bar(&vol.name);
+        let (idx, report) = build(vol, &opts, &pb)?;
+        pb.finish_and_clear();
+        eprintln!("{}", summary(vol, &idx, &report));
+        let idx = Arc::new(idx);
+        present = Some((vol, idx.clone(), None));
+        out.push(Part::whole(prefix, idx));
     }
     Ok(out)
+}
+
+/// Shadow copy `then` of volume `now` as a delta over `now`'s index `base`: only the MFT records in blocks the
+/// store changed are read (see `uffs_mft::vss::delta`). Gives the summary line too.
+fn store_delta(
+    now: &Volume,
+    then: &Volume,
+    base: &Index,
+    map: &BaseMap,
+) -> Result<(Delta, String)> {
+    let t = std::time::Instant::now();
+    let changed = uffs_mft::vss::delta::changed_records(now, then)
+        .with_context(|| format!("indexing {}", then.name))?;
+    let d = uffs_mft::vss::delta::delta(then, base, map, &changed)
+        .with_context(|| format!("indexing {}", then.name))?;
+    let line = format!(
+        "{}: {} of {} MFT records differ from the present; {} entries in all, as a delta of {} over the \
+         present's index, in {:.3} s",
+        head(&then.name),
+        thousands(changed.len() as u64),
+        thousands(then.records_total),
+        thousands(d.entries(base) as u64),
+        thousands(d.index.len() as u64),
+        t.elapsed().as_secs_f64()
+    );
+    Ok((d, line))
 }
 
 pub fn is_index_file(spec: &str) -> bool {

@@ -111,7 +111,7 @@ pub fn select_from(
 ) -> Result<Selection> {
     let expr = uffs_search::compile(req, now_filetime())?;
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
-    let (source, spec) = open_source(place, refs[0].1.index(), what)?;
+    let (source, spec) = open_source(place, &refs, what)?;
     let inside = volume_contents(&refs, &source)?;
     let key = req.sort.map(uffs_query::SortKey::from);
     let (_, mut hits) = uffs_search::execute::hits(&refs, req, &expr, key, Some(&inside))?;
@@ -137,17 +137,21 @@ pub fn select_from(
 }
 
 /// Opens the source whose data a search reads: an index file's source (it must be at hand) or `--source`
-/// itself; a raw `$MFT` capture is refused (it holds no file's data). Gives the spec opened too.
+/// itself, with its shadow copies when the targets include them; a raw `$MFT` capture is refused (it holds no
+/// file's data). Gives the spec opened too.
 pub fn open_source(
     place: &Place,
-    first: &uffs_index::Index,
+    targets: &[(&str, &Searcher)],
     what: &str,
 ) -> Result<(uffs_mft::Source, String)> {
+    let first = targets[0].1.index();
     let (spec, partition) = match (&place.index, &place.source) {
         (None, Some(s)) => (s.clone(), place.partition),
         _ => (first.meta.source.clone(), None),
     };
-    let source = if place.snapshots {
+    // An index file written with --snapshots holds the stores too: their data is read through them.
+    let stores = targets.iter().any(|(p, _)| crate::common::names_store(p));
+    let source = if place.snapshots || stores {
         uffs_mft::open_with_snapshots(&spec, partition)
     } else {
         uffs_mft::open(&spec, partition)

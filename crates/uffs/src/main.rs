@@ -96,6 +96,12 @@ enum Command {
         /// With --update: merge the delta into FILE now.
         #[arg(long, requires = "update")]
         compact: bool,
+        /// Every shadow copy of the volume too (Volume Shadow Copies, read from the volume's own bytes), each
+        /// written beside FILE as FILE.vss1, FILE.vss2, … (oldest first): a delta over FILE that holds only
+        /// what the store changed. Searching FILE then answers across the present and the past, the stores'
+        /// paths prefixed @vssN:.
+        #[arg(long, conflicts_with = "update")]
+        snapshots: bool,
     },
     /// Write one row per entry (path, name, kind, sizes, times, $FILE_NAME times, attributes, record numbers) as
     /// CSV, JSON lines or Parquet (docs/parquet.md), or a timeline as The Sleuth Kit's body file (for mactime).
@@ -524,7 +530,10 @@ fn main() -> ExitCode {
             read,
             update,
             compact,
-        } => common::index_command(&source, partition, &output, deleted, &read, update, compact),
+            snapshots,
+        } => common::index_command(
+            &source, partition, &output, deleted, &read, update, compact, snapshots,
+        ),
         Command::Export {
             source,
             format,

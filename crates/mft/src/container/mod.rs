@@ -44,6 +44,12 @@ pub trait Image: Send + Sync + Debug {
     fn facts(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+
+    /// For an image of a past state of another disk (a shadow copy of a volume): whether bytes
+    /// `offset..offset + len` may read otherwise than that disk's do now. `None` for any other image.
+    fn differs_from_present(&self, _offset: u64, _len: u64) -> Option<bool> {
+        None
+    }
 }
 
 /// The longest chain of parents followed (a differencing disk of a differencing disk …).

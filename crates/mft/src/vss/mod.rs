@@ -22,6 +22,7 @@ use crate::container::bytes::{le32, le64};
 use crate::container::{bad, within, Image};
 use crate::device::Device;
 
+pub mod delta;
 mod store;
 
 pub use store::StoreMap;
@@ -263,5 +264,17 @@ impl Image for Snapshot {
 
     fn files(&self) -> Vec<PathBuf> {
         self.files.clone()
+    }
+
+    fn differs_from_present(&self, offset: u64, len: u64) -> Option<bool> {
+        let end = offset.saturating_add(len);
+        let mut block = offset - offset % BLOCK;
+        while block < end {
+            if store::moved(&self.maps, self.active, block) {
+                return Some(true);
+            }
+            block += BLOCK;
+        }
+        Some(false)
     }
 }

@@ -207,6 +207,12 @@ fn locate(maps: &[StoreMap], active: usize, block: u64) -> Where {
     Where::Volume(b)
 }
 
+/// Whether block `block` reads otherwise through store `active` than from the volume as it is now.
+pub(super) fn moved(maps: &[StoreMap], active: usize, block: u64) -> bool {
+    has_overlay(&maps[active], block)
+        || !matches!(locate(maps, active, block), Where::Volume(b) if b == block)
+}
+
 /// Fills `buf` from `offset` of the volume as store `active` saw it. Blocks whose content lies side by side
 /// are read with one read.
 pub(super) fn read(
