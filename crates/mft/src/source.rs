@@ -101,15 +101,15 @@ pub fn open_with_snapshots(spec: &str, partition: Option<u32>) -> Result<Source>
         )
         .map_err(|e| Error::io(format!("{name}: shadow copies"), e))?;
         for s in &stores {
-            let Some(snap) = first.sibling(&stores, s.index) else {
-                continue;
+            let device = match live_store(&device, &stores, s.index)? {
+                Some(dev) => dev,
+                None => match first.sibling(&stores, s.index) {
+                    Some(snap) => Device::from_image(Box::new(snap)),
+                    None => continue,
+                },
             };
             let snap_name = format!("{name}@vss{}", s.index);
-            all.push(Volume::open_ntfs(
-                &snap_name,
-                Device::from_image(Box::new(snap)),
-                partition.clone(),
-            )?);
+            all.push(Volume::open_ntfs(&snap_name, device, partition.clone())?);
         }
     }
     src.volumes = all;
@@ -134,14 +134,47 @@ fn at_snapshot(
     let Some(n) = store else {
         return Ok((name, device));
     };
-    let snap = crate::vss::Snapshot::open(&device, n, src_files(container, path))
-        .map_err(|e| Error::io(format!("{name}: shadow copy {n}"), e))?;
     let name = if name.ends_with(&format!("@vss{n}")) {
         name
     } else {
         format!("{name}@vss{n}")
     };
+    let stores = crate::vss::stores(&device).map_err(|e| Error::io(name.clone(), e))?;
+    if let Some(dev) = live_store(&device, &stores, n)? {
+        return Ok((name, dev));
+    }
+    let snap = crate::vss::Snapshot::open_from(&device, &stores, n, src_files(container, path))
+        .map_err(|e| Error::io(name.clone(), e))?;
     Ok((name, Device::from_image(Box::new(snap))))
+}
+
+/// Store `n` of the live volume `device` through the device Windows exposes for it
+/// (`\\?\GLOBALROOT\Device\HarddiskVolumeShadowCopyN`, see [`crate::vss::live`]); `None` for an image, or
+/// when the system exposes no device for that store (it is then read from the volume's bytes).
+fn live_store(device: &Device, stores: &[crate::vss::StoreInfo], n: u32) -> Result<Option<Device>> {
+    if !device.is_live() {
+        return Ok(None);
+    }
+    let Some(st) = stores.iter().find(|s| s.index == n) else {
+        return Ok(None);
+    };
+    let exposed = crate::vss::live::stores(device)
+        .map_err(|e| Error::io("listing the system's shadow copy devices".to_string(), e))?;
+    let Some(found) = exposed
+        .iter()
+        .find(|l| l.shadow_copy_id == st.shadow_copy_id)
+    else {
+        return Ok(None);
+    };
+    #[cfg(windows)]
+    return Device::open_live(&found.path, false)
+        .map(Some)
+        .map_err(|e| Error::io(format!("cannot open {}", found.path), e));
+    #[cfg(not(windows))]
+    {
+        let _ = found;
+        Ok(None)
+    }
 }
 
 fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {

@@ -188,16 +188,29 @@ pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
     s
 }
 
+/// What `uffs index` does besides a build.
+pub struct IndexMode {
+    /// Apply what changed to the index file instead of building it again (`--update`) …
+    pub update: bool,
+    /// … and merge its delta into it now (`--compact`).
+    pub compact: bool,
+    /// Every shadow copy too, each as a delta beside the file (`--snapshots`).
+    pub snapshots: bool,
+}
+
 pub fn index_command(
     source: &str,
     partition: Option<u32>,
     output: &Path,
     deleted: bool,
     read: &ReadArgs,
-    update: bool,
-    compact: bool,
-    snapshots: bool,
+    mode: IndexMode,
 ) -> Result<()> {
+    let IndexMode {
+        update,
+        compact,
+        snapshots,
+    } = mode;
     let mut src = if snapshots {
         uffs_mft::open_with_snapshots(source, partition)?
     } else {

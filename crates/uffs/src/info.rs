@@ -304,9 +304,10 @@ fn volume_text(v: &Volume) -> String {
                 stores.len(),
                 v.name
             );
+            let exposed = uffs_mft::vss::live::stores(&v.device).unwrap_or_default();
             for st in &stores {
                 s += &format!(
-                    "    vss{:<3} created {}  store {}  set {}  shadow copy {}  volume {} bytes  attributes 0x{:08x}\n",
+                    "    vss{:<3} created {}  store {}  set {}  shadow copy {}  volume {} bytes  attributes 0x{:08x}",
                     st.index,
                     uffs_results::column::iso(st.created, false),
                     uffs_mft::vss::guid_text(&st.id),
@@ -315,6 +316,10 @@ fn volume_text(v: &Volume) -> String {
                     thousands(st.volume_size),
                     st.attributes
                 );
+                if let Some(d) = store_device(&exposed, st) {
+                    s += &format!("  device {d}");
+                }
+                s += "\n";
             }
         }
         Err(e) => s += &format!("  shadow copies unreadable: {e}\n"),
@@ -330,23 +335,39 @@ fn shadow_copies(v: &Volume) -> std::io::Result<Vec<uffs_mft::vss::StoreInfo>> {
     uffs_mft::vss::stores(&v.device)
 }
 
+/// On a live Windows volume, the device the system exposes for store `st` (`\\?\GLOBALROOT\Device\
+/// HarddiskVolumeShadowCopyN`), matched by the shadow copy's identifier.
+fn store_device(
+    exposed: &[uffs_mft::vss::live::LiveStore],
+    st: &uffs_mft::vss::StoreInfo,
+) -> Option<String> {
+    exposed
+        .iter()
+        .find(|l| l.shadow_copy_id == st.shadow_copy_id)
+        .map(|l| l.path.clone())
+}
+
 fn shadow_copies_json(v: &Volume) -> Value {
     match shadow_copies(v) {
-        Ok(stores) => stores
-            .iter()
-            .map(|st| {
-                json!({
-                    "index": st.index,
-                    "source": format!("{}@vss{}", v.name, st.index),
-                    "store_id": uffs_mft::vss::guid_text(&st.id),
-                    "created": uffs_results::column::iso(st.created, false),
-                    "set_id": uffs_mft::vss::guid_text(&st.set_id),
-                    "shadow_copy_id": uffs_mft::vss::guid_text(&st.shadow_copy_id),
-                    "volume_size": st.volume_size,
-                    "attributes": st.attributes,
+        Ok(stores) => {
+            let exposed = uffs_mft::vss::live::stores(&v.device).unwrap_or_default();
+            stores
+                .iter()
+                .map(|st| {
+                    json!({
+                        "index": st.index,
+                        "source": format!("{}@vss{}", v.name, st.index),
+                        "store_id": uffs_mft::vss::guid_text(&st.id),
+                        "created": uffs_results::column::iso(st.created, false),
+                        "set_id": uffs_mft::vss::guid_text(&st.set_id),
+                        "shadow_copy_id": uffs_mft::vss::guid_text(&st.shadow_copy_id),
+                        "volume_size": st.volume_size,
+                        "attributes": st.attributes,
+                        "device": store_device(&exposed, st),
+                    })
                 })
-            })
-            .collect(),
+                .collect()
+        }
         Err(e) => json!({"error": e.to_string()}),
     }
 }

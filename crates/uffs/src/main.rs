@@ -532,7 +532,16 @@ fn main() -> ExitCode {
             compact,
             snapshots,
         } => common::index_command(
-            &source, partition, &output, deleted, &read, update, compact, snapshots,
+            &source,
+            partition,
+            &output,
+            deleted,
+            &read,
+            common::IndexMode {
+                update,
+                compact,
+                snapshots,
+            },
         ),
         Command::Export {
             source,

@@ -4,6 +4,8 @@
 //! - each store read as `SOURCE@vssN` is byte for byte the store `vshadowmount` exposes; its paths are those
 //!   `fls -r -p` lists on that store, and `uffs cat` of every file is `icat` on it;
 //! - `--snapshots` searches the present and every store, and `volumes add --snapshots` registers them;
+//! - `uffs index --snapshots` keeps each store as a delta over the present's index that exports as the store's
+//!   whole build does;
 //! - a catalog or block list pointing outside the volume, or looping, is one line and exit 2.
 #![cfg(unix)]
 
@@ -272,6 +274,102 @@ fn snapshots_are_searched_and_registered_as_volumes_of_their_own() {
         "{found:?}"
     );
     w.ok(&["daemon", "stop"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The export of `source` as CSV lines without the header, each prefixed `prefix`, sorted.
+fn export_lines(source: &Path, prefix: &str, extra: &[&str]) -> Vec<String> {
+    let out = run_ok(
+        uffs()
+            .arg("export")
+            .arg(source)
+            .args(["--format", "csv"])
+            .args(extra),
+    );
+    let mut v: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| format!("{prefix}{l}"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// `uffs index --snapshots` writes each store as a delta over the present's index (FILE.vssN), reading only the
+/// MFT records in blocks the store changed: what the index file exports for each store is what a whole build
+/// of that store (`IMG@vssN`) exports, row for row and column for column, deleted entries included; queries,
+/// `content:` and `grep` answer across the present and the stores; an index written again without
+/// `--snapshots` drops the store files, and a store file left over from before is ignored with a warning.
+#[test]
+fn index_with_snapshots_keeps_each_store_as_a_delta_equal_to_its_whole_build() {
+    let dir = scratch("vss-index");
+    let raw = vsstest(&dir);
+    let file = dir.join("vt.uffs");
+    let store = |n: u32| PathBuf::from(format!("{}.vss{n}", file.display()));
+    for extra in [&[][..], &["--deleted"][..]] {
+        let out = run_ok(
+            uffs()
+                .arg("index")
+                .arg(&raw)
+                .args(["--snapshots", "-o"])
+                .arg(&file)
+                .args(extra),
+        );
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("MFT records differ from the present"), "{err}");
+        assert!(store(1).exists() && store(2).exists() && !store(3).exists());
+        let all = export_lines(&file, "", extra);
+        let mut want = export_lines(&raw, "", extra);
+        for n in 1..=2 {
+            let at = PathBuf::from(format!("{}@vss{n}", raw.display()));
+            want.extend(export_lines(&at, &format!("@vss{n}:"), extra));
+        }
+        want.sort();
+        assert_eq!(all, want);
+        // The same from the source with --snapshots, which makes the same deltas in memory.
+        let out = run_ok(uffs().args(["--source", path_str(&raw), "--snapshots", "syslog*"]));
+        let lines = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(lines, "/syslog.gz\n@vss1:/syslog\n@vss2:/syslog.gz\n");
+    }
+    let found = run_ok(uffs().args(["--index", path_str(&file), "syslog*"]));
+    assert_eq!(
+        String::from_utf8(found.stdout).unwrap(),
+        "/syslog.gz\n@vss1:/syslog\n@vss2:/syslog.gz\n"
+    );
+    // The stores' data is read through them: only the first store still has the plain-text syslog.
+    let content = run_ok(uffs().args(["--index", path_str(&file), "content:CRON"]));
+    assert_eq!(
+        String::from_utf8(content.stdout).unwrap(),
+        "@vss1:/syslog\n"
+    );
+    let cat = run_ok(
+        uffs()
+            .arg("cat")
+            .arg(format!("{}@vss1", raw.display()))
+            .arg("/syslog"),
+    );
+    let cron = String::from_utf8_lossy(&cat.stdout).matches("CRON").count();
+    let grep = run_ok(uffs().args(["grep", "--index", path_str(&file), "-c", "CRON"]));
+    assert_eq!(
+        String::from_utf8(grep.stdout).unwrap(),
+        format!("@vss1:/syslog:{cron}\n")
+    );
+
+    // Left over from an earlier index of the volume: ignored, with a warning, and nothing of the stores shown.
+    let kept = dir.join("vss1.kept");
+    std::fs::copy(store(1), &kept).unwrap();
+    run_ok(uffs().arg("index").arg(&raw).arg("-o").arg(&file));
+    assert!(!store(1).exists() && !store(2).exists());
+    std::fs::copy(&kept, store(1)).unwrap();
+    let out = run_ok(uffs().args(["--index", path_str(&file), "syslog*"]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "/syslog.gz\n");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("ignoring the shadow copies")
+            && err.contains("run `uffs index --snapshots` again"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,4 +1,5 @@
-//! Live volumes: a drive of the running Windows system (`C:`, `C:\`, `\\.\C:`, `\\?\Volume{GUID}\`) read raw
+//! Live volumes: a drive of the running Windows system (`C:`, `C:\`, `\\.\C:`, `\\?\Volume{GUID}\`, a shadow
+//! copy's `\\?\GLOBALROOT\Device\HarddiskVolumeShadowCopyN`) read raw
 //! through its volume device, with sector-aligned overlapped reads, several in flight, sized to the device.
 //!
 //! Only the open, the reads and the device and file-system controls differ from an image: past the open, a
@@ -15,8 +16,8 @@ pub struct LiveSpec {
     pub letter: Option<char>,
 }
 
-/// Reads `spec` as a live volume name: `C:`, `C:\`, `\\.\C:`, `\\?\C:`, `\\?\Volume{GUID}[\]` or
-/// `\\.\PhysicalDriveN` (`/` is taken for `\`). `None` for anything else: a path to an image or a device.
+/// Reads `spec` as a live volume name: `C:`, `C:\`, `\\.\C:`, `\\?\C:`, `\\?\Volume{GUID}[\]`,
+/// `\\.\PhysicalDriveN` or `\\?\GLOBALROOT\Device\HarddiskVolumeShadowCopyN` (`/` is taken for `\`). `None` for anything else: a path to an image or a device.
 pub fn parse_spec(spec: &str) -> Option<LiveSpec> {
     let s = spec.replace('/', "\\");
     let (prefixed, rest) = match s.strip_prefix("\\\\.\\").or(s.strip_prefix("\\\\?\\")) {
@@ -48,6 +49,20 @@ pub fn parse_spec(spec: &str) -> Option<LiveSpec> {
             });
         return shape.then(|| LiveSpec {
             device: format!("\\\\?\\Volume{{{guid}}}"),
+            letter: None,
+        });
+    }
+    // A shadow copy's device as Windows names it (`vssadmin list shadows`, `uffs info C:`).
+    const SHADOW: &str = "GLOBALROOT\\Device\\HarddiskVolumeShadowCopy";
+    if let Some(n) = rest
+        .get(..SHADOW.len())
+        .filter(|p| p.eq_ignore_ascii_case(SHADOW))
+        .map(|_| &rest[SHADOW.len()..])
+    {
+        return (!n.is_empty() && n.bytes().all(|c| c.is_ascii_digit())).then(|| LiveSpec {
+            device: crate::vss::live::device_path(&format!(
+                "\\Device\\HarddiskVolumeShadowCopy{n}"
+            )),
             letter: None,
         });
     }
@@ -164,6 +179,15 @@ mod tests {
             dev("\\\\.\\PhysicalDrive0"),
             Some(("\\\\.\\PhysicalDrive0".into(), None))
         );
+        let shadow = "\\\\?\\GLOBALROOT\\Device\\HarddiskVolumeShadowCopy12";
+        assert_eq!(dev(shadow), Some((shadow.into(), None)));
+        assert_eq!(
+            dev("//./globalroot/device/harddiskvolumeshadowcopy3/"),
+            Some((
+                "\\\\?\\GLOBALROOT\\Device\\HarddiskVolumeShadowCopy3".into(),
+                None
+            ))
+        );
     }
 
     #[test]
@@ -195,6 +219,8 @@ mod tests {
             "CC:",
             "\\\\?\\Volume{not-a-guid}",
             "\\\\.\\PhysicalDrive",
+            "\\\\?\\GLOBALROOT\\Device\\HarddiskVolumeShadowCopy",
+            "\\\\?\\GLOBALROOT\\Device\\HarddiskVolume3",
             "\\\\server\\share",
             "",
         ] {

@@ -23,6 +23,7 @@ use crate::container::{bad, within, Image};
 use crate::device::Device;
 
 pub mod delta;
+pub mod live;
 mod store;
 
 pub use store::StoreMap;
