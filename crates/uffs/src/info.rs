@@ -324,7 +324,29 @@ fn volume_text(v: &Volume) -> String {
         }
         Err(e) => s += &format!("  shadow copies unreadable: {e}\n"),
     }
+    if let Ok(times) = storeless(v) {
+        if !times.is_empty() {
+            let when: Vec<String> = times
+                .iter()
+                .map(|&t| uffs_results::column::iso(t, false))
+                .collect();
+            s += &format!(
+                "  shadow copies without a store on the volume {} (created {}): Windows Server 2003 kept \
+                 their data in a layout no public documentation describes; they cannot be read\n",
+                times.len(),
+                when.join(", ")
+            );
+        }
+    }
     s
+}
+
+/// The shadow copies the catalog lists without a store ([`uffs_mft::vss::without_store`]).
+fn storeless(v: &Volume) -> std::io::Result<Vec<u64>> {
+    if v.boot.is_none() || uffs_mft::source::split_suffixes(&v.name).2.is_some() {
+        return Ok(Vec::new());
+    }
+    uffs_mft::vss::without_store(&v.device)
 }
 
 /// The shadow copies of a volume read as it is now (none for one read at a shadow copy, or a raw `$MFT`).

@@ -6,7 +6,8 @@
 //! - `--snapshots` searches the present and every store, and `volumes add --snapshots` registers them;
 //! - `uffs index --snapshots` keeps each store as a delta over the present's index that exports as the store's
 //!   whole build does;
-//! - a catalog or block list pointing outside the volume, or looping, is one line and exit 2.
+//! - a catalog or block list pointing outside the volume, or looping, is one line and exit 2; a shadow copy
+//!   without a store (Windows Server 2003's) is said to be unreadable.
 #![cfg(unix)]
 
 mod common;
@@ -457,5 +458,19 @@ fn damaged_shadow_copy_metadata_is_one_line_and_exit_2() {
         }
         let _ = std::fs::remove_file(&img);
     }
+    // A shadow copy the catalog lists without a store (as Windows Server 2003 wrote them): the other still
+    // reads, and info says this one cannot be.
+    let mut b = bytes.clone();
+    b[entry..entry + 8].copy_from_slice(&1u64.to_le_bytes());
+    let img = dir.join("storeless.raw");
+    std::fs::write(&img, &b).unwrap();
+    let info = run_ok(uffs().args(["info", path_str(&img)]));
+    let text = String::from_utf8(info.stdout).unwrap();
+    assert!(text.contains("shadow copies 1 "), "{text}");
+    assert!(
+        text.contains("shadow copies without a store on the volume 1 (created 20"),
+        "{text}"
+    );
+    run_ok(uffs().args(["export", &format!("{}@vss1", img.display())]));
     let _ = std::fs::remove_dir_all(&dir);
 }

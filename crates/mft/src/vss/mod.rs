@@ -69,21 +69,76 @@ pub fn guid_text(g: &[u8; 16]) -> String {
 /// The stores on `volume`, oldest first; none when the volume has no VSS header or no catalog. An error when
 /// the header or catalog is there but damaged (a block pointing outside the volume, a chain that loops).
 pub fn stores(volume: &Device) -> io::Result<Vec<StoreInfo>> {
+    let (described, located) = catalog(volume)?;
+    let mut block = vec![0u8; BLOCK as usize];
+    let mut stores = Vec::new();
+    for (id, volume_size, created) in described {
+        // A type-2 entry without its type-3 entry is a shadow copy with no store (Windows 2003's are elsewhere).
+        let Some((_, [block_list, header_at, _, bitmap, previous_bitmap])) =
+            located.iter().find(|l| l.0 == id).copied()
+        else {
+            continue;
+        };
+        read_block(volume, &mut block, header_at, "store header")?;
+        check_block(&block, header_at, 4, "store header")?;
+        let info = &block[128..];
+        stores.push(StoreInfo {
+            index: 0,
+            id,
+            shadow_copy_id: info[16..32].try_into().unwrap_or_default(),
+            set_id: info[32..48].try_into().unwrap_or_default(),
+            created,
+            volume_size,
+            attributes: le32(info, 56),
+            block_list,
+            bitmap,
+            previous_bitmap,
+        });
+    }
+    stores.sort_by_key(|s| s.created);
+    for (i, s) in stores.iter_mut().enumerate() {
+        s.index = i as u32 + 1;
+    }
+    Ok(stores)
+}
+
+/// The shadow copies the catalog lists without a store on the volume, by creation time (FILETIME), oldest
+/// first: Windows Server 2003 kept its shadow copies' data in a layout no public documentation describes, and
+/// they cannot be read. Errors as [`stores`].
+pub fn without_store(volume: &Device) -> io::Result<Vec<u64>> {
+    let (described, located) = catalog(volume)?;
+    let mut times: Vec<u64> = described
+        .iter()
+        .filter(|d| !located.iter().any(|l| l.0 == d.0))
+        .map(|d| d.2)
+        .collect();
+    times.sort_unstable();
+    Ok(times)
+}
+
+/// A type-2 catalog entry: store id, volume size, creation time.
+type Described = ([u8; 16], u64, u64);
+/// A type-3 catalog entry: store id, and where the store's block list, header, block range list, bitmap and
+/// previous bitmap are.
+type Located = ([u8; 16], [u64; 5]);
+
+/// A catalog's entries, in its order: (store id, volume size, creation time) from the type-2 entries, and
+/// (store id, [block list, store header, block range list, bitmap, previous bitmap]) from the type-3 ones;
+/// none when the volume has no VSS header or no catalog.
+fn catalog(volume: &Device) -> io::Result<(Vec<Described>, Vec<Located>)> {
     let mut header = [0u8; 128];
+    let (mut described, mut located) = (Vec::new(), Vec::new());
     if volume.len() < HEADER_AT + 128 {
-        return Ok(Vec::new());
+        return Ok((described, located));
     }
     volume.read_exact_at(&mut header, HEADER_AT)?;
     if header[..16] != VSS_ID || le32(&header, 20) != 1 {
-        return Ok(Vec::new());
+        return Ok((described, located));
     }
     let catalog = le64(&header, 48);
     if catalog == 0 {
-        return Ok(Vec::new());
+        return Ok((described, located));
     }
-    // Type-2 and type-3 entries, matched by store id.
-    let mut described: Vec<([u8; 16], u64, u64)> = Vec::new();
-    let mut located: Vec<([u8; 16], [u64; 5])> = Vec::new();
     let mut block = vec![0u8; BLOCK as usize];
     let mut at = catalog;
     let mut seen = Vec::new();
@@ -115,35 +170,7 @@ pub fn stores(volume: &Device) -> io::Result<Vec<StoreInfo>> {
         }
         at = le64(&block, 40);
     }
-    let mut stores = Vec::new();
-    for (id, volume_size, created) in described {
-        // A type-2 entry without its type-3 entry is a shadow copy with no store (Windows 2003's are elsewhere).
-        let Some((_, [block_list, header_at, _, bitmap, previous_bitmap])) =
-            located.iter().find(|l| l.0 == id).copied()
-        else {
-            continue;
-        };
-        read_block(volume, &mut block, header_at, "store header")?;
-        check_block(&block, header_at, 4, "store header")?;
-        let info = &block[128..];
-        stores.push(StoreInfo {
-            index: 0,
-            id,
-            shadow_copy_id: info[16..32].try_into().unwrap_or_default(),
-            set_id: info[32..48].try_into().unwrap_or_default(),
-            created,
-            volume_size,
-            attributes: le32(info, 56),
-            block_list,
-            bitmap,
-            previous_bitmap,
-        });
-    }
-    stores.sort_by_key(|s| s.created);
-    for (i, s) in stores.iter_mut().enumerate() {
-        s.index = i as u32 + 1;
-    }
-    Ok(stores)
+    Ok((described, located))
 }
 
 /// Reads the 16 KiB block at `at`, which must lie inside the volume.
