@@ -125,3 +125,40 @@ pub fn delta(then: &Volume, base: &Index, map: &BaseMap, changed: &[u64]) -> Res
     d.hashes.clear();
     Ok(d)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(mft_offset: u64, len: u64, device_offset: Option<u64>) -> MftRun {
+        MftRun {
+            mft_offset,
+            len,
+            device_offset,
+        }
+    }
+
+    #[test]
+    fn an_mft_that_grew_at_its_end_keeps_its_records_in_place() {
+        let then = [run(0, 4096, Some(1 << 20)), run(4096, 4096, Some(8 << 20))];
+        // Grown: the last run longer, and a new one after it.
+        let grown = [
+            run(0, 4096, Some(1 << 20)),
+            run(4096, 8192, Some(8 << 20)),
+            run(12288, 4096, Some(3 << 20)),
+        ];
+        assert!(same_place(&then, &grown));
+        // The same records described by runs cut elsewhere.
+        let recut = [run(0, 2048, Some(1 << 20)), run(2048, 6144, None)];
+        assert!(!same_place(&then, &recut));
+        let recut = [
+            run(0, 2048, Some(1 << 20)),
+            run(2048, 2048, Some((1 << 20) + 2048)),
+            run(4096, 4096, Some(8 << 20)),
+        ];
+        assert!(same_place(&then, &recut));
+        // Moved (defragmented), or shrunk.
+        assert!(!same_place(&then, &[run(0, 8192, Some(1 << 20))]));
+        assert!(!same_place(&then, &[run(0, 4096, Some(1 << 20))]));
+    }
+}
