@@ -212,13 +212,17 @@ pub fn index_command(
         snapshots,
     } = mode;
     let mut src = if snapshots {
+        if let Some(n) = uffs_mft::source::split_suffixes(source).2 {
+            bail!("{source} is shadow copy {n} of a volume: --snapshots takes the volume, and indexes its every copy");
+        }
         uffs_mft::open_with_snapshots(source, partition)?
     } else {
         uffs_mft::open(source, partition)?
     };
+    // With --snapshots, each volume is followed by its shadow copies.
     let (stores, present): (Vec<Volume>, Vec<Volume>) = std::mem::take(&mut src.volumes)
         .into_iter()
-        .partition(|v| uffs_mft::source::split_suffixes(&v.name).2.is_some());
+        .partition(|v| snapshots && uffs_mft::source::split_suffixes(&v.name).2.is_some());
     src.volumes = present;
     let vol = only_volume(
         &src,
@@ -634,7 +638,7 @@ pub fn load_indexes_with(
 
 /// Shadow copy `then` of volume `now` as a delta over `now`'s index `base`: only the MFT records in blocks the
 /// store changed are read (see `uffs_mft::vss::delta`). Gives the summary line too.
-fn store_delta(
+pub fn store_delta(
     now: &Volume,
     then: &Volume,
     base: &Index,

@@ -370,6 +370,9 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         }
     };
     let mut plan = Vec::new();
+    // Shadow copies, each with the position in `plan` of the volume it is a copy of: kept as deltas over that
+    // volume's index, made once it is built.
+    let mut store_plan = Vec::new();
     // With --all: drives that could not be opened for want of rights.
     let mut denied = Vec::new();
     for src in sources {
@@ -425,6 +428,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             eprintln!("uffs: {src} has no shadow copies");
         }
         plan.push((entry, opened));
+        let present = plan.len() - 1;
         // Each shadow copy as a volume of its own: its source is `SOURCE@vssN`, its name `NAME-vssN`.
         for st in stores {
             let spec = format!("{src}@vss{}", st.index);
@@ -441,7 +445,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 deleted,
                 refresh_secs,
             };
-            plan.push((entry, opened));
+            store_plan.push((present, entry, opened));
         }
     }
     // Build the indexes in parallel, one thread per volume, each with its own progress bar.
@@ -460,7 +464,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
     for (src, why) in denied {
         eprintln!("uffs: skipping {src} ({why})");
     }
-    let plan_len = plan.len();
+    let plan_len = plan.len() + store_plan.len();
     let results: Vec<Result<String>> = std::thread::scope(|s| {
         let handles: Vec<_> = plan
             .iter()
@@ -493,8 +497,23 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             .collect()
     });
     let mut added = Vec::new();
-    for ((e, _), r) in plan.into_iter().zip(results) {
+    let mut built = vec![false; plan.len()];
+    for (((e, _), r), ok) in plan.iter().zip(results).zip(&mut built) {
         match r {
+            Ok(line) => {
+                eprintln!("{line}");
+                added.push(e.clone());
+                *ok = true;
+            }
+            Err(err) => eprintln!("uffs: error: {}: {err:#}", e.source),
+        }
+    }
+    for (present, e, opened) in store_plan {
+        if !built[present] {
+            continue;
+        }
+        let (p, src) = &plan[present];
+        match add_store(&cache, p, &src.volumes[0], &e, &opened.volumes[0]) {
             Ok(line) => {
                 eprintln!("{line}");
                 added.push(e);
@@ -524,6 +543,38 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         );
     }
     Ok(())
+}
+
+/// Registers shadow copy `store` (entry `e`) of the volume `now` (entry `present`, whose index is built): its
+/// index file is the present's, linked (no copy), with the store's delta over it beside it
+/// (`uffs_mft::vss::delta`), so that a store costs what it changed. Gives the summary line.
+fn add_store(
+    cache: &std::path::Path,
+    present: &VolumeEntry,
+    now: &uffs_mft::Volume,
+    e: &VolumeEntry,
+    store: &uffs_mft::Volume,
+) -> Result<String> {
+    let [base_path, _] = Registry::index_slots(cache, &present.name);
+    let [path, other] = Registry::index_slots(cache, &e.name);
+    for slot in [&path, &other] {
+        let _ = std::fs::remove_file(slot);
+        let _ = std::fs::remove_file(uffs_index::file::delta_path(slot));
+    }
+    let base = uffs_index::file::read(&base_path)
+        .with_context(|| format!("reading {}", base_path.display()))?;
+    let map = uffs_index::layer::BaseMap::new(&base);
+    let (d, line) = crate::common::store_delta(now, store, &base, &map)?;
+    // The present's index file changes by being replaced (its next compaction writes its other slot), never in
+    // place: a link keeps this one as the store's base.
+    if std::fs::hard_link(&base_path, &path).is_err() {
+        std::fs::copy(&base_path, &path)
+            .with_context(|| format!("copying {} to {}", base_path.display(), path.display()))?;
+    }
+    let delta = uffs_index::file::delta_path(&path);
+    uffs_index::file::write_delta(&d, &base, &delta)
+        .with_context(|| format!("writing {}", delta.display()))?;
+    Ok(line)
 }
 
 /// Makes a change journal on the Windows drive `src` when it has none (`--create-journal`).
@@ -580,6 +631,16 @@ pub fn volumes_refresh(name: Option<String>) -> Result<()> {
     }
 }
 
+/// The entries of index file `path` under the delta beside it (a live update's, or a shadow copy's over the
+/// index of its volume); `None` without one.
+fn entries_with_delta(path: &std::path::Path) -> Option<u64> {
+    if !uffs_index::file::delta_path(path).exists() {
+        return None;
+    }
+    let base = uffs_index::file::open(path).ok()?;
+    crate::common::read_delta(path, &base).map(|d| d.entries(&base) as u64)
+}
+
 pub fn volumes_list(json: bool) -> Result<()> {
     let cache = cache()?;
     let r = Registry::load(&cache)?;
@@ -597,7 +658,10 @@ pub fn volumes_list(json: bool) -> Result<()> {
             .cloned()
             .unwrap_or_else(|| Registry::index_path(&cache, &v.name));
         let mut info = match uffs_index::file::read_meta(&path) {
-            Ok((_, n)) => format!("{} entries", thousands(n)),
+            Ok((_, n)) => format!(
+                "{} entries",
+                thousands(entries_with_delta(&path).unwrap_or(n))
+            ),
             Err(e) => format!("no usable index ({e})"),
         };
         // An image or device that is gone (a drive letter is not looked at: that takes opening it).

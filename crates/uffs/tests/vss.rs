@@ -267,6 +267,39 @@ fn snapshots_are_searched_and_registered_as_volumes_of_their_own() {
     for name in ["vt", "vt-vss1", "vt-vss2"] {
         assert!(listed.contains(name), "{listed}");
     }
+    // Each store is the volume's index (the same file, linked) with the store's delta over it, and counts the
+    // entries a whole build of the store has.
+    let entries = |spec: &str| {
+        let out = run_ok(
+            uffs()
+                .args(["index", spec, "-o"])
+                .arg(dir.join("whole.uffs")),
+        );
+        let err = String::from_utf8(out.stderr).unwrap();
+        let (_, after) = err.split_once(": ").unwrap();
+        after.split(' ').next().unwrap().to_string()
+    };
+    for n in 1..=2 {
+        let line = listed
+            .lines()
+            .find(|l| l.starts_with(&format!("vt-vss{n}\t")))
+            .unwrap();
+        let want = format!("\t{} entries\t", entries(&format!("{s}@vss{n}")));
+        assert!(line.contains(&want), "{line} lacks {want}");
+        let file = w.newest_index(&format!("vt-vss{n}"));
+        assert!(
+            PathBuf::from(format!("{}.delta", file.display())).exists(),
+            "{file:?}"
+        );
+    }
+    // A store does not change: checking it for changes finds none.
+    let refreshed = w.ok(&["volumes", "refresh"]);
+    for name in ["vt-vss1", "vt-vss2"] {
+        assert!(
+            refreshed.contains(&format!("{name}: unchanged")),
+            "{refreshed}"
+        );
+    }
     let found = w.ok(&["syslog*"]);
     let found: BTreeSet<&str> = found.lines().collect();
     assert_eq!(

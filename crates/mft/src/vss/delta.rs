@@ -10,7 +10,7 @@ use uffs_index::layer::{self, BaseMap, Delta};
 use uffs_index::{BuildOptions, Index};
 
 use super::BLOCK;
-use crate::update::{base_of, read_records};
+use crate::update::{base_of, hashed, read_records};
 use crate::volume::{MftRun, Volume};
 use crate::Result;
 
@@ -121,8 +121,32 @@ pub fn delta(then: &Volume, base: &Index, map: &BaseMap, changed: &[u64]) -> Res
     let meta = crate::scan::volume_meta(then, include_deleted, then.space_bytes(u64::MAX));
     let opts = BuildOptions { include_deleted };
     let (mut d, _) = layer::apply(base, map, None, &records, &batch, meta, opts);
-    // A store is never updated: the record hashes a re-scan would compare are not kept.
-    d.hashes.clear();
+    // The record hashes that differ from the base's, as an update keeps them, so that a re-scan of the store (a
+    // daemon checking it for changes) finds it unchanged: those of the records read, and none (0) past the
+    // store's MFT.
+    let before = base.record_hashes();
+    if !before.is_empty() {
+        let now = read
+            .iter()
+            .map(|&(r, h)| {
+                (
+                    r,
+                    if hashed(then, include_deleted, r) {
+                        h
+                    } else {
+                        0
+                    },
+                )
+            })
+            .chain((then.records_total..before.len() as u64).map(|r| (r, 0)));
+        let mut hashes: Vec<(u32, u32)> = now
+            .filter(|&(r, h)| before.get(r as usize).copied().unwrap_or(0) != h)
+            .map(|(r, h)| (r as u32, h))
+            .collect();
+        hashes.sort_unstable();
+        hashes.dedup_by_key(|x| x.0);
+        d.hashes = hashes;
+    }
     Ok(d)
 }
 
