@@ -313,14 +313,7 @@ fn snapshots_are_searched_and_registered_as_volumes_of_their_own() {
 
 /// The export of `source` as CSV lines without the header, each prefixed `prefix`, sorted.
 fn export_lines(source: &Path, prefix: &str, extra: &[&str]) -> Vec<String> {
-    let out = run_ok(
-        uffs()
-            .arg("export")
-            .arg(source)
-            .args(["--format", "csv"])
-            .args(extra),
-    );
-    let mut v: Vec<String> = String::from_utf8(out.stdout)
+    let mut v: Vec<String> = String::from_utf8(export_csv(source, extra))
         .unwrap()
         .lines()
         .skip(1)

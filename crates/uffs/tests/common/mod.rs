@@ -134,6 +134,11 @@ pub fn csv_rows(bytes: &[u8]) -> Vec<HashMap<String, String>> {
 
 /// `uffs export SOURCE --format csv` with extra arguments, parsed.
 pub fn export(source: &Path, extra: &[&str]) -> Vec<HashMap<String, String>> {
+    csv_rows(&export_csv(source, extra))
+}
+
+/// `uffs export SOURCE --format csv` with extra arguments: what it prints.
+pub fn export_csv(source: &Path, extra: &[&str]) -> Vec<u8> {
     let out = run_ok(
         uffs()
             .arg("export")
@@ -141,7 +146,7 @@ pub fn export(source: &Path, extra: &[&str]) -> Vec<HashMap<String, String>> {
             .args(["--format", "csv"])
             .args(extra),
     );
-    csv_rows(&out.stdout)
+    out.stdout
 }
 
 /// (kind, record) of every difference between the exports of `old` and `new`, worked out from the CSV alone:
