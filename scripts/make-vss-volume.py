@@ -242,10 +242,10 @@ def ranges_of(blocks):
     return runs
 
 
-def plan(n_states, diffs, volume_blocks, reserve):
+def plan(n_states, diffs, bitmap_bits, reserve):
     """Block counts of every structure, settled: the newest store's block list names every block the VSS
     structures take (so it grows with them), and a store's range list grows with its runs (`reserve`)."""
-    bitmap_blocks = -(-(-(-volume_blocks // 8)) // BITMAP_BYTES)
+    bitmap_blocks = -(-(-(-bitmap_bits // 8)) // BITMAP_BYTES)
     catalog_blocks = max(1, -(-(2 * n_states) // CATALOG_ENTRIES))
     total = 0
     while True:
@@ -323,7 +323,8 @@ def run(args):
     ids = [dict(store=guid(rng), shadow=guid(rng), set=guid(rng)) for _ in range(n)]
 
     # 1. What changed between each state and the next, before anything is written.
-    volume_blocks = size // BLOCK
+    volume_blocks = size // BLOCK  # whole blocks: the ones a structure may take
+    bitmap_bits = -(-size // BLOCK)  # a bit for every block, a last partial one too
     diffs = changed_blocks(paths, size)
     t_diff = time.monotonic() - t0
     changed = set()
@@ -347,7 +348,7 @@ def run(args):
     cand = candidates()
     with open(args.present, "rb") as f:
         while True:
-            catalog_blocks, stores, total = plan(n, diffs, volume_blocks, reserve)
+            catalog_blocks, stores, total = plan(n, diffs, bitmap_bits, reserve)
             for b in cand:
                 if len(pool) >= total:
                     break
@@ -387,7 +388,6 @@ def run(args):
 
     writes = {}  # volume block -> 16 KiB of content
     entries = []
-    info_sizes = []
     for i, s in enumerate(stores):
         last = i == n - 1
         b = s["blocks"]
@@ -439,7 +439,6 @@ def run(args):
         info += set_unknown.bytes_le + ids[i]["shadow"].bytes_le + ids[i]["set"].bytes_le
         info += struct.pack("<IIII", 9, 1, args.attributes, 0)
         info += struct.pack("<H", len(machine)) + machine + struct.pack("<H", len(machine)) + machine
-        info_sizes.append(len(info))
         blk = bytearray(BLOCK)
         blk[:128] = block_header(REC_STORE_HEADER, 0, header_b * BLOCK, 0, len(info))
         blk[128:128 + len(info)] = info
