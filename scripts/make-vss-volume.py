@@ -14,15 +14,22 @@ crates/mft/src/vss reads it; every structure one or more 16 KiB blocks, every nu
 
 - Store i holds the 16 KiB blocks (aligned to the volume's start) whose content differs between state i and
   state i + 1 (PRESENT for the newest store), with state i's content copied to a data block of the store: the
-  copy-on-write Windows does for blocks overwritten after a snapshot. Block 0 (it holds 0x1E00) counts as
-  changed in the newest store when writing the VSS header changes it.
+  copy-on-write Windows does for blocks overwritten after a snapshot. The newest store also holds block 0 (the
+  VSS header written at 0x1E00 changes it; PRESENT must not have one already).
 - Every structure (catalog blocks, store headers, block lists, block range lists, bitmaps, copied data) lies in a
   16 KiB block that is free in PRESENT's $Bitmap, reads as zeros and is the same in every state (so no store has
   to hold it), taken from the volume's end first. The newest store maps each of those blocks to one of its data
   blocks that stays zero, so every store still reads zeros there, as the states have: the snapshots are
   byte-identical to the states everywhere, the blocks holding the VSS structures included.
-- Store bitmaps: every block marked in use (no bit set), so no block reads as zeros by the bitmap; no previous
-  bitmaps.
+- A store (its "file") is, in order: its header (type 4, with the store information: shadow copy and set ids,
+  type 9, provider 1, --attributes, --machine twice), its block list (type 3, 32-byte descriptors sorted by
+  volume offset, no forwarders or overlays), its block range list (type 5: its own blocks as runs), its bitmap
+  (type 6: every block in use, no bit set, so no block reads as zeros by the bitmap; no previous bitmap) and its
+  data blocks. The catalog (type 2 blocks) has a type-2 entry (volume size, store id, sequence number, flags
+  0x40, creation time) and a type-3 entry (where the store's structures are) per store, oldest first.
+
+The blocks the structures take stay free in PRESENT's $Bitmap (Windows keeps them in files of `System Volume
+Information`, which this does not make): mounting PRESENT read-write afterwards may overwrite them.
 
 Ids (store, shadow copy, set, volume) are random GUIDs from --seed, so the output is reproducible given the same
 images, seed and times. Creation times are --times (one per state) or the current hour minus N hours.
