@@ -40,7 +40,7 @@ def run(cmd, **kw):
 
 def paths(image, query, limit, seed):
     """Up to `limit` paths of files in `image` that `query` matches, picked by `seed`."""
-    out = subprocess.run([UFFS, "--source", image, query, "!path:$*", "!path:System*"], check=True,
+    out = subprocess.run([UFFS, "--source", image, query, "!$*", "!path:*/$*"], check=True,
                          capture_output=True, text=True).stdout.splitlines()
     random.Random(seed).shuffle(out)
     return out[:limit]
@@ -49,8 +49,8 @@ def paths(image, query, limit, seed):
 def change(image, n, seed):
     """About `n` changes to `image` through ntfs-3g: a new folder of n/3 files, n/6 files deleted, n/6 renamed,
     n/6 appended to, and one folder moved into the new one."""
-    victims = paths(image, "type:file size:<1mb", n, seed)
-    folders = paths(image, "type:folder", 50, seed)
+    victims = paths(image, "file: size:<1mb", n, seed)
+    folders = paths(image, "folder:", 50, seed)
     mnt = tempfile.mkdtemp(prefix="uffs-snap-")
     run(["ntfs-3g", image, mnt])
     try:
@@ -86,17 +86,21 @@ def make_states(image, work, stores, changes):
     """The states (oldest first) and the present with the stores written in, made unless there already."""
     states = [os.path.join(work, f"state{i}.img") for i in range(1, stores + 1)]
     present = os.path.join(work, "present.img")
-    if os.path.exists(present):
+    written = present + ".stores-written"
+    if os.path.exists(written):
         return states, present
     os.makedirs(work, exist_ok=True)
     t = time.perf_counter()
     src = image
     for i, s in enumerate(states + [present]):
-        run(["cp", "--sparse=always", src, s])
-        if i > 0:
-            change(s, changes, seed=i)
+        if not os.path.exists(s + ".made"):
+            run(["cp", "--sparse=always", src, s])
+            if i > 0:
+                change(s, changes, seed=i)
+            open(s + ".made", "w").close()
         src = s
     run([sys.executable, os.path.join(HERE, "make-vss-volume.py"), "--states", *states, "--present", present])
+    open(written, "w").close()
     print(f"made {stores} states and the present in {time.perf_counter() - t:.0f} s", file=sys.stderr)
     return states, present
 

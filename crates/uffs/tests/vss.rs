@@ -500,3 +500,77 @@ fn damaged_shadow_copy_metadata_is_one_line_and_exit_2() {
     run_ok(uffs().args(["export", &format!("{}@vss1", img.display())]));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Stores over states made through ntfs-3g, the differential check of the deltas: a volume changed at random
+/// (files and folders created, deleted, renamed, moved, streams, a few hundred new records that grow the MFT) is
+/// copied at each state, and `scripts/make-vss-volume.py` writes into the last one a store per earlier state
+/// holding the blocks that changed since, as Windows' copy-on-write keeps them. libvshadow reads each store as
+/// its state byte for byte (so the stores are right); then what `uffs index --snapshots` keeps for each store,
+/// a delta over the present's index from the records in the changed blocks, exports row for row as a fresh
+/// build of the state image, deleted entries included.
+#[test]
+fn store_deltas_export_as_fresh_builds_of_the_states_they_hold() {
+    use common::live::{make_volume, random_op, Rng};
+    let dir = scratch("vss-states");
+    let volume = make_volume(&dir, 48);
+    let states = [dir.join("a.img"), dir.join("b.img")];
+    let present = dir.join("c.img");
+    let mut counter = 0;
+    for (k, image) in states.iter().chain([&present]).enumerate() {
+        std::fs::copy(if k == 0 { &volume } else { &states[k - 1] }, image).unwrap();
+        let m = common::live::Mounted::new(image, &dir.join("mnt"));
+        let mut rng = Rng(0x5eed + k as u64);
+        for _ in 0..60 {
+            random_op(&mut rng, &m.dir, &mut counter);
+        }
+        // New records past the MFT's end: the present's MFT is longer than the stores'.
+        let new = m.dir.join(format!("batch-{k}"));
+        std::fs::create_dir(&new).unwrap();
+        for i in 0..150 {
+            std::fs::write(new.join(format!("f{i}.txt")), format!("{k} {i}\n")).unwrap();
+        }
+    }
+    let script = repo().join("scripts/make-vss-volume.py");
+    run_ok(
+        Command::new("python3")
+            .arg(&script)
+            .arg("--states")
+            .args(&states)
+            .arg("--present")
+            .arg(&present)
+            .arg("--quiet"),
+    );
+    {
+        let mnt = Mounted::new(&present, &dir.join("vss"));
+        for (n, state) in states.iter().enumerate() {
+            let store = std::fs::read(mnt.0.join(format!("vss{}", n + 1))).unwrap();
+            assert!(
+                store == std::fs::read(state).unwrap(),
+                "libvshadow: vss{} is not {state:?}",
+                n + 1
+            );
+        }
+    }
+    let file = dir.join("c.uffs");
+    for extra in [&[][..], &["--deleted"][..]] {
+        run_ok(
+            uffs()
+                .arg("index")
+                .arg(&present)
+                .args(["--snapshots", "-o"])
+                .arg(&file)
+                .args(extra),
+        );
+        let mut want = export_lines(&present, "", extra);
+        for (n, state) in states.iter().enumerate() {
+            want.extend(export_lines(state, &format!("@vss{}:", n + 1), extra));
+        }
+        want.sort();
+        let got = export_lines(&file, "", extra);
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g, w);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -54,7 +54,13 @@ pub fn changed_records(now: &Volume, then: &Volume) -> Result<Vec<u64>> {
     changed.extend((0..total).filter(|&r| then.bitmap_bit(r) != now.bitmap_bit(r)));
     changed.sort_unstable();
     changed.dedup();
-    let bases = extension_bases(then, &changed)?;
+    // Only records the store's MFT has can be read through it (the MFT may have grown since).
+    let in_then: Vec<u64> = changed
+        .iter()
+        .copied()
+        .filter(|&r| r < then.records_total)
+        .collect();
+    let bases = extension_bases(then, &in_then)?;
     changed.extend(bases);
     changed.sort_unstable();
     changed.dedup();
