@@ -211,6 +211,8 @@ pub fn index_command(
         compact,
         snapshots,
     } = mode;
+    // An index written with --snapshots keeps its stores through updates.
+    let snapshots = snapshots || (update && store_path(output, 1).exists());
     let mut src = if snapshots {
         if let Some(n) = uffs_mft::source::split_suffixes(source).2 {
             bail!("{source} is shadow copy {n} of a volume: --snapshots takes the volume, and indexes its every copy");
@@ -233,6 +235,12 @@ pub fn index_command(
     if update && output.exists() {
         if let Some(line) = update_index_file(vol, output, deleted, read, compact)? {
             eprintln!("{line}");
+            // The stores are deltas over FILE: while it stands (the update went to its delta) they still fit;
+            // written again (merged), it describes the volume as it is now, and they are made over it again.
+            let base = uffs_index::file::read(output).map_err(|e| index_error(output, e))?;
+            if !stores.is_empty() && store_deltas_quiet(output, &base).is_none() {
+                write_stores(vol, &stores, output, &base)?;
+            }
             return Ok(());
         }
     }
@@ -244,14 +252,21 @@ pub fn index_command(
     if !stores.is_empty() {
         // The deltas are made over the index as written (its entries in the file's order).
         let base = uffs_index::file::read(output).map_err(|e| index_error(output, e))?;
-        let map = BaseMap::new(&base);
-        for (k, store) in stores.iter().enumerate() {
-            let (d, line) = store_delta(vol, store, &base, &map)?;
-            let file = store_path(output, k as u32 + 1);
-            uffs_index::file::write_delta(&d, &base, &file)
-                .with_context(|| format!("writing {}", file.display()))?;
-            eprintln!("{line} -> {}", file.display());
-        }
+        write_stores(vol, &stores, output, &base)?;
+    }
+    Ok(())
+}
+
+/// Writes each of `stores` (shadow copies of `vol`, oldest first) beside index file `output` as a delta over
+/// `base`, the index it holds, which must describe `vol` as it is now; removes store files left beyond them.
+fn write_stores(vol: &Volume, stores: &[Volume], output: &Path, base: &Index) -> Result<()> {
+    let map = BaseMap::new(base);
+    for (k, store) in stores.iter().enumerate() {
+        let (d, line) = store_delta(vol, store, base, &map)?;
+        let file = store_path(output, k as u32 + 1);
+        uffs_index::file::write_delta(&d, base, &file)
+            .with_context(|| format!("writing {}", file.display()))?;
+        eprintln!("{line} -> {}", file.display());
     }
     remove_stores(output, stores.len() as u32 + 1);
     Ok(())
@@ -490,6 +505,38 @@ pub fn names_store(prefix: &str) -> bool {
 /// all of them or, when one no longer fits `base` (FILE was written again since) or is damaged, none (with a
 /// warning), so that the stores keep their numbers.
 fn store_deltas(path: &Path, base: &Index) -> Vec<(u32, Delta)> {
+    match read_stores(path, base) {
+        Ok(v) => v,
+        Err((file, e)) => {
+            let why = match e {
+                uffs_index::file::FileError::StaleDelta => format!(
+                    "{} was written again after it; run `uffs index --snapshots` again",
+                    path.display()
+                ),
+                e => e.to_string(),
+            };
+            eprintln!(
+                "uffs: ignoring the shadow copies beside {}: {}: {why}",
+                path.display(),
+                file.display()
+            );
+            Vec::new()
+        }
+    }
+}
+
+/// As [`store_deltas`], without a warning: `None` when one does not fit `base`.
+fn store_deltas_quiet(path: &Path, base: &Index) -> Option<Vec<(u32, Delta)>> {
+    read_stores(path, base).ok()
+}
+
+/// The shadow copy files beside index file `path`, read as deltas over `base`; the first that cannot be, with
+/// why.
+#[allow(clippy::type_complexity)]
+fn read_stores(
+    path: &Path,
+    base: &Index,
+) -> std::result::Result<Vec<(u32, Delta)>, (std::path::PathBuf, uffs_index::file::FileError)> {
     let mut out = Vec::new();
     for n in 1.. {
         let file = store_path(path, n);
@@ -498,24 +545,10 @@ fn store_deltas(path: &Path, base: &Index) -> Vec<(u32, Delta)> {
         }
         match uffs_index::file::read_delta(&file, base) {
             Ok(d) => out.push((n, d)),
-            Err(e) => {
-                let why = match e {
-                    uffs_index::file::FileError::StaleDelta => format!(
-                        "{} was written again after it; run `uffs index --snapshots` again",
-                        path.display()
-                    ),
-                    e => e.to_string(),
-                };
-                eprintln!(
-                    "uffs: ignoring the shadow copies beside {}: {}: {why}",
-                    path.display(),
-                    file.display()
-                );
-                return Vec::new();
-            }
+            Err(e) => return Err((file, e)),
         }
     }
-    out
+    Ok(out)
 }
 
 /// Removes the shadow copy files beside index file `path` from store `from` on (left from an earlier
@@ -564,8 +597,9 @@ pub fn write_index(
     let t = std::time::Instant::now();
     uffs_index::file::write_with_aids(&mut idx, output)
         .with_context(|| format!("writing {}", output.display()))?;
-    // A delta beside the file applied to what it held before.
+    // A delta beside the file applied to what it held before; so did shadow copies written with it.
     let _ = std::fs::remove_file(uffs_index::file::delta_path(output));
+    remove_stores(output, 1);
     pb.finish_and_clear();
     Ok(format!(
         "{}; search aids and write {:.3} s -> {}",

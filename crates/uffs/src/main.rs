@@ -99,8 +99,8 @@ enum Command {
         /// Every shadow copy of the volume too (Volume Shadow Copies, read from the volume's own bytes), each
         /// written beside FILE as FILE.vss1, FILE.vss2, … (oldest first): a delta over FILE that holds only
         /// what the store changed. Searching FILE then answers across the present and the past, the stores'
-        /// paths prefixed @vssN:.
-        #[arg(long, conflicts_with = "update")]
+        /// paths prefixed @vssN:. --update keeps them, and makes them again when FILE is written again.
+        #[arg(long)]
         snapshots: bool,
     },
     /// Write one row per entry (path, name, kind, sizes, times, $FILE_NAME times, attributes, record numbers) as

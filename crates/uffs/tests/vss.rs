@@ -383,6 +383,35 @@ fn index_with_snapshots_keeps_each_store_as_a_delta_equal_to_its_whole_build() {
         format!("@vss1:/syslog:{cron}\n")
     );
 
+    // --update keeps the stores: untouched while FILE stands, made again when it is written again (here it is
+    // built again, as it was made with the deleted entries, now not asked for).
+    for extra in [&["--deleted"][..], &[][..]] {
+        let out = run_ok(
+            uffs()
+                .arg("index")
+                .arg(&raw)
+                .args(["--update", "-o"])
+                .arg(&file)
+                .args(extra),
+        );
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(
+            err.contains("MFT records differ from the present"),
+            extra.is_empty(),
+            "{err}"
+        );
+        let out = run_ok(uffs().args(["--index", path_str(&file), "syslog*"]));
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            "/syslog.gz\n@vss1:/syslog\n@vss2:/syslog.gz\n"
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     // Left over from an earlier index of the volume: ignored, with a warning, and nothing of the stores shown.
     let kept = dir.join("vss1.kept");
     std::fs::copy(store(1), &kept).unwrap();
