@@ -709,3 +709,40 @@ fn lines_of(output: &[String], path: &str) -> Vec<String> {
     of_file.sort();
     of_file.into_iter().map(|(_, l)| l.clone()).collect()
 }
+
+/// `uffs mcp --source` takes a container as it takes the raw image it holds: the content volume as an E01 set of
+/// small deflated segments answers every call (names, a data term read through the container, a count, grep)
+/// exactly as the raw image does.
+#[test]
+fn a_container_answers_as_its_raw_image() {
+    let dir = scratch("mcp-container");
+    let raw = fixture("content.img");
+    let (e01, _) = common::containers::acquire(&raw, &dir.join("ewf"), "c", "1MiB", "deflate:fast");
+    let calls = json!([
+        ["search", {"query": "ext:txt", "columns": ["path", "size"], "limit": 1000}],
+        ["search", {"query": "content:resident", "columns": ["path"], "limit": 1000}],
+        ["count", {"query": "*"}],
+        ["grep", {"pattern": "resident", "query": "ext:txt"}],
+    ]);
+    let answers = |source: &Path| {
+        client(
+            &dir,
+            &calls,
+            &[
+                "--stdio",
+                env!("CARGO_BIN_EXE_uffs"),
+                "mcp",
+                "--source",
+                path_str(source),
+            ],
+        )
+        .1
+    };
+    let want = answers(&raw);
+    assert!(
+        !row_paths(&want[1], "content:resident").is_empty(),
+        "content:resident found nothing: a test that cannot fail"
+    );
+    assert_eq!(answers(&e01), want);
+    let _ = std::fs::remove_dir_all(&dir);
+}

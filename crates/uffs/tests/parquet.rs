@@ -74,6 +74,32 @@ fn duckdb_reads_what_csv_says_on_samples_and_a_fixture() {
     }
 }
 
+/// A container's Parquet export holds the raw image's rows: DuckDB's figures of the content volume's export
+/// from an E01 set of deflated segments equal those of the raw image's CSV (the `volume` column alone names the
+/// container).
+#[cfg(unix)]
+#[test]
+fn a_container_exports_the_rows_of_its_raw_image() {
+    let dir = scratch("parquet-container");
+    let raw = fixture("content.img");
+    let (e01, _) = common::containers::acquire(&raw, &dir.join("ewf"), "c", "1MiB", "deflate:fast");
+    let extra = ["--deleted", "--streams"];
+    let csv = export_to(&raw, "csv", &dir, "raw", &extra);
+    let pq = export_to(&e01, "parquet", &dir, "e01", &extra);
+    let s = check(&[&csv, &pq], "summary");
+    assert_eq!(s["csv"], s["parquet"]);
+    assert!(s["csv"]["count"].as_u64().unwrap() > 100);
+    let rows = |f: &Path| -> Vec<(String, u64)> {
+        parquet_rows(f)
+            .into_iter()
+            .map(|(_, p, n)| (p, n))
+            .collect()
+    };
+    let raw_pq = export_to(&raw, "parquet", &dir, "raw", &extra);
+    assert_eq!(rows(&pq), rows(&raw_pq));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The schema's rows in docs/parquet.md: `| `name` | TYPE | ...`.
 fn documented_schema() -> Vec<(String, String)> {
     let doc = std::fs::read_to_string(repo().join("docs/parquet.md")).expect("docs/parquet.md");

@@ -601,3 +601,32 @@ fn the_web_page_shows_a_content_query() {
     assert!(!rows.contains(&"/plain/resident.txt"), "{rows:?}");
     assert!(artifacts.join("serve-rows.png").metadata().unwrap().len() > 1000);
 }
+
+/// `uffs serve --source` takes a container as it takes the raw image it holds: the content volume as an E01 set
+/// answers a name query and a data term read through the container as the raw image does.
+#[test]
+fn a_container_answers_as_its_raw_image() {
+    let dir = scratch("serve-container");
+    let raw = fixture("content.img");
+    let (e01, _) = common::containers::acquire(&raw, &dir.join("ewf"), "c", "1MiB", "deflate:fast");
+    let answers = |source: &Path, run: &str| {
+        let s = Server::start(uffs(), &dir.join(run), &["--source", path_str(source)]);
+        ["ext:txt", "content:resident", "size:>1mb"]
+            .iter()
+            .map(|q| {
+                s.ok(&format!(
+                    "/api/search?q={}&columns=path,size&limit=5000",
+                    enc(q)
+                ))
+            })
+            .collect::<Vec<Value>>()
+    };
+    let want = answers(&raw, "run-raw");
+    assert!(
+        want[1]["rows"].as_array().is_some_and(|r| !r.is_empty()),
+        "content:resident found nothing: {}",
+        want[1]
+    );
+    assert_eq!(answers(&e01, "run-e01"), want);
+    let _ = std::fs::remove_dir_all(&dir);
+}
