@@ -1,4 +1,5 @@
-//! Every command reads a container as the raw image it holds: `uffs du`, `uffs dupes`, `uffs journal`,
+//! Every command reads a container as the raw image it holds (and `uffs volumes add` registers one as it does the
+//! raw image): `uffs du`, `uffs dupes`, `uffs journal`,
 //! `uffs export --format bodyfile`, a query with the `type` column (read from the files'
 //! data), `uffs cat`, `uffs hash` and `uffs grep` on the content volume in an E01 set of small segments, split raw pieces, a
 //! dynamic VHD and VHDX, VMDKs (streamOptimized, monolithicSparse) and a compressed qcow2 print byte for byte what
@@ -177,5 +178,34 @@ fn every_command_reads_containers_as_the_raw_image() {
             );
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `uffs volumes add` registers a container with the daemon as it registers the raw image: a query and a data
+/// term read through the container answer the same paths for both.
+#[test]
+fn volumes_add_registers_a_container_as_its_raw_image() {
+    let dir = scratch("containers-daemon");
+    let raw = fixture("content.img");
+    let (e01, _) = acquire(&raw, &dir.join("ewf"), "c", "1MiB", "deflate:fast");
+    let w = common::daemon::World::new("containers");
+    w.start();
+    w.ok(&["volumes", "add", path_str(&raw), "--name", "raw"]);
+    w.ok(&["volumes", "add", path_str(&e01), "--name", "e01"]);
+    for query in ["*", "content:quick"] {
+        let out = w.ok(&[query]);
+        let mut by_volume = [Vec::new(), Vec::new()];
+        for line in out.lines() {
+            match line.split_once(':') {
+                Some(("raw", p)) => by_volume[0].push(p.to_string()),
+                Some(("e01", p)) => by_volume[1].push(p.to_string()),
+                _ => panic!("{query}: {line}"),
+            }
+        }
+        by_volume.iter_mut().for_each(|v| v.sort());
+        assert!(by_volume[0].len() > 2, "{query}: {out}");
+        assert_eq!(by_volume[0], by_volume[1], "{query}");
+    }
+    w.ok(&["daemon", "stop"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
