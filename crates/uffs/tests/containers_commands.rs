@@ -1,8 +1,8 @@
-//! Every command reads a container as the raw image it holds (and `uffs volumes add` registers one as it does the
-//! raw image): `uffs du`, `uffs dupes`, `uffs journal`,
-//! `uffs export --format bodyfile`, a query with the `type` column (read from the files'
-//! data), `uffs cat`, `uffs hash` and `uffs grep` on the content volume in an E01 set of small segments, split raw pieces, a
-//! dynamic VHD and VHDX, VMDKs (streamOptimized, monolithicSparse) and a compressed qcow2 print byte for byte what
+//! Every command reads a container as the raw image it holds, and `uffs volumes add` registers one as it does
+//! the raw image: `uffs du`, `uffs dupes`, `uffs journal`, `uffs export --format bodyfile`, a query with the
+//! `type` column (read from the files' data), `uffs cat`, `uffs hash` and `uffs grep` on the content volume in
+//! an E01 set of small segments, split raw pieces, a dynamic VHD and VHDX, VMDKs (streamOptimized,
+//! monolithicSparse) and a compressed qcow2 print byte for byte what
 //! they print for the raw image. The raw image's output is held to outside tools elsewhere (`du`/`dupes` tests,
 //! usnjls in `journal.rs`, fls and mactime in `bodyfile.rs`), so equality with it is the check here.
 //!
