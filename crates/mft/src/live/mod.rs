@@ -17,7 +17,8 @@ pub struct LiveSpec {
 }
 
 /// Reads `spec` as a live volume name: `C:`, `C:\`, `\\.\C:`, `\\?\C:`, `\\?\Volume{GUID}[\]`,
-/// `\\.\PhysicalDriveN` or `\\?\GLOBALROOT\Device\HarddiskVolumeShadowCopyN` (`/` is taken for `\`). `None` for anything else: a path to an image or a device.
+/// `\\.\PhysicalDriveN` or `\\?\GLOBALROOT\Device\HarddiskVolumeShadowCopyN` (`/` is taken for `\`). `None`
+/// for anything else: a path to an image or a device.
 pub fn parse_spec(spec: &str) -> Option<LiveSpec> {
     let s = spec.replace('/', "\\");
     let (prefixed, rest) = match s.strip_prefix("\\\\.\\").or(s.strip_prefix("\\\\?\\")) {

@@ -132,23 +132,17 @@ pub fn delta(then: &Volume, base: &Index, map: &BaseMap, changed: &[u64]) -> Res
     // store's MFT.
     let before = base.record_hashes();
     if !before.is_empty() {
-        let now = read
+        let mut hashes: Vec<(u32, u32)> = Vec::new();
+        // A record a re-scan does not read (not in use, unless deleted ones are kept) has hash 0.
+        let read_now = read
             .iter()
-            .map(|&(r, h)| {
-                (
-                    r,
-                    if hashed(then, include_deleted, r) {
-                        h
-                    } else {
-                        0
-                    },
-                )
-            })
-            .chain((then.records_total..before.len() as u64).map(|r| (r, 0)));
-        let mut hashes: Vec<(u32, u32)> = now
-            .filter(|&(r, h)| before.get(r as usize).copied().unwrap_or(0) != h)
-            .map(|(r, h)| (r as u32, h))
-            .collect();
+            .map(|&(r, h)| (r, h * u32::from(hashed(then, include_deleted, r))));
+        let gone = (then.records_total..before.len() as u64).map(|r| (r, 0));
+        for (r, h) in read_now.chain(gone) {
+            if before.get(r as usize).copied().unwrap_or(0) != h {
+                hashes.push((r as u32, h));
+            }
+        }
         hashes.sort_unstable();
         hashes.dedup_by_key(|x| x.0);
         d.hashes = hashes;
