@@ -799,3 +799,36 @@ fn a_corrupt_ex01_chunk_is_unreadable_not_a_crash() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The bytes `pattern.Ex01` holds: 32 KiB of `ABCDEFGH` repeated, 32 KiB of bytes 1 to 8 repeated, then 1 KiB
+/// counting 0 to 255 (a last chunk of 2 sectors).
+fn pattern_raw() -> Vec<u8> {
+    let mut raw = b"ABCDEFGH".repeat(4096);
+    raw.extend((1u8..=8).collect::<Vec<_>>().repeat(4096));
+    raw.extend((0..=255u8).collect::<Vec<_>>().repeat(4));
+    raw
+}
+
+#[test]
+fn pattern_filled_ex01_chunks_repeat_their_8_bytes_in_order() {
+    // Not a volume: read through `container::open` (as `uffs info` would describe it).
+    let first = data("containers/pattern.Ex01");
+    let raw = pattern_raw();
+    let image = uffs_mft::container::open(&first).unwrap().unwrap();
+    assert_eq!(
+        image.describe(),
+        "EWF (Ex01, EnCase 7 format): 1 segment, 32 KiB chunks, compressed, 2 of 3 chunks pattern-filled"
+    );
+    // The stored MD5 is md5sum's of the raw bytes, as ewfacquire read them.
+    let dir = scratch("ex01-pattern");
+    let raw_file = dir.join("pattern.raw");
+    std::fs::write(&raw_file, &raw).unwrap();
+    let md5 = md5sum(&raw_file);
+    assert!(
+        image.facts().contains(&("md5".to_string(), md5.clone())),
+        "{md5}: {:?}",
+        image.facts()
+    );
+    reads_byte_for_byte(&first, &raw);
+    let _ = std::fs::remove_dir_all(&dir);
+}
