@@ -120,6 +120,50 @@ d = '# Disk DescriptorFile\nversion=1\nCID=12345678\nparentCID=ffffffff\ncreateT
 open('corpus/container_vmdk/descriptor', 'w').write(
     d + 'RW 8 FLAT "disk-flat.vmdk" 0\nRW 16 SPARSE "disk-s001.vmdk"\nRW 4 ZERO\n')
 PY
+# EWF2 (Ex01): libewf ewfacquire's compressed segment of testfs1 (tests/data/containers) whole, and a small
+# one made from it: the file header, its device information and case data sections, one sector table of two
+# chunks (a pattern-filled one, a stored one with its Adler-32), MD5 and SHA1 sections, done. Each section is
+# its data, then a 64-byte descriptor pointing back to the one before.
+mkdir -p corpus/container_ewf2
+cp "$data/containers/testfs1-deflate.Ex01" corpus/container_ewf2/testfs1-deflate
+python3 - "$data" <<'PY'
+import os, struct, sys, zlib
+data = sys.argv[1]
+src = open(os.path.join(data, 'containers/testfs1-deflate.Ex01'), 'rb').read()
+def sections(b):
+    out, at = [], len(b) - 64
+    while True:
+        kind, _, prev, size = struct.unpack_from('<IIQQ', b, at)
+        out.append((kind, b[at - size:at]))
+        if prev == 0: return out[::-1]
+        at = prev
+found = dict(sections(src))
+def text(t): return zlib.compress(('\ufeff' + t).encode('utf-16-le'))
+device = text('1\nmain\nts\tbp\n128\t512\n\n')
+case = text('1\nmain\ncn\ten\tsb\ttb\nC\tE\t64\t2\n\n')
+adler = lambda b: zlib.adler32(b) & 0xffffffff
+chunk = bytes(range(256)) * 128
+out = bytearray(src[:32])
+prev = 0
+def section(kind, body):
+    global prev
+    body = body + bytes(-len(body) % 16)
+    out.extend(body)
+    d = struct.pack('<IIQQII', kind, 0, prev, len(body), 64, 0) + bytes(28)
+    prev = len(out)
+    out.extend(d + struct.pack('<I', adler(d)))
+section(1, device)
+section(2, case)
+at = len(out)
+section(3, chunk + struct.pack('<I', adler(chunk)))
+h = struct.pack('<QII', 0, 2, 0)
+entries = struct.pack('<QII', 0, 8, 5) + struct.pack('<QII', at, len(chunk) + 4, 2)
+section(4, h + struct.pack('<I', adler(h)) + bytes(12) + entries + struct.pack('<I', adler(entries)))
+section(8, found[8])
+section(9, found[9])
+section(15, b'')
+open('corpus/container_ewf2/small', 'wb').write(bytes(out))
+PY
 echo "corpus seeded: $(find corpus -type f | wc -l) files"
 
 # vss: a VSS header and, laid from 0x4000 on, a catalog with one store (type-2 and type-3 entries), its header,

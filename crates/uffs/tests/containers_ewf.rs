@@ -4,8 +4,13 @@
 //! lists on the E01 itself; damaged sets (a missing segment, a truncated one, a corrupt chunk, a table pointing
 //! past its file) said in one line, never a crash.
 //!
-//! Debian's `ewfacquire` (20140813) writes no EWF2 (Ex01): asked for `-f encase7-v2` it writes EnCase 6 E01
-//! ("Unsupported EWF format defaulting to: encase6"). uffs refuses Ex01 with a message, tested here.
+//! EWF2 (Ex01) images: Debian's `ewfacquire` (20140813) writes none (asked for `-f encase7-v2` it writes EnCase 6
+//! E01), so the Ex01 sets tested are committed in tests/data/containers, made by libewf 20260924's `ewfacquire -f
+//! encase7-v2` from tests/data/linux-made/testfs1 (see tests/data/README.md): stored chunks with pattern-filled
+//! ones in two segments, and zlib-compressed ones. Each against the raw volume: its export byte for byte, its
+//! bytes read at odd places, `info`'s stored MD5 and SHA1 against `md5sum`/`sha1sum`, TSK's paths (`fls` on the
+//! raw volume: TSK reads no Ex01), `cat` against `icat`; damaged copies said in one line or read as unreadable
+//! records.
 
 #![cfg(unix)]
 
@@ -249,8 +254,13 @@ fn tsk_on_the_e01_lists_the_paths_uffs_does() {
 /// a leading `/`, without TSK's `$OrphanFiles`, a named stream as `file:stream`, an index attribute's name
 /// dropped.
 fn fls_paths(first: &Path, offset: Option<&str>) -> BTreeSet<String> {
+    fls_paths_as(first, offset, "ewf")
+}
+
+/// The live paths `fls -r -p -i IMGTYPE` lists (as [`fls_paths`]).
+fn fls_paths_as(first: &Path, offset: Option<&str>, imgtype: &str) -> BTreeSet<String> {
     let mut cmd = tool("fls");
-    cmd.args(["-r", "-p", "-i", "ewf"]);
+    cmd.args(["-r", "-p", "-i", imgtype]);
     if let Some(o) = offset {
         cmd.args(["-o", o]);
     }
@@ -369,16 +379,6 @@ fn damaged_e01_sets_are_said_in_one_line() {
     bytes[volume + 30] ^= 0xff;
     std::fs::write(&first, &bytes).unwrap();
     one_line_error(&first, "damaged");
-    // An EWF2 (Ex01) segment: recognised by its signature and refused in one line (no tool here writes one to
-    // read it against).
-    let ex01 = dir.join("image.Ex01");
-    let mut bytes = b"EVF2\r\n\x81\x00\x02\x01\x01\x00\x01\x00\x00\x00".to_vec();
-    bytes.resize(4096, 0);
-    std::fs::write(&ex01, bytes).unwrap();
-    one_line_error(
-        &ex01,
-        "EWF2 (Ex01, EnCase 7) image, which uffs cannot read yet",
-    );
     // The second segment named on its own: not the image's start.
     let (code, err) = fails(&["info"], &good.with_file_name("img.E02"));
     assert_eq!(code, Some(2), "{err}");
@@ -452,4 +452,383 @@ fn adler32(data: &[u8]) -> u32 {
         b = (b + a) % 65_521;
     }
     (b << 16) | a
+}
+
+/// The committed Ex01 sets (made by libewf's `ewfacquire -f encase7-v2` from tests/data/linux-made/testfs1):
+/// name, segments, chunk size, how `info` says they are stored.
+const EX01: [(&str, usize, &str, &str); 2] = [
+    (
+        "testfs1-plain",
+        2,
+        "64 KiB",
+        "uncompressed, 14 of 32 chunks pattern-filled",
+    ),
+    (
+        "testfs1-deflate",
+        1,
+        "32 KiB",
+        "compressed, 33 of 64 chunks pattern-filled",
+    ),
+];
+
+fn ex01(name: &str) -> PathBuf {
+    data(&format!("containers/{name}.Ex01"))
+}
+
+fn sha1sum(file: &Path) -> String {
+    let out = run_ok(Command::new("sha1sum").arg(file));
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn ex01_sets_read_as_the_volume_they_hold() {
+    let raw = data("linux-made/testfs1");
+    let raw_s = path_str(&raw);
+    let raw_bytes = std::fs::read(&raw).unwrap();
+    let want_export = stdout(&["export", raw_s, "--format", "csv", "--deleted", "--streams"]);
+    let want_info = described(raw_s);
+    let (md5, sha1) = (md5sum(&raw), sha1sum(&raw));
+    for (name, count, chunks, how) in EX01 {
+        let first = ex01(name);
+        let s = path_str(&first);
+        let mut head = [0u8; 8];
+        std::io::Read::read_exact(&mut std::fs::File::open(&first).unwrap(), &mut head).unwrap();
+        assert_eq!(&head, b"EVF2\r\n\x81\x00", "{name}: not an EWF2 segment");
+        // The export byte for byte, and `info` but for the container.
+        assert!(
+            stdout(&["export", s, "--format", "csv", "--deleted", "--streams"]) == want_export,
+            "{s}: its export differs from the raw volume's"
+        );
+        assert_eq!(described(s), want_info, "{s}");
+        let text = String::from_utf8(stdout(&["info", s])).unwrap();
+        let line = format!(
+            "container     EWF (Ex01, EnCase 7 format): {count} segment{}, {chunks} chunks, {how}\n",
+            if count == 1 { "" } else { "s" }
+        );
+        assert!(text.contains(&line), "{line:?} not in {text}");
+        if count > 1 {
+            assert!(
+                text.contains(&format!("  files       {count}: {s} to ")),
+                "{text}"
+            );
+        }
+        // The stored hashes are the raw volume's; the case metadata as given to ewfacquire.
+        for fact in [
+            format!("  md5         {md5}\n"),
+            format!("  sha1        {sha1}\n"),
+            "  case        CASE-42\n".into(),
+            "  evidence    EV-7\n".into(),
+            "  examiner    Alice Examiner\n".into(),
+            "  description testfs1\n".into(),
+            "  notes       test notes\n".into(),
+            "  acquired    2026-11-26 ".into(),
+            "  software    20260924 on Linux\n".into(),
+            format!("  segments    {count}\n"),
+        ] {
+            assert!(text.contains(&fact), "{fact:?} not in {text}");
+        }
+        let info: serde_json::Value =
+            serde_json::from_slice(&stdout(&["info", s, "--json"])).unwrap();
+        assert_eq!(info["container"]["facts"]["md5"], md5.as_str(), "{info}");
+        assert_eq!(info["container"]["facts"]["sha1"], sha1.as_str(), "{info}");
+        assert_eq!(
+            info["container"]["files"].as_array().unwrap().len(),
+            count,
+            "{info}"
+        );
+        // Its bytes wherever read: within a chunk, across chunks, pattern-filled ones and the segments.
+        reads_byte_for_byte(&first, &raw_bytes);
+    }
+}
+
+#[test]
+fn tsk_on_the_raw_volume_lists_the_paths_uffs_reads_from_the_ex01() {
+    let raw = data("linux-made/testfs1");
+    let tsk = fls_paths_as(&raw, None, "raw");
+    assert!(tsk.len() > 100, "fls lists {}", tsk.len());
+    for (name, ..) in EX01 {
+        assert_eq!(tsk, uffs_paths(path_str(&ex01(name))), "{name}");
+    }
+}
+
+#[test]
+fn cat_of_an_ex01_file_is_icat_of_the_raw_volumes() {
+    let raw = data("linux-made/testfs1");
+    // Every regular file's unnamed stream `fls` lists (not the metadata files): TSK's attribute id with it.
+    let out = run_ok(tool("fls").args(["-r", "-p"]).arg(&raw));
+    let files: Vec<(String, String)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("r/r "))
+        .filter_map(|l| {
+            let (head, path) = l.split_once('\t')?;
+            let addr = head.trim_start_matches("r/r ").trim_end_matches(':');
+            (!path.starts_with('$') && !path.contains(':'))
+                .then(|| (addr.to_string(), path.to_string()))
+        })
+        .collect();
+    assert!(files.len() >= 4, "{files:?}");
+    let mut nonempty = 0;
+    for (addr, path) in &files {
+        let want = run_ok(tool("icat").arg(&raw).arg(addr)).stdout;
+        nonempty += usize::from(!want.is_empty());
+        for (name, ..) in EX01 {
+            assert!(
+                stdout(&["cat", path_str(&ex01(name)), path]) == want,
+                "{name}: cat {path} differs from icat {addr}"
+            );
+        }
+    }
+    assert!(nonempty >= 2, "{files:?}");
+}
+
+/// Copies of the committed Ex01 sets in `dir/NAME/`; returns the first segment of the `name` set.
+fn ex01_copy(dir: &Path, case: &str, name: &str) -> PathBuf {
+    let d = dir.join(case);
+    std::fs::create_dir_all(&d).unwrap();
+    for e in std::fs::read_dir(data("containers")).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_str().unwrap().starts_with(name) {
+            std::fs::copy(&p, d.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    d.join(format!("{name}.Ex01"))
+}
+
+/// The EWF2 sections of a segment's bytes, back to front from the last: (type, data offset, data size,
+/// descriptor offset).
+fn ex01_sections(bytes: &[u8]) -> Vec<(u32, usize, usize, usize)> {
+    let mut all = Vec::new();
+    let mut at = bytes.len() - 64;
+    loop {
+        let d = &bytes[at..at + 64];
+        let kind = u32::from_le_bytes(d[..4].try_into().unwrap());
+        let prev = u64::from_le_bytes(d[8..16].try_into().unwrap()) as usize;
+        let size = u64::from_le_bytes(d[16..24].try_into().unwrap()) as usize;
+        all.push((kind, at - size, size, at));
+        if prev == 0 {
+            return all;
+        }
+        at = prev;
+    }
+}
+
+/// The first sector table's data offset in a segment's bytes.
+fn ex01_table(bytes: &[u8]) -> usize {
+    ex01_sections(bytes)
+        .into_iter()
+        .find(|s| s.0 == 4)
+        .expect("a sector table")
+        .1
+}
+
+/// Makes the Adler-32 at `at + n` that of the `n` bytes at `at` again.
+fn reseal(bytes: &mut [u8], at: usize, n: usize) {
+    let sum = adler32(&bytes[at..at + n]);
+    bytes[at + n..at + n + 4].copy_from_slice(&sum.to_le_bytes());
+}
+
+#[test]
+fn damaged_ex01_sets_are_said_in_one_line() {
+    let dir = scratch("ex01-damaged");
+    let edit = |case: &str, name: &str, file: &str, f: &dyn Fn(&mut Vec<u8>)| -> PathBuf {
+        let first = ex01_copy(&dir, case, name);
+        let p = first.with_file_name(file);
+        let mut bytes = std::fs::read(&p).unwrap();
+        f(&mut bytes);
+        std::fs::write(&p, bytes).unwrap();
+        first
+    };
+    // The second segment missing: named.
+    let first = ex01_copy(&dir, "missing", "testfs1-plain");
+    let second = first.with_file_name("testfs1-plain.Ex02");
+    std::fs::remove_file(&second).unwrap();
+    one_line_error(
+        &first,
+        &format!("missing its segment 2, {}", second.display()),
+    );
+    // The last segment truncated (its sections end mid-way): named.
+    let first = edit("truncated", "testfs1-plain", "testfs1-plain.Ex02", &|b| {
+        b.truncate(b.len() / 2)
+    });
+    one_line_error(
+        &first,
+        &format!(
+            "{} is truncated",
+            first.with_file_name("testfs1-plain.Ex02").display()
+        ),
+    );
+    // The only segment cut just before its `done` section: its last section is no end.
+    let first = edit("cut", "testfs1-deflate", "testfs1-deflate.Ex01", &|b| {
+        b.truncate(b.len() - 64)
+    });
+    one_line_error(&first, "not done or next");
+    // A second segment that is another set's (its set identifier differs) or in the wrong place (its number).
+    let first = edit("other-set", "testfs1-plain", "testfs1-plain.Ex02", &|b| {
+        b[20] ^= 0xff
+    });
+    one_line_error(&first, "belongs to another image");
+    let first = ex01_copy(&dir, "swapped", "testfs1-plain");
+    std::fs::copy(&first, first.with_file_name("testfs1-plain.Ex02")).unwrap();
+    one_line_error(&first, "says it is segment 1");
+    // A table entry pointing past its file, its checksum made right again: the offset itself is what is wrong.
+    let first = edit("table", "testfs1-plain", "testfs1-plain.Ex01", &|b| {
+        let t = ex01_table(b);
+        let n = u32::from_le_bytes(b[t + 8..t + 12].try_into().unwrap()) as usize;
+        b[t + 32..t + 40].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        reseal(b, t + 32, 16 * n);
+    });
+    one_line_error(&first, "is not within the file");
+    // A table whose entries' checksum differs; one that says it holds more entries than its section can.
+    let first = edit(
+        "table-sum",
+        "testfs1-deflate",
+        "testfs1-deflate.Ex01",
+        &|b| {
+            let t = ex01_table(b);
+            b[t + 40] ^= 1;
+        },
+    );
+    one_line_error(&first, "its entries' checksum differs");
+    let first = edit(
+        "table-count",
+        "testfs1-deflate",
+        "testfs1-deflate.Ex01",
+        &|b| {
+            let t = ex01_table(b);
+            b[t + 8..t + 12].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
+            reseal(b, t, 16);
+        },
+    );
+    one_line_error(&first, "says it holds 4294967280 entries");
+    // A section descriptor damaged: its checksum says so.
+    let first = edit(
+        "descriptor",
+        "testfs1-deflate",
+        "testfs1-deflate.Ex01",
+        &|b| {
+            let case = ex01_sections(b).into_iter().find(|s| s.0 == 2).unwrap();
+            b[case.3 + 20] ^= 0xff;
+        },
+    );
+    one_line_error(&first, "damaged (its checksum differs)");
+    // A descriptor pointing back to itself (resealed): the walk back ends.
+    let first = edit("loop", "testfs1-deflate", "testfs1-deflate.Ex01", &|b| {
+        let case = ex01_sections(b).into_iter().find(|s| s.0 == 2).unwrap();
+        b[case.3 + 8..case.3 + 16].copy_from_slice(&(case.3 as u64).to_le_bytes());
+        reseal(b, case.3, 60);
+    });
+    one_line_error(&first, "says the one before it is at");
+    // An encrypted section (its flag set, resealed), and bzip2 chunks: refused by name.
+    let first = edit(
+        "encrypted",
+        "testfs1-deflate",
+        "testfs1-deflate.Ex01",
+        &|b| {
+            let case = ex01_sections(b).into_iter().find(|s| s.0 == 2).unwrap();
+            b[case.3 + 4] |= 2;
+            reseal(b, case.3, 60);
+        },
+    );
+    one_line_error(&first, "is encrypted");
+    let first = edit("bzip2", "testfs1-deflate", "testfs1-deflate.Ex01", &|b| {
+        b[10] = 2
+    });
+    one_line_error(&first, "bzip2-compressed");
+    // Signature alone, nothing after: truncated.
+    let ex01 = dir.join("image.Ex01");
+    let mut bytes = b"EVF2\r\n\x81\x00\x02\x01\x01\x00\x01\x00\x00\x00".to_vec();
+    bytes.resize(4096, 0);
+    std::fs::write(&ex01, bytes).unwrap();
+    one_line_error(
+        &ex01,
+        "is truncated or damaged: it does not end with an EWF2 section descriptor",
+    );
+    // The second segment named on its own: not the image's start.
+    let (code, err) = fails(&["info"], &data("containers/testfs1-plain.Ex02"));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("is segment 2 of an EWF image, not its first: open the first segment (.Ex01)"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_corrupt_ex01_chunk_is_unreadable_not_a_crash() {
+    let dir = scratch("ex01-chunk");
+    // Chunk 1 of each: MFT records 48 to 111 of the 64 KiB stored chunks (an Adler-32 that differs), 16 to 47 of
+    // the 32 KiB compressed ones (bad zlib data).
+    for (name, flags, records) in [("testfs1-plain", 2, 64), ("testfs1-deflate", 1, 32)] {
+        let first = ex01_copy(&dir, name, name);
+        let mut bytes = std::fs::read(&first).unwrap();
+        let t = ex01_table(&bytes);
+        let e = t + 32 + 16;
+        let at = u64::from_le_bytes(bytes[e..e + 8].try_into().unwrap()) as usize;
+        assert_eq!(
+            u32::from_le_bytes(bytes[e + 12..e + 16].try_into().unwrap()),
+            flags,
+            "{name}: chunk 1's flags"
+        );
+        for b in &mut bytes[at + 10..at + 50] {
+            *b ^= 0x5a;
+        }
+        std::fs::write(&first, &bytes).unwrap();
+        let s = path_str(&first);
+        let out = uffs().args(["info", s]).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let idx = format!("{s}.uffs");
+        let out = uffs().args(["index", s, "-o", &idx]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(
+            err.contains(&format!("{records} unreadable records")),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        let out = uffs()
+            .args(["export", s, "--format", "csv", "--deleted"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(out.stdout.len() > 1000, "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bytes `pattern.Ex01` holds: 32 KiB of `ABCDEFGH` repeated, 32 KiB of bytes 1 to 8 repeated, then 1 KiB
+/// counting 0 to 255 (a last chunk of 2 sectors).
+fn pattern_raw() -> Vec<u8> {
+    let mut raw = b"ABCDEFGH".repeat(4096);
+    raw.extend((1u8..=8).collect::<Vec<_>>().repeat(4096));
+    raw.extend((0..=255u8).collect::<Vec<_>>().repeat(4));
+    raw
+}
+
+#[test]
+fn pattern_filled_ex01_chunks_repeat_their_8_bytes_in_order() {
+    // Not a volume: read through `container::open` (as `uffs info` would describe it).
+    let first = data("containers/pattern.Ex01");
+    let raw = pattern_raw();
+    let image = uffs_mft::container::open(&first).unwrap().unwrap();
+    assert_eq!(
+        image.describe(),
+        "EWF (Ex01, EnCase 7 format): 1 segment, 32 KiB chunks, compressed, 2 of 3 chunks pattern-filled"
+    );
+    // The stored MD5 is md5sum's of the raw bytes, as ewfacquire read them.
+    let dir = scratch("ex01-pattern");
+    let raw_file = dir.join("pattern.raw");
+    std::fs::write(&raw_file, &raw).unwrap();
+    let md5 = md5sum(&raw_file);
+    assert!(
+        image.facts().contains(&("md5".to_string(), md5.clone())),
+        "{md5}: {:?}",
+        image.facts()
+    );
+    reads_byte_for_byte(&first, &raw);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,16 +1,19 @@
 //! Expert Witness Format (EWF) images read as the disk they hold: EWF1, the `.E01` EnCase 1–6, FTK Imager and
-//! `ewfacquire` write (and SMART's `.s01`). Recognised by the first segment's signature, never the name; the other
-//! segment files are found by the name sequence the format uses (`.E01` … `.E99`, `.EAA` … `.EZZ`, `.FAA` …, or
-//! the same in lower case), each checked for its signature and number. EWF2 (`.Ex01`, EnCase 7) is recognised by
-//! its signature and refused with a message: no tool here writes one to test against.
+//! `ewfacquire` write (and SMART's `.s01`), and EWF2, the `.Ex01` of EnCase 7 and later (its sections are read by
+//! [`super::ewf2`]; the rest is shared). Recognised by the first segment's signature, never the name; the other
+//! segment files are found by the name sequence the format uses (`.E01` … `.E99`, `.EAA` … `.EZZ`, `.FAA` …;
+//! `.Ex01` … `.Ex99`, `.ExAA` …; or the same in lower case), each checked for its signature and number (and, in
+//! EWF2, for the set identifier the first segment has).
 //!
 //! The disk is stored in chunks (64 sectors by default), each zlib-compressed or stored with an Adler-32 checksum
-//! after it; tables (32-bit offsets from a base, the high bit saying compressed; a copy in `table2`) say where
-//! each chunk is. Every table is read at open, checked against its file's size; a chunk is decoded when read, once
-//! per read that needs it, straight into the caller's buffer when the read covers it whole. A chunk that does not
-//! inflate or whose checksum differs is an `InvalidData` error naming the chunk and segment (the scanner counts
-//! its records unreadable and goes on); damaged structure (a missing or truncated segment, a section descriptor
-//! whose checksum differs, a table pointing past its file) is an error at open, naming the file.
+//! after it (EWF2 also has pattern-filled chunks: 8 bytes repeated, nothing stored); tables (in EWF1 32-bit
+//! offsets from a base, the high bit saying compressed, a copy in `table2`; in EWF2 64-bit offsets, sizes and
+//! flags) say where each chunk is. Every table is read at open, checked against its file's size; a chunk is
+//! decoded when read, once per read that needs it, straight into the caller's buffer when the read covers it
+//! whole. A chunk that does not inflate or whose checksum differs is an `InvalidData` error naming the chunk and
+//! segment (the scanner counts its records unreadable and goes on); damaged structure (a missing or truncated
+//! segment, a section descriptor whose checksum differs, a table pointing past its file) is an error at open,
+//! naming the file.
 //!
 //! Format: libyal's "Expert Witness Compression Format (EWF)" document, and the bytes `ewfacquire` writes. Every
 //! number is little-endian.
@@ -29,17 +32,21 @@ use super::{bad, within, Image};
 /// EWF1's segment signature (E01, s01).
 const EWF1: &[u8; 8] = b"EVF\x09\x0d\x0a\xff\x00";
 /// EWF2's segment signature (Ex01).
-const EWF2: &[u8; 8] = b"EVF2\x0d\x0a\x81\x00";
+pub(super) const EWF2: &[u8; 8] = b"EVF2\x0d\x0a\x81\x00";
 /// EWF1's section descriptor.
 const DESCRIPTOR: u64 = 76;
 /// The largest chunk read: 32768 sectors of 4096 bytes.
 const MAX_CHUNK: u64 = 128 << 20;
 /// The most header text decompressed (EnCase limits its values to a few thousand characters).
-const MAX_TEXT: u64 = 4 << 20;
+pub(super) const MAX_TEXT: u64 = 4 << 20;
 /// The most segment files followed (the name sequence ends well before).
 const MAX_SEGMENTS: u32 = 65_535;
 
-const COMPRESSED: u16 = 1;
+/// A chunk's flags (EWF2's values): zlib-compressed; stored, an Adler-32 after it; pattern-filled (with
+/// `COMPRESSED`: its `offset` holds the 8 bytes repeated).
+pub(super) const COMPRESSED: u16 = 1;
+pub(super) const CHECKSUMED: u16 = 2;
+pub(super) const PATTERN: u16 = 4;
 
 /// Whether `head` (a file's first bytes) starts an EWF segment.
 pub fn is_ewf(head: &[u8]) -> bool {
@@ -48,11 +55,11 @@ pub fn is_ewf(head: &[u8]) -> bool {
 
 /// Where one chunk is: in segment `seg` at `offset`, `size` bytes stored, compressed or not (`flags`).
 #[derive(Debug, Clone, Copy)]
-struct Chunk {
-    offset: u64,
-    size: u32,
-    seg: u16,
-    flags: u16,
+pub(super) struct Chunk {
+    pub(super) offset: u64,
+    pub(super) size: u32,
+    pub(super) seg: u16,
+    pub(super) flags: u16,
 }
 
 /// An open EWF image: its segments and where each chunk is.
@@ -64,41 +71,44 @@ pub struct Ewf {
     chunks: Vec<Chunk>,
     chunk_size: u64,
     len: u64,
-    /// Which writer's layout, for `describe`: "EnCase 6", "SMART" …
+    /// Which writer's layout, for `describe`: "EnCase 6", "SMART", "EnCase 7" (EWF2) …
     flavour: &'static str,
     facts: Vec<(String, String)>,
 }
 
 /// What the sections of the segments said, gathered as they are read.
 #[derive(Default)]
-struct Found {
+pub(super) struct Found {
     /// Sectors per chunk, bytes per sector, sectors, chunks (from the volume section).
-    sectors_per_chunk: Option<u64>,
-    bytes_per_sector: Option<u64>,
-    sectors: Option<u64>,
-    chunk_count: Option<u64>,
+    pub(super) sectors_per_chunk: Option<u64>,
+    pub(super) bytes_per_sector: Option<u64>,
+    pub(super) sectors: Option<u64>,
+    pub(super) chunk_count: Option<u64>,
     /// The volume section's size (94 bytes for SMART, 1052 for EnCase).
-    volume_len: u64,
+    pub(super) volume_len: u64,
     /// header2's values (EnCase 4+), header's (all).
-    header2: Option<Vec<(String, String)>>,
-    header2_categories: u32,
-    header: Option<Vec<(String, String)>>,
-    md5: Option<[u8; 16]>,
-    sha1: Option<[u8; 20]>,
-    read_errors: Option<u64>,
-    chunks: Vec<Chunk>,
+    pub(super) header2: Option<Vec<(String, String)>>,
+    pub(super) header2_categories: u32,
+    pub(super) header: Option<Vec<(String, String)>>,
+    pub(super) md5: Option<[u8; 16]>,
+    pub(super) sha1: Option<[u8; 20]>,
+    pub(super) read_errors: Option<u64>,
+    pub(super) chunks: Vec<Chunk>,
+    /// EWF2: its case data's values are header2's under EWF1's identifiers; its chunks may be bzip2-compressed.
+    pub(super) ewf2: bool,
+    pub(super) bzip2: bool,
 }
 
 /// A segment being read: its number (from 0), file, name, length.
-struct Seg<'a> {
-    index: u16,
-    file: &'a File,
-    path: &'a Path,
-    len: u64,
+pub(super) struct Seg<'a> {
+    pub(super) index: u16,
+    pub(super) file: &'a File,
+    pub(super) path: &'a Path,
+    pub(super) len: u64,
 }
 
 impl Seg<'_> {
-    fn read(&self, at: u64, n: u64, what: &str) -> io::Result<Vec<u8>> {
+    pub(super) fn read(&self, at: u64, n: u64, what: &str) -> io::Result<Vec<u8>> {
         if !within(at, n, self.len) {
             return Err(bad(format!(
                 "{} is truncated: its {what} at {at} ({n} bytes) runs past its end ({} bytes)",
@@ -111,14 +121,14 @@ impl Seg<'_> {
         Ok(b)
     }
 
-    fn damaged(&self, what: impl std::fmt::Display) -> io::Error {
+    pub(super) fn damaged(&self, what: impl std::fmt::Display) -> io::Error {
         bad(format!("{}: {what}", self.path.display()))
     }
 }
 
 impl Ewf {
-    /// The EWF image whose first segment is `path` (open as `file`, `file_len` bytes), or `None` when it is not
-    /// one. An EWF2 image is an error.
+    /// The EWF image (EWF1 or EWF2) whose first segment is `path` (open as `file`, `file_len` bytes), or `None`
+    /// when it is not one.
     pub fn open(path: &Path, file: &File, file_len: u64) -> io::Result<Option<Ewf>> {
         let mut head = [0u8; 32];
         if file_len < 13 {
@@ -126,24 +136,40 @@ impl Ewf {
         }
         let n = file_len.min(32) as usize;
         crate::device::read_file_at(file, &mut head[..n], 0)?;
-        if head.starts_with(EWF2) {
-            return Err(bad(format!(
-                "{} is an EWF2 (Ex01, EnCase 7) image, which uffs cannot read yet: convert it to E01 or raw \
-                 first (ewfexport -f encase6, or -f raw)",
-                path.display()
-            )));
-        }
-        if !head.starts_with(EWF1) {
+        let v2 = head.starts_with(EWF2);
+        if !v2 && !head.starts_with(EWF1) {
             return Ok(None);
         }
-        let number = u32::from(le16(&head, 9));
-        if number != 1 {
+        if v2 && file_len < 32 {
             return Err(bad(format!(
-                "{} is segment {number} of an EWF image, not its first: open the first segment (.E01)",
+                "{} is truncated: {file_len} bytes, too few for an EWF2 file header",
                 path.display()
             )));
         }
-        let mut found = Found::default();
+        // EWF1: a 16-bit number at 9; EWF2: a 32-bit one at 12, then the set's identifier.
+        let number_of = |h: &[u8]| {
+            if v2 {
+                le32(h, 12)
+            } else {
+                u32::from(le16(h, 9))
+            }
+        };
+        let number = number_of(&head);
+        if number != 1 {
+            return Err(bad(format!(
+                "{} is segment {number} of an EWF image, not its first: open the first segment ({})",
+                path.display(),
+                if v2 { ".Ex01" } else { ".E01" }
+            )));
+        }
+        let set_id: [u8; 16] = head[16..32].try_into().unwrap_or_default();
+        let mut found = Found {
+            ewf2: v2,
+            ..Found::default()
+        };
+        if v2 {
+            found.bzip2 = super::ewf2::compression(&head, path)?;
+        }
         let mut segments: Vec<(File, PathBuf)> = vec![(file.try_clone()?, path.to_path_buf())];
         let mut len = file_len;
         loop {
@@ -155,7 +181,12 @@ impl Ewf {
                 path: p,
                 len,
             };
-            if read_segment(&seg, &mut found)? {
+            let last = if v2 {
+                super::ewf2::read_segment(&seg, &mut found)?
+            } else {
+                read_segment(&seg, &mut found)?
+            };
+            if last {
                 break;
             }
             let number = segments.len() as u32 + 1;
@@ -184,8 +215,9 @@ impl Ewf {
             let mut h = [0u8; 32];
             let n = len.min(32) as usize;
             crate::device::read_file_at(&f, &mut h[..n], 0)?;
-            let got = u32::from(le16(&h, 9));
-            if len < 13 || !h.starts_with(EWF1) {
+            let got = number_of(&h);
+            let (sig, least) = if v2 { (EWF2, 32) } else { (EWF1, 13) };
+            if len < least || !h.starts_with(sig) {
                 return Err(bad(format!(
                     "{}, segment {number} of the EWF image {}, has no EWF signature",
                     next.display(),
@@ -195,6 +227,14 @@ impl Ewf {
             if got != number {
                 return Err(bad(format!(
                     "{} says it is segment {got} of its EWF image, where segment {number} of {} belongs",
+                    next.display(),
+                    path.display()
+                )));
+            }
+            if v2 && h[16..32] != set_id {
+                return Err(bad(format!(
+                    "{}, segment {number} of the EWF image {}, belongs to another image (its set identifier \
+                     differs)",
                     next.display(),
                     path.display()
                 )));
@@ -242,7 +282,19 @@ impl Ewf {
             )));
         }
         found.chunks.truncate(needed as usize);
+        if found.bzip2
+            && found
+                .chunks
+                .iter()
+                .any(|c| c.flags & (COMPRESSED | PATTERN) == COMPRESSED)
+        {
+            return Err(bad(format!(
+                "{name}: the EWF2 image's chunks are bzip2-compressed, which uffs does not read: convert it \
+                 first (ewfexport -f raw)"
+            )));
+        }
         let flavour = match &found.header2 {
+            _ if found.ewf2 => "EnCase 7",
             Some(h) if h.iter().any(|(k, _)| k == "md") => "EnCase 6",
             Some(_) if found.header2_categories >= 3 => "EnCase 5",
             Some(_) => "EnCase 4",
@@ -321,6 +373,14 @@ impl Ewf {
             ))
         };
         let size = u64::from(c.size);
+        if c.flags & (COMPRESSED | PATTERN) == COMPRESSED | PATTERN {
+            // EWF2's pattern fill: the 8 bytes where the offset would be, repeated.
+            let p = c.offset.to_le_bytes();
+            for (i, b) in out.iter_mut().enumerate() {
+                *b = p[i % 8];
+            }
+            return Ok(());
+        }
         if c.flags & COMPRESSED != 0 {
             if size > 2 * self.chunk_size + 4096 {
                 return Err(corrupt(format!(
@@ -348,14 +408,18 @@ impl Ewf {
                 }
             });
         }
-        // Stored: the data, then its Adler-32.
-        let need = out.len() as u64 + 4;
+        // Stored: the data, then its Adler-32 (always in EWF1; in EWF2 when its flags say so).
+        let summed = c.flags & CHECKSUMED != 0;
+        let need = out.len() as u64 + if summed { 4 } else { 0 };
         if size < need {
             return Err(corrupt(format!(
                 "{size} bytes stored where {need} are needed"
             )));
         }
         crate::device::read_file_at(file, out, c.offset)?;
+        if !summed {
+            return Ok(());
+        }
         let mut sum = [0u8; 4];
         crate::device::read_file_at(file, &mut sum, c.offset + out.len() as u64)?;
         let (want, got) = (u32::from_le_bytes(sum), adler32(out));
@@ -386,15 +450,25 @@ impl Image for Ewf {
         let compressed = self
             .chunks
             .iter()
-            .filter(|c| c.flags & COMPRESSED != 0)
+            .filter(|c| c.flags & (COMPRESSED | PATTERN) == COMPRESSED)
             .count();
-        let how = if compressed == self.chunks.len() {
+        let filled = self
+            .chunks
+            .iter()
+            .filter(|c| c.flags & (COMPRESSED | PATTERN) == COMPRESSED | PATTERN)
+            .count();
+        // Pattern-filled chunks (EWF2) are neither: told apart after.
+        let stored = self.chunks.len() - filled;
+        let mut how = if compressed == stored && stored > 0 {
             "compressed".to_string()
         } else if compressed == 0 {
             "uncompressed".to_string()
         } else {
-            format!("compressed ({compressed} of {} chunks)", self.chunks.len())
+            format!("compressed ({compressed} of {stored} chunks)")
         };
+        if filled > 0 {
+            how += &format!(", {filled} of {} chunks pattern-filled", self.chunks.len());
+        }
         let size = if self.chunk_size.is_multiple_of(1024) {
             format!("{} KiB", self.chunk_size / 1024)
         } else {
@@ -403,10 +477,10 @@ impl Image for Ewf {
         let n = self.segments.len();
         format!(
             "EWF ({}, {} format): {n} segment{}, {size} chunks, {how}",
-            if self.flavour == "SMART" {
-                "s01"
-            } else {
-                "E01"
+            match self.flavour {
+                "SMART" => "s01",
+                "EnCase 7" => "Ex01",
+                _ => "E01",
             },
             self.flavour,
             if n == 1 { "" } else { "s" },
@@ -642,7 +716,7 @@ fn read_table_v1(
             offset: start,
             size: (end - start) as u32,
             seg: seg.index,
-            flags: if compressed { COMPRESSED } else { 0 },
+            flags: if compressed { COMPRESSED } else { CHECKSUMED },
         });
     }
     Ok(Ok(chunks))
@@ -709,7 +783,7 @@ pub fn segments(first: &Path) -> Option<Vec<PathBuf>> {
 
 /// The text a header section's zlib data holds: UTF-16 (header2, after its byte order mark) or one byte a
 /// character (header). `None` when it does not inflate.
-fn inflate_text(raw: &[u8]) -> Option<String> {
+pub(super) fn inflate_text(raw: &[u8]) -> Option<String> {
     let mut z = Decompress::new(true);
     let mut out = vec![0u8; (raw.len() * 8).clamp(4096, MAX_TEXT as usize)];
     loop {
@@ -755,7 +829,7 @@ fn inflate_text(raw: &[u8]) -> Option<String> {
 
 /// The `main` category's values of header text: (identifier, value) pairs, and the number of categories it says
 /// it has (its first line).
-fn header_values(text: &str) -> (Vec<(String, String)>, u32) {
+pub(super) fn header_values(text: &str) -> (Vec<(String, String)>, u32) {
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     let categories = lines
         .first()

@@ -14,6 +14,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub mod ewf;
+mod ewf2;
 pub mod qcow2;
 pub mod split;
 pub mod vhd;
