@@ -942,6 +942,53 @@ pub fn adler32(data: &[u8]) -> u32 {
 mod tests {
     use super::*;
 
+    /// `data` bzip2-compressed (level 9).
+    fn bz(data: &[u8]) -> Vec<u8> {
+        let mut z = bzip2::Compress::new(bzip2::Compression::best(), 0);
+        let mut out = vec![0u8; data.len() + 1024];
+        let status = z.compress(data, &mut out, bzip2::Action::Finish).unwrap();
+        assert_eq!(status, bzip2::Status::StreamEnd);
+        out.truncate(z.total_out() as usize);
+        out
+    }
+
+    #[test]
+    fn a_bzip2_chunk_must_fill_its_chunk_exactly() {
+        let data: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
+        let z = bz(&data);
+        let mut out = vec![0u8; 4096];
+        unbzip2(&z, &mut out).unwrap();
+        assert_eq!(out, data);
+        // More than the chunk holds: not written past it, corrupt.
+        let mut small = vec![0u8; 4000];
+        let e = unbzip2(&z, &mut small).unwrap_err();
+        assert!(e.contains("more than 4000 bytes"), "{e}");
+        // Less: corrupt.
+        let mut big = vec![0u8; 8192];
+        let e = unbzip2(&z, &mut big).unwrap_err();
+        assert!(e.contains("decompresses to 4096 bytes, not 8192"), "{e}");
+        // Damaged, cut short, or not bzip2 at all.
+        let mut bad = z.clone();
+        for b in &mut bad[10..30] {
+            *b ^= 0x5a;
+        }
+        assert!(unbzip2(&bad, &mut out).is_err());
+        assert!(unbzip2(&z[..z.len() / 2], &mut out).is_err());
+        assert!(unbzip2(b"not bzip2 data", &mut out).is_err());
+    }
+
+    #[test]
+    fn ewf2_text_may_be_bzip2() {
+        let text = "\u{feff}1\nmain\nts\tbp\n128\t512\n\n";
+        let utf16: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let got = inflate_text(&bz(&utf16)).unwrap();
+        assert_eq!(
+            header_values(&got).0[0],
+            ("ts".to_string(), "128".to_string())
+        );
+        assert!(inflate_text(b"BZh9 then nothing").is_none());
+    }
+
     #[test]
     fn segment_names_follow_the_sequence() {
         let name = |first: &str, n: u32| {
