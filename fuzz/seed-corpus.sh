@@ -120,12 +120,14 @@ d = '# Disk DescriptorFile\nversion=1\nCID=12345678\nparentCID=ffffffff\ncreateT
 open('corpus/container_vmdk/descriptor', 'w').write(
     d + 'RW 8 FLAT "disk-flat.vmdk" 0\nRW 16 SPARSE "disk-s001.vmdk"\nRW 4 ZERO\n')
 PY
-# EWF2 (Ex01): libewf ewfacquire's compressed segment of testfs1 (tests/data/containers) whole, and a small
+# EWF2 (Ex01): libewf ewfacquire's compressed segment of testfs1 (tests/data/containers) whole, the bzip2 one
+# scripts/make-ex01-bzip2.py makes of testfs1 (bzip2 chunks and text sections), and a small
 # one made from it: the file header, its device information and case data sections, one sector table of two
 # chunks (a pattern-filled one, a stored one with its Adler-32), MD5 and SHA1 sections, done. Each section is
 # its data, then a 64-byte descriptor pointing back to the one before.
 mkdir -p corpus/container_ewf2
 cp "$data/containers/testfs1-deflate.Ex01" corpus/container_ewf2/testfs1-deflate
+cp "$data/containers/testfs1-bzip2.Ex01" corpus/container_ewf2/testfs1-bzip2
 python3 - "$data" <<'PY'
 import os, struct, sys, zlib
 data = sys.argv[1]

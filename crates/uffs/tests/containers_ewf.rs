@@ -454,9 +454,10 @@ fn adler32(data: &[u8]) -> u32 {
     (b << 16) | a
 }
 
-/// The committed Ex01 sets (made by libewf's `ewfacquire -f encase7-v2` from tests/data/linux-made/testfs1):
-/// name, segments, chunk size, how `info` says they are stored.
-const EX01: [(&str, usize, &str, &str); 2] = [
+/// The committed Ex01 sets (made from tests/data/linux-made/testfs1 by libewf's `ewfacquire -f encase7-v2`, and
+/// the bzip2 one by scripts/make-ex01-bzip2.py, which libewf reads back): name, segments, chunk size, how `info`
+/// says they are stored.
+const EX01: [(&str, usize, &str, &str); 3] = [
     (
         "testfs1-plain",
         2,
@@ -465,6 +466,12 @@ const EX01: [(&str, usize, &str, &str); 2] = [
     ),
     (
         "testfs1-deflate",
+        1,
+        "32 KiB",
+        "compressed, 33 of 64 chunks pattern-filled",
+    ),
+    (
+        "testfs1-bzip2",
         1,
         "32 KiB",
         "compressed, 33 of 64 chunks pattern-filled",
@@ -722,7 +729,8 @@ fn damaged_ex01_sets_are_said_in_one_line() {
         reseal(b, case.3, 60);
     });
     one_line_error(&first, "says the one before it is at");
-    // An encrypted section (its flag set, resealed), and bzip2 chunks: refused by name.
+    // An encrypted section (its flag set, resealed), and a compression method neither zlib nor bzip2: refused by
+    // name.
     let first = edit(
         "encrypted",
         "testfs1-deflate",
@@ -734,10 +742,13 @@ fn damaged_ex01_sets_are_said_in_one_line() {
         },
     );
     one_line_error(&first, "is encrypted");
-    let first = edit("bzip2", "testfs1-deflate", "testfs1-deflate.Ex01", &|b| {
-        b[10] = 2
+    let first = edit("method", "testfs1-bzip2", "testfs1-bzip2.Ex01", &|b| {
+        b[10] = 3
     });
-    one_line_error(&first, "bzip2-compressed");
+    one_line_error(
+        &first,
+        "names compression method 3, which is neither zlib (1) nor bzip2 (2)",
+    );
     // Signature alone, nothing after: truncated.
     let ex01 = dir.join("image.Ex01");
     let mut bytes = b"EVF2\r\n\x81\x00\x02\x01\x01\x00\x01\x00\x00\x00".to_vec();
@@ -761,8 +772,12 @@ fn damaged_ex01_sets_are_said_in_one_line() {
 fn a_corrupt_ex01_chunk_is_unreadable_not_a_crash() {
     let dir = scratch("ex01-chunk");
     // Chunk 1 of each: MFT records 48 to 111 of the 64 KiB stored chunks (an Adler-32 that differs), 16 to 47 of
-    // the 32 KiB compressed ones (bad zlib data).
-    for (name, flags, records) in [("testfs1-plain", 2, 64), ("testfs1-deflate", 1, 32)] {
+    // the 32 KiB compressed ones (bad zlib or bzip2 data).
+    for (name, flags, records) in [
+        ("testfs1-plain", 2, 64),
+        ("testfs1-deflate", 1, 32),
+        ("testfs1-bzip2", 1, 32),
+    ] {
         let first = ex01_copy(&dir, name, name);
         let mut bytes = std::fs::read(&first).unwrap();
         let t = ex01_table(&bytes);

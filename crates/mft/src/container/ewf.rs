@@ -5,7 +5,7 @@
 //! `.Ex01` … `.Ex99`, `.ExAA` …; or the same in lower case), each checked for its signature and number (and, in
 //! EWF2, for the set identifier the first segment has).
 //!
-//! The disk is stored in chunks (64 sectors by default), each zlib-compressed or stored with an Adler-32 checksum
+//! The disk is stored in chunks (64 sectors by default), each zlib-compressed (EWF2: or bzip2) or stored with an Adler-32 checksum
 //! after it (EWF2 also has pattern-filled chunks: 8 bytes repeated, nothing stored); tables (in EWF1 32-bit
 //! offsets from a base, the high bit saying compressed, a copy in `table2`; in EWF2 64-bit offsets, sizes and
 //! flags) say where each chunk is. Every table is read at open, checked against its file's size; a chunk is
@@ -74,6 +74,8 @@ pub struct Ewf {
     /// Which writer's layout, for `describe`: "EnCase 6", "SMART", "EnCase 7" (EWF2) …
     flavour: &'static str,
     facts: Vec<(String, String)>,
+    /// EWF2 only: compressed chunks are bzip2, not zlib (the file header's compression method).
+    bzip2: bool,
 }
 
 /// What the sections of the segments said, gathered as they are read.
@@ -282,17 +284,6 @@ impl Ewf {
             )));
         }
         found.chunks.truncate(needed as usize);
-        if found.bzip2
-            && found
-                .chunks
-                .iter()
-                .any(|c| c.flags & (COMPRESSED | PATTERN) == COMPRESSED)
-        {
-            return Err(bad(format!(
-                "{name}: the EWF2 image's chunks are bzip2-compressed, which uffs does not read: convert it \
-                 first (ewfexport -f raw)"
-            )));
-        }
         let flavour = match &found.header2 {
             _ if found.ewf2 => "EnCase 7",
             Some(h) if h.iter().any(|(k, _)| k == "md") => "EnCase 6",
@@ -357,6 +348,7 @@ impl Ewf {
             len,
             flavour,
             facts,
+            bzip2: found.bzip2,
         })
     }
 
@@ -392,6 +384,9 @@ impl Ewf {
                 let mut input = input.borrow_mut();
                 input.resize(size as usize, 0);
                 crate::device::read_file_at(file, &mut input, c.offset)?;
+                if self.bzip2 {
+                    return unbzip2(&input, out).map_err(corrupt);
+                }
                 let mut z = Decompress::new(true);
                 match z.decompress(&input, out, FlushDecompress::Finish) {
                     Ok(Status::StreamEnd) if z.total_out() == out.len() as u64 => Ok(()),
@@ -432,10 +427,29 @@ impl Ewf {
     }
 }
 
+/// Decompresses a bzip2 chunk `input` into `out`, which it must fill exactly: bzip2 writes no more than `out`
+/// holds, so a chunk claiming more is corrupt, not an allocation. The error says why, for `corrupt`.
+fn unbzip2(input: &[u8], out: &mut [u8]) -> Result<(), String> {
+    let mut z = bzip2::Decompress::new(false);
+    match z.decompress(input, out) {
+        Ok(bzip2::Status::StreamEnd) if z.total_out() == out.len() as u64 => Ok(()),
+        Ok(bzip2::Status::StreamEnd) => Err(format!(
+            "its bzip2 data decompresses to {} bytes, not {}",
+            z.total_out(),
+            out.len()
+        )),
+        Ok(_) => Err(format!(
+            "its bzip2 data ends early or decompresses to more than {} bytes",
+            out.len()
+        )),
+        Err(e) => Err(format!("bad bzip2 data ({e})")),
+    }
+}
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
-    /// A compressed chunk as stored, read before it is inflated.
+    /// A compressed chunk as stored, read before it is inflated (or bzip2-decompressed).
     static INPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// The last chunk this thread decoded for a read that wanted part of it: (image id, chunk, bytes).
     static LAST: RefCell<(u64, usize, Vec<u8>)> = const { RefCell::new((u64::MAX, 0, Vec::new())) };
@@ -782,8 +796,41 @@ pub fn segments(first: &Path) -> Option<Vec<PathBuf>> {
 }
 
 /// The text a header section's zlib data holds: UTF-16 (header2, after its byte order mark) or one byte a
-/// character (header). `None` when it does not inflate.
+/// character (header). `None` when it does not inflate. EWF2's device information and case data are compressed
+/// with the file header's method, as libewf reads them: bzip2 data (its `BZh` signature) is decompressed as such.
 pub(super) fn inflate_text(raw: &[u8]) -> Option<String> {
+    let out = if raw.starts_with(b"BZh") {
+        unbzip2_text(raw)?
+    } else {
+        inflate_bytes(raw)?
+    };
+    text_of(&out)
+}
+
+/// `raw`'s bzip2 data decompressed, at most `MAX_TEXT` bytes of it; `None` when it is not bzip2.
+fn unbzip2_text(raw: &[u8]) -> Option<Vec<u8>> {
+    let mut z = bzip2::Decompress::new(false);
+    let mut out = vec![0u8; (raw.len() * 8).clamp(4096, MAX_TEXT as usize)];
+    loop {
+        let before = z.total_out() as usize;
+        let status = z
+            .decompress(&raw[z.total_in() as usize..], &mut out[before..])
+            .ok()?;
+        match status {
+            bzip2::Status::StreamEnd => break,
+            _ if z.total_out() as usize == out.len() && out.len() < MAX_TEXT as usize => {
+                out.resize((out.len() * 2).min(MAX_TEXT as usize), 0);
+            }
+            _ if z.total_out() as usize > before => {}
+            _ => break,
+        }
+    }
+    out.truncate(z.total_out() as usize);
+    Some(out)
+}
+
+/// `raw`'s zlib data inflated, at most `MAX_TEXT` bytes of it; `None` when it does not inflate.
+fn inflate_bytes(raw: &[u8]) -> Option<Vec<u8>> {
     let mut z = Decompress::new(true);
     let mut out = vec![0u8; (raw.len() * 8).clamp(4096, MAX_TEXT as usize)];
     loop {
@@ -805,6 +852,11 @@ pub(super) fn inflate_text(raw: &[u8]) -> Option<String> {
         }
     }
     out.truncate(z.total_out() as usize);
+    Some(out)
+}
+
+/// Decompressed header text: UTF-16 after a byte order mark, else one byte a character.
+fn text_of(out: &[u8]) -> Option<String> {
     let utf16 = |b: &[u8], be: bool| {
         let units: Vec<u16> = b
             .chunks_exact(2)
@@ -818,11 +870,11 @@ pub(super) fn inflate_text(raw: &[u8]) -> Option<String> {
             .collect();
         String::from_utf16_lossy(&units)
     };
-    Some(match out.as_slice() {
+    Some(match out {
         [0xff, 0xfe, rest @ ..] => utf16(rest, false),
         [0xfe, 0xff, rest @ ..] => utf16(rest, true),
         // UTF-16 little-endian without a mark.
-        [_, 0, ..] => utf16(&out, false),
+        [_, 0, ..] => utf16(out, false),
         b => b.iter().map(|&c| c as char).collect(),
     })
 }
@@ -889,6 +941,53 @@ pub fn adler32(data: &[u8]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `data` bzip2-compressed (level 9).
+    fn bz(data: &[u8]) -> Vec<u8> {
+        let mut z = bzip2::Compress::new(bzip2::Compression::best(), 0);
+        let mut out = vec![0u8; data.len() + 1024];
+        let status = z.compress(data, &mut out, bzip2::Action::Finish).unwrap();
+        assert_eq!(status, bzip2::Status::StreamEnd);
+        out.truncate(z.total_out() as usize);
+        out
+    }
+
+    #[test]
+    fn a_bzip2_chunk_must_fill_its_chunk_exactly() {
+        let data: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
+        let z = bz(&data);
+        let mut out = vec![0u8; 4096];
+        unbzip2(&z, &mut out).unwrap();
+        assert_eq!(out, data);
+        // More than the chunk holds: not written past it, corrupt.
+        let mut small = vec![0u8; 4000];
+        let e = unbzip2(&z, &mut small).unwrap_err();
+        assert!(e.contains("more than 4000 bytes"), "{e}");
+        // Less: corrupt.
+        let mut big = vec![0u8; 8192];
+        let e = unbzip2(&z, &mut big).unwrap_err();
+        assert!(e.contains("decompresses to 4096 bytes, not 8192"), "{e}");
+        // Damaged, cut short, or not bzip2 at all.
+        let mut bad = z.clone();
+        for b in &mut bad[10..30] {
+            *b ^= 0x5a;
+        }
+        assert!(unbzip2(&bad, &mut out).is_err());
+        assert!(unbzip2(&z[..z.len() / 2], &mut out).is_err());
+        assert!(unbzip2(b"not bzip2 data", &mut out).is_err());
+    }
+
+    #[test]
+    fn ewf2_text_may_be_bzip2() {
+        let text = "\u{feff}1\nmain\nts\tbp\n128\t512\n\n";
+        let utf16: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let got = inflate_text(&bz(&utf16)).unwrap();
+        assert_eq!(
+            header_values(&got).0[0],
+            ("ts".to_string(), "128".to_string())
+        );
+        assert!(inflate_text(b"BZh9 then nothing").is_none());
+    }
 
     #[test]
     fn segment_names_follow_the_sequence() {

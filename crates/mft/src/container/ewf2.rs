@@ -12,7 +12,8 @@
 //! its size, its flags: zlib- or bzip2-compressed, stored with an Adler-32, or pattern-filled, the offset then
 //! being 8 bytes to repeat), the MD5 and SHA1 sections and the error table's count. Sector data is read only
 //! where a table points; restart data, analytical data and the rest are passed over. Encrypted sections are
-//! refused, as are bzip2-compressed chunks (no tool here writes one to test against).
+//! refused. Compressed chunks are zlib or bzip2 as the file header says (method 1 or 2), decoded in
+//! [`super::ewf`] under the same rules (decoded once per read, bounded by the chunk size, corrupt = unreadable).
 //!
 //! Every descriptor's checksum is checked, each must lie before the one after it (so the walk back ends), a
 //! section's size must fit before its descriptor, and a table's entries must fit in its section and point within
@@ -196,7 +197,7 @@ pub(super) fn read_segment(seg: &Seg, found: &mut Found) -> io::Result<bool> {
     Ok(last)
 }
 
-/// The `main` values of a device information or case data section (zlib-compressed UTF-16 text).
+/// The `main` values of a device information or case data section (UTF-16 text, zlib- or bzip2-compressed).
 fn text(seg: &Seg, s: &Section, what: &str) -> io::Result<Vec<(String, String)>> {
     let raw = seg.read(s.data, s.size.min(MAX_TEXT), what)?;
     let text = inflate_text(&raw).ok_or_else(|| {
