@@ -1,6 +1,6 @@
 //! Expert Witness Format (EWF) images read as the disk they hold: EWF1, the `.E01` EnCase 1–6, FTK Imager and
 //! `ewfacquire` write (and SMART's `.s01`), and EWF2, the `.Ex01` of EnCase 7 and later (its sections are read by
-//! [`super::ewf2`]; the rest is shared). Recognised by the first segment's signature, never the name; the other
+//! `ewf2.rs`; the rest is shared). Recognised by the first segment's signature, never the name; the other
 //! segment files are found by the name sequence the format uses (`.E01` … `.E99`, `.EAA` … `.EZZ`, `.FAA` …;
 //! `.Ex01` … `.Ex99`, `.ExAA` …; or the same in lower case), each checked for its signature and number (and, in
 //! EWF2, for the set identifier the first segment has).
