@@ -5,8 +5,8 @@
 //! `.Ex01` … `.Ex99`, `.ExAA` …; or the same in lower case), each checked for its signature and number (and, in
 //! EWF2, for the set identifier the first segment has).
 //!
-//! The disk is stored in chunks (64 sectors by default), each zlib-compressed (EWF2: or bzip2) or stored with an Adler-32 checksum
-//! after it (EWF2 also has pattern-filled chunks: 8 bytes repeated, nothing stored); tables (in EWF1 32-bit
+//! The disk is stored in chunks (64 sectors by default), each zlib-compressed (EWF2: or bzip2) or stored with an
+//! Adler-32 checksum after it (EWF2 also has pattern-filled chunks: 8 bytes repeated, nothing stored); tables (in EWF1 32-bit
 //! offsets from a base, the high bit saying compressed, a copy in `table2`; in EWF2 64-bit offsets, sizes and
 //! flags) say where each chunk is. Every table is read at open, checked against its file's size; a chunk is
 //! decoded when read, once per read that needs it, straight into the caller's buffer when the read covers it
@@ -665,8 +665,8 @@ fn read_segment(seg: &Seg, found: &mut Found) -> io::Result<bool> {
 }
 
 /// The chunks EWF1 table section `off` lists (its data `size` bytes at `data`); `points` holds the starts of the
-/// segment's sections so far, in order, and the end of this one: a table's last chunk ends at the first after it; `first` is the number of its
-/// first chunk in the image. The inner error: its checksums differ (its copy may be whole).
+/// segment's sections so far, in order, and the end of this one: a table's last chunk ends at the first after it;
+/// `first` is the number of its first chunk in the image. The inner error: its checksums differ (its copy may be whole).
 fn read_table_v1(
     seg: &Seg,
     off: u64,
