@@ -237,9 +237,15 @@ pub fn index_command(
             eprintln!("{line}");
             // The stores are deltas over FILE: while it stands (the update went to its delta) they still fit;
             // written again (merged), it describes the volume as it is now, and they are made over it again.
-            let base = uffs_index::file::read(output).map_err(|e| index_error(output, e))?;
-            if !stores.is_empty() && store_deltas_quiet(output, &base).is_none() {
-                write_stores(vol, &stores, output, &base)?;
+            if !stores.is_empty() {
+                // Whether they fit takes FILE's identity only: opened, not read.
+                let standing =
+                    uffs_index::file::open(output).map_err(|e| index_error(output, e))?;
+                if store_deltas_quiet(output, &standing).is_none() {
+                    let base =
+                        uffs_index::file::read(output).map_err(|e| index_error(output, e))?;
+                    write_stores(vol, &stores, output, &base)?;
+                }
             }
             return Ok(());
         }

@@ -508,12 +508,39 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             Err(err) => eprintln!("uffs: error: {}: {err:#}", e.source),
         }
     }
+    // The index of the volume the stores being added are copies of, read once for all of them.
+    let mut base: Option<(usize, uffs_index::Index, uffs_index::layer::BaseMap)> = None;
     for (present, e, opened) in store_plan {
         if !built[present] {
             continue;
         }
         let (p, src) = &plan[present];
-        match add_store(&cache, p, &src.volumes[0], &e, &opened.volumes[0]) {
+        if base.as_ref().is_none_or(|b| b.0 != present) {
+            let [path, _] = Registry::index_slots(&cache, &p.name);
+            match uffs_index::file::read(&path) {
+                Ok(idx) => {
+                    let map = uffs_index::layer::BaseMap::new(&idx);
+                    base = Some((present, idx, map));
+                }
+                Err(err) => {
+                    eprintln!(
+                        "uffs: error: {}: reading {}: {err}",
+                        e.source,
+                        path.display()
+                    );
+                    continue;
+                }
+            }
+        }
+        let Some((_, idx, map)) = &base else { continue };
+        match add_store(
+            &cache,
+            p,
+            &src.volumes[0],
+            &e,
+            &opened.volumes[0],
+            (idx, map),
+        ) {
             Ok(line) => {
                 eprintln!("{line}");
                 added.push(e);
@@ -545,8 +572,8 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
     Ok(())
 }
 
-/// Registers shadow copy `store` (entry `e`) of the volume `now` (entry `present`, whose index is built): its
-/// index file is the present's, linked (no copy), with the store's delta over it beside it
+/// Registers shadow copy `store` (entry `e`) of the volume `now` (entry `present`, whose index `base` is built,
+/// `map` made from it): its index file is the present's, linked (no copy), with the store's delta over it beside it
 /// (`uffs_mft::vss::delta`), so that a store costs what it changed. Gives the summary line.
 fn add_store(
     cache: &std::path::Path,
@@ -554,6 +581,7 @@ fn add_store(
     now: &uffs_mft::Volume,
     e: &VolumeEntry,
     store: &uffs_mft::Volume,
+    (base, map): (&uffs_index::Index, &uffs_index::layer::BaseMap),
 ) -> Result<String> {
     let [base_path, _] = Registry::index_slots(cache, &present.name);
     let [path, other] = Registry::index_slots(cache, &e.name);
@@ -561,10 +589,7 @@ fn add_store(
         let _ = std::fs::remove_file(slot);
         let _ = std::fs::remove_file(uffs_index::file::delta_path(slot));
     }
-    let base = uffs_index::file::read(&base_path)
-        .with_context(|| format!("reading {}", base_path.display()))?;
-    let map = uffs_index::layer::BaseMap::new(&base);
-    let (d, line) = crate::common::store_delta(now, store, &base, &map)?;
+    let (d, line) = crate::common::store_delta(now, store, base, map)?;
     // The present's index file changes by being replaced (its next compaction writes its other slot), never in
     // place: a link keeps this one as the store's base.
     if std::fs::hard_link(&base_path, &path).is_err() {
@@ -572,7 +597,7 @@ fn add_store(
             .with_context(|| format!("copying {} to {}", base_path.display(), path.display()))?;
     }
     let delta = uffs_index::file::delta_path(&path);
-    uffs_index::file::write_delta(&d, &base, &delta)
+    uffs_index::file::write_delta(&d, base, &delta)
         .with_context(|| format!("writing {}", delta.display()))?;
     Ok(line)
 }

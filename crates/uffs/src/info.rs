@@ -343,18 +343,23 @@ fn volume_text(v: &Volume) -> String {
 
 /// The shadow copies the catalog lists without a store ([`uffs_mft::vss::without_store`]).
 fn storeless(v: &Volume) -> std::io::Result<Vec<u64>> {
-    if v.boot.is_none() || uffs_mft::source::split_suffixes(&v.name).2.is_some() {
+    if !has_catalog(v) {
         return Ok(Vec::new());
     }
     uffs_mft::vss::without_store(&v.device)
 }
 
-/// The shadow copies of a volume read as it is now (none for one read at a shadow copy, or a raw `$MFT`).
+/// The shadow copies of a volume read as it is now.
 fn shadow_copies(v: &Volume) -> std::io::Result<Vec<uffs_mft::vss::StoreInfo>> {
-    if v.boot.is_none() || uffs_mft::source::split_suffixes(&v.name).2.is_some() {
+    if !has_catalog(v) {
         return Ok(Vec::new());
     }
     uffs_mft::vss::stores(&v.device)
+}
+
+/// Whether `v` may hold a VSS catalog of its own: not a raw `$MFT`, nor a volume read at a shadow copy.
+fn has_catalog(v: &Volume) -> bool {
+    v.boot.is_some() && uffs_mft::source::split_suffixes(&v.name).2.is_none()
 }
 
 /// On a live Windows volume, the device the system exposes for store `st` (`\\?\GLOBALROOT\Device\
