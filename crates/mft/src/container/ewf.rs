@@ -810,48 +810,54 @@ pub(super) fn inflate_text(raw: &[u8]) -> Option<String> {
 /// `raw`'s bzip2 data decompressed, at most `MAX_TEXT` bytes of it; `None` when it is not bzip2.
 fn unbzip2_text(raw: &[u8]) -> Option<Vec<u8>> {
     let mut z = bzip2::Decompress::new(false);
-    let mut out = vec![0u8; (raw.len() * 8).clamp(4096, MAX_TEXT as usize)];
-    loop {
-        let before = z.total_out() as usize;
-        let status = z
-            .decompress(&raw[z.total_in() as usize..], &mut out[before..])
-            .ok()?;
-        match status {
-            bzip2::Status::StreamEnd => break,
-            _ if z.total_out() as usize == out.len() && out.len() < MAX_TEXT as usize => {
-                out.resize((out.len() * 2).min(MAX_TEXT as usize), 0);
-            }
-            _ if z.total_out() as usize > before => {}
-            _ => break,
-        }
-    }
-    out.truncate(z.total_out() as usize);
-    Some(out)
+    decompress_text(raw, |input, out| {
+        let (i, o) = (z.total_in(), z.total_out());
+        let end = z.decompress(input, out).ok()? == bzip2::Status::StreamEnd;
+        Some((
+            end,
+            (z.total_in() - i) as usize,
+            (z.total_out() - o) as usize,
+        ))
+    })
 }
 
 /// `raw`'s zlib data inflated, at most `MAX_TEXT` bytes of it; `None` when it does not inflate.
 fn inflate_bytes(raw: &[u8]) -> Option<Vec<u8>> {
     let mut z = Decompress::new(true);
-    let mut out = vec![0u8; (raw.len() * 8).clamp(4096, MAX_TEXT as usize)];
+    decompress_text(raw, |input, out| {
+        let (i, o) = (z.total_in(), z.total_out());
+        let end = z.decompress(input, out, FlushDecompress::Finish).ok()? == Status::StreamEnd;
+        Some((
+            end,
+            (z.total_in() - i) as usize,
+            (z.total_out() - o) as usize,
+        ))
+    })
+}
+
+/// Runs a decompressor over `raw` into a buffer that grows (from eight times `raw`) up to `MAX_TEXT` bytes:
+/// `step(input, out)` decompresses what it can and says whether the stream ended and how many bytes it took
+/// and gave. Stops at the stream's end, at `MAX_TEXT`, or when a step makes no progress; `None` on bad data.
+fn decompress_text(
+    raw: &[u8],
+    mut step: impl FnMut(&[u8], &mut [u8]) -> Option<(bool, usize, usize)>,
+) -> Option<Vec<u8>> {
+    let max = MAX_TEXT as usize;
+    let mut out = vec![0u8; (raw.len() * 8).clamp(4096, max)];
+    let (mut taken, mut given) = (0, 0);
     loop {
-        let before = z.total_out() as usize;
-        let status = z
-            .decompress(
-                &raw[z.total_in() as usize..],
-                &mut out[before..],
-                FlushDecompress::Finish,
-            )
-            .ok()?;
-        match status {
-            Status::StreamEnd => break,
-            _ if z.total_out() as usize == out.len() && out.len() < MAX_TEXT as usize => {
-                out.resize((out.len() * 2).min(MAX_TEXT as usize), 0);
-            }
-            _ if z.total_out() as usize > before => {}
-            _ => break,
+        let (end, took, gave) = step(&raw[taken..], &mut out[given..])?;
+        (taken, given) = (taken + took, given + gave);
+        if end {
+            break;
+        }
+        if given == out.len() && out.len() < max {
+            out.resize((out.len() * 2).min(max), 0);
+        } else if gave == 0 {
+            break;
         }
     }
-    out.truncate(z.total_out() as usize);
+    out.truncate(given);
     Some(out)
 }
 
