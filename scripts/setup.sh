@@ -4,7 +4,8 @@
 # Installs the NTFS tooling that scripts/make-fixtures.sh and the tests use:
 #   ntfs-3g (mkntfs, ntfs-3g FUSE driver, ntfsinfo, ntfslabel), sleuthkit (fls,
 #   istat, icat, fsstat, mmls), fdisk (sfdisk), gdisk (sgdisk), attr
-#   (getfattr/setfattr), dosfstools (FAT partition in disk-mbr.img), libfaketime
+#   (getfattr/setfattr), dosfstools (FAT partition in disk-mbr.img; FAT volumes), mtools and
+#   exfatprogs + exfat-fuse (FAT and exFAT volumes written by their real tools), libfaketime
 #   (frozen clock => byte-reproducible images), fuse3, xz-utils (unpacks the
 #   forensic sample), qemu-utils (qemu-img opens the qcow2 Windows volumes), bsdutils (`script`, a terminal for the escaping test), plus
 #   python3-fusepy (the fault tests' FUSE file system that fails chosen reads with EIO),
@@ -28,7 +29,8 @@ PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       wine64 gcc-mingw-w64-x86-64-posix  # the Windows build's tests, under Wine (scripts/test-windows.sh)
       chromium chromium-driver python3-venv  # the web page's browser test; the venv of the Python clients below
       ripgrep hashdeep file  # contents: uffs grep against rg, uffs hash against hashdeep, types against file(1)
-      xxhash)  # xxhsum: uffs-hash's XXH3 lines against xxhsum -H3
+      xxhash  # xxhsum: uffs-hash's XXH3 lines against xxhsum -H3
+      mtools exfatprogs exfat-fuse e2fsprogs)  # FAT (mkfs.vfat, mcopy, fsck.fat) and exFAT volumes written by their real tools
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,0 +1,139 @@
+//! FAT12/16/32 and exFAT, read from their own tables with no mount: every entry of a volume in the
+//! file-system-neutral form ([`uffs_fs::Scan`]), with the runs that hold each file's data.
+//!
+//! * [`fat`]: FAT12, FAT16 and FAT32: the BIOS parameter block, the FAT, folders along their cluster chains, long
+//!   names checked against their short entry, deleted (`0xE5`) entries.
+//! * [`exfat`]: exFAT: the boot region, the FAT and the allocation bitmap, entry sets (file, stream extension,
+//!   names) with their checksums, `NoFatChain` files, deleted entry sets.
+//! * [`time`]: DOS dates and times (both keep them) to FILETIME.
+//!
+//! Ids are The Sleuth Kit's inode numbers (from the position of an entry's directory entry), so `icat` and
+//! `istat` take what uffs prints; the root folder is 2, as in TSK.
+
+pub mod exfat;
+pub mod fat;
+pub mod time;
+
+use std::fmt;
+
+pub use uffs_fs::{Entry, ReadAt, Scan, Space};
+
+/// Which FAT a boot sector describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    Fat12,
+    Fat16,
+    Fat32,
+    ExFat,
+}
+
+impl Flavor {
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::Fat12 => "FAT12",
+            Flavor::Fat16 => "FAT16",
+            Flavor::Fat32 => "FAT32",
+            Flavor::ExFat => "exFAT",
+        }
+    }
+}
+
+/// What a volume's first sector is, when it is a FAT or exFAT boot sector; `None` for anything else (NTFS's
+/// boot sector included).
+pub fn probe(boot: &[u8]) -> Option<Flavor> {
+    if exfat::is_boot_sector(boot) {
+        return Some(Flavor::ExFat);
+    }
+    fat::probe(boot)
+}
+
+/// What a scan keeps.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScanOptions {
+    /// Deleted entries too, as the file system keeps them.
+    pub deleted: bool,
+}
+
+/// A volume that cannot be read at all (a boot sector that does not add up, a FAT past the end …); damage
+/// inside a readable volume is a warning in [`Scan::warnings`] instead.
+#[derive(Debug)]
+pub struct Error {
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(message: impl Into<String>) -> Error {
+        Error {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// An opened FAT or exFAT volume.
+pub enum Volume<R: ReadAt> {
+    Fat(fat::Volume<R>),
+    ExFat(exfat::Volume<R>),
+}
+
+impl<R: ReadAt> Volume<R> {
+    /// Opens the volume whose boot sector is at offset 0 of `dev`.
+    pub fn open(dev: R) -> Result<Volume<R>> {
+        let mut head = [0u8; 512];
+        dev.read_exact_at(&mut head, 0)
+            .map_err(|e| Error::new(format!("boot sector: {e}")))?;
+        match probe(&head) {
+            Some(Flavor::ExFat) => exfat::Volume::open(dev).map(Volume::ExFat),
+            Some(_) => fat::Volume::open(dev).map(Volume::Fat),
+            None => Err(Error::new("not a FAT or exFAT boot sector")),
+        }
+    }
+
+    pub fn flavor(&self) -> Flavor {
+        match self {
+            Volume::Fat(v) => v.flavor(),
+            Volume::ExFat(_) => Flavor::ExFat,
+        }
+    }
+
+    /// Every entry, read from the volume's own tables.
+    pub fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
+        match self {
+            Volume::Fat(v) => v.scan(opts),
+            Volume::ExFat(v) => v.scan(opts),
+        }
+    }
+
+    /// What `uffs info` shows: geometry, label, serial, used and free space, one (name, value) pair a line.
+    pub fn facts(&self) -> Vec<(String, String)> {
+        match self {
+            Volume::Fat(v) => v.facts(),
+            Volume::ExFat(v) => v.facts(),
+        }
+    }
+
+    /// The volume serial number from the boot sector.
+    pub fn serial(&self) -> u32 {
+        match self {
+            Volume::Fat(v) => v.serial(),
+            Volume::ExFat(v) => v.serial(),
+        }
+    }
+
+    /// The volume's space from its own allocation table (the FAT, or exFAT's bitmap).
+    pub fn space(&self) -> Result<Space> {
+        match self {
+            Volume::Fat(v) => v.space(),
+            Volume::ExFat(v) => v.space(),
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The file-system-neutral form of a volume's files: what every file system reader (FAT, exFAT, ext; NTFS has
+//! its own faster path into the index) yields and everything above it consumes, without asking which file
+//! system an entry came from.
+//!
+//! * [`Entry`]: one name of one file or folder: its id, its parent's id, name, kind, sizes, times, attributes,
+//!   whether it is deleted, and the [`Run`]s that hold its data.
+//! * [`Scan`]: every entry of a volume, the warnings met on the way, and the volume's [`Space`].
+//! * [`ReadAt`]: positional reads of a volume's bytes, the one thing a reader needs from the image layer.
+
+use std::io;
+
+/// Positional reads of a volume's bytes (offset 0 is the volume's first byte). Implemented by the image layer's
+/// devices; `&[u8]` and `Vec<u8>` implement it for tests and fuzzing.
+pub trait ReadAt: Sync {
+    /// Fills `buf` from `offset`; an error if the volume ends before it is full.
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// The volume's length in bytes (what the image holds, which may be less than the file system claims).
+    fn len(&self) -> u64;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl ReadAt for [u8] {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        match start
+            .checked_add(buf.len())
+            .and_then(|end| self.get(start..end))
+        {
+            Some(src) => {
+                buf.copy_from_slice(src);
+                Ok(())
+            }
+            None => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "read of {} bytes at {offset} past the end ({})",
+                    buf.len(),
+                    self.len()
+                ),
+            )),
+        }
+    }
+    fn len(&self) -> u64 {
+        <[u8]>::len(self) as u64
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.as_slice().read_exact_at(buf, offset)
+    }
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+}
+
+impl<T: ReadAt + ?Sized + Send> ReadAt for &T {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_exact_at(buf, offset)
+    }
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+}
+
+/// What an entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kind {
+    #[default]
+    File,
+    Folder,
+    Symlink,
+    /// A device, FIFO or socket (ext).
+    Special,
+}
+
+/// Times as FILETIME (100 ns units since 1601-01-01); 0 when the file system keeps no such time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Times {
+    pub created: u64,
+    pub modified: u64,
+    /// Metadata changed (ext's ctime); 0 on FAT and exFAT.
+    pub changed: u64,
+    pub accessed: u64,
+}
+
+/// `len` bytes of an entry's data at byte `offset` of the volume, in file order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Windows file attribute bits, which FAT and exFAT keep as they are; other file systems map onto them.
+pub mod attr {
+    pub const READ_ONLY: u32 = 0x1;
+    pub const HIDDEN: u32 = 0x2;
+    pub const SYSTEM: u32 = 0x4;
+    pub const DIRECTORY: u32 = 0x10;
+    pub const ARCHIVE: u32 = 0x20;
+}
+
+/// One name of one file or folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Entry {
+    /// The file system's own address for it, unique on the volume and stable while the entry stays where it is:
+    /// The Sleuth Kit's inode number for FAT and exFAT (from the directory entry's position), the inode number
+    /// for ext. At most 48 bits.
+    pub id: u64,
+    /// The folder it is in (its id); the root is its own parent.
+    pub parent: u64,
+    pub name: String,
+    /// FAT's 8.3 name, when the entry also has a long name that differs from it.
+    pub short_name: Option<String>,
+    pub kind: Kind,
+    /// Logical size in bytes.
+    pub size: u64,
+    /// Bytes of the clusters or blocks it holds on the volume.
+    pub allocated: u64,
+    pub times: Times,
+    /// The times are local time of an unknown zone (FAT; exFAT without a valid UTC offset), read as if UTC.
+    pub local_times: bool,
+    /// [`attr`] bits.
+    pub attributes: u32,
+    /// Deleted: kept by the file system the way it keeps deleted names (FAT `0xE5`, exFAT's in-use bit clear,
+    /// ext's directory slack); its data runs are what the entry still points at, which may since hold other data.
+    pub deleted: bool,
+    /// A file system's metadata shown as an entry (`$FAT1`, `$ALLOC_BITMAP` …), as NTFS shows `$MFT`.
+    pub metadata: bool,
+    /// Where its data is, in file order; their lengths add up to at least `size` (the last may run past it).
+    pub runs: Vec<Run>,
+}
+
+/// A volume's space as its own allocation table tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Space {
+    pub cluster_size: u64,
+    pub clusters_total: u64,
+    pub clusters_in_use: u64,
+    /// Bytes in use: the clusters in use and the regions outside the cluster heap the file system reserves
+    /// (boot sectors, FATs, FAT12/16's root folder), which the metadata entries account for.
+    pub bytes_in_use: u64,
+    pub bytes_total: u64,
+}
+
+/// Every entry of a volume, read from its own tables.
+#[derive(Debug, Clone, Default)]
+pub struct Scan {
+    /// The root folder's id. Entries whose parent is missing or loops belong under it (the index keeps them
+    /// under `$Orphan`).
+    pub root: u64,
+    pub entries: Vec<Entry>,
+    /// What was skipped and why, one line each (a chain that loops, a cluster past the end …).
+    pub warnings: Vec<String>,
+    pub space: Space,
+}
