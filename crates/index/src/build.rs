@@ -346,6 +346,8 @@ pub struct Builder {
     /// after that), made the index's at the end.
     timeline: Vec<u8>,
     stats: BuildStats,
+    /// The root folder's record number: NTFS's 5, unless [`Builder::set_root_record`] says otherwise.
+    root_record: u64,
 }
 
 impl Builder {
@@ -369,7 +371,13 @@ impl Builder {
             orphan: NONE,
             timeline: Vec::new(),
             stats: BuildStats::default(),
+            root_record: ROOT_RECORD,
         }
+    }
+
+    /// The root folder is record `record` (another file system's root, such as FAT's 2), not NTFS's 5.
+    pub fn set_root_record(&mut self, record: u64) {
+        self.root_record = record;
     }
 
     /// Copies the entries `ids` (ascending) of `old`, as they are: the start of an update, where only the changed
@@ -646,9 +654,9 @@ impl Builder {
     /// number does not match (the folder was deleted and its record reused) makes the entry an orphan.
     fn link_parents(&mut self) {
         let n = self.idx.record.len();
-        let root = match self.record_entry(ROOT_RECORD) {
+        let root = match self.record_entry(self.root_record) {
             Some(e) if self.idx.flags[e as usize] & flags::DIRECTORY != 0 => e,
-            _ => self.push_synthetic(b"", ROOT_RECORD),
+            _ => self.push_synthetic(b"", self.root_record),
         };
         self.idx.root = root;
         let mut parent = Vec::with_capacity(self.idx.record.len() + 2);

@@ -210,6 +210,8 @@ fn parse_header(b: &[u8]) -> Result<Header, FileError> {
         journal_id: le_u64(b, 80),
         bytes_in_use: le_u64(b, 104),
         bytes_total: le_u64(b, 112),
+        filesystem: crate::FileSystem::from_code(le_u32(b, 52))
+            .ok_or(FileError::Corrupt("the file system number is unknown"))?,
     };
     Ok(Header {
         version,

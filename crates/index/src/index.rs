@@ -101,6 +101,61 @@ pub struct VolumeMeta {
     /// capture, an index written before uffs kept them).
     pub bytes_in_use: u64,
     pub bytes_total: u64,
+    /// The file system the entries were read from.
+    pub filesystem: FileSystem,
+}
+
+/// The file system of a volume: all an index knows of where its entries came from (some columns are filled only
+/// by some file systems). Stored in the index file's header as a number; 0, what files of before had there, is
+/// NTFS.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum FileSystem {
+    #[default]
+    Ntfs,
+    Fat12,
+    Fat16,
+    Fat32,
+    ExFat,
+    Ext2,
+    Ext3,
+    Ext4,
+}
+
+impl FileSystem {
+    /// Its name as users know it (`NTFS`, `FAT32`, `exFAT`, `ext4`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FileSystem::Ntfs => "NTFS",
+            FileSystem::Fat12 => "FAT12",
+            FileSystem::Fat16 => "FAT16",
+            FileSystem::Fat32 => "FAT32",
+            FileSystem::ExFat => "exFAT",
+            FileSystem::Ext2 => "ext2",
+            FileSystem::Ext3 => "ext3",
+            FileSystem::Ext4 => "ext4",
+        }
+    }
+
+    /// Its number in an index file's header.
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+
+    /// The file system of header number `code`; `None` for a number this version does not know.
+    pub fn from_code(code: u32) -> Option<FileSystem> {
+        use FileSystem::*;
+        [Ntfs, Fat12, Fat16, Fat32, ExFat, Ext2, Ext3, Ext4]
+            .get(code as usize)
+            .copied()
+    }
+
+    /// FAT12/16/32 and exFAT keep local time with no zone (exFAT may record the offset).
+    pub fn is_fat(self) -> bool {
+        matches!(
+            self,
+            FileSystem::Fat12 | FileSystem::Fat16 | FileSystem::Fat32 | FileSystem::ExFat
+        )
+    }
 }
 
 /// The entries of one volume. Every column has one element per entry; `name_start` has one more.

@@ -42,4 +42,4 @@ pub mod timeline;
 pub mod update;
 
 pub use build::{BuildOptions, BuildStats, Builder};
-pub use index::{flags, EntryId, EntryKind, Index, VolumeMeta, MAX_DEPTH};
+pub use index::{flags, EntryId, EntryKind, FileSystem, Index, VolumeMeta, MAX_DEPTH};

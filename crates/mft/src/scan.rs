@@ -37,6 +37,9 @@ pub struct ScanOptions {
     pub chunk_bytes: usize,
     /// Unused records read through rather than skipped, when fewer than this many bytes.
     pub merge_gap_bytes: usize,
+    /// The zone, in seconds east of UTC, of the local times FAT and exFAT keep without one (`--fat-timezone`);
+    /// `None` reads them as UTC, as The Sleuth Kit does.
+    pub local_time_offset: Option<i64>,
 }
 
 impl Default for ScanOptions {
@@ -47,6 +50,7 @@ impl Default for ScanOptions {
             concurrency: 0,
             chunk_bytes: 0,
             merge_gap_bytes: 256 << 10,
+            local_time_offset: None,
         }
     }
 }
@@ -78,6 +82,8 @@ pub struct ScanReport {
     /// Reads kept in flight, and the size of each.
     pub concurrency: usize,
     pub io_size: usize,
+    /// What was skipped and why (other file systems' scans: a FAT chain that loops …), one line each.
+    pub warnings: Vec<String>,
 }
 
 impl ScanOptions {
@@ -196,6 +202,7 @@ pub(crate) fn volume_meta(vol: &Volume, include_deleted: bool, space: (u64, u64)
         journal_id: 0,
         bytes_in_use: space.0,
         bytes_total: space.1,
+        filesystem: uffs_index::FileSystem::Ntfs,
     }
 }
 
@@ -206,6 +213,9 @@ pub fn build_index(
     opts: &ScanOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<(Index, ScanReport)> {
+    if let Some(fs) = &vol.fs {
+        return crate::neutral::build_index(vol, fs, opts, progress);
+    }
     let t0 = Instant::now();
     // A live volume changes while it is read: its journal position is taken before, so that what changes during
     // the read is applied again by the first update.

@@ -1,6 +1,7 @@
-//! What a source is, decided from its content (never its name): an NTFS volume (boot sector with the NTFS OEM
-//! id), a whole disk with an MBR or GPT partition table (each NTFS partition a volume), or a raw `$MFT` capture
-//! (starts with a `FILE` record).
+//! What a source is, decided from its content (never its name): a volume (an NTFS boot sector, or another file
+//! system's that [`crate::neutral`] reads: FAT12/16/32, exFAT), a whole disk with an MBR or GPT partition table
+//! (each partition holding a file system uffs reads a volume), or a raw `$MFT` capture (starts with a `FILE`
+//! record).
 
 use std::path::Path;
 
@@ -14,6 +15,8 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {
     Volume,
+    /// A volume of another file system than NTFS.
+    Other(uffs_index::FileSystem),
     Disk { table: &'static str },
     RawMft,
 }
@@ -22,6 +25,7 @@ impl SourceKind {
     pub fn describe(&self) -> String {
         match self {
             SourceKind::Volume => "NTFS volume".into(),
+            SourceKind::Other(fs) => format!("{} volume", fs.name()),
             SourceKind::Disk { table } => format!("whole disk ({table} partition table)"),
             SourceKind::RawMft => "raw $MFT capture".into(),
         }
@@ -39,6 +43,15 @@ pub struct PartitionInfo {
     pub kind: String,
     /// Its first sector is an NTFS boot sector.
     pub ntfs: bool,
+    /// The file system its first sector starts, when uffs reads it (NTFS, FAT12/16/32, exFAT).
+    pub filesystem: Option<uffs_index::FileSystem>,
+}
+
+impl PartitionInfo {
+    /// uffs reads the file system it holds.
+    pub fn readable(&self) -> bool {
+        self.filesystem.is_some()
+    }
 }
 
 /// An opened source and the volumes selected from it.
@@ -226,10 +239,28 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
             volumes: vec![v],
         });
     }
+    // Before the partition table: a FAT boot sector ends in the same 0x55AA as an MBR.
+    if let Some(fs) = crate::neutral::Neutral::probe(head) {
+        no_partitions(&format!("a {} volume", fs.name()))?;
+        if let Some(n) = store {
+            return Err(Error::Source(format!(
+                "{path} is a {} volume: shadow copies are NTFS's (vss{n})",
+                fs.name()
+            )));
+        }
+        let v = Volume::open_neutral(spec, device, None)?;
+        return Ok(Source {
+            spec: spec.into(),
+            container: container.clone(),
+            kind: SourceKind::Other(fs),
+            partitions: vec![],
+            volumes: vec![v],
+        });
+    }
     let (table, partitions) = read_partition_table(path, &device, head)?.ok_or_else(|| {
         Error::Source(format!(
-            "{path} is not an NTFS volume, a partitioned disk or a raw $MFT capture (no NTFS boot sector, \
-             partition table or FILE record at its start)"
+            "{path} is not a volume uffs reads (NTFS, FAT12/16/32, exFAT), a partitioned disk or a raw $MFT \
+             capture (no such boot sector, partition table or FILE record at its start)"
         ))
     })?;
     let list = || {
@@ -240,7 +271,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
                     "@{} {}{}",
                     p.index,
                     p.kind,
-                    if p.ntfs { " NTFS" } else { "" }
+                    p.filesystem.map_or(String::new(), |f| format!(" {}", f.name()))
                 )
             })
             .collect::<Vec<_>>()
@@ -254,19 +285,20 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
                     list()
                 ))
             })?;
-            if !p.ntfs {
+            if !p.readable() {
                 return Err(Error::Source(format!(
-                    "partition {n} of {path} is not NTFS (partitions: {})",
+                    "partition {n} of {path} holds no file system uffs reads (NTFS, FAT12/16/32, exFAT) \
+                     (partitions: {})",
                     list()
                 )));
             }
             vec![p]
         }
-        None => partitions.iter().filter(|p| p.ntfs).collect(),
+        None => partitions.iter().filter(|p| p.readable()).collect(),
     };
     if chosen.is_empty() {
         return Err(Error::Source(format!(
-            "{path} has no NTFS partition (partitions: {})",
+            "{path} has no partition uffs reads (NTFS, FAT12/16/32, exFAT) (partitions: {})",
             list()
         )));
     }
@@ -279,6 +311,15 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
             device.window(p.start, p.len),
             store,
         )?;
+        if !p.ntfs {
+            if store.is_some() {
+                return Err(Error::Source(format!(
+                    "{name}: shadow copies are NTFS's, and this partition is not NTFS"
+                )));
+            }
+            volumes.push(Volume::open_neutral(&name, window, Some(p.clone()))?);
+            continue;
+        }
         volumes.push(Volume::open_ntfs(&name, window, Some(p.clone()))?);
     }
     Ok(Source {
@@ -448,13 +489,22 @@ fn read_gpt(path: &str, dev: &Device, sector: u64) -> Result<Option<Vec<Partitio
 
 fn partition_info(dev: &Device, index: u32, start: u64, len: u64, kind: String) -> PartitionInfo {
     let mut b = vec![0u8; 512];
-    let ntfs = dev.window(start, len).read_exact_at(&mut b, 0).is_ok() && boot::is_ntfs(&b);
+    let read = dev.window(start, len).read_exact_at(&mut b, 0).is_ok();
+    let ntfs = read && boot::is_ntfs(&b);
+    let filesystem = if ntfs {
+        Some(uffs_index::FileSystem::Ntfs)
+    } else if read {
+        crate::neutral::Neutral::probe(&b)
+    } else {
+        None
+    };
     PartitionInfo {
         index,
         start,
         len,
         kind,
         ntfs,
+        filesystem,
     }
 }
 

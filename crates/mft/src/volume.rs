@@ -78,6 +78,9 @@ pub struct Volume {
     /// `$MFT`): each record read gets its protection back (see [`uffs_ntfs::record::protect`]), so that every
     /// reader checks it as it would a record on disk.
     pub fixups_applied: bool,
+    /// Another file system than NTFS (FAT, exFAT), read through its own tables; `None` for NTFS and raw `$MFT`
+    /// captures, whose MFT fields above are then the ones that mean something.
+    pub fs: Option<std::sync::Arc<crate::neutral::Neutral>>,
 }
 
 impl Volume {
@@ -89,6 +92,9 @@ impl Volume {
         use std::hash::Hasher as _;
         let mut h = twox_hash::XxHash3_64::new();
         h.write(&self.boot.map_or(0, |b| b.serial).to_le_bytes());
+        if let Some(fs) = &self.fs {
+            h.write(&fs.serial().to_le_bytes());
+        }
         h.write(&self.mft_size.to_le_bytes());
         h.write(&self.records_total.to_le_bytes());
         for r in &self.runs {
@@ -265,9 +271,46 @@ impl Volume {
             version: None,
             first_record_signature: signature,
             fixups_applied: false,
+            fs: None,
         };
         v.read_volume_record();
         Ok(v)
+    }
+
+    /// Opens the volume of another file system than NTFS on `device` (its boot sector at offset 0; see
+    /// [`crate::neutral`]). The MFT fields are empty: nothing reads them for such a volume.
+    pub fn open_neutral(
+        name: &str,
+        device: Device,
+        partition: Option<PartitionInfo>,
+    ) -> Result<Volume> {
+        let fs = crate::neutral::Neutral::open(name, device.clone())?;
+        let space = fs.space();
+        Ok(Volume {
+            name: name.to_string(),
+            device,
+            boot: None,
+            partition,
+            record_size: 0,
+            cluster_size: space.map_or(0, |s| s.cluster_size),
+            mft_size: 0,
+            records_total: 0,
+            runs: Vec::new(),
+            mft_attribute_list: false,
+            bitmap: None,
+            label: None,
+            version: None,
+            first_record_signature: [0; 4],
+            fixups_applied: false,
+            fs: Some(std::sync::Arc::new(fs)),
+        })
+    }
+
+    /// The file system's name: `NTFS`, or another's (`FAT32`, `exFAT`).
+    pub fn filesystem(&self) -> uffs_index::FileSystem {
+        self.fs
+            .as_ref()
+            .map_or(uffs_index::FileSystem::Ntfs, |f| f.filesystem)
     }
 
     /// Opens a raw `$MFT` capture: the file is the MFT stream; there is no bitmap, so every record is parsed
@@ -305,6 +348,7 @@ impl Volume {
             version: None,
             first_record_signature: [head[0], head[1], head[2], head[3]],
             fixups_applied: false,
+            fs: None,
         };
         v.fixups_applied = v.fixups_look_applied();
         v.read_volume_record();
@@ -461,6 +505,13 @@ impl Volume {
     /// The volume's clusters in use and in all, as `$Bitmap` (record 6) marks them: the outside truth that the
     /// allocated sizes of every record in use add up to. `None` for a raw `$MFT` capture (no volume to ask).
     pub fn space(&self) -> Result<Option<Space>> {
+        if let Some(fs) = &self.fs {
+            return Ok(fs.space().map(|s| Space {
+                cluster_size: s.cluster_size,
+                clusters_total: s.clusters_total,
+                clusters_in_use: s.clusters_in_use,
+            }));
+        }
         let Some(boot) = self.boot else {
             return Ok(None);
         };
@@ -515,6 +566,10 @@ impl Volume {
     /// [`Volume::space`] in bytes, in use and in all, as an index keeps them: (0, 0) when unknown or unreadable
     /// (the index is no less an index without them), or when `$Bitmap` is larger than `max_bitmap` bytes.
     pub fn space_bytes(&self, max_bitmap: u64) -> (u64, u64) {
+        if let Some(fs) = &self.fs {
+            // The regions outside the cluster heap (boot sectors, FATs) count as in use.
+            return fs.space().map_or((0, 0), |s| (s.bytes_in_use, s.bytes_total));
+        }
         if self
             .boot
             .is_some_and(|b| clusters_of(&b).div_ceil(8) > max_bitmap)

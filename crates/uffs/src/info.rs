@@ -128,6 +128,7 @@ fn index_info(path: &str, m: &uffs_index::VolumeMeta, entries: u64, as_json: boo
         let v = json!({
             "index": path, "source": m.source, "entries": entries, "built_at": built,
             "serial": m.serial, "records": m.records_total, "deleted": m.has_deleted,
+            "filesystem": m.filesystem.name(),
             "bytes_in_use": m.bytes_in_use, "bytes_total": m.bytes_total, "delta": delta,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -137,6 +138,7 @@ fn index_info(path: &str, m: &uffs_index::VolumeMeta, entries: u64, as_json: boo
     if !m.source.is_empty() {
         s += &format!("built from    {}\n", m.source);
     }
+    s += &format!("file system   {}\n", m.filesystem.name());
     s += &format!("built at      {built}\n");
     s += &format!(
         "entries       {}{}\n",
@@ -223,7 +225,8 @@ fn to_text(src: &Source) -> String {
             p.kind,
             p.start,
             p.len,
-            if p.ntfs { "  NTFS" } else { "" }
+            p.filesystem
+                .map_or(String::new(), |f| format!("  {}", f.name()))
         );
     }
     for v in &src.volumes {
@@ -234,6 +237,13 @@ fn to_text(src: &Source) -> String {
 
 fn volume_text(v: &Volume) -> String {
     let mut s = format!("\nvolume        {}\n", v.name);
+    if let Some(fs) = &v.fs {
+        s += &format!("  file system {}\n", fs.filesystem.name());
+        for (k, val) in fs.facts() {
+            s += &format!("  {k:<11} {val}\n");
+        }
+        return s;
+    }
     if let Some(b) = v.boot {
         s += &format!("  serial      {}\n", serial_text(b.serial));
         s += &format!(
@@ -403,14 +413,32 @@ fn to_json(src: &Source) -> Value {
     let parts: Vec<Value> = src
         .partitions
         .iter()
-        .map(|p| json!({"index": p.index, "type": p.kind, "start": p.start, "size": p.len, "ntfs": p.ntfs}))
+        .map(|p| json!({"index": p.index, "type": p.kind, "start": p.start, "size": p.len, "ntfs": p.ntfs,
+                        "filesystem": p.filesystem.map(|f| f.name())}))
         .collect();
     let vols: Vec<Value> = src
         .volumes
         .iter()
         .map(|v| {
             let space = v.space().ok().flatten();
+            if let Some(fs) = &v.fs {
+                let facts: serde_json::Map<String, Value> =
+                    fs.facts().into_iter().map(|(k, v)| (k, json!(v))).collect();
+                let (in_use, total) = v.space_bytes(u64::MAX);
+                return json!({
+                    "name": v.name,
+                    "filesystem": fs.filesystem.name(),
+                    "serial": format!("{:08X}", fs.serial()),
+                    "cluster_size": space.map(|s| s.cluster_size),
+                    "clusters_total": space.map(|s| s.clusters_total),
+                    "clusters_in_use": space.map(|s| s.clusters_in_use),
+                    "bytes_in_use": in_use,
+                    "bytes_free": total.saturating_sub(in_use),
+                    "facts": facts,
+                });
+            }
             json!({
+                "filesystem": "NTFS",
                 "name": v.name,
                 "serial": v.boot.map(|b| format!("{:016X}", b.serial)),
                 "label": v.label,

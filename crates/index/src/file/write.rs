@@ -421,6 +421,7 @@ fn header(
     put64(&mut head, 32, idx.meta.records_total);
     put64(&mut head, 40, idx.len() as u64);
     put32(&mut head, 48, idx.root);
+    put32(&mut head, 52, idx.meta.filesystem.code());
     put64(&mut head, 56, idx.meta.journal_usn);
     put64(&mut head, 64, idx.meta.change_stamp);
     put64(&mut head, 72, idx.meta.built_at);

@@ -272,6 +272,10 @@ struct Gathered {
 /// Opens the data stream `name` (empty: the unnamed stream) of file record `record` of `vol`. A name is matched
 /// exactly, else ignoring case when that names a single stream (Windows' stream names ignore case).
 pub fn open_stream(vol: &Volume, record: u64, name: &str) -> Result<StreamReader> {
+    if let Some(fs) = &vol.fs {
+        let (info, body) = neutral_stream(vol, fs, record, name)?;
+        return Ok(StreamReader::new(info, body, vol.device.clone()));
+    }
     let g = gather(vol, record)?;
     let wanted: Vec<u16> = name.encode_utf16().collect();
     let raw: Vec<u8> = wanted.iter().flat_map(|u| u.to_le_bytes()).collect();
@@ -330,6 +334,13 @@ pub fn open_stream(vol: &Volume, record: u64, name: &str) -> Result<StreamReader
 
 /// Every data stream of file record `record` (encrypted ones included), unnamed first, without opening them.
 pub fn streams(vol: &Volume, record: u64) -> Result<Vec<StreamInfo>> {
+    if let Some(fs) = &vol.fs {
+        return match neutral_stream(vol, fs, record, "") {
+            Ok((info, _)) => Ok(vec![info]),
+            Err(ContentError::Directory { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        };
+    }
     let g = gather(vol, record)?;
     let (cs, volume_bytes) = match vol.boot {
         Some(b) => (b.cluster_size, b.volume_size().min(vol.device.len())),
@@ -350,6 +361,97 @@ pub fn streams(vol: &Volume, record: u64) -> Result<Vec<StreamInfo>> {
     }
     out.sort_by(|a, b| (!a.name.is_empty(), &a.name).cmp(&(!b.name.is_empty(), &b.name)));
     Ok(out)
+}
+
+/// The data of entry `record` of a volume of another file system (see [`crate::neutral`]): its runs, in units
+/// of 512 bytes (what every FAT and exFAT run is a multiple of). Such file systems have no named streams.
+fn neutral_stream(
+    vol: &Volume,
+    fs: &crate::neutral::Neutral,
+    record: u64,
+    name: &str,
+) -> Result<(StreamInfo, Body)> {
+    const UNIT: u64 = 512;
+    let data = fs.data(&vol.name).map_err(|e| ContentError::Io {
+        record,
+        what: "reading the volume's folders".into(),
+        cause: io::Error::new(io::ErrorKind::InvalidData, e.to_string()),
+    })?;
+    let Some(f) = data.get(record) else {
+        return Err(ContentError::NoRecord {
+            record,
+            total: data.len() as u64,
+        });
+    };
+    if f.directory {
+        return Err(ContentError::Directory {
+            record,
+            streams: "none".into(),
+        });
+    }
+    if !name.is_empty() {
+        return Err(ContentError::NoStream {
+            record,
+            wanted: describe(name),
+            streams: "the unnamed stream".into(),
+        });
+    }
+    let corrupt = |why: String| ContentError::Corrupt { record, why };
+    let mut extents = Vec::with_capacity(f.runs.len());
+    let mut vcn = 0u64;
+    for r in &f.runs {
+        if r.offset % UNIT != 0 || r.len % UNIT != 0 {
+            return Err(corrupt(format!(
+                "a run of {} bytes at byte {} is not in 512-byte units",
+                r.len, r.offset
+            )));
+        }
+        let len = r.len / UNIT;
+        match extents.last_mut() {
+            Some(Extent {
+                len: l,
+                loc: Loc::Clusters(c),
+                ..
+            }) if *c + *l == r.offset / UNIT => *l += len,
+            _ => extents.push(Extent {
+                vcn,
+                len,
+                loc: Loc::Clusters(r.offset / UNIT),
+            }),
+        }
+        vcn += len;
+    }
+    let mapped = vcn.saturating_mul(UNIT);
+    if mapped < f.size {
+        // A deleted file's chain may be gone past its first run: what is not mapped reads as nothing.
+        extents.push(Extent {
+            vcn,
+            len: (f.size - mapped).div_ceil(UNIT),
+            loc: Loc::Unmapped,
+        });
+    }
+    let info = StreamInfo {
+        record,
+        sequence: 0,
+        name: String::new(),
+        size: f.size,
+        initialized_size: f.size,
+        allocated_size: f.allocated,
+        resident: false,
+        compressed: false,
+        sparse: false,
+        encrypted: false,
+        in_use: !f.deleted,
+        directory: false,
+        mapped_size: mapped.min(f.size),
+        fragments: f.runs.len(),
+    };
+    let body = Body::NonResident {
+        cluster_size: UNIT,
+        extents,
+        unit: None,
+    };
+    Ok((info, body))
 }
 
 fn list_names(streams: &[Found]) -> String {

@@ -1,0 +1,293 @@
+//! Volumes of file systems other than NTFS (FAT12/16/32 and exFAT; ext to come): opened by their boot sector,
+//! scanned into the file-system-neutral entries of `uffs-fs`, and from there into an index; their files' data
+//! read through the runs those entries keep.
+//!
+//! NTFS has its own pipeline (plan, read, parse, build); these file systems hand over whole [`uffs_fs::Scan`]s,
+//! which this module turns into the index builder's record batches: an entry's id is its record number (FAT's
+//! and exFAT's are The Sleuth Kit's inode numbers, so `icat` takes what uffs prints), its parent's id its parent
+//! reference, its times the `$STANDARD_INFORMATION` ones.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use uffs_fs::{Entry, Kind, Run};
+use uffs_index::batch::{NameInfo, RecordBatch, RecordInfo, StdInfo, StreamSizes};
+use uffs_index::{BuildOptions, Builder, FileSystem, Index, VolumeMeta};
+
+use crate::device::Device;
+use crate::scan::{ScanOptions, ScanReport};
+use crate::volume::Volume;
+use crate::{Error, Result};
+
+impl uffs_fs::ReadAt for Device {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        Device::read_exact_at(self, buf, offset)
+    }
+    fn len(&self) -> u64 {
+        Device::len(self)
+    }
+}
+
+/// The `$FILE_NAME` namespace of a long name (Win32).
+const WIN32: u8 = 1;
+
+/// A file system read into neutral entries.
+pub struct Neutral {
+    pub filesystem: FileSystem,
+    fs: uffs_fat::Volume<Device>,
+    /// Where each entry's data is, by id: made by one scan (deleted entries included) on first use.
+    data: OnceLock<std::result::Result<Arc<DataMap>, String>>,
+}
+
+impl fmt::Debug for Neutral {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Neutral")
+            .field("filesystem", &self.filesystem)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every entry's data, by id.
+#[derive(Debug, Default)]
+pub struct DataMap {
+    files: HashMap<u64, FileData>,
+}
+
+/// Where one entry's data is.
+#[derive(Debug, Clone)]
+pub struct FileData {
+    pub size: u64,
+    pub allocated: u64,
+    pub runs: Vec<Run>,
+    pub deleted: bool,
+    pub directory: bool,
+}
+
+impl DataMap {
+    pub fn get(&self, id: u64) -> Option<&FileData> {
+        self.files.get(&id)
+    }
+
+    /// Entries with data (or none) known.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
+impl Neutral {
+    /// The file system whose boot sector starts `device`, when uffs reads it this way; `None` for anything else
+    /// (NTFS, which has its own reader, included).
+    pub fn probe(head: &[u8]) -> Option<FileSystem> {
+        uffs_fat::probe(head).map(|f| match f {
+            uffs_fat::Flavor::Fat12 => FileSystem::Fat12,
+            uffs_fat::Flavor::Fat16 => FileSystem::Fat16,
+            uffs_fat::Flavor::Fat32 => FileSystem::Fat32,
+            uffs_fat::Flavor::ExFat => FileSystem::ExFat,
+        })
+    }
+
+    /// Opens the file system on `device` (named `name` in messages).
+    pub fn open(name: &str, device: Device) -> Result<Neutral> {
+        let fs = uffs_fat::Volume::open(device)
+            .map_err(|e| Error::Source(format!("{name}: {e}")))?;
+        let filesystem = match fs.flavor() {
+            uffs_fat::Flavor::Fat12 => FileSystem::Fat12,
+            uffs_fat::Flavor::Fat16 => FileSystem::Fat16,
+            uffs_fat::Flavor::Fat32 => FileSystem::Fat32,
+            uffs_fat::Flavor::ExFat => FileSystem::ExFat,
+        };
+        Ok(Neutral {
+            filesystem,
+            fs,
+            data: OnceLock::new(),
+        })
+    }
+
+    /// What `uffs info` shows of the file system: its geometry, label, serial and space.
+    pub fn facts(&self) -> Vec<(String, String)> {
+        self.fs.facts()
+    }
+
+    pub fn serial(&self) -> u64 {
+        u64::from(self.fs.serial())
+    }
+
+    /// The volume's space from its own allocation table.
+    pub fn space(&self) -> Option<uffs_fs::Space> {
+        self.fs.space().ok()
+    }
+
+    /// Every entry (deleted ones too with `deleted`).
+    pub fn scan(&self, name: &str, deleted: bool) -> Result<uffs_fs::Scan> {
+        self.fs
+            .scan(&uffs_fat::ScanOptions { deleted })
+            .map_err(|e| Error::Source(format!("{name}: {e}")))
+    }
+
+    /// Where each entry's data is (one scan, made on first use and kept).
+    pub fn data(&self, name: &str) -> Result<Arc<DataMap>> {
+        self.data
+            .get_or_init(|| {
+                let scan = self.scan(name, true).map_err(|e| e.to_string())?;
+                let files = scan
+                    .entries
+                    .into_iter()
+                    .map(|e| {
+                        let d = FileData {
+                            size: e.size,
+                            allocated: e.allocated,
+                            runs: e.runs,
+                            deleted: e.deleted,
+                            directory: e.kind == Kind::Folder,
+                        };
+                        (e.id, d)
+                    })
+                    .collect();
+                Ok(Arc::new(DataMap { files }))
+            })
+            .clone()
+            .map_err(Error::Source)
+    }
+}
+
+/// An entry's record number and sequence number in the index: the id's low 32 bits and the next 16 (ids are at
+/// most 48 bits), so that `record | sequence << 32` gives the id back.
+pub fn record_of(id: u64) -> (u64, u16) {
+    (id & 0xFFFF_FFFF, (id >> 32) as u16)
+}
+
+/// The id of the entry the index keeps as `record` and `sequence`.
+pub fn id_of(record: u64, sequence: u16) -> u64 {
+    (record & 0xFFFF_FFFF) | u64::from(sequence) << 32
+}
+
+/// Builds the index of `vol`, a volume of another file system than NTFS.
+pub(crate) fn build_index(
+    vol: &Volume,
+    fs: &Neutral,
+    opts: &ScanOptions,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<(Index, ScanReport)> {
+    let t0 = Instant::now();
+    let scan = fs.scan(&vol.name, opts.include_deleted)?;
+    let read = t0.elapsed();
+    let t1 = Instant::now();
+    let mut entries = scan.entries;
+    entries.sort_by_key(|e| e.id);
+    let shift = match opts.local_time_offset {
+        Some(secs) => -secs,
+        None => 0,
+    };
+    let batch = to_batch(&entries, scan.root, shift);
+    let records_total = entries.last().map_or(0, |e| e.id + 1);
+    let meta = VolumeMeta {
+        source: vol.name.clone(),
+        serial: fs.serial(),
+        record_size: 0,
+        records_total,
+        has_deleted: opts.include_deleted,
+        journal_usn: 0,
+        journal_id: 0,
+        change_stamp: vol.change_stamp(),
+        built_at: uffs_index::time::now(),
+        bytes_in_use: scan.space.bytes_in_use,
+        bytes_total: scan.space.bytes_total,
+        filesystem: fs.filesystem,
+    };
+    let build_opts = BuildOptions {
+        include_deleted: opts.include_deleted,
+    };
+    let mut builder = Builder::new(meta, build_opts, entries.len());
+    builder.set_root_record(scan.root);
+    builder.add_batch(&batch);
+    progress(entries.len() as u64, entries.len() as u64);
+    let parse = t1.elapsed();
+    let (index, stats) = builder.finish();
+    let mut report = ScanReport {
+        reads: 0,
+        records_read: entries.len() as u64,
+        threads: 1,
+        warnings: scan.warnings,
+        ..ScanReport::default()
+    };
+    report.times.read = read;
+    report.times.parse = parse;
+    report.times.merge = stats.merge;
+    report.times.totals = stats.totals;
+    report.build = stats;
+    report.times.total = t0.elapsed();
+    Ok((index, report))
+}
+
+/// The entries (sorted by id) as one record batch: a record per entry, its name a Win32 name, its times the
+/// standard ones shifted by `shift` seconds when they are local times.
+fn to_batch(entries: &[Entry], root: u64, shift: i64) -> RecordBatch {
+    let mut b = RecordBatch::with_capacity(entries.len());
+    for e in entries {
+        let (number, sequence) = record_of(e.id);
+        let dir = e.kind == Kind::Folder;
+        let at = |t: u64| {
+            if e.local_times {
+                uffs_fat::time::shift(t, shift)
+            } else {
+                t
+            }
+        };
+        let mut flags = 0u16;
+        if !e.deleted {
+            flags |= 1;
+        }
+        if dir {
+            flags |= 2;
+        }
+        let start = b.text.len() as u32;
+        if e.id == root {
+            b.text.push(b'.');
+        } else {
+            b.text.extend_from_slice(e.name.as_bytes());
+        }
+        let name = NameInfo {
+            parent: if e.id == root { root } else { e.parent & 0xFFFF_FFFF_FFFF },
+            namespace: WIN32,
+            attr_id: 0,
+            text: start..b.text.len() as u32,
+            ..NameInfo::default()
+        };
+        let names = b.names.len() as u32;
+        b.names.push(name);
+        let sizes = StreamSizes {
+            size: e.size,
+            allocated: e.allocated,
+            attr_flags: 0,
+            attr_id: 0,
+        };
+        b.records.push(RecordInfo {
+            number,
+            sequence,
+            header_flags: flags,
+            base: 0,
+            std_info: Some(StdInfo {
+                created: at(e.times.created),
+                modified: at(e.times.modified),
+                mft_changed: at(e.times.changed),
+                accessed: at(e.times.accessed),
+                attributes: e.attributes,
+            }),
+            has_attribute_list: false,
+            reparse_tag: 0,
+            data: (!dir).then_some(sizes),
+            other_allocated: if dir { e.allocated } else { 0 },
+            index_root: None,
+            names: names..names + 1,
+            streams: b.streams.len() as u32..b.streams.len() as u32,
+        });
+        b.counts.parsed += 1;
+    }
+    b
+}
