@@ -267,6 +267,19 @@ impl<R: ReadAt> Volume<R> {
     fn cluster_byte(&self, c: u64) -> u64 {
         self.heap_byte() + ((c - 2) << (self.sector_shift + self.cluster_shift))
     }
+    /// Clusters that start inside the image (all of them unless it is truncated): what the claim bitmaps
+    /// cover, so that their size follows the image, not the boot sector's cluster count.
+    fn clusters_held(&self) -> u64 {
+        let len = self.dev.len();
+        let heap = self.heap_byte();
+        if len <= heap {
+            return 0;
+        }
+        ((len - heap).div_ceil(self.cluster_size())).min(self.cluster_count)
+    }
+    fn held_cluster(&self, c: u64) -> bool {
+        c >= 2 && c < self.clusters_held() + 2
+    }
     fn valid_cluster(&self, c: u64) -> bool {
         c >= 2 && c < self.cluster_count + 2
     }
@@ -382,6 +395,10 @@ impl<R: ReadAt> Volume<R> {
                 n
             };
             for k in c..c + n {
+                if !self.held_cluster(k) {
+                    warn.push(format!("{}: cluster {k} lies past the image's end", what()));
+                    break;
+                }
                 if !claimed.claim(k) {
                     warn.push(format!(
                         "{}: cluster {k} already belongs to another file (cross-linked)",
@@ -395,6 +412,10 @@ impl<R: ReadAt> Volume<R> {
         }
         let mut count = 0u64;
         loop {
+            if !self.held_cluster(c) {
+                warn.push(format!("{}: cluster {c} lies past the image's end", what()));
+                break;
+            }
             if !claimed.claim(c) {
                 warn.push(format!(
                     "{}: cluster {c} already belongs to this or another chain (a loop or a cross-link)",
@@ -483,7 +504,7 @@ impl<R: ReadAt> Volume<R> {
 
     fn read_root_metadata(&mut self) {
         let mut warn = Warn::default();
-        let mut claimed = Bits::new(self.cluster_count + 2);
+        let mut claimed = Bits::new(self.clusters_held() + 2);
         let runs = self.root_runs(&mut claimed, &mut warn);
         let data = self.read_runs(&runs, u64::MAX, &|| "root folder".to_string(), &mut warn);
         let active = u8::from(self.num_fats == 2 && self.flags & 1 == 1);
@@ -545,7 +566,7 @@ impl<R: ReadAt> Volume<R> {
             .ok()
             .and_then(|i| self.t.fat.get(i))
             .is_some_and(|&n| n != 0);
-        let mut claimed = Bits::new(self.cluster_count + 2);
+        let mut claimed = Bits::new(self.clusters_held() + 2);
         self.runs_of(
             f.first_cluster,
             !chained,
@@ -635,7 +656,7 @@ impl<R: ReadAt> Volume<R> {
         for w in &self.t.open_warnings {
             warn.push(w.clone());
         }
-        let mut claimed = Bits::new(self.cluster_count + 2);
+        let mut claimed = Bits::new(self.clusters_held() + 2);
         let mut entries = Vec::new();
 
         let root_runs = self.root_runs(&mut claimed, &mut warn);
@@ -655,7 +676,7 @@ impl<R: ReadAt> Volume<R> {
         // Folders to read: (id, runs, deleted). Deleted folders' clusters are marked in `seen` so that none is
         // read twice (they are not in `claimed`: they are free, and may hold anything since).
         let mut seen = Bits::new(if opts.deleted {
-            self.cluster_count + 2
+            self.clusters_held() + 2
         } else {
             0
         });
@@ -839,8 +860,9 @@ impl<R: ReadAt> Volume<R> {
             }
             // The secondaries actually there (a deleted set may have been partly overwritten).
             let avail = sc.min(n - i - 1);
+            // Secondaries of the same state follow (names, then perhaps vendor extensions).
             let mut have = 1;
-            while have < avail && ent(i + 1 + have)[0] == name_t {
+            while have < avail && ent(i + 1 + have)[0] & 0xC0 == stream_t & 0xC0 {
                 have += 1;
             }
             if !deleted {
@@ -855,7 +877,7 @@ impl<R: ReadAt> Volume<R> {
                     }
                 } else if sc <= avail {
                     warn.push(format!(
-                        "folder {dir_id}: entry set {id}: {} of {sc} secondary entries are stream or name entries",
+                        "folder {dir_id}: entry set {id}: only {} of {sc} secondary entries follow",
                         have
                     ));
                 }
@@ -865,6 +887,9 @@ impl<R: ReadAt> Volume<R> {
             let mut got = 0usize;
             'names: for k in 2..=have {
                 let ne = ent(i + k);
+                if ne[0] != name_t {
+                    continue;
+                }
                 for c in 0..15 {
                     if got >= name_len {
                         break 'names;
