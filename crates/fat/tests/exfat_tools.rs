@@ -217,6 +217,25 @@ fn exfat_matches_fls_icat_stat_and_dump() {
     }
     assert_eq!(files, facts.values().filter(|f| f.2.is_some()).count());
     assert!(chained >= 1, "the fragmented file has more than one run");
+    // contig.bin was written at once: NoFatChain (its first cluster's FAT entry is free), one run; the
+    // fragmented large.bin follows its FAT chain through the holes.
+    let fat = u32::from_le_bytes(bytes[80..84].try_into().unwrap()) as usize * 512;
+    let heap = u32::from_le_bytes(bytes[88..92].try_into().unwrap()) as u64 * 512;
+    let by_path: HashMap<&str, &uffs_fs::Entry> = scan
+        .entries
+        .iter()
+        .filter(|e| e.id != scan.root)
+        .map(|e| (paths[&e.id].as_str(), e))
+        .collect();
+    let contig = by_path["contig.bin"];
+    assert_eq!(contig.runs.len(), 1);
+    let c = ((contig.runs[0].offset - heap) / 4096 + 2) as usize;
+    assert_eq!(
+        &bytes[fat + 4 * c..fat + 4 * c + 4],
+        &[0, 0, 0, 0],
+        "contig.bin is not NoFatChain"
+    );
+    assert!(by_path["frag/large.bin"].runs.len() > 1);
 
     // Deleted entry sets, as exFAT keeps them, against `fls -d` (without what TSK finds only by carving the
     // unallocated clusters into $OrphanFiles).
@@ -251,4 +270,37 @@ fn exfat_matches_fls_icat_stat_and_dump() {
             }
         }
     }
+}
+
+/// Written by a driver at +05:30 (exfat-fuse records the zone's offset: 0x80 | 22 quarter hours), read as UTC:
+/// the modified time equals `stat`'s epoch seconds, and the entry's NoFatChain data is one run.
+#[test]
+fn exfat_utc_offsets_become_utc() {
+    if !have(&["mkfs.exfat", "losetup", "stat"]) {
+        return;
+    }
+    let tmp = TempDir::new("tz");
+    let img = tmp.path().join("vol.img");
+    mkfs(&img, 8, &[]);
+    let Some(m) = Mount::with_tz(&img, &tmp.path().join("mnt"), "Asia/Kolkata") else {
+        eprintln!("skipped: FUSE mount failed");
+        return;
+    };
+    fs::write(m.dir.join("f"), vec![3u8; 50_000]).unwrap();
+    let out = run("stat", &["-c", "%Y", m.dir.join("f").to_str().unwrap()]);
+    let mtime: u64 = String::from_utf8(out).unwrap().trim().parse().unwrap();
+    m.unmount();
+    let bytes = fs::read(&img).unwrap();
+    let scan = exfat::Volume::open(bytes.as_slice())
+        .unwrap()
+        .scan(&ScanOptions::default())
+        .unwrap();
+    let e = scan.entries.iter().find(|e| e.name == "f").unwrap();
+    // The raw offset byte is +05:30.
+    let heap = u32::from_le_bytes(bytes[88..92].try_into().unwrap()) as usize * 512;
+    assert_eq!(bytes[heap + (e.id as usize - 3) * 32 + 23], 0x80 | 22);
+    assert!(!e.local_times);
+    assert_eq!((e.times.modified - FT_UNIX) / 10_000_000, mtime);
+    assert_eq!(e.runs.len(), 1);
+    assert_eq!(read_entry(&bytes, e), vec![3u8; 50_000]);
 }

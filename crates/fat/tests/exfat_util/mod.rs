@@ -79,6 +79,10 @@ pub struct Mount {
 
 impl Mount {
     pub fn new(img: &Path, dir: &Path) -> Option<Mount> {
+        Mount::with_tz(img, dir, "UTC")
+    }
+    /// Mounted with the driver in time zone `tz` (it records that zone's offset in each entry).
+    pub fn with_tz(img: &Path, dir: &Path, tz: &str) -> Option<Mount> {
         std::fs::create_dir_all(dir).unwrap();
         let out = Command::new("losetup")
             .args(["-f", "--show"])
@@ -98,7 +102,7 @@ impl Mount {
         let ok = Command::new("mount.exfat-fuse")
             .arg(&m.loopdev)
             .arg(dir)
-            .env("TZ", "UTC")
+            .env("TZ", tz)
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
