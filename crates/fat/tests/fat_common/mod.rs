@@ -149,6 +149,13 @@ pub fn build(s: &Scratch, fat_bits: u32, kib: u64, many: usize) -> PathBuf {
     for i in (0..8).step_by(2) {
         mtools("mdel", &img, &[&format!("::/frag/piece{i}.bin")]);
     }
+    if fat_bits == 32 {
+        // mtools allocates from FSInfo's next-free hint; with the hint unknown it searches from cluster 2 and
+        // so fills the holes.
+        let mut b = std::fs::read(&img).unwrap();
+        b[512 + 492..512 + 496].copy_from_slice(&[0xFF; 4]);
+        std::fs::write(&img, b).unwrap();
+    }
     let big = s.path("big.bin");
     std::fs::write(&big, pattern(40_000, 99)).unwrap();
     mtools(
