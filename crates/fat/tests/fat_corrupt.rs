@@ -177,6 +177,31 @@ fn damage(bits: u32, kib: u64) {
     warned(&looped, "belongs to id");
     assert!(looped.entries.len() < base.entries.len() + 10);
 
+    // A long name whose checksum does not fit its short entry: the 8.3 name, and a warning. (TSK does not check
+    // the checksum and would still show the long name; the bytes say the long name belongs to another entry.)
+    let mut b = good.clone();
+    let level4 = find(&base, "level4");
+    let dir = l.first_cluster(level4);
+    let start = (l.heap + u64::from(dir - 2) * l.cluster_size) as usize;
+    let slot = (start..start + l.cluster_size as usize)
+        .step_by(32)
+        .find(|&o| b[o..o + 6] == *b"DEEPIN" && b[o + 11] & 0x3F != 0x0F)
+        .expect("the short entry of Deep Inside.bin");
+    assert_eq!(b[slot - 32 + 11], 0x0F, "a long-name entry before it");
+    let mut o = slot - 32;
+    while b[o + 11] == 0x0F {
+        b[o + 13] ^= 0x55;
+        o -= 32;
+    }
+    let bad_lfn = scan_bytes(b).unwrap();
+    warned(&bad_lfn, "does not match");
+    let e = bad_lfn.entries.iter().find(|e| e.id == file.id).unwrap();
+    assert!(
+        e.name.starts_with("DEEPIN~") && e.name.ends_with(".BIN"),
+        "{e:?}"
+    );
+    assert_eq!(e.short_name, None);
+
     // Cut short at several points: open refuses or the scan warns.
     for cut in [
         0,
