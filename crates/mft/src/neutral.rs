@@ -94,8 +94,8 @@ impl Neutral {
 
     /// Opens the file system on `device` (named `name` in messages).
     pub fn open(name: &str, device: Device) -> Result<Neutral> {
-        let fs = uffs_fat::Volume::open(device)
-            .map_err(|e| Error::Source(format!("{name}: {e}")))?;
+        let fs =
+            uffs_fat::Volume::open(device).map_err(|e| Error::Source(format!("{name}: {e}")))?;
         let filesystem = match fs.flavor() {
             uffs_fat::Flavor::Fat12 => FileSystem::Fat12,
             uffs_fat::Flavor::Fat16 => FileSystem::Fat16,
@@ -253,7 +253,11 @@ fn to_batch(entries: &[Entry], root: u64, shift: i64) -> RecordBatch {
             b.text.extend_from_slice(e.name.as_bytes());
         }
         let name = NameInfo {
-            parent: if e.id == root { root } else { e.parent & 0xFFFF_FFFF_FFFF },
+            parent: if e.id == root {
+                root
+            } else {
+                e.parent & 0xFFFF_FFFF_FFFF
+            },
             namespace: WIN32,
             attr_id: 0,
             text: start..b.text.len() as u32,

@@ -17,7 +17,9 @@ pub enum SourceKind {
     Volume,
     /// A volume of another file system than NTFS.
     Other(uffs_index::FileSystem),
-    Disk { table: &'static str },
+    Disk {
+        table: &'static str,
+    },
     RawMft,
 }
 
@@ -271,7 +273,8 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
                     "@{} {}{}",
                     p.index,
                     p.kind,
-                    p.filesystem.map_or(String::new(), |f| format!(" {}", f.name()))
+                    p.filesystem
+                        .map_or(String::new(), |f| format!(" {}", f.name()))
                 )
             })
             .collect::<Vec<_>>()

@@ -568,7 +568,9 @@ impl Volume {
     pub fn space_bytes(&self, max_bitmap: u64) -> (u64, u64) {
         if let Some(fs) = &self.fs {
             // The regions outside the cluster heap (boot sectors, FATs) count as in use.
-            return fs.space().map_or((0, 0), |s| (s.bytes_in_use, s.bytes_total));
+            return fs
+                .space()
+                .map_or((0, 0), |s| (s.bytes_in_use, s.bytes_total));
         }
         if self
             .boot

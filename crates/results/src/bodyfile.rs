@@ -8,7 +8,10 @@
 //!   `path ($FILE_NAME)|R-48-ID|...|FN size|...` with the `$FILE_NAME` times;
 //! * a folder: the same with `d/d`, its `$I30` `$INDEX_ROOT` (`R-144-ID`, the root's length as size);
 //! * a named stream: `path:stream|R-128-ID|...` with the SI times;
-//! * a deleted entry: ` (deleted)` at the end of the name.
+//! * a deleted entry: ` (deleted)` at the end of the name;
+//! * on other file systems than NTFS (FAT, exFAT) one row an entry, `path|INODE|...`, with the entry's times and
+//!   a folder's size the bytes of its clusters, as fls prints them (fls's virtual `$MBR`, `$FAT1`… are `v/v`
+//!   there and `r/r` here).
 //!
 //! As fls: the mode is the name's kind, `/`, the file's kind and `rwx` three times, less `r` for a read-only file
 //! and `w` for a hidden one; a `$FILE_NAME` row's size is the attribute's length (66 bytes and the name's UTF-16);
@@ -62,6 +65,14 @@ pub fn rows(idx: &Index, id: EntryId, path: &[u8], tl: Option<EntryTimeline>, b:
         idx.mft_changed(id),
         idx.created(id),
     ];
+    if idx.meta.filesystem != uffs_index::FileSystem::Ntfs {
+        // Other file systems: one row an entry, as fls prints theirs: the inode number alone, a folder's size the
+        // bytes of its clusters.
+        let inode = record | u64::from(idx.sequence(id)) << 32;
+        let size = if dir { idx.allocated(id) } else { idx.size(id) };
+        row(b, path, "", deleted, inode, None, &mode, size, si);
+        return;
+    }
     // The row of the attribute the entry is about, with the SI times.
     let (kind, size) = if stream {
         (128, idx.size(id))

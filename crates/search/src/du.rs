@@ -161,6 +161,13 @@ fn bitmap_note(vol: &Volume<'_>, root: &Line) -> String {
     } else {
         format!("{name}: ")
     };
+    // Each file system's own table of what is in use.
+    let table = match meta.filesystem {
+        uffs_index::FileSystem::Ntfs => "$Bitmap",
+        uffs_index::FileSystem::ExFat => "the allocation bitmap",
+        fs if fs.is_fat() => "the FAT",
+        _ => "the block bitmaps",
+    };
     let compare = match root.allocated.cmp(&meta.bytes_in_use) {
         std::cmp::Ordering::Equal => "equal".to_string(),
         std::cmp::Ordering::Less => format!(
@@ -168,12 +175,12 @@ fn bitmap_note(vol: &Volume<'_>, root: &Line) -> String {
             thousands(meta.bytes_in_use - root.allocated)
         ),
         std::cmp::Ordering::Greater => format!(
-            "{} bytes more: records claim clusters $Bitmap marks free",
+            "{} bytes more: records claim clusters {table} marks free",
             thousands(root.allocated - meta.bytes_in_use)
         ),
     };
     format!(
-        "{volume}$Bitmap marks {} in use of {} ({} bytes); the folders hold {} bytes: {compare}",
+        "{volume}{table} marks {} in use of {} ({} bytes); the folders hold {} bytes: {compare}",
         human(meta.bytes_in_use),
         human(meta.bytes_total),
         thousands(meta.bytes_in_use),

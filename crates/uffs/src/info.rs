@@ -238,7 +238,6 @@ fn to_text(src: &Source) -> String {
 fn volume_text(v: &Volume) -> String {
     let mut s = format!("\nvolume        {}\n", v.name);
     if let Some(fs) = &v.fs {
-        s += &format!("  file system {}\n", fs.filesystem.name());
         for (k, val) in fs.facts() {
             s += &format!("  {k:<11} {val}\n");
         }
