@@ -630,7 +630,7 @@ fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
             }
         };
         let Some(vol) = vol else { continue };
-        let serial = vol.boot.map_or(0, |b| b.serial);
+        let serial = vol.serial();
         if serial != meta.serial {
             log(&format!(
                 "{}: the index is of another volume (serial {:016x}, the source has {:016x}); rebuilding",

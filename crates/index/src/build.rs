@@ -18,6 +18,8 @@ use crate::timeline::{self, EntryTimeline, Timeline};
 const NONE: u32 = u32::MAX;
 /// The root directory is always record 5.
 const ROOT_RECORD: u64 = 5;
+/// The root folder's record on the other file systems.
+const OTHER_ROOT_RECORD: u64 = 2;
 const DOS_NAMESPACE: u8 = 2;
 /// Windows' longest path is 32,767 UTF-16 units, at most 3 bytes of UTF-8 each.
 pub const MAX_PATH_BYTES: u32 = 3 * 32_767;
@@ -346,7 +348,8 @@ pub struct Builder {
     /// after that), made the index's at the end.
     timeline: Vec<u8>,
     stats: BuildStats,
-    /// The root folder's record number: NTFS's 5, unless [`Builder::set_root_record`] says otherwise.
+    /// The root folder's record number: NTFS's 5; 2 on the other file systems (FAT's and exFAT's in The Sleuth
+    /// Kit's numbering, ext's root inode).
     root_record: u64,
 }
 
@@ -354,6 +357,11 @@ impl Builder {
     /// `expected_entries` sizes the columns up front so they never grow by doubling (which would double the
     /// peak memory); a good guess is the number of records in use.
     pub fn new(meta: VolumeMeta, opts: BuildOptions, expected_entries: usize) -> Builder {
+        let root_record = if meta.filesystem == crate::FileSystem::Ntfs {
+            ROOT_RECORD
+        } else {
+            OTHER_ROOT_RECORD
+        };
         let cap = expected_entries + expected_entries / 16 + 16;
         // Slots for every record number; more are added on demand, so a hostile record count cannot make this
         // allocate more than the records really read.
@@ -371,13 +379,8 @@ impl Builder {
             orphan: NONE,
             timeline: Vec::new(),
             stats: BuildStats::default(),
-            root_record: ROOT_RECORD,
+            root_record,
         }
-    }
-
-    /// The root folder is record `record` (another file system's root, such as FAT's 2), not NTFS's 5.
-    pub fn set_root_record(&mut self, record: u64) {
-        self.root_record = record;
     }
 
     /// Copies the entries `ids` (ascending) of `old`, as they are: the start of an update, where only the changed

@@ -37,7 +37,10 @@ const WIN32: u8 = 1;
 pub struct Neutral {
     pub filesystem: FileSystem,
     fs: uffs_fat::Volume<Device>,
-    /// Where each entry's data is, by id: made by one scan (deleted entries included) on first use.
+    /// Every entry, deleted ones included, sorted by id: one scan, made on first use and kept (a volume is opened
+    /// afresh for each build or check, so this is the volume as that one saw it).
+    scanned: OnceLock<std::result::Result<Arc<uffs_fs::Scan>, String>>,
+    /// Where each entry's data is, by id, from that scan.
     data: OnceLock<std::result::Result<Arc<DataMap>, String>>,
 }
 
@@ -105,6 +108,7 @@ impl Neutral {
         Ok(Neutral {
             filesystem,
             fs,
+            scanned: OnceLock::new(),
             data: OnceLock::new(),
         })
     }
@@ -123,26 +127,68 @@ impl Neutral {
         self.fs.space().ok()
     }
 
-    /// Every entry (deleted ones too with `deleted`).
-    pub fn scan(&self, name: &str, deleted: bool) -> Result<uffs_fs::Scan> {
-        self.fs
-            .scan(&uffs_fat::ScanOptions { deleted })
-            .map_err(|e| Error::Source(format!("{name}: {e}")))
+    /// Every entry, deleted ones included, sorted by id (read once, then kept).
+    pub fn scan(&self, name: &str) -> Result<Arc<uffs_fs::Scan>> {
+        self.scanned
+            .get_or_init(|| {
+                let mut scan = self
+                    .fs
+                    .scan(&uffs_fat::ScanOptions { deleted: true })
+                    .map_err(|e| format!("{name}: {e}"))?;
+                scan.entries.sort_by_key(|e| e.id);
+                Ok(Arc::new(scan))
+            })
+            .clone()
+            .map_err(Error::Source)
     }
 
-    /// Where each entry's data is (one scan, made on first use and kept).
+    /// A fingerprint of every entry as the volume holds it now (names, places, sizes, times, data): a different
+    /// value later means the volume changed. It costs a scan, which is what noticing a change on a file system
+    /// without a journal takes.
+    pub fn stamp(&self, name: &str) -> Result<u64> {
+        use std::hash::Hasher as _;
+        let scan = self.scan(name)?;
+        let mut h = twox_hash::XxHash3_64::new();
+        h.write(&self.serial().to_le_bytes());
+        for e in &scan.entries {
+            for v in [
+                e.id,
+                e.parent,
+                e.size,
+                e.allocated,
+                e.times.created,
+                e.times.modified,
+                e.times.changed,
+                e.times.accessed,
+                u64::from(e.attributes),
+                u64::from(e.deleted),
+                e.kind as u64,
+            ] {
+                h.write_u64(v);
+            }
+            h.write(e.name.as_bytes());
+            h.write_u8(0);
+            for r in &e.runs {
+                h.write_u64(r.offset);
+                h.write_u64(r.len);
+            }
+        }
+        Ok(h.finish())
+    }
+
+    /// Where each entry's data is (from [`Neutral::scan`]).
     pub fn data(&self, name: &str) -> Result<Arc<DataMap>> {
         self.data
             .get_or_init(|| {
-                let scan = self.scan(name, true).map_err(|e| e.to_string())?;
+                let scan = self.scan(name).map_err(|e| e.to_string())?;
                 let files = scan
                     .entries
-                    .into_iter()
+                    .iter()
                     .map(|e| {
                         let d = FileData {
                             size: e.size,
                             allocated: e.allocated,
-                            runs: e.runs,
+                            runs: e.runs.clone(),
                             deleted: e.deleted,
                             directory: e.kind == Kind::Folder,
                         };
@@ -175,45 +221,19 @@ pub(crate) fn build_index(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<(Index, ScanReport)> {
     let t0 = Instant::now();
-    let scan = fs.scan(&vol.name, opts.include_deleted)?;
+    let scan = fs.scan(&vol.name)?;
     let read = t0.elapsed();
     let t1 = Instant::now();
-    let mut entries = scan.entries;
-    entries.sort_by_key(|e| e.id);
-    let shift = match opts.local_time_offset {
-        Some(secs) => -secs,
-        None => 0,
-    };
-    let batch = to_batch(&entries, scan.root, shift);
-    let records_total = entries.last().map_or(0, |e| e.id + 1);
-    let meta = VolumeMeta {
-        source: vol.name.clone(),
-        serial: fs.serial(),
-        record_size: 0,
-        records_total,
-        has_deleted: opts.include_deleted,
-        journal_usn: 0,
-        journal_id: 0,
-        change_stamp: vol.change_stamp(),
-        built_at: uffs_index::time::now(),
-        bytes_in_use: scan.space.bytes_in_use,
-        bytes_total: scan.space.bytes_total,
-        filesystem: fs.filesystem,
-    };
-    let build_opts = BuildOptions {
-        include_deleted: opts.include_deleted,
-    };
-    let mut builder = Builder::new(meta, build_opts, entries.len());
-    builder.set_root_record(scan.root);
-    builder.add_batch(&batch);
-    progress(entries.len() as u64, entries.len() as u64);
+    let (index, batch) = fresh_index(vol, fs, &scan, opts)?;
+    let n = batch.records.len() as u64;
+    progress(n, n);
     let parse = t1.elapsed();
-    let (index, stats) = builder.finish();
+    let (index, stats) = index;
     let mut report = ScanReport {
         reads: 0,
-        records_read: entries.len() as u64,
+        records_read: n,
         threads: 1,
-        warnings: scan.warnings,
+        warnings: scan.warnings.clone(),
         ..ScanReport::default()
     };
     report.times.read = read;
@@ -225,10 +245,47 @@ pub(crate) fn build_index(
     Ok((index, report))
 }
 
+/// The index of `scan` (deleted entries only with `opts.include_deleted`), and the record batch it was built from.
+pub(crate) fn fresh_index(
+    vol: &Volume,
+    fs: &Neutral,
+    scan: &uffs_fs::Scan,
+    opts: &ScanOptions,
+) -> Result<((Index, uffs_index::BuildStats), RecordBatch)> {
+    let shift = opts.local_time_offset.map_or(0, |secs| -secs);
+    let batch = to_batch(
+        scan.entries
+            .iter()
+            .filter(|e| opts.include_deleted || !e.deleted),
+        scan.root,
+        shift,
+    );
+    let meta = VolumeMeta {
+        source: vol.name.clone(),
+        serial: fs.serial(),
+        record_size: 0,
+        records_total: scan.entries.last().map_or(0, |e| e.id + 1),
+        has_deleted: opts.include_deleted,
+        journal_usn: 0,
+        journal_id: 0,
+        change_stamp: fs.stamp(&vol.name)?,
+        built_at: uffs_index::time::now(),
+        bytes_in_use: scan.space.bytes_in_use,
+        bytes_total: scan.space.bytes_total,
+        filesystem: fs.filesystem,
+    };
+    let build_opts = BuildOptions {
+        include_deleted: opts.include_deleted,
+    };
+    let mut builder = Builder::new(meta, build_opts, batch.records.len());
+    builder.add_batch(&batch);
+    Ok((builder.finish(), batch))
+}
+
 /// The entries (sorted by id) as one record batch: a record per entry, its name a Win32 name, its times the
 /// standard ones shifted by `shift` seconds when they are local times.
-fn to_batch(entries: &[Entry], root: u64, shift: i64) -> RecordBatch {
-    let mut b = RecordBatch::with_capacity(entries.len());
+fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64) -> RecordBatch {
+    let mut b = RecordBatch::default();
     for e in entries {
         let (number, sequence) = record_of(e.id);
         let dir = e.kind == Kind::Folder;

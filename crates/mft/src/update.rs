@@ -329,7 +329,7 @@ fn find_changes(
     hashes: impl FnOnce() -> Vec<u32>,
     opts: &ScanOptions,
 ) -> Result<Found> {
-    let serial = vol.boot.map_or(0, |b| b.serial);
+    let serial = vol.serial();
     if serial != meta.serial || vol.record_size != meta.record_size {
         return Ok(Found::Rebuild(format!(
             "the index is of another volume (serial {:016x}, the source has {serial:016x})",
@@ -397,6 +397,9 @@ pub fn refresh(
     delta: Option<&Delta>,
     opts: &ScanOptions,
 ) -> Result<Refresh> {
+    if let Some(fs) = &vol.fs {
+        return neutral_refresh(vol, fs, base, map, delta, opts);
+    }
     let meta = delta.map_or(&base.meta, |d| &d.index.meta);
     let hashes = || delta.map_or_else(|| base.record_hashes().to_vec(), |d| d.record_hashes(base));
     let c = match find_changes(vol, base, meta, hashes, opts)? {
@@ -468,6 +471,149 @@ pub fn refresh(
         how: c.how,
         find_time: c.find_time,
     })))
+}
+
+/// [`refresh`] of a volume of another file system (see [`crate::neutral`]), which keeps no journal and no
+/// record log sequence numbers: a scan of its folders (what finding a change costs there), compared entry by
+/// entry with the index's current state; the entries that differ become the new delta, as a re-scan's changed
+/// records do on NTFS.
+fn neutral_refresh(
+    vol: &Volume,
+    fs: &crate::neutral::Neutral,
+    base: &Index,
+    map: &BaseMap,
+    delta: Option<&Delta>,
+    opts: &ScanOptions,
+) -> Result<Refresh> {
+    let meta = delta.map_or(&base.meta, |d| &d.index.meta);
+    if vol.serial() != meta.serial || vol.filesystem() != meta.filesystem {
+        return Ok(Refresh::Rebuild(format!(
+            "the index is of another volume (serial {:08x}, the source has {:08x})",
+            meta.serial,
+            vol.serial()
+        )));
+    }
+    let t = Instant::now();
+    let scan = fs.scan(&vol.name)?;
+    let stamp = fs.stamp(&vol.name)?;
+    let find_time = t.elapsed();
+    if stamp == meta.change_stamp {
+        return Ok(Refresh::Unchanged {
+            checked: format!(
+                "scan of {} entries in {:.1} ms",
+                scan.entries.len(),
+                find_time.as_secs_f64() * 1e3
+            ),
+        });
+    }
+    let t0 = Instant::now();
+    let opts = ScanOptions {
+        include_deleted: meta.has_deleted,
+        ..*opts
+    };
+    let ((fresh, _), batch) = crate::neutral::fresh_index(vol, fs, &scan, &opts)?;
+    // Each record's entry as the index holds it now (the base's visible entries, then the delta's) and as the
+    // volume holds it, compared through a digest of what the entry shows.
+    let mut now: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
+    for e in 0..base.len() as u32 {
+        if delta.is_some_and(|d| d.is_hidden(e))
+            || base.flags(e) & uffs_index::flags::SYNTHETIC != 0
+        {
+            continue;
+        }
+        now.insert(base.record(e), entry_digest(base, e));
+    }
+    if let Some(d) = delta {
+        for e in 0..d.index.len() as u32 {
+            if d.index.flags(e) & uffs_index::flags::SYNTHETIC == 0 {
+                now.insert(d.index.record(e), entry_digest(&d.index, e));
+            }
+        }
+    }
+    let mut changed: Vec<u64> = Vec::new();
+    for e in 0..fresh.len() as u32 {
+        if fresh.flags(e) & uffs_index::flags::SYNTHETIC != 0 {
+            continue;
+        }
+        let r = fresh.record(e);
+        if now.remove(&r) != Some(entry_digest(&fresh, e)) {
+            changed.push(u64::from(r));
+        }
+    }
+    // What the index holds and the volume no longer does.
+    changed.extend(now.into_keys().map(u64::from));
+    changed.sort_unstable();
+    changed.dedup();
+    let mut records = changed.clone();
+    records.extend(layer::records_to_recheck(base, map, delta, &changed));
+    records.sort_unstable();
+    records.dedup();
+    let wanted: Vec<u64> = records.clone();
+    let part = batch_of(&batch, |r| wanted.binary_search(&r).is_ok());
+    let mut meta = meta.clone();
+    meta.records_total = scan.entries.last().map_or(0, |e| e.id + 1);
+    meta.change_stamp = stamp;
+    meta.built_at = uffs_index::time::now();
+    (meta.bytes_in_use, meta.bytes_total) = (scan.space.bytes_in_use, scan.space.bytes_total);
+    let read_time = t0.elapsed();
+    let build = BuildOptions {
+        include_deleted: meta.has_deleted,
+    };
+    let (new, stats) = layer::apply(base, map, delta, &records, &part, meta, build);
+    let report = UpdateReport {
+        records_read: part.records.len() as u64,
+        read_time,
+        stats,
+    };
+    Ok(Refresh::Updated(Box::new(Applied {
+        delta: new,
+        report,
+        how: "re-scan",
+        find_time,
+    })))
+}
+
+/// What an entry shows, as one number: its record, name, parent's record, sizes, times and flags.
+fn entry_digest(idx: &Index, e: uffs_index::EntryId) -> u64 {
+    use std::hash::Hasher as _;
+    let mut h = twox_hash::XxHash3_64::new();
+    let p = idx.parent(e);
+    for v in [
+        u64::from(idx.record(e)),
+        u64::from(idx.sequence(e)),
+        u64::from(idx.record(p)),
+        idx.size(e),
+        idx.allocated(e),
+        idx.created(e),
+        idx.modified(e),
+        idx.mft_changed(e),
+        idx.accessed(e),
+        u64::from(idx.flags(e) & !uffs_index::flags::ORPHAN),
+    ] {
+        h.write_u64(v);
+    }
+    h.write(idx.name(e).as_bytes());
+    h.finish()
+}
+
+/// The records of `batch` that `keep` keeps, as a batch of their own.
+fn batch_of(batch: &RecordBatch, keep: impl Fn(u64) -> bool) -> RecordBatch {
+    let mut out = RecordBatch::default();
+    for r in batch.records.iter().filter(|r| keep(r.number)) {
+        let mut rec = r.clone();
+        let names = out.names.len() as u32;
+        for n in &batch.names[r.names.start as usize..r.names.end as usize] {
+            let start = out.text.len() as u32;
+            out.text.extend_from_slice(batch.text(&n.text));
+            let mut n = n.clone();
+            n.text = start..out.text.len() as u32;
+            out.names.push(n);
+        }
+        rec.names = names..out.names.len() as u32;
+        rec.streams = out.streams.len() as u32..out.streams.len() as u32;
+        out.records.push(rec);
+    }
+    out
 }
 
 /// Records whose changes no journal reports but whose entries an update keeps exact: the metafiles (`$MFT`

@@ -90,6 +90,10 @@ impl Volume {
     /// device, renames and writes that allocate no record leave it unchanged; the change journal covers those.
     pub fn change_stamp(&self) -> u64 {
         use std::hash::Hasher as _;
+        if let Some(fs) = &self.fs {
+            // No MFT to fingerprint: the entries themselves (a scan, which is cheap on these file systems).
+            return fs.stamp(&self.name).unwrap_or(0);
+        }
         let mut h = twox_hash::XxHash3_64::new();
         h.write(&self.boot.map_or(0, |b| b.serial).to_le_bytes());
         if let Some(fs) = &self.fs {
@@ -304,6 +308,14 @@ impl Volume {
             fixups_applied: false,
             fs: Some(std::sync::Arc::new(fs)),
         })
+    }
+
+    /// The volume serial number: the NTFS boot sector's, or another file system's (0 for a raw `$MFT`).
+    pub fn serial(&self) -> u64 {
+        match &self.fs {
+            Some(fs) => fs.serial(),
+            None => self.boot.map_or(0, |b| b.serial),
+        }
     }
 
     /// The file system's name: `NTFS`, or another's (`FAT32`, `exFAT`).
