@@ -140,7 +140,13 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
     }
     let base = l.base();
     let map = l.map.get_or_init(|| BaseMap::new(base));
-    let outcome = refresh(&vol, base, map, l.delta.as_deref(), &ScanOptions::default());
+    let opts = ScanOptions {
+        local_time_offset: e
+            .fat_timezone
+            .or_else(uffs_mft::neutral::default_local_time_offset),
+        ..ScanOptions::default()
+    };
+    let outcome = refresh(&vol, base, map, l.delta.as_deref(), &opts);
     // The check read the record numbers and hashes whole, which queries do not: their pages leave the process.
     uffs_index::file::release_update_pages(base);
     set_follow(shared, &e.name, |f| f.unavailable = false);

@@ -29,6 +29,9 @@ pub struct VolumeEntry {
     /// asked with `uffs volumes refresh`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_secs: Option<u64>,
+    /// The zone of a FAT or exFAT volume's local times, in seconds east of UTC (`--fat-timezone`); `None`: UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fat_timezone: Option<i64>,
 }
 
 /// How often a volume is checked for changes unless its entry says otherwise: a check of an unchanged image or

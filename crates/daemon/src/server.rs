@@ -814,6 +814,10 @@ fn build_in_child(
     if e.deleted {
         cmd.arg("--deleted");
     }
+    if let Some(z) = e.fat_timezone {
+        cmd.arg("--fat-timezone")
+            .arg(uffs_mft::neutral::format_utc_offset(z));
+    }
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());

@@ -30,6 +30,67 @@ impl uffs_fs::ReadAt for Device {
     }
 }
 
+/// The zone FAT times are read in when a build is not told one (`ScanOptions::local_time_offset`): seconds east
+/// of UTC, or `i64::MIN` for none (UTC). Set once by a program from its user's setting
+/// ([`set_default_local_time_offset`]).
+static DEFAULT_OFFSET: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(i64::MIN);
+
+/// Makes `offset` (seconds east of UTC; `None`: UTC) the zone in which FAT's local times are read by every build
+/// of this process that is not told another ([`ScanOptions::default`] takes it).
+pub fn set_default_local_time_offset(offset: Option<i64>) {
+    DEFAULT_OFFSET.store(
+        offset.unwrap_or(i64::MIN),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// The zone set by [`set_default_local_time_offset`].
+pub fn default_local_time_offset() -> Option<i64> {
+    match DEFAULT_OFFSET.load(std::sync::atomic::Ordering::Relaxed) {
+        i64::MIN => None,
+        s => Some(s),
+    }
+}
+
+/// `UTC`, `Z`, `+02:00`, `-05:30`, `+0530` or `+2` as seconds east of UTC (at most 14 hours either way).
+pub fn parse_utc_offset(s: &str) -> std::result::Result<i64, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("utc") || t.eq_ignore_ascii_case("z") || t == "0" {
+        return Ok(0);
+    }
+    let t = t
+        .strip_prefix("UTC")
+        .or_else(|| t.strip_prefix("utc"))
+        .unwrap_or(t);
+    let bad = || {
+        format!("{s}: a zone is UTC or an offset from it such as +02:00, -05:30 or +2 (fixed: no daylight saving)")
+    };
+    let (sign, rest) = match t.as_bytes().first() {
+        Some(b'+') => (1, &t[1..]),
+        Some(b'-') => (-1, &t[1..]),
+        _ => return Err(bad()),
+    };
+    let (h, m) = match rest.split_once(':') {
+        Some((h, m)) => (h, m),
+        None if rest.len() == 4 => rest.split_at(2),
+        None => (rest, "0"),
+    };
+    let (Ok(h), Ok(m)) = (h.parse::<i64>(), m.parse::<i64>()) else {
+        return Err(bad());
+    };
+    if h > 14 || m > 59 || h * 60 + m > 14 * 60 {
+        return Err(bad());
+    }
+    Ok(sign * (h * 3600 + m * 60))
+}
+
+/// An offset in seconds as [`parse_utc_offset`] takes it back: `+02:00`.
+pub fn format_utc_offset(secs: i64) -> String {
+    let sign = if secs < 0 { '-' } else { '+' };
+    let a = secs.unsigned_abs();
+    format!("{sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
+}
+
 /// The `$FILE_NAME` namespace of a long name (Win32).
 const WIN32: u8 = 1;
 
@@ -351,4 +412,31 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
         b.counts.parsed += 1;
     }
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_offsets_parse_and_print_back() {
+        assert_eq!(parse_utc_offset("UTC"), Ok(0));
+        assert_eq!(parse_utc_offset("+02:00"), Ok(7200));
+        assert_eq!(parse_utc_offset("-05:30"), Ok(-19800));
+        assert_eq!(parse_utc_offset("+0530"), Ok(19800));
+        assert_eq!(parse_utc_offset("+2"), Ok(7200));
+        assert_eq!(parse_utc_offset("UTC+1"), Ok(3600));
+        assert!(parse_utc_offset("Europe/Berlin").is_err());
+        assert!(parse_utc_offset("+15:00").is_err());
+        assert_eq!(format_utc_offset(-19800), "-05:30");
+        assert_eq!(parse_utc_offset(&format_utc_offset(7200)), Ok(7200));
+    }
+
+    #[test]
+    fn ids_round_trip_through_record_and_sequence() {
+        for id in [2u64, 3, 0xFFFF_FFFF, 0x1_0000_0000, 0xFFFF_FFFF_FFFF] {
+            let (r, s) = record_of(id);
+            assert_eq!(id_of(r, s), id);
+        }
+    }
 }

@@ -38,7 +38,8 @@ pub struct ScanOptions {
     /// Unused records read through rather than skipped, when fewer than this many bytes.
     pub merge_gap_bytes: usize,
     /// The zone, in seconds east of UTC, of the local times FAT and exFAT keep without one (`--fat-timezone`);
-    /// `None` reads them as UTC, as The Sleuth Kit does.
+    /// `None` reads them as UTC, as The Sleuth Kit does. The default is the process's
+    /// ([`crate::neutral::set_default_local_time_offset`]).
     pub local_time_offset: Option<i64>,
 }
 
@@ -50,7 +51,7 @@ impl Default for ScanOptions {
             concurrency: 0,
             chunk_bytes: 0,
             merge_gap_bytes: 256 << 10,
-            local_time_offset: None,
+            local_time_offset: crate::neutral::default_local_time_offset(),
         }
     }
 }

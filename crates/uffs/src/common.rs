@@ -27,6 +27,10 @@ pub struct ReadArgs {
     /// NVMe; 1M for an image file or a Linux device).
     #[arg(long, value_name = "SIZE", value_parser = parse_io_size)]
     pub io_size: Option<usize>,
+    /// Read the local times FAT and exFAT keep without a zone as this zone: UTC (the default, as The Sleuth Kit
+    /// does) or an offset such as +02:00 (also UFFS_FAT_TIMEZONE).
+    #[arg(long, value_name = "ZONE", value_parser = uffs_mft::neutral::parse_utc_offset, allow_hyphen_values = true)]
+    pub fat_timezone: Option<i64>,
 }
 
 impl ReadArgs {
@@ -36,6 +40,9 @@ impl ReadArgs {
             threads: self.threads,
             concurrency: self.concurrency,
             chunk_bytes: self.io_size.unwrap_or(0),
+            local_time_offset: self
+                .fat_timezone
+                .or_else(uffs_mft::neutral::default_local_time_offset),
             ..ScanOptions::default()
         }
     }

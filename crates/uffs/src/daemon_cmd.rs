@@ -322,6 +322,8 @@ pub struct AddOptions<'a> {
     pub name: Option<String>,
     pub partition: Option<u32>,
     pub deleted: bool,
+    /// The zone of a FAT or exFAT volume's local times (seconds east of UTC).
+    pub fat_timezone: Option<i64>,
     pub refresh: Option<&'a str>,
     pub create_journal: bool,
     /// Every shadow copy of the volume too, each a volume of its own (`NAME-vss1`, …).
@@ -333,6 +335,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         name,
         partition,
         deleted,
+        fat_timezone,
         refresh,
         create_journal,
         snapshots,
@@ -417,6 +420,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             partition,
             deleted,
             refresh_secs,
+            fat_timezone: *fat_timezone,
         };
         let stores = if *snapshots {
             uffs_mft::vss::stores(&opened.volumes[0].device)
@@ -444,6 +448,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 partition,
                 deleted,
                 refresh_secs,
+                fat_timezone: *fat_timezone,
             };
             store_plan.push((present, entry, opened));
         }
@@ -482,7 +487,10 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                         &src.volumes[0],
                         &path,
                         e.deleted,
-                        &crate::common::ReadArgs::default(),
+                        &crate::common::ReadArgs {
+                            fat_timezone: e.fat_timezone,
+                            ..crate::common::ReadArgs::default()
+                        },
                         &pb,
                     )
                 })

@@ -346,6 +346,9 @@ enum VolumesAction {
         /// Index deleted files too.
         #[arg(long)]
         deleted: bool,
+        /// A FAT or exFAT volume's local times are of this zone: UTC (the default) or an offset such as +02:00.
+        #[arg(long, value_name = "ZONE", value_parser = uffs_mft::neutral::parse_utc_offset, allow_hyphen_values = true)]
+        fat_timezone: Option<i64>,
         /// Every shadow copy of the volume too (Volume Shadow Copies, read from the volume's own bytes), each
         /// as a volume of its own named NAME-vss1, NAME-vss2, … (oldest first), so one query answers across the
         /// present and the past. `uffs info SOURCE` lists them.
@@ -484,6 +487,16 @@ fn print(bytes: &[u8]) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The zone of FAT's local times for every build of this run (`--fat-timezone` overrides it where given).
+    if let Some(z) = std::env::var_os("UFFS_FAT_TIMEZONE") {
+        match uffs_mft::neutral::parse_utc_offset(&z.to_string_lossy()) {
+            Ok(secs) => uffs_mft::neutral::set_default_local_time_offset(Some(secs)),
+            Err(e) => {
+                eprintln!("uffs: error: UFFS_FAT_TIMEZONE: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     // Commands that write files end on a signal without leaving a partial one (a one-shot query only with -o:
     // it starts no thread it does not need).
     match &cli.command {
@@ -620,6 +633,7 @@ fn main() -> ExitCode {
                 name,
                 partition,
                 deleted,
+                fat_timezone,
                 snapshots,
                 refresh,
             } => {
@@ -628,6 +642,7 @@ fn main() -> ExitCode {
                     name,
                     partition,
                     deleted,
+                    fat_timezone,
                     refresh: refresh.as_deref(),
                     create_journal,
                     snapshots,
