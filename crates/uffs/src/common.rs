@@ -120,11 +120,36 @@ pub use uffs_daemon::os::return_large_blocks;
 
 pub fn build(vol: &Volume, opts: &ScanOptions, pb: &ProgressBar) -> Result<(Index, ScanReport)> {
     return_large_blocks();
-    uffs_mft::build_index(vol, opts, &|done, total| {
+    let built = uffs_mft::build_index(vol, opts, &|done, total| {
         pb.set_length(total);
         pb.set_position(done);
     })
-    .with_context(|| format!("indexing {}", vol.name))
+    .with_context(|| format!("indexing {}", vol.name))?;
+    warn_skipped(&vol.name, &built.1.warnings, pb);
+    Ok(built)
+}
+
+/// Warnings shown of one build at most: the rest are counted.
+const MAX_WARNINGS: usize = 20;
+
+/// What a build skipped (another file system's damage: a chain that loops, a cluster past the end …), one line
+/// each on stderr, the first [`MAX_WARNINGS`].
+fn warn_skipped(name: &str, warnings: &[String], pb: &ProgressBar) {
+    if warnings.is_empty() {
+        return;
+    }
+    pb.suspend(|| {
+        for w in warnings.iter().take(MAX_WARNINGS) {
+            eprintln!("uffs: warning: {}: {w}", head(name));
+        }
+        if warnings.len() > MAX_WARNINGS {
+            eprintln!(
+                "uffs: warning: {}: {} more like these",
+                head(name),
+                warnings.len() - MAX_WARNINGS
+            );
+        }
+    });
 }
 
 /// A volume's name as the head of a line (`NAME: ...`): a drive's `D:` without its colon, so the line reads
