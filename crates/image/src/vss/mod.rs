@@ -20,10 +20,8 @@ use std::sync::Arc;
 
 use crate::container::bytes::{le32, le64};
 use crate::container::{bad, within, Image};
-use crate::device::Device;
+use crate::ReadAt;
 
-pub mod delta;
-pub mod live;
 mod store;
 
 pub use store::StoreMap;
@@ -63,12 +61,12 @@ pub struct StoreInfo {
 
 /// A GUID as text, lower-case as `vshadowinfo` and `vssadmin` print it.
 pub fn guid_text(g: &[u8; 16]) -> String {
-    uffs_ntfs::partition::guid_to_string(g).to_ascii_lowercase()
+    crate::partition::guid_to_string(g).to_ascii_lowercase()
 }
 
 /// The stores on `volume`, oldest first; none when the volume has no VSS header or no catalog. An error when
 /// the header or catalog is there but damaged (a block pointing outside the volume, a chain that loops).
-pub fn stores(volume: &Device) -> io::Result<Vec<StoreInfo>> {
+pub fn stores(volume: &dyn ReadAt) -> io::Result<Vec<StoreInfo>> {
     let (described, located) = catalog(volume)?;
     let mut block = vec![0u8; BLOCK as usize];
     let mut stores = Vec::new();
@@ -105,7 +103,7 @@ pub fn stores(volume: &Device) -> io::Result<Vec<StoreInfo>> {
 /// The shadow copies the catalog lists without a store on the volume, by creation time (FILETIME), oldest
 /// first: Windows Server 2003 kept its shadow copies' data in a layout no public documentation describes, and
 /// they cannot be read. Errors as [`stores`].
-pub fn without_store(volume: &Device) -> io::Result<Vec<u64>> {
+pub fn without_store(volume: &dyn ReadAt) -> io::Result<Vec<u64>> {
     let (described, located) = catalog(volume)?;
     let mut times: Vec<u64> = described
         .iter()
@@ -125,7 +123,7 @@ type Located = ([u8; 16], [u64; 5]);
 /// A catalog's entries, in its order: (store id, volume size, creation time) from the type-2 entries, and
 /// (store id, [block list, store header, block range list, bitmap, previous bitmap]) from the type-3 ones;
 /// none when the volume has no VSS header or no catalog.
-fn catalog(volume: &Device) -> io::Result<(Vec<Described>, Vec<Located>)> {
+fn catalog(volume: &dyn ReadAt) -> io::Result<(Vec<Described>, Vec<Located>)> {
     let mut header = [0u8; 128];
     let (mut described, mut located) = (Vec::new(), Vec::new());
     if volume.len() < HEADER_AT + 128 {
@@ -174,7 +172,7 @@ fn catalog(volume: &Device) -> io::Result<(Vec<Described>, Vec<Located>)> {
 }
 
 /// Reads the 16 KiB block at `at`, which must lie inside the volume.
-fn read_block(volume: &Device, buf: &mut [u8], at: u64, what: &str) -> io::Result<()> {
+fn read_block(volume: &dyn ReadAt, buf: &mut [u8], at: u64, what: &str) -> io::Result<()> {
     if !within(at, buf.len() as u64, volume.len()) {
         return Err(bad(format!(
             "a VSS {what} at offset {at} lies outside the volume ({} bytes)",
@@ -198,7 +196,7 @@ fn check_block(block: &[u8], at: u64, kind: u32, what: &str) -> io::Result<()> {
 /// The volume as it was when store `index` (1-based, oldest first) was taken.
 #[derive(Debug)]
 pub struct Snapshot {
-    volume: Device,
+    volume: Arc<dyn ReadAt>,
     /// Every store's block map, oldest first: reading store `i` goes on through `i + 1` … and the volume.
     maps: Arc<Vec<StoreMap>>,
     /// Position of the store read in `maps`.
@@ -210,15 +208,19 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Store `index` of `volume`. `files`: the files the volume is read from, for the source's stamp.
-    pub fn open(volume: &Device, index: u32, files: Vec<PathBuf>) -> io::Result<Snapshot> {
+    pub fn open<V: ReadAt + Clone + 'static>(
+        volume: &V,
+        index: u32,
+        files: Vec<PathBuf>,
+    ) -> io::Result<Snapshot> {
         let all = stores(volume)?;
         Self::open_from(volume, &all, index, files)
     }
 
     /// As [`Snapshot::open`], from stores already listed; their block maps are read once and shared by
     /// snapshots made with [`Snapshot::sibling`].
-    pub fn open_from(
-        volume: &Device,
+    pub fn open_from<V: ReadAt + Clone + 'static>(
+        volume: &V,
         all: &[StoreInfo],
         index: u32,
         files: Vec<PathBuf>,
@@ -244,7 +246,7 @@ impl Snapshot {
             .map(|s| StoreMap::read(volume, s))
             .collect::<io::Result<Vec<_>>>()?;
         Ok(Snapshot {
-            volume: volume.clone(),
+            volume: Arc::new(volume.clone()),
             maps: Arc::new(maps),
             active: pos,
             info: all[pos].clone(),
@@ -278,7 +280,7 @@ impl Image for Snapshot {
     }
 
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        store::read(&self.volume, &self.maps, self.active, buf, offset)
+        store::read(self.volume.as_ref(), &self.maps, self.active, buf, offset)
     }
 
     fn describe(&self) -> String {
