@@ -10,7 +10,7 @@ software shadow copy provider keeps on a volume: a VSS volume header at 0x1E00, 
 volume, as libvshadow and uffs read) gives the bytes of state i, everywhere.
 
 What goes where (the layout as libyal's public "Volume Shadow Snapshot (VSS) format" describes it, and as
-crates/mft/src/vss reads it; every structure one or more 16 KiB blocks, every number little-endian):
+crates/image/src/vss reads it; every structure one or more 16 KiB blocks, every number little-endian):
 
 - Store i holds the 16 KiB blocks (aligned to the volume's start) whose content differs between state i and
   state i + 1 (PRESENT for the newest store), with state i's content copied to a data block of the store: the

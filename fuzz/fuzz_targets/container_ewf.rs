@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     if std::fs::write(&first, data).is_err() || std::fs::write(dir.join("image.E02"), data).is_err() {
         return;
     }
-    if let Ok(Some(image)) = uffs_mft::container::open(&first) {
+    if let Ok(Some(image)) = uffs_image::container::open(&first) {
         let len = image.len();
         let _ = (image.describe(), image.facts(), image.files());
         let mut buf = vec![0u8; 70_000];

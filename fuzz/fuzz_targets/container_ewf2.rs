@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     {
         return;
     }
-    if let Ok(Some(image)) = uffs_mft::container::open(&first) {
+    if let Ok(Some(image)) = uffs_image::container::open(&first) {
         let len = image.len();
         let _ = (image.describe(), image.facts(), image.files());
         let mut buf = vec![0u8; 70_000];

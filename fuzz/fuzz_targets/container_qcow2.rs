@@ -12,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
     if std::fs::write(&path, data).is_err() {
         return;
     }
-    if let Ok(Some(image)) = uffs_mft::container::open(&path) {
+    if let Ok(Some(image)) = uffs_image::container::open(&path) {
         let _ = image.describe();
         let _ = image.files();
         let _ = image.facts();

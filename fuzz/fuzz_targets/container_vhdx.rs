@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use uffs_mft::container::{crc32c, Image};
+use uffs_image::container::crc32c;
 
 fn reseal(b: &mut [u8], at: usize, len: usize, sig: &[u8]) {
     if b.len() >= at + len && &b[at..at + sig.len()] == sig {
@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
     if std::fs::write(&path, &b).is_err() {
         return;
     }
-    if let Ok(Some(image)) = uffs_mft::container::open(&path) {
+    if let Ok(Some(image)) = uffs_image::container::open(&path) {
         let _ = image.describe();
         let len = image.len();
         let mut buf = vec![0u8; 64 << 10];

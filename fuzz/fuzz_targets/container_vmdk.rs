@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     // Extent files a descriptor may name: one sparse-looking, one flat.
     let _ = std::fs::write(dir.join("disk-s001.vmdk"), data);
     let _ = std::fs::write(dir.join("disk-flat.vmdk"), [0x5au8; 4096]);
-    if let Ok(Some(image)) = uffs_mft::container::open(&path) {
+    if let Ok(Some(image)) = uffs_image::container::open(&path) {
         let _ = image.describe();
         let _ = image.files();
         let len = image.len();

@@ -9,7 +9,7 @@ use std::io;
 use std::path::PathBuf;
 
 use libfuzzer_sys::fuzz_target;
-use uffs_mft::container::Image;
+use uffs_image::container::Image;
 use uffs_mft::device::Device;
 
 const VOLUME: u64 = 32 << 20;
@@ -53,11 +53,11 @@ fuzz_target!(|data: &[u8]| {
         header: data[..split].to_vec(),
         rest: data[split..].to_vec(),
     }));
-    let Ok(stores) = uffs_mft::vss::stores(&volume) else {
+    let Ok(stores) = uffs_image::vss::stores(&volume) else {
         return;
     };
     for s in &stores {
-        if let Ok(snap) = uffs_mft::vss::Snapshot::open_from(&volume, &stores, s.index, Vec::new()) {
+        if let Ok(snap) = uffs_image::vss::Snapshot::open_from(&volume, &stores, s.index, Vec::new()) {
             let mut buf = vec![0u8; 3 << 16];
             let n = buf.len() as u64;
             for at in [0u64, 0x1E00, 0x4000, 0x3FF0, VOLUME - n] {

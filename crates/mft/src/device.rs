@@ -9,6 +9,8 @@ use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
+use uffs_image::read::{byte_len, read_file_at};
+
 use crate::ioctl::IoProfile;
 
 #[derive(Debug, Clone)]
@@ -23,7 +25,7 @@ pub struct Device {
 enum Io {
     File(File),
     /// The disk a container holds ([`crate::container`]).
-    Image(Box<dyn crate::container::Image>),
+    Image(Box<dyn uffs_image::container::Image>),
     #[cfg(windows)]
     Live(crate::live::LiveDevice),
 }
@@ -32,7 +34,7 @@ impl Device {
     /// Opens a file or block device; a container (recognised by its content) opens as the disk it holds, and the
     /// first piece of a split raw image as the whole image.
     pub fn open(path: &Path) -> io::Result<Device> {
-        if let Some(image) = crate::container::open(path)? {
+        if let Some(image) = uffs_image::container::open(path)? {
             let len = image.len();
             return Ok(Device {
                 io: Arc::new(Io::Image(image)),
@@ -50,7 +52,7 @@ impl Device {
     }
 
     /// A device reading the disk an image holds (a shadow copy of a volume).
-    pub fn from_image(image: Box<dyn crate::container::Image>) -> Device {
+    pub fn from_image(image: Box<dyn uffs_image::container::Image>) -> Device {
         let len = image.len();
         Device {
             io: Arc::new(Io::Image(image)),
@@ -104,7 +106,7 @@ impl Device {
     }
 
     /// The container the device's bytes come out of: none for a plain file or device.
-    pub fn container(&self) -> Option<&dyn crate::container::Image> {
+    pub fn container(&self) -> Option<&dyn uffs_image::container::Image> {
         match &*self.io {
             Io::Image(i) => Some(i.as_ref()),
             _ => None,
@@ -112,7 +114,7 @@ impl Device {
     }
 
     /// For a device reading a past state of another (a shadow copy): whether its bytes `offset..offset + len`
-    /// may differ from that device's now ([`crate::container::Image::differs_from_present`]).
+    /// may differ from that device's now ([`uffs_image::container::Image::differs_from_present`]).
     pub fn differs_from_present(&self, offset: u64, len: u64) -> Option<bool> {
         self.container()?
             .differs_from_present(self.base.checked_add(offset)?, len)
@@ -265,43 +267,6 @@ impl std::fmt::Debug for IoBuf {
     }
 }
 
-/// Size of a file or block device (block devices report 0 in their metadata; seeking to the end works for both).
-pub(crate) fn byte_len(file: &File) -> io::Result<u64> {
-    use std::io::{Seek, SeekFrom};
-    let meta_len = file.metadata()?.len();
-    if meta_len > 0 {
-        return Ok(meta_len);
-    }
-    let mut f = file;
-    let len = f.seek(SeekFrom::End(0))?;
-    f.seek(SeekFrom::Start(0))?;
-    Ok(len)
-}
-
-/// Fills `buf` from `offset` of `file` (a positional read: no shared file position, no lock).
-#[cfg(unix)]
-pub(crate) fn read_file_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, offset)
-}
-
-#[cfg(windows)]
-pub(crate) fn read_file_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset) {
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
 /// A cheap fingerprint of a source's writes, taken without reading it: for an image file its size and
 /// modification time, for a block device its write counters (`/sys/dev/block/MAJ:MIN/stat`). The same value
 /// later means nothing was written in between, so a periodic check can stop there; `None` when there is no such
@@ -311,8 +276,8 @@ pub fn write_stamp(spec: &str) -> Option<u64> {
     let m = std::fs::metadata(&path).ok()?;
     use std::hash::Hasher as _;
     let mut h = twox_hash::XxHash3_64::new();
-    if let Some(pieces) =
-        crate::container::ewf::segments(&path).or_else(|| crate::container::split::pieces(&path))
+    if let Some(pieces) = uffs_image::container::ewf::segments(&path)
+        .or_else(|| uffs_image::container::split::pieces(&path))
     {
         // Every piece's size and time: a write to any of them changes the stamp.
         for p in pieces {
@@ -364,4 +329,13 @@ fn libc_major(dev: u64) -> u64 {
 #[cfg(target_os = "linux")]
 fn libc_minor(dev: u64) -> u64 {
     ((dev >> 12) & 0xffff_ff00) | (dev & 0xff)
+}
+
+impl uffs_image::ReadAt for Device {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        Device::read_exact_at(self, buf, offset)
+    }
+    fn len(&self) -> u64 {
+        self.len
+    }
 }

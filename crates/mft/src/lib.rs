@@ -1,13 +1,17 @@
-//! Opens NTFS sources and turns their MFT into an index.
+//! Opens NTFS sources and turns their MFT into an index. The bytes come from the image layer (`uffs-image`:
+//! files, containers, partition tables, shadow copy stores); this crate opens them as devices and decides what
+//! file system they hold.
 //!
 //! * [`content`]: a file's data streams located and read (resident, runs, sparse, compressed), for `uffs cat`;
 //!   [`content::many`] reads many files' data in volume order on every core (`uffs hash`, `uffs grep`).
 //! * [`fault`]: fault injection for the end-to-end fault tests (`UFFS_FAULT_INJECT`).
-//! * [`device`]: positional reads from a file, image or block device, optionally windowed to a partition.
-//! * [`container`]: images that hold a disk or volume in another layout, read as that disk: split raw, EWF (E01),
-//!   VHD, VHDX, VMDK, qcow2, with their parent and backing chains.
-//! * [`vss`]: a volume's shadow copies, read from its own bytes: the stores listed, and the volume as each saw it.
-//! * [`source`]: what a source is, detected from its content: a volume, a whole disk (MBR/GPT) or a raw `$MFT`.
+//! * [`device`]: positional reads from a file, image or block device, or a live Windows volume, optionally
+//!   windowed to a partition (the image layer's [`uffs_image::ReadAt`]).
+//! * [`container`]: `uffs_image::container` re-exported: images that hold a disk or volume in another layout.
+//! * [`vss`]: a volume's shadow copies: the image layer's catalog and snapshots (`uffs_image::vss`), with the
+//!   store's index as a delta over the present's (`delta`) and a live volume's stores (`live`).
+//! * [`source`]: what a source is, detected from its content: a volume, a whole disk (its partitions read by
+//!   `uffs_image::partition`, each one's file system told by its first sector) or a raw `$MFT`.
 //! * [`live`]: live volumes of the running system (Windows): their names, and reading them raw.
 //! * [`ioctl`]: the byte layouts of the Windows device and file-system controls a live volume is asked.
 //! * [`journal`]: the USN change journal (`$Extend\$UsnJrnl:$J`) of a volume, or a raw `$J` capture.
@@ -20,7 +24,7 @@
 //! * [`update`]: which records changed since an index was made (a re-scan of record hashes), and the index
 //!   with them read again.
 
-pub mod container;
+pub use uffs_image::container;
 pub mod content;
 pub mod device;
 mod error;

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use uffs_image::partition::{self, TableError};
 use uffs_ntfs::boot;
-use uffs_ntfs::partition::{self, guid_to_string, MbrSlot, BASIC_DATA_GUID, GPT_PROTECTIVE};
 
 use crate::device::Device;
 use crate::volume::Volume;
@@ -381,113 +381,30 @@ pub fn split_suffixes(spec: &str) -> (&str, Option<u32>, Option<u32>) {
     (path, None, store)
 }
 
-/// Most logical partitions followed in an EBR chain (a loop in a damaged chain must not hang us).
-const MAX_LOGICAL: u32 = 128;
-
+/// The partition table of the disk `dev` (named `path`), whose first bytes are `head`, with each partition's
+/// file system told by its first sector.
 fn read_partition_table(
     path: &str,
     dev: &Device,
     head: &[u8],
 ) -> Result<Option<(&'static str, Vec<PartitionInfo>)>> {
-    let Ok(slots) = partition::parse_mbr(head) else {
-        return Ok(None);
-    };
-    if slots.iter().flatten().any(|s| s.kind == GPT_PROTECTIVE) {
-        for sector in [512u64, 4096] {
-            if let Some(parts) = read_gpt(path, dev, sector)? {
-                return Ok(Some(("GPT", parts)));
-            }
-        }
-        return Err(Error::Source(format!(
+    let table = partition::read_table(dev, head).map_err(|e| match e {
+        TableError::NoGptHeader => Error::Source(format!(
             "{path} has a protective MBR but no readable GPT header"
-        )));
-    }
-    let sector = 512u64;
-    let mut parts = Vec::new();
-    for (i, slot) in slots.iter().enumerate() {
-        let Some(s) = slot else { continue };
-        if s.is_extended() {
-            read_ebr_chain(dev, s, sector, &mut parts)?;
-        } else {
-            parts.push(partition_info(
-                dev,
-                i as u32 + 1,
-                u64::from(s.start_lba) * sector,
-                u64::from(s.sectors) * sector,
-                format!("0x{:02X}", s.kind),
-            ));
+        )),
+        TableError::GptEntries(e) => Error::io(format!("{path}: GPT partition entries"), e),
+        TableError::GptEntry { index, cause } => {
+            Error::Source(format!("{path}: GPT entry {index}: {cause}"))
         }
-    }
-    if parts.is_empty() {
-        return Ok(None);
-    }
-    parts.sort_by_key(|p| p.index);
-    Ok(Some(("MBR", parts)))
-}
-
-fn read_ebr_chain(
-    dev: &Device,
-    ext: &MbrSlot,
-    sector: u64,
-    parts: &mut Vec<PartitionInfo>,
-) -> Result<()> {
-    let ext_start = u64::from(ext.start_lba);
-    let mut ebr = ext_start;
-    let mut buf = vec![0u8; 512];
-    for n in 0..MAX_LOGICAL {
-        if dev.read_exact_at(&mut buf, ebr * sector).is_err() {
-            break;
-        }
-        let Ok((logical, next)) = partition::parse_ebr(&buf) else {
-            break;
-        };
-        if let Some(l) = logical {
-            let start = (ebr + u64::from(l.start_lba)) * sector;
-            parts.push(partition_info(
-                dev,
-                5 + n,
-                start,
-                u64::from(l.sectors) * sector,
-                format!("0x{:02X}", l.kind),
-            ));
-        }
-        match next {
-            Some(nx) if nx.start_lba != 0 => ebr = ext_start + u64::from(nx.start_lba),
-            _ => break,
-        }
-    }
-    Ok(())
-}
-
-fn read_gpt(path: &str, dev: &Device, sector: u64) -> Result<Option<Vec<PartitionInfo>>> {
-    let mut hdr = vec![0u8; sector as usize];
-    if dev.read_exact_at(&mut hdr, sector).is_err() {
-        return Ok(None);
-    }
-    let Ok(h) = partition::parse_gpt_header(&hdr) else {
-        return Ok(None);
-    };
-    let bytes = u64::from(h.entry_count) * u64::from(h.entry_size);
-    let mut table = vec![0u8; bytes as usize];
-    dev.read_exact_at(&mut table, h.entries_lba.saturating_mul(sector))
-        .map_err(|e| Error::io(format!("{path}: GPT partition entries"), e))?;
-    let mut parts = Vec::new();
-    for (i, e) in table.chunks_exact(h.entry_size as usize).enumerate() {
-        let entry = partition::parse_gpt_entry(e)
-            .map_err(|e| Error::format(format!("{path}: GPT entry {}", i + 1), e))?;
-        let Some(entry) = entry else { continue };
-        let kind = if entry.type_guid == BASIC_DATA_GUID {
-            "basic-data".to_string()
-        } else {
-            guid_to_string(&entry.type_guid)
-        };
-        let start = entry.first_lba.saturating_mul(sector);
-        let len = (entry.last_lba - entry.first_lba)
-            .saturating_add(1)
-            .saturating_mul(sector);
-        parts.push(partition_info(dev, i as u32 + 1, start, len, kind));
-    }
-    Ok(Some(parts))
+    })?;
+    Ok(table.map(|t| {
+        let parts = t
+            .partitions
+            .into_iter()
+            .map(|p| partition_info(dev, p.index, p.start, p.len, p.kind))
+            .collect();
+        (t.name, parts)
+    }))
 }
 
 fn partition_info(dev: &Device, index: u32, start: u64, len: u64, kind: String) -> PartitionInfo {

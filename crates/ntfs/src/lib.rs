@@ -1,5 +1,6 @@
-//! Pure parsing of NTFS on-disk structures: boot sector, MBR/GPT partition tables, MFT file records with their
-//! update-sequence fixups, attributes and their values, data runlists, and LZNT1 (compressed streams).
+//! Pure parsing of NTFS on-disk structures: boot sector, MFT file records with their update-sequence fixups,
+//! attributes and their values, data runlists, and LZNT1 (compressed streams). Partition tables are the image
+//! layer's (`uffs_image::partition`).
 //!
 //! Everything here works on byte slices handed in by the caller and performs no I/O. Every offset and length read
 //! from disk is checked before use; malformed input yields a typed [`Error`], never a panic, so the crate is safe
@@ -10,7 +11,6 @@ pub mod boot;
 mod error;
 pub mod le;
 pub mod lznt1;
-pub mod partition;
 pub mod record;
 pub mod runlist;
 pub mod usn;

@@ -84,7 +84,7 @@ impl Qcow2 {
             return Ok(None);
         }
         let n = header.len().min(file_len as usize);
-        crate::device::read_file_at(file, &mut header[..n], 0)?;
+        crate::read::read_file_at(file, &mut header[..n], 0)?;
         if &header[..4] != MAGIC {
             return Ok(None);
         }
@@ -188,7 +188,7 @@ impl Qcow2 {
         }
         // Entries past the disk's end map nothing: only those it needs are kept.
         let mut raw = vec![0u8; needed as usize * 8];
-        crate::device::read_file_at(file, &mut raw, l1_at)?;
+        crate::read::read_file_at(file, &mut raw, l1_at)?;
         let cluster = 1u64 << cluster_bits;
         let mut l1 = Vec::with_capacity(needed as usize);
         for (i, e) in raw.chunks_exact(8).map(|c| be64(c, 0)).enumerate() {
@@ -227,7 +227,7 @@ impl Qcow2 {
                 )));
             }
             let mut name = vec![0u8; backing_size as usize];
-            crate::device::read_file_at(&image.file, &mut name, backing_at)?;
+            crate::read::read_file_at(&image.file, &mut name, backing_at)?;
             let parent = backing_path(path, &name);
             // A damaged backing file's errors say which file they are about.
             let opened = super::open_parent(path, &parent, chain).map_err(|e| {
@@ -300,14 +300,14 @@ impl Qcow2 {
             return Ok(vec![0; count]);
         }
         let mut raw = vec![0u8; count * 8];
-        crate::device::read_file_at(&self.file, &mut raw, at + first * 8)?;
+        crate::read::read_file_at(&self.file, &mut raw, at + first * 8)?;
         Ok(raw.chunks_exact(8).map(|c| be64(c, 0)).collect())
     }
 
     /// Inflates the compressed cluster at `at` (at most `size` bytes of deflate data) into `out`.
     fn inflate(&self, at: u64, size: u64, out: &mut [u8]) -> io::Result<()> {
         let mut input = vec![0u8; size as usize];
-        crate::device::read_file_at(&self.file, &mut input, at)?;
+        crate::read::read_file_at(&self.file, &mut input, at)?;
         let mut z = flate2::Decompress::new(false);
         let damaged = || {
             bad(format!(
@@ -489,7 +489,7 @@ impl Image for Qcow2 {
                 match kind {
                     Cluster::Unallocated => self.read_backing(now, offset)?,
                     Cluster::Zero => now.fill(0),
-                    Cluster::Data(at) => crate::device::read_file_at(&self.file, now, at + within)?,
+                    Cluster::Data(at) => crate::read::read_file_at(&self.file, now, at + within)?,
                     Cluster::Compressed(at, size) => {
                         inflated.resize(cs as usize, 0);
                         self.inflate(at, size, &mut inflated)?;

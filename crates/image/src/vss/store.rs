@@ -14,7 +14,7 @@ use std::io;
 use super::{check_block, read_block, StoreInfo, BLOCK};
 use crate::container::bytes::{le32, le64};
 use crate::container::{bad, within};
-use crate::device::Device;
+use crate::ReadAt;
 
 const FORWARDER: u32 = 0x1;
 const OVERLAY: u32 = 0x2;
@@ -52,7 +52,7 @@ pub struct StoreMap {
 
 impl StoreMap {
     /// Reads the block list and bitmaps of `info`'s store from `volume`.
-    pub fn read(volume: &Device, info: &StoreInfo) -> io::Result<StoreMap> {
+    pub fn read(volume: &dyn ReadAt, info: &StoreInfo) -> io::Result<StoreMap> {
         let blocks_in_volume = volume.len().div_ceil(BLOCK);
         // Each list block holds 508 descriptors; a store holds at most a few per block of the volume.
         let max_list_blocks = (blocks_in_volume / 508 + 1) * 8;
@@ -147,7 +147,7 @@ impl StoreMap {
 
 /// A store's bitmap (a chain of type-6 blocks), `bytes` long; `None` when it has none.
 fn read_bitmap(
-    volume: &Device,
+    volume: &dyn ReadAt,
     mut at: u64,
     bytes: usize,
     index: u32,
@@ -216,7 +216,7 @@ pub(super) fn moved(maps: &[StoreMap], active: usize, block: u64) -> bool {
 /// Fills `buf` from `offset` of the volume as store `active` saw it. Blocks whose content lies side by side
 /// are read with one read.
 pub(super) fn read(
-    volume: &Device,
+    volume: &dyn ReadAt,
     maps: &[StoreMap],
     active: usize,
     buf: &mut [u8],
@@ -269,7 +269,7 @@ pub(super) fn read(
 
 /// Fills one run of `buf` from the volume, or with zeros.
 fn fill(
-    volume: &Device,
+    volume: &dyn ReadAt,
     buf: &mut [u8],
     (start, src, len): (usize, Where, usize),
 ) -> io::Result<()> {
@@ -296,7 +296,7 @@ fn has_overlay(m: &StoreMap, block: u64) -> bool {
 
 /// Replaces the sectors of `out` (block `block` from byte `within`) that the active store's overlay holds.
 fn apply_overlay(
-    volume: &Device,
+    volume: &dyn ReadAt,
     m: &StoreMap,
     block: u64,
     within_block: u64,

@@ -111,7 +111,7 @@ impl Image for SplitImage {
             let end = self.pieces.get(i + 1).map_or(self.len, |p| p.1);
             let n = ((end - offset) as usize).min(buf.len());
             let (now, rest) = buf.split_at_mut(n);
-            crate::device::read_file_at(file, now, offset - start)?;
+            crate::read::read_file_at(file, now, offset - start)?;
             buf = rest;
             offset += n as u64;
             i += 1;

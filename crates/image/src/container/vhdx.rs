@@ -102,7 +102,7 @@ impl FileView {
         let real = self.len.saturating_sub(offset).min(buf.len() as u64) as usize;
         let (now, past) = buf.split_at_mut(real);
         if !now.is_empty() {
-            crate::device::read_file_at(&self.file, now, offset)?;
+            crate::read::read_file_at(&self.file, now, offset)?;
         }
         past.fill(0);
         if self.overlay.is_empty() {
@@ -174,7 +174,7 @@ impl Vhdx {
             return Ok(None);
         }
         let mut sig = [0u8; 8];
-        crate::device::read_file_at(file, &mut sig, 0)?;
+        crate::read::read_file_at(file, &mut sig, 0)?;
         if &sig != SIGNATURE {
             return Ok(None);
         }

@@ -119,7 +119,7 @@ impl Seg<'_> {
             )));
         }
         let mut b = vec![0u8; n as usize];
-        crate::device::read_file_at(self.file, &mut b, at)?;
+        crate::read::read_file_at(self.file, &mut b, at)?;
         Ok(b)
     }
 
@@ -137,7 +137,7 @@ impl Ewf {
             return Ok(None);
         }
         let n = file_len.min(32) as usize;
-        crate::device::read_file_at(file, &mut head[..n], 0)?;
+        crate::read::read_file_at(file, &mut head[..n], 0)?;
         let v2 = head.starts_with(EWF2);
         if !v2 && !head.starts_with(EWF1) {
             return Ok(None);
@@ -213,10 +213,10 @@ impl Ewf {
                     ),
                 )
             })?;
-            len = crate::device::byte_len(&f)?;
+            len = crate::read::byte_len(&f)?;
             let mut h = [0u8; 32];
             let n = len.min(32) as usize;
-            crate::device::read_file_at(&f, &mut h[..n], 0)?;
+            crate::read::read_file_at(&f, &mut h[..n], 0)?;
             let got = number_of(&h);
             let (sig, least) = if v2 { (EWF2, 32) } else { (EWF1, 13) };
             if len < least || !h.starts_with(sig) {
@@ -383,7 +383,7 @@ impl Ewf {
             return INPUT.with(|input| {
                 let mut input = input.borrow_mut();
                 input.resize(size as usize, 0);
-                crate::device::read_file_at(file, &mut input, c.offset)?;
+                crate::read::read_file_at(file, &mut input, c.offset)?;
                 if self.bzip2 {
                     return unbzip2(&input, out).map_err(corrupt);
                 }
@@ -411,12 +411,12 @@ impl Ewf {
                 "{size} bytes stored where {need} are needed"
             )));
         }
-        crate::device::read_file_at(file, out, c.offset)?;
+        crate::read::read_file_at(file, out, c.offset)?;
         if !summed {
             return Ok(());
         }
         let mut sum = [0u8; 4];
-        crate::device::read_file_at(file, &mut sum, c.offset + out.len() as u64)?;
+        crate::read::read_file_at(file, &mut sum, c.offset + out.len() as u64)?;
         let (want, got) = (u32::from_le_bytes(sum), adler32(out));
         if want != got {
             return Err(corrupt(format!(
@@ -784,7 +784,7 @@ pub fn segment_path(first: &Path, number: u32) -> Option<PathBuf> {
 pub fn segments(first: &Path) -> Option<Vec<PathBuf>> {
     let mut head = [0u8; 13];
     let f = File::open(first).ok()?;
-    crate::device::read_file_at(&f, &mut head, 0).ok()?;
+    crate::read::read_file_at(&f, &mut head, 0).ok()?;
     if !is_ewf(&head) {
         return None;
     }
@@ -911,11 +911,13 @@ pub(super) fn header_values(text: &str) -> (Vec<(String, String)>, u32) {
 /// is `YYYY M D h m s` in the acquiring machine's time zone.
 fn acquired(v: &str) -> String {
     if let Ok(secs) = v.parse::<u64>() {
-        let ft = uffs_index::time::UNIX_EPOCH + secs * uffs_index::time::TICKS_PER_SECOND;
-        let c = uffs_index::time::to_civil(ft);
+        let (year, month, day) = civil_from_days((secs / 86_400) as i64);
+        let sod = secs % 86_400;
         return format!(
-            "{:04}-{:02}-{:02} {:02}:{:02}:{:02} UTC",
-            c.year, c.month, c.day, c.hour, c.minute, c.second
+            "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+            sod / 3600,
+            sod / 60 % 60,
+            sod % 60
         );
     }
     let n: Vec<u32> = v
@@ -926,6 +928,21 @@ fn acquired(v: &str) -> String {
         [y, mo, d, h, mi, s] => format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} (local time)"),
         _ => v.to_string(),
     }
+}
+
+/// The date (year, month, day) `days` days after 1970-01-01 in the proleptic Gregorian calendar (Howard
+/// Hinnant's algorithm, as `uffs_index::time` has it; this crate stands below the index).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400;
+    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 /// Adler-32 (RFC 1950) of `data`.

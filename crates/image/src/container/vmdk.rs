@@ -148,7 +148,7 @@ impl Vmdk {
         if file_len < 4 {
             return Ok(None);
         }
-        crate::device::read_file_at(file, &mut magic, 0)?;
+        crate::read::read_file_at(file, &mut magic, 0)?;
         let (descriptor, extents) = if &magic == MAGIC {
             let sparse = Sparse::open(path, file.try_clone()?, file_len)?;
             let descriptor = match sparse.embedded_descriptor()? {
@@ -233,7 +233,7 @@ fn descriptor_text(file: &File, file_len: u64) -> io::Result<Option<String>> {
         return Ok(None);
     }
     let mut raw = vec![0u8; file_len as usize];
-    crate::device::read_file_at(file, &mut raw, 0)?;
+    crate::read::read_file_at(file, &mut raw, 0)?;
     let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
     let Ok(text) = std::str::from_utf8(&raw[..end]) else {
         return Ok(None);
@@ -370,7 +370,7 @@ fn open_extents(path: &Path, d: &Descriptor) -> io::Result<Vec<Extent>> {
                 ),
                 _ => io::Error::new(e.kind(), format!("its extent file {}: {e}", p.display())),
             })?;
-            let file_len = crate::device::byte_len(&file)?;
+            let file_len = crate::read::byte_len(&file)?;
             Ok((p, file, file_len))
         };
         let (p, data) = match line.kind.as_str() {
@@ -391,7 +391,7 @@ fn open_extents(path: &Path, d: &Descriptor) -> io::Result<Vec<Extent>> {
                 let (p, file, file_len) = open(&line.file)?;
                 let mut magic = [0u8; 4];
                 if file_len >= 4 {
-                    crate::device::read_file_at(&file, &mut magic, 0)?;
+                    crate::read::read_file_at(&file, &mut magic, 0)?;
                 }
                 if &magic != MAGIC {
                     return Err(bad(format!(
@@ -432,9 +432,9 @@ fn open_extents(path: &Path, d: &Descriptor) -> io::Result<Vec<Extent>> {
 /// VMDK or says none.
 fn cid_of(path: &Path) -> Option<u32> {
     let file = File::open(path).ok()?;
-    let len = crate::device::byte_len(&file).ok()?;
+    let len = crate::read::byte_len(&file).ok()?;
     let mut magic = [0u8; 4];
-    crate::device::read_file_at(&file, &mut magic, 0).ok()?;
+    crate::read::read_file_at(&file, &mut magic, 0).ok()?;
     let text = if &magic == MAGIC {
         Sparse::open(path, file, len)
             .ok()?
@@ -456,7 +456,7 @@ impl Sparse {
             )));
         }
         let mut header = [0u8; 512];
-        crate::device::read_file_at(&file, &mut header, 0)?;
+        crate::read::read_file_at(&file, &mut header, 0)?;
         if le64(&header, 56) == GD_AT_END {
             // A stream-optimized extent written in one pass: the footer marker, the footer (the header with the
             // grain directory's place), the end-of-stream marker.
@@ -469,8 +469,8 @@ impl Sparse {
                     ))
                 })?;
             let mut marker = [0u8; 512];
-            crate::device::read_file_at(&file, &mut marker, at - SECTOR)?;
-            crate::device::read_file_at(&file, &mut header, at)?;
+            crate::read::read_file_at(&file, &mut marker, at - SECTOR)?;
+            crate::read::read_file_at(&file, &mut header, at)?;
             if le32(&marker, 8) != 0 || le32(&marker, 12) != MARKER_FOOTER || &header[..4] != MAGIC
             {
                 return Err(bad(format!(
@@ -536,7 +536,7 @@ impl Sparse {
             )));
         }
         let mut raw = vec![0u8; gd_bytes as usize];
-        crate::device::read_file_at(&file, &mut raw, gd_at)?;
+        crate::read::read_file_at(&file, &mut raw, gd_at)?;
         let gt_bytes = gtes * 4;
         let mut written = 0u64;
         for (i, c) in raw.chunks_exact(4).enumerate() {
@@ -567,7 +567,7 @@ impl Sparse {
                 GTE_UNALLOCATED => directory.push(GD_NONE),
                 GTE_ZEROED => directory.push(GD_ZEROED),
                 sector => {
-                    crate::device::read_file_at(&file, &mut table, u64::from(sector) * SECTOR)?;
+                    crate::read::read_file_at(&file, &mut table, u64::from(sector) * SECTOR)?;
                     directory.push((tables.len() as u64 / gtes) as u32);
                     tables.extend(table.chunks_exact(4).map(|c| le32(c, 0)));
                 }
@@ -611,7 +611,7 @@ impl Sparse {
     /// The descriptor inside the extent, when it has one (bounded by [`MAX_DESCRIPTOR`] and the file).
     fn embedded_descriptor(&self) -> io::Result<Option<String>> {
         let mut header = [0u8; 512];
-        crate::device::read_file_at(&self.file, &mut header, 0)?;
+        crate::read::read_file_at(&self.file, &mut header, 0)?;
         let (at, sectors) = (le64(&header, 28), le64(&header, 36));
         if at == 0 || sectors == 0 {
             return Ok(None);
@@ -626,7 +626,7 @@ impl Sparse {
             )));
         }
         let mut raw = vec![0u8; bytes as usize];
-        crate::device::read_file_at(&self.file, &mut raw, at)?;
+        crate::read::read_file_at(&self.file, &mut raw, at)?;
         let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
         Ok(Some(String::from_utf8_lossy(&raw[..end]).into_owned()))
     }
@@ -715,7 +715,7 @@ impl Sparse {
                     if !within(at, n as u64, self.file_len) {
                         return Err(self.past_end(g, at));
                     }
-                    crate::device::read_file_at(&self.file, now, at)?;
+                    crate::read::read_file_at(&self.file, now, at)?;
                 }
             }
             buf = rest;
@@ -744,7 +744,7 @@ impl Sparse {
             if !within(at, 12, self.file_len) {
                 return Err(self.past_end(g, at));
             }
-            crate::device::read_file_at(&self.file, &mut marker, at)?;
+            crate::read::read_file_at(&self.file, &mut marker, at)?;
             let (lba, size) = (le64(&marker, 0), u64::from(le32(&marker, 8)));
             let want = g * (self.grain / SECTOR);
             if lba != want {
@@ -763,7 +763,7 @@ impl Sparse {
             (at, most.min(self.file_len - at))
         };
         let mut input = vec![0u8; size as usize];
-        crate::device::read_file_at(&self.file, &mut input, data_at)?;
+        crate::read::read_file_at(&self.file, &mut input, data_at)?;
         let mut out = vec![0u8; self.grain as usize];
         let mut z = flate2::Decompress::new(true);
         z.decompress(&input, &mut out, flate2::FlushDecompress::Finish)
@@ -855,7 +855,7 @@ impl Image for Vmdk {
             let (now, rest) = buf.split_at_mut(n);
             match &e.data {
                 Data::Flat { file, offset: at } => {
-                    crate::device::read_file_at(file, now, at + within_extent)?
+                    crate::read::read_file_at(file, now, at + within_extent)?
                 }
                 Data::Zero => now.fill(0),
                 Data::Sparse(s) => {

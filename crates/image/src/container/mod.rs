@@ -64,7 +64,7 @@ pub fn open(path: &Path) -> io::Result<Option<Box<dyn Image>>> {
 /// Opens `path` as a container, knowing the images that read through it (`chain`, children first).
 fn open_in_chain(path: &Path, chain: &[PathBuf]) -> io::Result<Option<Box<dyn Image>>> {
     let file = File::open(path)?;
-    let len = crate::device::byte_len(&file)?;
+    let len = crate::read::byte_len(&file)?;
     // Before split sets: an EWF image's segments are numbered too (`.E01`, `.E02` …).
     if let Some(ewf) = ewf::Ewf::open(path, &file, len)? {
         return Ok(Some(Box::new(ewf)));
@@ -248,7 +248,7 @@ pub struct RawFile {
 impl RawFile {
     pub fn open(path: &Path) -> io::Result<RawFile> {
         let file = File::open(path)?;
-        let len = crate::device::byte_len(&file)?;
+        let len = crate::read::byte_len(&file)?;
         Ok(RawFile {
             file,
             len,
@@ -263,7 +263,7 @@ impl Image for RawFile {
     }
 
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        crate::device::read_file_at(&self.file, buf, offset)
+        crate::read::read_file_at(&self.file, buf, offset)
     }
 
     fn describe(&self) -> String {

@@ -63,10 +63,10 @@ impl Vhd {
             return Ok(None);
         }
         let mut footer = [0u8; 512];
-        crate::device::read_file_at(file, &mut footer, file_len - 512)?;
+        crate::read::read_file_at(file, &mut footer, file_len - 512)?;
         if &footer[..8] != COOKIE {
             // A dynamic disk's footer may be 511 bytes (older Virtual PC); its copy at the start is whole.
-            crate::device::read_file_at(file, &mut footer, 0)?;
+            crate::read::read_file_at(file, &mut footer, 0)?;
             if &footer[..8] != COOKIE || be32(&footer, 60) == FIXED {
                 return Ok(None);
             }
@@ -97,7 +97,7 @@ impl Vhd {
                         "this VHD's dynamic header at {at} is past its end"
                     )));
                 }
-                crate::device::read_file_at(&file, &mut header, at)?;
+                crate::read::read_file_at(&file, &mut header, at)?;
                 if &header[..8] != SPARSE_COOKIE {
                     return Err(bad("this dynamic VHD's header has no cxsparse cookie"));
                 }
@@ -121,7 +121,7 @@ impl Vhd {
                 {
                     return Err(bad("this VHD's block table is past its end"));
                 }
-                crate::device::read_file_at(&file, &mut raw, table_at)?;
+                crate::read::read_file_at(&file, &mut raw, table_at)?;
                 let table = raw.chunks_exact(4).map(|c| be32(c, 0)).collect();
                 // One bit per sector of the block, in whole sectors.
                 let data_skip = (block / 512).div_ceil(8).div_ceil(512) * 512;
@@ -211,7 +211,7 @@ impl Image for Vhd {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
         let (block, data_skip, table, parent) = match &self.layout {
-            Layout::Fixed => return crate::device::read_file_at(&self.file, buf, offset),
+            Layout::Fixed => return crate::read::read_file_at(&self.file, buf, offset),
             Layout::Dynamic {
                 block,
                 data_skip,
@@ -227,7 +227,7 @@ impl Image for Vhd {
             match (table.get(i).copied(), parent) {
                 (Some(UNALLOCATED) | None, None) => now.fill(0),
                 (Some(UNALLOCATED) | None, Some(p)) => super::read_parent(p, now, offset)?,
-                (Some(sector), None) => crate::device::read_file_at(
+                (Some(sector), None) => crate::read::read_file_at(
                     &self.file,
                     now,
                     u64::from(sector) * 512 + data_skip + within,
@@ -237,7 +237,7 @@ impl Image for Vhd {
                     let at = u64::from(sector) * 512;
                     let (first, last) = (within / 512, (within + n as u64).div_ceil(512));
                     let mut bits = vec![0u8; (last.div_ceil(8) - first / 8) as usize];
-                    crate::device::read_file_at(&self.file, &mut bits, at + first / 8)?;
+                    crate::read::read_file_at(&self.file, &mut bits, at + first / 8)?;
                     let bit = |k: u64| {
                         let j = k - first / 8 * 8;
                         bits[(j / 8) as usize] & (0x80 >> (j % 8)) != 0
@@ -253,7 +253,7 @@ impl Image for Vhd {
                         let to = (end * 512).min(within + n as u64);
                         let dst = &mut now[(from - within) as usize..(to - within) as usize];
                         if here {
-                            crate::device::read_file_at(&self.file, dst, at + data_skip + from)?;
+                            crate::read::read_file_at(&self.file, dst, at + data_skip + from)?;
                         } else {
                             super::read_parent(p, dst, offset - within + from)?;
                         }
@@ -291,7 +291,7 @@ fn parent_paths(
             )));
         }
         let mut raw = vec![0u8; n as usize];
-        crate::device::read_file_at(file, &mut raw, at)?;
+        crate::read::read_file_at(file, &mut raw, at)?;
         let units: Vec<u16> = raw
             .chunks_exact(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))

@@ -1,0 +1,310 @@
+//! Volume Shadow Copies read from the volume's own bytes: the past states of an NTFS volume that Windows keeps
+//! in `System Volume Information`. [`stores`] lists them from the catalog; [`Snapshot`] is the volume as it was
+//! when one of them was taken, read by position like any other disk ([`crate::container::Image`]).
+//!
+//! The layout (public documentation: libyal's "Volume Shadow Snapshot (VSS) format"; every number
+//! little-endian, every block 16 KiB):
+//! - a header at 0x1E00 of the volume (inside `$Boot`): the VSS identifier, a version, the catalog's offset;
+//! - the catalog: a chain of blocks of 128-byte entries; for each store a type-2 entry (volume size, store id,
+//!   creation time) and a type-3 entry (where the store's header, block list and bitmaps are);
+//! - each store: a header with the shadow copy's ids and attributes, and a block list saying, for each 16 KiB
+//!   block of the volume that changed after the store was taken, where its old content was copied to
+//!   (`store.rs`).
+//!
+//! A store holds only what changed between it and the next newer one, so an older store reads through the
+//! newer ones, and finally through the current volume.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::container::bytes::{le32, le64};
+use crate::container::{bad, within, Image};
+use crate::ReadAt;
+
+mod store;
+
+pub use store::StoreMap;
+
+/// Every VSS structure lives in blocks of this size.
+pub const BLOCK: u64 = 0x4000;
+/// Where the VSS volume header is, from the volume's start.
+const HEADER_AT: u64 = 0x1E00;
+/// `3808876b-c176-4e48-b7ae-04046e6cc752`, as stored.
+const VSS_ID: [u8; 16] = [
+    0x6b, 0x87, 0x08, 0x38, 0x76, 0xc1, 0x48, 0x4e, 0xb7, 0xae, 0x04, 0x04, 0x6e, 0x6c, 0xc7, 0x52,
+];
+/// The most catalog blocks followed: 127 entries each; Windows keeps at most 512 stores.
+const MAX_CATALOG_BLOCKS: usize = 64;
+
+/// One store (one shadow copy) as the catalog and its header describe it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreInfo {
+    /// 1 for the oldest store, counting up to the newest (the numbering of `vshadowinfo` and of `@vssN`).
+    pub index: u32,
+    /// The store's identifier (its file's name in `System Volume Information`).
+    pub id: [u8; 16],
+    /// The shadow copy's identifier (what `vssadmin list shadows` shows).
+    pub shadow_copy_id: [u8; 16],
+    /// The shadow copy set's identifier.
+    pub set_id: [u8; 16],
+    /// When it was taken (FILETIME, UTC).
+    pub created: u64,
+    /// The volume's size when it was taken.
+    pub volume_size: u64,
+    /// `_VSS_VOLUME_SNAPSHOT_ATTRIBUTES`.
+    pub attributes: u32,
+    pub(crate) block_list: u64,
+    pub(crate) bitmap: u64,
+    pub(crate) previous_bitmap: u64,
+}
+
+/// A GUID as text, lower-case as `vshadowinfo` and `vssadmin` print it.
+pub fn guid_text(g: &[u8; 16]) -> String {
+    crate::partition::guid_to_string(g).to_ascii_lowercase()
+}
+
+/// The stores on `volume`, oldest first; none when the volume has no VSS header or no catalog. An error when
+/// the header or catalog is there but damaged (a block pointing outside the volume, a chain that loops).
+pub fn stores(volume: &dyn ReadAt) -> io::Result<Vec<StoreInfo>> {
+    let (described, located) = catalog(volume)?;
+    let mut block = vec![0u8; BLOCK as usize];
+    let mut stores = Vec::new();
+    for (id, volume_size, created) in described {
+        // A type-2 entry without its type-3 entry is a shadow copy with no store (Windows 2003's are elsewhere).
+        let Some((_, [block_list, header_at, _, bitmap, previous_bitmap])) =
+            located.iter().find(|l| l.0 == id).copied()
+        else {
+            continue;
+        };
+        read_block(volume, &mut block, header_at, "store header")?;
+        check_block(&block, header_at, 4, "store header")?;
+        let info = &block[128..];
+        stores.push(StoreInfo {
+            index: 0,
+            id,
+            shadow_copy_id: info[16..32].try_into().unwrap_or_default(),
+            set_id: info[32..48].try_into().unwrap_or_default(),
+            created,
+            volume_size,
+            attributes: le32(info, 56),
+            block_list,
+            bitmap,
+            previous_bitmap,
+        });
+    }
+    stores.sort_by_key(|s| s.created);
+    for (i, s) in stores.iter_mut().enumerate() {
+        s.index = i as u32 + 1;
+    }
+    Ok(stores)
+}
+
+/// The shadow copies the catalog lists without a store on the volume, by creation time (FILETIME), oldest
+/// first: Windows Server 2003 kept its shadow copies' data in a layout no public documentation describes, and
+/// they cannot be read. Errors as [`stores`].
+pub fn without_store(volume: &dyn ReadAt) -> io::Result<Vec<u64>> {
+    let (described, located) = catalog(volume)?;
+    let mut times: Vec<u64> = described
+        .iter()
+        .filter(|d| !located.iter().any(|l| l.0 == d.0))
+        .map(|d| d.2)
+        .collect();
+    times.sort_unstable();
+    Ok(times)
+}
+
+/// A type-2 catalog entry: store id, volume size, creation time.
+type Described = ([u8; 16], u64, u64);
+/// A type-3 catalog entry: store id, and where the store's block list, header, block range list, bitmap and
+/// previous bitmap are.
+type Located = ([u8; 16], [u64; 5]);
+
+/// A catalog's entries, in its order: (store id, volume size, creation time) from the type-2 entries, and
+/// (store id, [block list, store header, block range list, bitmap, previous bitmap]) from the type-3 ones;
+/// none when the volume has no VSS header or no catalog.
+fn catalog(volume: &dyn ReadAt) -> io::Result<(Vec<Described>, Vec<Located>)> {
+    let mut header = [0u8; 128];
+    let (mut described, mut located) = (Vec::new(), Vec::new());
+    if volume.len() < HEADER_AT + 128 {
+        return Ok((described, located));
+    }
+    volume.read_exact_at(&mut header, HEADER_AT)?;
+    if header[..16] != VSS_ID || le32(&header, 20) != 1 {
+        return Ok((described, located));
+    }
+    let catalog = le64(&header, 48);
+    if catalog == 0 {
+        return Ok((described, located));
+    }
+    let mut block = vec![0u8; BLOCK as usize];
+    let mut at = catalog;
+    let mut seen = Vec::new();
+    while at != 0 {
+        if seen.contains(&at) || seen.len() >= MAX_CATALOG_BLOCKS {
+            return Err(bad(format!(
+                "the VSS catalog's blocks loop or run past {MAX_CATALOG_BLOCKS} (at offset {at})"
+            )));
+        }
+        seen.push(at);
+        read_block(volume, &mut block, at, "catalog block")?;
+        check_block(&block, at, 2, "catalog block")?;
+        for e in block[128..].chunks_exact(128) {
+            let id: [u8; 16] = e[16..32].try_into().unwrap_or_default();
+            match le64(e, 0) {
+                2 => described.push((id, le64(e, 8), le64(e, 48))),
+                3 => located.push((
+                    id,
+                    [
+                        le64(e, 8),  // block list
+                        le64(e, 32), // store header
+                        le64(e, 40), // block range list
+                        le64(e, 48), // current bitmap
+                        le64(e, 72), // previous bitmap
+                    ],
+                )),
+                _ => {}
+            }
+        }
+        at = le64(&block, 40);
+    }
+    Ok((described, located))
+}
+
+/// Reads the 16 KiB block at `at`, which must lie inside the volume.
+fn read_block(volume: &dyn ReadAt, buf: &mut [u8], at: u64, what: &str) -> io::Result<()> {
+    if !within(at, buf.len() as u64, volume.len()) {
+        return Err(bad(format!(
+            "a VSS {what} at offset {at} lies outside the volume ({} bytes)",
+            volume.len()
+        )));
+    }
+    volume.read_exact_at(buf, at)
+}
+
+/// Checks a VSS block's header: the identifier, and the record type `kind` (2 catalog, 3 block list, 4 store
+/// header, 6 bitmap).
+fn check_block(block: &[u8], at: u64, kind: u32, what: &str) -> io::Result<()> {
+    if block[..16] != VSS_ID || le32(block, 20) != kind {
+        return Err(bad(format!(
+            "the VSS {what} at offset {at} is damaged (no VSS identifier or record type {kind})"
+        )));
+    }
+    Ok(())
+}
+
+/// The volume as it was when store `index` (1-based, oldest first) was taken.
+#[derive(Debug)]
+pub struct Snapshot {
+    volume: Arc<dyn ReadAt>,
+    /// Every store's block map, oldest first: reading store `i` goes on through `i + 1` … and the volume.
+    maps: Arc<Vec<StoreMap>>,
+    /// Position of the store read in `maps`.
+    active: usize,
+    info: StoreInfo,
+    count: usize,
+    files: Vec<PathBuf>,
+}
+
+impl Snapshot {
+    /// Store `index` of `volume`. `files`: the files the volume is read from, for the source's stamp.
+    pub fn open<V: ReadAt + Clone + 'static>(
+        volume: &V,
+        index: u32,
+        files: Vec<PathBuf>,
+    ) -> io::Result<Snapshot> {
+        let all = stores(volume)?;
+        Self::open_from(volume, &all, index, files)
+    }
+
+    /// As [`Snapshot::open`], from stores already listed; their block maps are read once and shared by
+    /// snapshots made with [`Snapshot::sibling`].
+    pub fn open_from<V: ReadAt + Clone + 'static>(
+        volume: &V,
+        all: &[StoreInfo],
+        index: u32,
+        files: Vec<PathBuf>,
+    ) -> io::Result<Snapshot> {
+        if all.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "this volume has no shadow copies (no VSS catalog)",
+            ));
+        }
+        let Some(pos) = all.iter().position(|s| s.index == index) else {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "this volume has no shadow copy {index}: it has {} (vss1 to vss{})",
+                    all.len(),
+                    all.len()
+                ),
+            ));
+        };
+        let maps = all
+            .iter()
+            .map(|s| StoreMap::read(volume, s))
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Snapshot {
+            volume: Arc::new(volume.clone()),
+            maps: Arc::new(maps),
+            active: pos,
+            info: all[pos].clone(),
+            count: all.len(),
+            files,
+        })
+    }
+
+    /// The same volume at another of its stores, sharing the block maps already read.
+    pub fn sibling(&self, all: &[StoreInfo], index: u32) -> Option<Snapshot> {
+        let pos = all.iter().position(|s| s.index == index)?;
+        Some(Snapshot {
+            volume: self.volume.clone(),
+            maps: self.maps.clone(),
+            active: pos,
+            info: all[pos].clone(),
+            count: self.count,
+            files: self.files.clone(),
+        })
+    }
+
+    pub fn info(&self) -> &StoreInfo {
+        &self.info
+    }
+}
+
+impl Image for Snapshot {
+    fn len(&self) -> u64 {
+        // The volume's size when the store was taken (a volume may grow or shrink later).
+        self.info.volume_size.min(self.volume.len())
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        store::read(self.volume.as_ref(), &self.maps, self.active, buf, offset)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "volume shadow copy {} of {} ({})",
+            self.info.index,
+            self.count,
+            guid_text(&self.info.shadow_copy_id)
+        )
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        self.files.clone()
+    }
+
+    fn differs_from_present(&self, offset: u64, len: u64) -> Option<bool> {
+        let end = offset.saturating_add(len);
+        let mut block = offset - offset % BLOCK;
+        while block < end {
+            if store::moved(&self.maps, self.active, block) {
+                return Some(true);
+            }
+            block += BLOCK;
+        }
+        Some(false)
+    }
+}
