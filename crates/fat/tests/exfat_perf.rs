@@ -2,6 +2,8 @@
 //! through exfat-fuse): `scan()` against `fls -r -p` and against `find` over a fresh mount. Ignored by default
 //! (it copies ~400 MB through FUSE): `cargo test -p uffs-fat --test exfat_perf -- --ignored --nocapture`.
 
+#![cfg(unix)]
+
 mod exfat_util;
 
 use std::path::Path;
@@ -98,6 +100,7 @@ fn exfat_perf_scan_beats_fls_and_find() {
 }
 
 /// The image file as a positional-read device.
+#[derive(Debug)]
 struct FileDev(std::fs::File);
 
 impl uffs_fs::ReadAt for FileDev {

@@ -2,6 +2,8 @@
 //! minutes): `UFFS_FAT_PERF_IMG=IMG cargo test -p uffs-fat --release --test fat_perf -- --ignored --nocapture`,
 //! or without the variable it copies /usr/share/doc and /usr/share/locale into a new FAT32 volume with mtools.
 
+#![cfg(unix)]
+
 mod fat_common;
 
 use std::os::unix::fs::FileExt;
@@ -12,6 +14,7 @@ use uffs_fat::{fat, ScanOptions};
 use uffs_fs::ReadAt;
 
 /// The image file read where asked, as the image layer does.
+#[derive(Debug)]
 struct File(std::fs::File, u64);
 
 impl ReadAt for File {

@@ -5,65 +5,12 @@
 //! * [`Entry`]: one name of one file or folder: its id, its parent's id, name, kind, sizes, times, attributes,
 //!   whether it is deleted, and the [`Run`]s that hold its data.
 //! * [`Scan`]: every entry of a volume, the warnings met on the way, and the volume's [`Space`].
-//! * [`ReadAt`]: positional reads of a volume's bytes, the one thing a reader needs from the image layer.
+//! * [`ReadAt`]: positional reads of a volume's bytes, the one thing a reader needs from the image layer (its
+//!   trait, re-exported).
 
-use std::io;
-
-/// Positional reads of a volume's bytes (offset 0 is the volume's first byte). Implemented by the image layer's
-/// devices; `&[u8]` and `Vec<u8>` implement it for tests and fuzzing.
-pub trait ReadAt: Sync {
-    /// Fills `buf` from `offset`; an error if the volume ends before it is full.
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
-    /// The volume's length in bytes (what the image holds, which may be less than the file system claims).
-    fn len(&self) -> u64;
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-impl ReadAt for [u8] {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX);
-        match start
-            .checked_add(buf.len())
-            .and_then(|end| self.get(start..end))
-        {
-            Some(src) => {
-                buf.copy_from_slice(src);
-                Ok(())
-            }
-            None => Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!(
-                    "read of {} bytes at {offset} past the end ({})",
-                    buf.len(),
-                    self.len()
-                ),
-            )),
-        }
-    }
-    fn len(&self) -> u64 {
-        <[u8]>::len(self) as u64
-    }
-}
-
-impl ReadAt for Vec<u8> {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.as_slice().read_exact_at(buf, offset)
-    }
-    fn len(&self) -> u64 {
-        self.as_slice().len() as u64
-    }
-}
-
-impl<T: ReadAt + ?Sized + Send> ReadAt for &T {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        (**self).read_exact_at(buf, offset)
-    }
-    fn len(&self) -> u64 {
-        (**self).len()
-    }
-}
+/// Positional reads of a volume's bytes (offset 0 is the volume's first byte): the image layer's, which its
+/// devices, `[u8]` and `Vec<u8>` serve.
+pub use uffs_image::ReadAt;
 
 /// What an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

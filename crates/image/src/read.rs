@@ -17,6 +17,50 @@ pub trait ReadAt: Send + Sync + Debug {
     }
 }
 
+impl ReadAt for [u8] {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        match start
+            .checked_add(buf.len())
+            .and_then(|end| self.get(start..end))
+        {
+            Some(src) => {
+                buf.copy_from_slice(src);
+                Ok(())
+            }
+            None => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "read of {} bytes at {offset} past the end ({})",
+                    buf.len(),
+                    self.len()
+                ),
+            )),
+        }
+    }
+    fn len(&self) -> u64 {
+        <[u8]>::len(self) as u64
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.as_slice().read_exact_at(buf, offset)
+    }
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+}
+
+impl<T: ReadAt + ?Sized> ReadAt for &T {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_exact_at(buf, offset)
+    }
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+}
+
 /// Size of a file or block device (block devices report 0 in their metadata; seeking to the end works for both).
 pub fn byte_len(file: &File) -> io::Result<u64> {
     use std::io::{Seek, SeekFrom};

@@ -21,15 +21,6 @@ use crate::scan::{ScanOptions, ScanReport};
 use crate::volume::Volume;
 use crate::{Error, Result};
 
-impl uffs_fs::ReadAt for Device {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        Device::read_exact_at(self, buf, offset)
-    }
-    fn len(&self) -> u64 {
-        Device::len(self)
-    }
-}
-
 /// The zone FAT times are read in when a build is not told one (`ScanOptions::local_time_offset`): seconds east
 /// of UTC, or `i64::MIN` for none (UTC). Set once by a program from its user's setting
 /// ([`set_default_local_time_offset`]).
