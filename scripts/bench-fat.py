@@ -29,6 +29,7 @@ import argparse
 import glob
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -178,21 +179,24 @@ def timed_run(cmd, stdout=None, cold=False, fresh=None):
             out.close()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{' '.join(cmd)}: {err.decode(errors='replace')[:500]}")
-    return secs, ru.ru_maxrss * 1024
+    return secs, ru.ru_maxrss * 1024, err.decode(errors="replace")
 
 
 def med(cmd, runs, **kw):
-    """Median seconds and the largest peak RSS over `runs` runs, after a warm-up (skipped when cold)."""
+    """Median seconds, the largest peak RSS over `runs` runs (after a warm-up, skipped when cold) and the last
+    run's stderr."""
     if not kw.get("cold"):
         timed_run(cmd, **kw)
     rs = [timed_run(cmd, **kw) for _ in range(runs)]
-    return median([r[0] for r in rs]), max(r[1] for r in rs)
+    return median([r[0] for r in rs]), max(r[1] for r in rs), rs[-1][2]
 
 
-def entries_of(index):
-    """The entries an index file holds, as uffs counts them (`uffs '*' --index F --count`)."""
-    out = subprocess.run([UFFS, "*", "--index", index, "--count"], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().split()[0].replace(",", ""))
+def entries_of(err):
+    """The entries `uffs index` says it wrote ("IMG: 11,842 entries from …")."""
+    m = re.search(r"([\d,]+) entries", err)
+    if not m:
+        sys.exit(f"no entry count in: {err[:300]}")
+    return int(m.group(1).replace(",", ""))
 
 
 def find_fresh(img, work, runs, cold):
@@ -250,11 +254,11 @@ def main():
             if a.make_only:
                 continue
             print(f"measuring {key}", flush=True)
-            u_warm, rss = med([UFFS, "index", img, "-o", out], a.runs, fresh=out)
-            n = entries_of(out)
+            u_warm, rss, err = med([UFFS, "index", img, "-o", out], a.runs, fresh=out)
+            n = entries_of(err)
             size = os.path.getsize(out)
-            u_cold, _ = med([UFFS, "index", img, "-o", out], a.runs, fresh=out, cold=True)
-            fls, _ = med(["fls", "-r", "-p", img], a.runs)
+            u_cold, _, _ = med([UFFS, "index", img, "-o", out], a.runs, fresh=out, cold=True)
+            fls, _, _ = med(["fls", "-r", "-p", img], a.runs)
             fls_lines = int(subprocess.run(f"fls -r -p {img} | wc -l", shell=True, capture_output=True,
                                            text=True).stdout)
             row = [key, f"{n:,}", f"{fls_lines:,}", f"{u_warm * 1000:.0f}", f"{u_cold * 1000:.0f}",
@@ -270,8 +274,8 @@ def main():
             per.append([key, f"{n / u_warm / 1e6:.2f} M/s", f"{size / n:.1f}", f"{rss / n:.0f}",
                         f"{rss / 2**20:.1f} MiB", f"{size:,}"])
         if os.path.exists(NTFS_MFT):
-            u, rss = med([UFFS, "index", NTFS_MFT, "-o", out], a.runs, fresh=out)
-            n = entries_of(out)
+            u, rss, err = med([UFFS, "index", NTFS_MFT, "-o", out], a.runs, fresh=out)
+            n = entries_of(err)
             size = os.path.getsize(out)
             per.append(["NTFS XP $MFT", f"{n / u / 1e6:.2f} M/s", f"{size / n:.1f}", f"{rss / n:.0f}",
                         f"{rss / 2**20:.1f} MiB", f"{size:,}"])

@@ -73,7 +73,12 @@ pub fn check(img: &[u8]) {
         // Asking for deleted entries too adds entries; it takes none of the allocated ones away.
         let ids: HashSet<u64> = all.entries.iter().map(|e| e.id).collect();
         for e in &live.entries {
-            assert!(ids.contains(&e.id), "entry {} ({:?}) is missing from the scan with deleted", e.id, e.name);
+            assert!(
+                ids.contains(&e.id),
+                "entry {} ({:?}) is missing from the scan with deleted",
+                e.id,
+                e.name
+            );
         }
         assert_eq!(live.root, all.root);
     }
@@ -89,7 +94,10 @@ fn check_scan(scan: &Scan, len: u64, deleted: bool) {
     for e in &scan.entries {
         assert!(ids.insert(e.id), "id {} twice ({:?})", e.id, e.name);
         assert!(e.id < 1 << 48, "id {} over 48 bits", e.id);
-        assert!(deleted || !e.deleted, "a deleted entry in a scan without deleted: {e:?}");
+        assert!(
+            deleted || !e.deleted,
+            "a deleted entry in a scan without deleted: {e:?}"
+        );
         for r in &e.runs {
             let end = r.offset.checked_add(r.len);
             assert!(

@@ -12,7 +12,9 @@ use uffs_fat::{ScanOptions, Volume};
 use uffs_fs::Kind;
 
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fat-public").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/fat-public")
+        .join(name)
 }
 
 /// TSK's lines uffs has no entry for: the volume label entry (a file to TSK) and the virtual $OrphanFiles.
@@ -30,7 +32,15 @@ fn check(name: &str, flavor: &str, at_least: usize) {
         let raw = s.path("raw.img");
         run(
             "qemu-img",
-            &["convert", "-f", "qcow2", "-O", "raw", src.to_str().unwrap(), raw.to_str().unwrap()],
+            &[
+                "convert",
+                "-f",
+                "qcow2",
+                "-O",
+                "raw",
+                src.to_str().unwrap(),
+                raw.to_str().unwrap(),
+            ],
         );
         raw
     } else {
@@ -68,12 +78,24 @@ fn check(name: &str, flavor: &str, at_least: usize) {
             continue;
         }
         let mut files = 0;
-        for e in scan.entries.iter().filter(|e| e.kind == Kind::File && !e.deleted) {
+        for e in scan
+            .entries
+            .iter()
+            .filter(|e| e.kind == Kind::File && !e.deleted)
+        {
             let icat = run("icat", &[img.to_str().unwrap(), &e.id.to_string()]);
-            assert!(content(&bytes, e) == icat, "{name}: {} ({}): bytes differ from icat's", all_paths[&e.id], e.id);
+            assert!(
+                content(&bytes, e) == icat,
+                "{name}: {} ({}): bytes differ from icat's",
+                all_paths[&e.id],
+                e.id
+            );
             files += 1;
         }
-        println!("{name}: {} entries, {files} files' bytes equal icat's", ours.len());
+        println!(
+            "{name}: {} entries, {files} files' bytes equal icat's",
+            ours.len()
+        );
     }
 }
 
