@@ -3,7 +3,7 @@
 run, as a user runs them; with uffs's entries/s, the index file's bytes per entry and its peak RSS per entry, next
 to the same figures for an NTFS `$MFT` of like size (the Windows XP sample in tests/data).
 
-    sudo python3 scripts/bench-fat.py [--work DIR] [--runs 5] [--big 150000] [--only fat32,exfat,exfat-big]
+    sudo python3 scripts/bench-fat.py [--work DIR] [--runs 5] [--big 100000] [--only fat32,exfat,exfat-big]
 
 Volumes, made once into --work (default /work/bench/fat; printed) and kept for the next run (delete one to remake
 it); loop devices and mounts are removed again on the way out, also on an error:
@@ -219,7 +219,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--work", default="/work/bench/fat")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--big", type=int, default=150_000, help="files in the generated exFAT volume")
+    ap.add_argument("--big", type=int, default=100_000, help="files in the generated exFAT volume")
     ap.add_argument("--only", default="fat32,exfat,exfat-big")
     ap.add_argument("--make-only", action="store_true", help="make the volumes, measure nothing")
     a = ap.parse_args()
