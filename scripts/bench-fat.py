@@ -273,7 +273,7 @@ def main():
             rows.append(row)
             per.append([key, f"{n / u_warm / 1e6:.2f} M/s", f"{size / n:.1f}", f"{rss / n:.0f}",
                         f"{rss / 2**20:.1f} MiB", f"{size:,}"])
-        if os.path.exists(NTFS_MFT):
+        if not a.make_only and os.path.exists(NTFS_MFT):
             u, rss, err = med([UFFS, "index", NTFS_MFT, "-o", out], a.runs, fresh=out)
             n = entries_of(err)
             size = os.path.getsize(out)
