@@ -193,3 +193,64 @@ bitmap = (block(6, 4 * B) + b'\x0f' * 256).ljust(B, b'\0')
 # The target lays bytes 128.. at 0x4000: the catalog first.
 open('corpus/vss/one-store', 'wb').write(header + cat + store + lst + bitmap)
 PY
+
+# fat, exfat: volume images made by dosfstools and mtools (FAT12 256 KiB, FAT16 2.5 MiB, FAT32 33 MiB with 512-byte
+# clusters, the fewest FAT32 allows) and by mkfs.exfat -b 4096 (aligned to 4 KiB, not 1 MiB, so the seeds stay small; filled through exfat-fuse on a loop device when run as
+# root, else empty), each with folders, long names, a fragmented file and deleted names; cut after their last
+# non-zero byte to an even length, which the targets zero-extend to the size the boot sector claims.
+mkdir -p corpus/fat corpus/exfat
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cut_into() {  # cut_into IMAGE TARGET NAME
+  python3 - "$1" "corpus/$2/$3" <<'PY'
+import sys
+b = open(sys.argv[1], 'rb').read()
+n = len(b.rstrip(b'\0'))
+n += -n % 512
+open(sys.argv[2], 'wb').write(b[:max(n, 512)])
+PY
+}
+fill_tree() {  # fill_tree DIR: the files every seed holds
+  mkdir -p "$1/docs/deep/er" "$1/Photos 2024"
+  printf 'hello\n' > "$1/hello.txt"
+  head -c 3000 /dev/zero | tr '\0' 'a' > "$1/docs/a.txt"
+  head -c 5000 /dev/zero | tr '\0' 'b' > "$1/docs/deep/er/a long file name.text"
+  printf 'x' > "$1/Photos 2024/IMG_0001.JPG"
+  printf 'gone\n' > "$1/deleted.txt"
+  for i in 1 2 3 4 5 6 7 8; do printf "$i" > "$1/docs/n$i.dat"; done
+}
+if command -v mkfs.vfat >/dev/null && command -v mcopy >/dev/null; then
+  export MTOOLS_SKIP_CHECK=1
+  mkdir -p "$tmp/tree"; fill_tree "$tmp/tree"
+  for spec in "12 256 4" "16 2560 1" "32 33800 1"; do
+    set -- $spec
+    img="$tmp/fat$1.img"
+    mkfs.vfat -F "$1" -s "$3" -n SEED -i 1234ABCD -C "$img" "$2" >/dev/null 2>&1
+    mcopy -s -i "$img" "$tmp/tree/"* ::/
+    # A fragmented file: two files written alternately, one of them deleted between.
+    printf 'frag1' | mcopy -i "$img" - ::/frag.bin
+    mdel -i "$img" ::/deleted.txt ::/docs/n3.dat
+    head -c 9000 /dev/zero | tr '\0' 'f' | mcopy -o -i "$img" - ::/docs/frag-long.bin
+    cut_into "$img" fat "fat$1"
+  done
+fi
+if command -v mkfs.exfat >/dev/null; then
+  img="$tmp/exfat.img"
+  truncate -s 4M "$img"
+  mkfs.exfat -b 4096 -L SEED "$img" >/dev/null
+  cut_into "$img" exfat empty
+  if [ "$(id -u)" = 0 ] && command -v mount.exfat-fuse >/dev/null; then
+    dev=$(losetup -f --show "$img")
+    mkdir -p "$tmp/mnt"
+    if mount.exfat-fuse "$dev" "$tmp/mnt" >/dev/null 2>&1; then
+      fill_tree "$tmp/mnt"
+      rm "$tmp/mnt/deleted.txt" "$tmp/mnt/docs/n3.dat"
+      umount "$tmp/mnt"
+      cut_into "$img" exfat files
+    fi
+    losetup -d "$dev"
+  fi
+  truncate -s 1M "$tmp/exfat-s.img"
+  mkfs.exfat -b 4096 -c 512 -L SMALLCL "$tmp/exfat-s.img" >/dev/null && cut_into "$tmp/exfat-s.img" exfat empty-512
+fi
+echo "fat/exfat seeds: $(ls corpus/fat corpus/exfat | wc -l) files, $(du -sk corpus/fat corpus/exfat | awk '{s+=$1} END {print s}') KiB"
