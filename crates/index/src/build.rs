@@ -501,8 +501,9 @@ impl Builder {
             return;
         };
         if r >= self.record_entry.len() {
-            // Grow the dense table only as far as the entries so far justify.
-            if r > 2 * (self.cols.len() + self.record_entry.len()) + 4096 {
+            // Grow the dense table only as far as the entries so far justify (not as far as the table itself:
+            // sparse record numbers, such as FAT's TSK inode numbers, would double it up to the largest).
+            if r > 2 * self.cols.len() + 4096 {
                 self.far_records.insert(record, entry);
                 return;
             }

@@ -191,15 +191,29 @@ pub fn read_partly() -> bool {
 pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
     let t = r.times.total;
     let c = &r.build.counts;
-    let mut s = format!(
-        "{}: {} entries from {} records in {:.3} s ({:.2} M records/s, {:.0} MB/s)",
-        head(&vol.name),
-        thousands(idx.len() as u64),
-        thousands(r.records_read),
-        t.as_secs_f64(),
-        per_second(r.records_read, t) / 1e6,
-        per_second(r.bytes_read, t) / 1e6,
-    );
+    let mut s = match &vol.fs {
+        // Another file system: entries read from its folders, not MFT records.
+        Some(fs) => format!(
+            "{}: {} entries ({}) in {:.3} s ({:.2} M entries/s)",
+            head(&vol.name),
+            thousands(idx.len() as u64),
+            fs.filesystem.name(),
+            t.as_secs_f64(),
+            per_second(idx.len() as u64, t) / 1e6,
+        ),
+        None => format!(
+            "{}: {} entries from {} records in {:.3} s ({:.2} M records/s, {:.0} MB/s)",
+            head(&vol.name),
+            thousands(idx.len() as u64),
+            thousands(r.records_read),
+            t.as_secs_f64(),
+            per_second(r.records_read, t) / 1e6,
+            per_second(r.bytes_read, t) / 1e6,
+        ),
+    };
+    if !r.warnings.is_empty() {
+        s += &format!("; {} warnings", thousands(r.warnings.len() as u64));
+    }
     let bad = c.corrupt + c.damaged + r.records_unreadable;
     if bad > 0 {
         s += &format!(
