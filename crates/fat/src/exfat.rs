@@ -697,6 +697,22 @@ impl<R: ReadAt> Volume<R> {
                 &mut warn,
             );
         }
+        // On an image cut short, TSK's numbers for its virtual files may fall among the entries read: then they
+        // follow the last.
+        let is_virtual =
+            |e: &Entry| e.metadata && matches!(e.name.as_str(), "$MBR" | "$FAT1" | "$FAT2");
+        let after = entries
+            .iter()
+            .filter(|e| !is_virtual(e))
+            .map(|e| e.id + 1)
+            .max()
+            .unwrap_or(0);
+        let first_virtual = entries.iter().filter(|e| is_virtual(e)).map(|e| e.id).min();
+        if let Some(first) = first_virtual.filter(|&f| f < after) {
+            for e in entries.iter_mut().filter(|e| is_virtual(e)) {
+                e.id += after - first;
+            }
+        }
         Ok(Scan {
             root: ROOT_ID,
             entries,

@@ -774,6 +774,15 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
             ..Entry::default()
         });
 
+        self.stack.push(Pending {
+            id: ROOT_ID,
+            runs: root_runs,
+            deleted: false,
+        });
+        while let Some(p) = self.stack.pop() {
+            self.folder(p);
+        }
+
         // TSK's virtual files after the last sector's entries.
         let image_sectors = (self.v.dev.len() / bps).min(g.total_sectors);
         let virt = g.fat_count.min(2) + 2;
@@ -781,7 +790,9 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
             + FIRST_NORMAL_ID
             - 1
             + virt;
-        let mbr = last_inum - virt + 1;
+        // On an image cut short, TSK's numbers may fall among the entries read: then they follow the last.
+        let after_entries = self.entries.iter().map(|e| e.id).max().unwrap_or(0) + 1;
+        let mbr = (last_inum - virt + 1).max(after_entries);
         let reserved = g.reserved_sectors * bps;
         let fat_bytes = g.fat_sectors * bps;
         self.entries.push(virtual_entry(
@@ -813,15 +824,6 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
                     len: fat_bytes * (g.fat_count - 1),
                 }],
             ));
-        }
-
-        self.stack.push(Pending {
-            id: ROOT_ID,
-            runs: root_runs,
-            deleted: false,
-        });
-        while let Some(p) = self.stack.pop() {
-            self.folder(p);
         }
     }
 
