@@ -71,10 +71,8 @@ fn export_paths_and_records_match_fls_live_and_deleted() {
             .collect();
         let tsk_live = fls(&img, &["-u"]);
         let want_live: BTreeSet<String> = tsk_live.iter().map(|e| e.path.clone()).collect();
-        let want_deleted: BTreeSet<String> = fls(&img, &["-d"])
-            .into_iter()
-            .map(|e| e.path)
-            .collect();
+        let want_deleted: BTreeSet<String> =
+            fls(&img, &["-d"]).into_iter().map(|e| e.path).collect();
         assert_eq!(live, want_live, "{kind}: live paths");
         assert_eq!(deleted, want_deleted, "{kind}: deleted paths");
         // What the volume holds is there: long, Unicode and deep names, the renamed file, the fragmented one.
@@ -228,6 +226,11 @@ fn bodyfile_matches_fls_m_inode_size_and_times() {
             .stdout,
         );
         let theirs = fls_body(&img, &[]);
+        let dirs: BTreeSet<String> = fls(&img, &[])
+            .into_iter()
+            .filter(|e| e.kind == "d/d")
+            .map(|e| e.path)
+            .collect();
         let mut compared = 0;
         for (path, (inode, size, times)) in &theirs {
             let Some((i, s, t)) = ours.get(path) else {
@@ -236,10 +239,7 @@ fn bodyfile_matches_fls_m_inode_size_and_times() {
             compared += 1;
             assert_eq!(i, inode, "{kind}: inode of {path}");
             assert_eq!(t, times, "{kind}: times (a|m|c|cr) of {path}");
-            let is_dir = fls(&img, &[])
-                .iter()
-                .any(|e| &e.path == path && e.kind == "d/d");
-            if !is_dir {
+            if !dirs.contains(path) {
                 assert_eq!(s, size, "{kind}: size of {path}");
             }
         }
@@ -248,7 +248,10 @@ fn bodyfile_matches_fls_m_inode_size_and_times() {
             .keys()
             .filter(|p| !tsk_only(p) && !ours.contains_key(*p))
             .collect();
-        assert!(missing.is_empty(), "{kind}: not in uffs's body file: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "{kind}: not in uffs's body file: {missing:?}"
+        );
         assert!(compared > 15, "{kind}: {compared}");
     }
 }
@@ -261,10 +264,12 @@ fn info_json(img: &Path) -> serde_json::Value {
 #[test]
 fn du_allocated_equals_the_table_and_fsck_or_the_bitmap() {
     for (kind, _t, img) in volumes("du") {
-        let du = String::from_utf8(run_ok(uffs().arg("du").arg("--source").arg(&img)).stdout).unwrap();
+        let du =
+            String::from_utf8(run_ok(uffs().arg("du").arg("--source").arg(&img)).stdout).unwrap();
         let note = du.lines().last().unwrap();
         assert!(note.ends_with(": equal"), "{kind}: {du}");
-        let v = &info_json(&img)["volumes"][0];
+        let info = info_json(&img);
+        let v = &info["volumes"][0];
         // The bytes the note says the table marks in use are the volume's bytes in use.
         let marked: u64 = note
             .split_once('(')
@@ -276,7 +281,11 @@ fn du_allocated_equals_the_table_and_fsck_or_the_bitmap() {
             .replace(',', "")
             .parse()
             .unwrap();
-        assert_eq!(marked, v["bytes_in_use"].as_u64().unwrap(), "{kind}: {note}");
+        assert_eq!(
+            marked,
+            v["bytes_in_use"].as_u64().unwrap(),
+            "{kind}: {note}"
+        );
         let in_use = v["clusters_in_use"].as_u64().unwrap();
         let total = v["clusters_total"].as_u64().unwrap();
         if kind == "exFAT" {
@@ -303,7 +312,11 @@ fn du_allocated_equals_the_table_and_fsck_or_the_bitmap() {
                 .unwrap();
             assert_eq!(total, dump_total, "exFAT: total clusters vs dump.exfat");
         } else {
-            let o = peer("fsck.fat").args(["-n", "-v"]).arg(&img).output().unwrap();
+            let o = peer("fsck.fat")
+                .args(["-n", "-v"])
+                .arg(&img)
+                .output()
+                .unwrap();
             let text = String::from_utf8_lossy(&o.stdout);
             let last = text.lines().last().unwrap();
             // "IMG: N files, USED/TOTAL clusters"
@@ -329,11 +342,17 @@ fn info_names_the_file_system_and_shows_used_and_free() {
                 .any(|l| l.trim_start().starts_with("file system") && l.trim_end().ends_with(kind)),
             "{kind}: {text}"
         );
-        assert!(text.contains("used clusters") || text.contains("used"), "{text}");
+        assert!(
+            text.contains("used clusters") || text.contains("used"),
+            "{text}"
+        );
         assert!(text.contains("free"), "{text}");
         let v = info_json(&img);
         assert_eq!(v["volumes"][0]["filesystem"], kind, "{v}");
-        assert!(v["volumes"][0]["bytes_free"].as_u64().unwrap() > 1 << 20, "{v}");
+        assert!(
+            v["volumes"][0]["bytes_free"].as_u64().unwrap() > 1 << 20,
+            "{v}"
+        );
     }
 }
 
@@ -371,7 +390,7 @@ fn queries_match_what_tsk_says() {
             live.iter()
                 .filter(|e| e.kind != "v/v" && !e.path.starts_with("/$"))
                 .filter(|e| {
-                    String::from_utf8(out("istat", &[src, &e.inode.to_string()]))
+                    String::from_utf8(out("istat", &[src, e.inode.to_string().as_str()]))
                         .unwrap()
                         .lines()
                         .any(|l| l.starts_with("File Attributes") && l.contains(word))
@@ -451,7 +470,12 @@ fn write_at(disk: &Path, img: &Path, sector: u64) {
         Command::new("dd")
             .arg(format!("if={}", img.display()))
             .arg(format!("of={}", disk.display()))
-            .args(["bs=512", &format!("seek={sector}"), "conv=notrunc", "status=none"]),
+            .args([
+                "bs=512",
+                &format!("seek={sector}"),
+                "conv=notrunc",
+                "status=none",
+            ]),
     );
 }
 
@@ -501,7 +525,11 @@ fn mbr_disk_with_fat32_and_exfat_partitions() {
         .into_iter()
         .map(|p| format!("@1:{p}"))
         .collect();
-    want.extend(all_paths(path_str(&ex)).into_iter().map(|p| format!("@2:{p}")));
+    want.extend(
+        all_paths(path_str(&ex))
+            .into_iter()
+            .map(|p| format!("@2:{p}")),
+    );
     assert_eq!(all_paths(d), want);
 
     assert_eq!(
@@ -513,11 +541,8 @@ fn mbr_disk_with_fat32_and_exfat_partitions() {
         export_csv(&t.path("disk.img@1"), &["--deleted"]),
         export_csv(&fat, &["--deleted"])
     );
-    let cat = run_ok(
-        uffs()
-            .args(["cat", &format!("{d}@2"), "/frag/Big Fragmented File.bin"]),
-    )
-    .stdout;
+    let cat =
+        run_ok(uffs().args(["cat", &format!("{d}@2"), "/frag/Big Fragmented File.bin"])).stdout;
     assert_eq!(cat, pattern(40_000, 99));
 }
 
@@ -628,7 +653,8 @@ fn serve_on_a_fat_source_answers_as_the_cli() {
         .unwrap_or_else(|| panic!("no URL: {line:?}"));
     let (port, token) = rest.split_once("/?token=").unwrap();
     let get = |path: &str| -> serde_json::Value {
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+        let mut s =
+            std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
         write!(
             s,
@@ -688,14 +714,17 @@ fn damaged_fat32_truncated_or_looping_never_hangs_or_panics() {
     let t = Tmp::new("damaged");
     let fat = build_fat(&t, 32);
     let bytes = std::fs::read(&fat).unwrap();
-    // Truncated: the data area's second half is gone.
-    let cut = t.path("truncated.img");
-    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let reserved = u16::from_le_bytes([bytes[14], bytes[15]]) as usize * 512;
+    let fat_size = u32::from_le_bytes(bytes[36..40].try_into().unwrap()) as usize * 512;
+    // Truncated: inside the first FAT (the root folder is gone), and after the root folder's one cluster (the
+    // other folders are gone).
+    let cut = t.path("truncated-fat.img");
+    std::fs::write(&cut, &bytes[..100_000]).unwrap();
+    let cut2 = t.path("truncated-data.img");
+    std::fs::write(&cut2, &bytes[..reserved + 2 * fat_size + 512]).unwrap();
     // A looping chain: the root folder's and the next cluster's FAT entries point to themselves, in both FATs.
     let lp = t.path("loop.img");
     let mut b = bytes.clone();
-    let reserved = u16::from_le_bytes([b[14], b[15]]) as usize * 512;
-    let fat_size = u32::from_le_bytes(b[36..40].try_into().unwrap()) as usize * 512;
     for copy in 0..2 {
         for cluster in [2u32, 3, 5] {
             let o = reserved + copy * fat_size + cluster as usize * 4;
@@ -703,21 +732,27 @@ fn damaged_fat32_truncated_or_looping_never_hangs_or_panics() {
         }
     }
     std::fs::write(&lp, &b).unwrap();
-    // A chain that loops back two clusters later.
+    // The root folder's chain 2 -> 4 -> 2 (fsck.fat: "Circular cluster chain").
     let lp2 = t.path("loop2.img");
     let mut b = bytes.clone();
     for copy in 0..2 {
-        let o = reserved + copy * fat_size + 4 * 4;
-        b[o..o + 4].copy_from_slice(&2u32.to_le_bytes());
+        for (from, to) in [(2usize, 4u32), (4, 2)] {
+            let o = reserved + copy * fat_size + from * 4;
+            b[o..o + 4].copy_from_slice(&to.to_le_bytes());
+        }
     }
     std::fs::write(&lp2, &b).unwrap();
-    for img in [&cut, &lp, &lp2] {
+    for img in [&cut, &cut2, &lp, &lp2] {
         let s = path_str(img);
         let (code, err) = bounded(&["--source", s, "*"], 60);
         assert!(code == 0 || code == 3, "{s}: exit {code}: {err}");
-        if code == 3 {
-            assert!(err.to_lowercase().contains("warning"), "{s}: {err}");
-        }
+        // BUG: a FAT32 image cut short (even inside the FAT, the root folder lost) or with a circular cluster
+        // chain (fsck.fat: "Circular cluster chain") is read with exit 0 and no warning: entries are silently
+        // missing (`uffs --source loop2.img '*'` drops /deep/level1/... without a word).
+        assert!(
+            err.to_lowercase().contains("warning"),
+            "{s}: exit {code} and no warning on stderr: {err}"
+        );
         let (code, err) = bounded(&["export", s, "--deleted"], 60);
         assert!(code == 0 || code == 3, "{s}: export exit {code}: {err}");
         bounded(&["du", "--source", s], 60);

@@ -73,7 +73,10 @@ pub const KINDS: [&str; 4] = ["FAT12", "FAT16", "FAT32", "exFAT"];
 /// The tree every volume gets (relative path, content); folders implied.
 pub fn tree() -> Vec<(String, Vec<u8>)> {
     let mut v: Vec<(String, Vec<u8>)> = vec![
-        ("A long file name with spaces.txt".into(), b"long\n".to_vec()),
+        (
+            "A long file name with spaces.txt".into(),
+            b"long\n".to_vec(),
+        ),
         ("Ünïcødé ñame €.txt".into(), b"unicode text\n".to_vec()),
         ("日本語のファイル名.txt".into(), b"cjk\n".to_vec()),
         ("README".into(), b"no extension\n".to_vec()),
@@ -93,7 +96,10 @@ pub fn tree() -> Vec<(String, Vec<u8>)> {
         ("old name.txt".into(), b"rename me\n".to_vec()),
     ];
     for i in 0..8 {
-        v.push((format!("frag/piece{i}.bin"), pattern(2500 + i * 100, i as u8)));
+        v.push((
+            format!("frag/piece{i}.bin"),
+            pattern(2500 + i * 100, i as u8),
+        ));
     }
     v
 }
