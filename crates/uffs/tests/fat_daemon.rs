@@ -119,7 +119,7 @@ fn random_op(m: &mut Model, rng: &mut Rng) -> Op {
                 m.dirs.push(p.clone());
                 return Op::Mkdir(p);
             }
-            5 if m.dirs.len() > 2 => {
+            5 if m.dirs.len() > 4 => {
                 let p = m.dirs[rng.below(m.dirs.len())].clone();
                 let pre = format!("{p}/");
                 m.dirs.retain(|d| d != &p && !d.starts_with(&pre));
@@ -222,7 +222,7 @@ fn check(w: &World, name: &str, img: &Path, round: usize) {
             fresh.arg("--deleted");
         }
         let want = answer(&fresh.output().unwrap(), "");
-        assert!(want.len() > 10, "{want:?}");
+        assert!(want.len() > 3, "{name}, round {round}: {want:?}");
         let only_daemon: Vec<_> = got.difference(&want).collect();
         let only_fresh: Vec<_> = want.difference(&got).collect();
         assert!(
@@ -258,7 +258,7 @@ fn daemon_follows_random_changes_to_fat32_and_exfat_as_a_fresh_index() {
 
     let mut rng = Rng(0x5eed_fa7d_2026);
     let (mut mf, mut me) = (Model::new(), Model::new());
-    for round in 1..=4 {
+    for round in 1..=6 {
         for _ in 0..8 {
             let op = random_op(&mut mf, &mut rng);
             apply_fat(&fat, &t, &op);
