@@ -5,6 +5,8 @@
 pub mod containers;
 pub mod daemon;
 #[cfg(unix)]
+pub mod fatvol;
+#[cfg(unix)]
 pub mod live;
 
 use std::collections::HashMap;
