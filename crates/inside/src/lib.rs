@@ -313,9 +313,16 @@ pub fn stream_name(idx: &Index, id: EntryId) -> String {
         .map_or(String::new(), |(_, s)| s.to_string())
 }
 
-/// An NTFS metafile: records 0 to 15 (`$MFT` … `$Extend`, and those reserved) but the root, and what `$Extend`
-/// holds.
+/// A file system's metadata shown as a file: on NTFS records 0 to 15 (`$MFT` … `$Extend`, and those reserved) but
+/// the root, and what `$Extend` holds; on the others the entries uffs makes of their tables (`$MBR`, `$FAT1`,
+/// `$ALLOC_BITMAP` …: in the root, named `$…`, system and hidden).
 pub fn is_metafile(idx: &Index, id: EntryId) -> bool {
+    if idx.meta.filesystem != uffs_index::FileSystem::Ntfs {
+        const SYSTEM_HIDDEN: u32 = flags::SYSTEM | flags::HIDDEN;
+        return idx.parent(id) == idx.root()
+            && idx.flags(id) & SYSTEM_HIDDEN == SYSTEM_HIDDEN
+            && idx.name(id).starts_with('$');
+    }
     const ROOT: u32 = 5;
     const EXTEND: u32 = 11;
     let mut at = id;

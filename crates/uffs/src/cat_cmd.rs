@@ -25,7 +25,10 @@ enum Target {
 /// `/`; a trailing `:$DATA` (Windows' full stream syntax, `file::$DATA`, `file:s:$DATA`) names the type only.
 fn parse_target(s: &str) -> Result<(Target, String)> {
     let mut t = s.replace('\\', "/");
-    if t.len() >= 6 && t[t.len() - 6..].eq_ignore_ascii_case(":$DATA") {
+    if t.len() >= 6
+        && t.is_char_boundary(t.len() - 6)
+        && t[t.len() - 6..].eq_ignore_ascii_case(":$DATA")
+    {
         t.truncate(t.len() - 6);
         if t.ends_with(':') {
             t.pop();
