@@ -30,7 +30,8 @@ PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       chromium chromium-driver python3-venv  # the web page's browser test; the venv of the Python clients below
       ripgrep hashdeep file  # contents: uffs grep against rg, uffs hash against hashdeep, types against file(1)
       xxhash  # xxhsum: uffs-hash's XXH3 lines against xxhsum -H3
-      mtools exfatprogs exfat-fuse e2fsprogs)  # FAT (mkfs.vfat, mcopy, fsck.fat) and exFAT volumes written by their real tools
+      mtools exfatprogs exfat-fuse e2fsprogs
+      ewf-tools libvshadow-utils)  # ewfacquire/ewfinfo make and read E01 test images; vshadowinfo/vshadowmount read shadow copies  # FAT (mkfs.vfat, mcopy, fsck.fat) and exFAT volumes written by their real tools
 
 missing=()
 for p in "${PKGS[@]}"; do
