@@ -94,6 +94,8 @@ pub struct Neutral {
     scanned: OnceLock<std::result::Result<Arc<uffs_fs::Scan>, String>>,
     /// Where each entry's data is, by id, from that scan.
     data: OnceLock<std::result::Result<Arc<DataMap>, String>>,
+    /// [`Neutral::stamp`] of that scan.
+    stamp: OnceLock<u64>,
 }
 
 impl fmt::Debug for Neutral {
@@ -139,29 +141,19 @@ impl Neutral {
     /// The file system whose boot sector starts `device`, when uffs reads it this way; `None` for anything else
     /// (NTFS, which has its own reader, included).
     pub fn probe(head: &[u8]) -> Option<FileSystem> {
-        uffs_fat::probe(head).map(|f| match f {
-            uffs_fat::Flavor::Fat12 => FileSystem::Fat12,
-            uffs_fat::Flavor::Fat16 => FileSystem::Fat16,
-            uffs_fat::Flavor::Fat32 => FileSystem::Fat32,
-            uffs_fat::Flavor::ExFat => FileSystem::ExFat,
-        })
+        uffs_fat::probe(head).map(filesystem_of)
     }
 
     /// Opens the file system on `device` (named `name` in messages).
     pub fn open(name: &str, device: Device) -> Result<Neutral> {
         let fs =
             uffs_fat::Volume::open(device).map_err(|e| Error::Source(format!("{name}: {e}")))?;
-        let filesystem = match fs.flavor() {
-            uffs_fat::Flavor::Fat12 => FileSystem::Fat12,
-            uffs_fat::Flavor::Fat16 => FileSystem::Fat16,
-            uffs_fat::Flavor::Fat32 => FileSystem::Fat32,
-            uffs_fat::Flavor::ExFat => FileSystem::ExFat,
-        };
         Ok(Neutral {
-            filesystem,
+            filesystem: filesystem_of(fs.flavor()),
             fs,
             scanned: OnceLock::new(),
             data: OnceLock::new(),
+            stamp: OnceLock::new(),
         })
     }
 
@@ -199,6 +191,9 @@ impl Neutral {
     /// without a journal takes.
     pub fn stamp(&self, name: &str) -> Result<u64> {
         use std::hash::Hasher as _;
+        if let Some(&s) = self.stamp.get() {
+            return Ok(s);
+        }
         let scan = self.scan(name)?;
         let mut h = twox_hash::XxHash3_64::new();
         h.write(&self.serial().to_le_bytes());
@@ -225,7 +220,7 @@ impl Neutral {
                 h.write_u64(r.len);
             }
         }
-        Ok(h.finish())
+        Ok(*self.stamp.get_or_init(|| h.finish()))
     }
 
     /// Where each entry's data is (from [`Neutral::scan`]).
@@ -251,6 +246,16 @@ impl Neutral {
             })
             .clone()
             .map_err(Error::Source)
+    }
+}
+
+/// The index's name for a FAT flavour.
+fn filesystem_of(f: uffs_fat::Flavor) -> FileSystem {
+    match f {
+        uffs_fat::Flavor::Fat12 => FileSystem::Fat12,
+        uffs_fat::Flavor::Fat16 => FileSystem::Fat16,
+        uffs_fat::Flavor::Fat32 => FileSystem::Fat32,
+        uffs_fat::Flavor::ExFat => FileSystem::ExFat,
     }
 }
 
