@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::aliases::Aliases;
 use crate::batch::{
     NameInfo, RecordBatch, RecordCounts, RecordInfo, StdInfo, StreamInfo, StreamSizes,
 };
@@ -21,6 +22,8 @@ const ROOT_RECORD: u64 = 5;
 /// The root folder's record on the other file systems.
 const OTHER_ROOT_RECORD: u64 = 2;
 const DOS_NAMESPACE: u8 = 2;
+/// The `$FILE_NAME` namespace of a Win32 long name, whose 8.3 alias a DOS name is.
+const WIN32_NAMESPACE: u8 = 1;
 /// Windows' longest path is 32,767 UTF-16 units, at most 3 bytes of UTF-8 each.
 pub const MAX_PATH_BYTES: u32 = 3 * 32_767;
 /// `/$Orphan`
@@ -79,6 +82,12 @@ pub struct Columns {
     reparse_tag: Vec<u32>,
     /// Each entry's timeline record (see [`crate::timeline`]).
     timeline: Vec<u8>,
+    /// The 8.3 aliases of entries with a long name (see [`crate::aliases`]).
+    aliases: Aliases,
+    /// Whether a DOS name beside a long one is kept as its alias: on file systems other than NTFS. NTFS's are
+    /// dropped, as Everything drops them: one volume in five names a file so, and its aliases would cost 4 to 7
+    /// bytes an entry on disk and in memory (the benchmark volume, the Windows XP sample).
+    keep_aliases: bool,
 }
 
 impl Columns {
@@ -100,6 +109,8 @@ impl Columns {
             accessed: Vec::with_capacity(entries),
             reparse_tag: Vec::with_capacity(entries),
             timeline: Vec::with_capacity(entries * 3),
+            aliases: Aliases::default(),
+            keep_aliases: false,
         }
     }
 
@@ -169,6 +180,7 @@ impl Columns {
                 })
         };
         let mut first = None;
+        let mut made: Vec<(u32, &NameInfo)> = Vec::new();
         for (n, tl) in kept() {
             let id = self.push(
                 text_of(text, &n.text),
@@ -181,8 +193,25 @@ impl Columns {
                 &tl,
             );
             first.get_or_insert(id);
+            made.push((id, n));
         }
         let first = first?;
+        // A DOS name beside a long one is that name's 8.3 alias: the Win32 name in the same folder (else any).
+        for d in names
+            .iter()
+            .filter(|n| self.keep_aliases && has_long_name && n.namespace == DOS_NAMESPACE)
+        {
+            let same_folder = made.iter().filter(|(_, n)| n.parent == d.parent);
+            let owner = same_folder
+                .clone()
+                .find(|(_, n)| n.namespace == WIN32_NAMESPACE)
+                .or_else(|| same_folder.clone().next());
+            if let Some(&(id, _)) = owner {
+                if self.aliases.of(id).is_none() {
+                    self.aliases.push(id, text_of(text, &d.text));
+                }
+            }
+        }
         // Streams hang beside each name of the file (every hard link is a path to them): `dir/file.txt:stream`.
         let names_end = self.len() as u32;
         // Tails were folded into their streams when the file's records were merged; one left here is damage.
@@ -279,6 +308,7 @@ impl Columns {
         self.accessed.extend_from_slice(&other.accessed);
         self.reparse_tag.extend_from_slice(&other.reparse_tag);
         self.timeline.extend_from_slice(&other.timeline);
+        self.aliases.append(&other.aliases, base);
         base
     }
 }
@@ -299,6 +329,11 @@ pub struct Prepared {
 impl Prepared {
     /// Makes the entries of every complete record of `batch`; sets aside those that need merging.
     pub fn new(batch: &RecordBatch, opts: BuildOptions) -> Prepared {
+        Prepared::made(batch, opts, false)
+    }
+
+    /// As [`Prepared::new`], keeping DOS names beside long ones as aliases when `keep_aliases`.
+    fn made(batch: &RecordBatch, opts: BuildOptions, keep_aliases: bool) -> Prepared {
         let mut p = Prepared {
             cols: Columns::with_capacity(
                 batch.records.len() + batch.streams.len() + 8,
@@ -309,6 +344,7 @@ impl Prepared {
             counts: batch.counts,
             nameless: 0,
         };
+        p.cols.keep_aliases = keep_aliases;
         for rec in &batch.records {
             if !rec.in_use() && !opts.include_deleted {
                 continue;
@@ -362,6 +398,7 @@ impl Builder {
         } else {
             OTHER_ROOT_RECORD
         };
+        let keep_aliases = meta.filesystem != crate::FileSystem::Ntfs;
         let cap = expected_entries + expected_entries / 16 + 16;
         // Slots for every record number; more are added on demand, so a hostile record count cannot make this
         // allocate more than the records really read.
@@ -371,7 +408,10 @@ impl Builder {
         Builder {
             opts,
             meta,
-            cols: Columns::with_capacity(cap, cap * 20),
+            cols: Columns {
+                keep_aliases,
+                ..Columns::with_capacity(cap, cap * 20)
+            },
             idx: Index::default(),
             record_entry: vec![NONE; slots],
             far_records: std::collections::HashMap::new(),
@@ -453,6 +493,9 @@ impl Builder {
                     .extend(std::iter::repeat_n(timeline::NO_DATA, id - start)),
             }
             for i in start..id {
+                if let Some(a) = old.aliases.of(i as EntryId) {
+                    c.aliases.push(base + (i - start) as u32, a);
+                }
                 if i == start || old.record[i - 1] != old.record[i] {
                     firsts.push((u64::from(old.record[i]), base + (i - start) as u32));
                 }
@@ -470,7 +513,7 @@ impl Builder {
 
     /// Adds a batch of parsed records. Batches must come in ascending record order.
     pub fn add_batch(&mut self, batch: &RecordBatch) {
-        self.append(Prepared::new(batch, self.opts));
+        self.append(Prepared::made(batch, self.opts, self.cols.keep_aliases));
     }
 
     /// Adds a batch prepared with [`Prepared::new`] (on any thread). Batches must come in record order.
@@ -644,6 +687,7 @@ impl Builder {
             mft_changed,
             accessed,
             reparse_tag: Sparse::from_values(std::mem::take(&mut c.reparse_tag).into_iter(), 0),
+            aliases: std::mem::take(&mut c.aliases),
             root: 0,
             aids: None,
             record_hashes: Default::default(),

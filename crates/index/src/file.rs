@@ -30,6 +30,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::aids::{ExtIds, SearchAids};
+use crate::aliases::Aliases;
 use crate::check::FileCheck;
 use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
@@ -130,6 +131,11 @@ mod id {
     /// written before uffs kept them lack both, and older readers ignore them).
     pub const TIMELINE: u32 = 66;
     pub const TIMELINE_BLOCKS: u32 = 67;
+    /// Optional, together: the entries with an 8.3 alias, where each alias starts, and their text (see
+    /// [`crate::aliases`]; files written before uffs kept them lack them, and older readers ignore them).
+    pub const ALIAS_IDS: u32 = 82;
+    pub const ALIAS_STARTS: u32 = 83;
+    pub const ALIAS_TEXT: u32 = 84;
 }
 
 mod write;
@@ -476,6 +482,18 @@ fn from_map_sections(
         mft_changed,
         accessed,
         reparse_tag,
+        aliases: match (
+            find(id::ALIAS_IDS),
+            find(id::ALIAS_STARTS),
+            find(id::ALIAS_TEXT),
+        ) {
+            (None, None, None) => Aliases::default(),
+            (ids, starts, text) => Aliases {
+                ids: col(map, ids)?,
+                starts: col(map, starts)?,
+                text: col(map, text)?,
+            },
+        },
         root: h.root,
         aids,
         record_hashes: match find(id::RECORD_HASHES) {
@@ -643,6 +661,7 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
     idx.allocated.check_shape(n).map_err(FileError::Corrupt)?;
     idx.size.check_shape(n).map_err(FileError::Corrupt)?;
     idx.reparse_tag.check_shape().map_err(FileError::Corrupt)?;
+    idx.aliases.check_shape().map_err(FileError::Corrupt)?;
     for t in idx.times() {
         t.check_shape(n).map_err(FileError::Corrupt)?;
     }
@@ -670,6 +689,7 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
     idx.allocated.validate(n).map_err(FileError::Corrupt)?;
     idx.size.validate(n).map_err(FileError::Corrupt)?;
     idx.reparse_tag.validate(n).map_err(FileError::Corrupt)?;
+    idx.aliases.validate(n).map_err(FileError::Corrupt)?;
     for t in idx.times() {
         t.validate(n).map_err(FileError::Corrupt)?;
     }

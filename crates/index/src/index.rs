@@ -180,6 +180,8 @@ pub struct Index {
     pub(crate) accessed: Times,
     /// The entries with a reparse tag, and their tags.
     pub(crate) reparse_tag: Sparse<u32>,
+    /// The DOS 8.3 aliases of the entries that have one besides their long name.
+    pub(crate) aliases: crate::aliases::Aliases,
     pub(crate) root: EntryId,
     /// Search aids stored with the index (read from a file, or made by [`Index::add_search_aids`]).
     pub(crate) aids: Option<SearchAids>,
@@ -475,6 +477,14 @@ impl Index {
     }
     pub fn reparse_tag(&self, id: EntryId) -> u32 {
         self.reparse_tag.get(id).unwrap_or(0)
+    }
+    /// The 8.3 alias of entry `id` (its DOS name beside a long one), when it has one.
+    pub fn alias(&self, id: EntryId) -> Option<&[u8]> {
+        self.aliases.of(id)
+    }
+    /// Every entry's 8.3 alias.
+    pub fn aliases(&self) -> &crate::aliases::Aliases {
+        &self.aliases
     }
 
     pub fn kind(&self, id: EntryId) -> EntryKind {

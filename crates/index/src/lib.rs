@@ -22,6 +22,7 @@
 //!   in time proportional to the change ([`update`]: which records to read again, what an update did).
 
 pub mod aids;
+pub mod aliases;
 pub mod batch;
 pub mod build;
 pub mod check;

@@ -82,8 +82,9 @@ pub fn format_utc_offset(secs: i64) -> String {
     format!("{sign}{:02}:{:02}", a / 3600, a % 3600 / 60)
 }
 
-/// The `$FILE_NAME` namespace of a long name (Win32).
+/// The `$FILE_NAME` namespaces of a long name (Win32) and of its 8.3 alias (DOS).
 const WIN32: u8 = 1;
+const DOS: u8 = 2;
 
 /// A file system read into neutral entries.
 pub struct Neutral {
@@ -339,7 +340,8 @@ pub(crate) fn fresh_index(
     Ok((builder.finish(), batch))
 }
 
-/// The entries (sorted by id) as one record batch: a record per entry, its name a Win32 name, its times the
+/// The entries (sorted by id) as one record batch: a record per entry, its name a Win32 name (and its 8.3 alias a
+/// DOS name), its times the
 /// standard ones shifted by `shift` seconds when they are local times.
 fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64) -> RecordBatch {
     let mut b = RecordBatch::default();
@@ -378,7 +380,19 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
             ..NameInfo::default()
         };
         let names = b.names.len() as u32;
+        let parent = name.parent;
         b.names.push(name);
+        // An 8.3 name beside the long one: a DOS name, which the builder keeps as the entry's alias.
+        if let Some(short) = e.short_name.as_deref().filter(|_| e.id != root) {
+            let start = b.text.len() as u32;
+            b.text.extend_from_slice(short.as_bytes());
+            b.names.push(NameInfo {
+                parent,
+                namespace: DOS,
+                text: start..b.text.len() as u32,
+                ..NameInfo::default()
+            });
+        }
         let sizes = StreamSizes {
             size: e.size,
             allocated: e.allocated,
@@ -402,7 +416,7 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
             data: (!dir).then_some(sizes),
             other_allocated: if dir { e.allocated } else { 0 },
             index_root: None,
-            names: names..names + 1,
+            names: names..b.names.len() as u32,
             streams: b.streams.len() as u32..b.streams.len() as u32,
         });
         b.counts.parsed += 1;

@@ -803,3 +803,84 @@ fn damaged_fat32_truncated_or_looping_never_hangs_or_panics() {
     }
     assert!(silent.is_empty(), "{silent:#?}");
 }
+
+/// mtools' `mdir -/ -a` listing: (folder, 8.3 name, long name) of every entry that has a long name.
+fn mdir_aliases(img: &Path) -> Vec<(String, String, String)> {
+    let text = String::from_utf8(out("mdir", &["-/", "-a", "-i", path_str(img), "::/"])).unwrap();
+    let mut dir = String::new();
+    let mut v = Vec::new();
+    for line in text.lines() {
+        if let Some(d) = line.strip_prefix("Directory for ::") {
+            dir = d.trim_end_matches('/').to_string();
+            continue;
+        }
+        // `NAME     EXT  SIZE|<DIR> DATE  TIME  LONG NAME`: 8 + 1 + 3 columns, the long name after two spaces.
+        let (Some(base), Some(ext), Some(rest)) = (line.get(..8), line.get(9..12), line.get(12..))
+        else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let plausible = fields.len() >= 4
+            && (fields[0] == "<DIR>" || fields[0].parse::<u64>().is_ok())
+            && !base.starts_with(' ');
+        if !plausible {
+            continue;
+        }
+        let Some((_, long)) = rest.split_once(&format!("{}  ", fields[2])) else {
+            continue;
+        };
+        let (base, ext) = (base.trim_end(), ext.trim_end());
+        let short = if ext.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}.{ext}")
+        };
+        v.push((dir.clone(), short, long.to_string()));
+    }
+    v
+}
+
+#[test]
+fn an_8_3_alias_finds_its_long_named_file_as_mdir_pairs_them() {
+    let t = Tmp::new("alias");
+    let img = build_fat(&t, 32);
+    // Names Windows and mtools give an 8.3 alias: spaces, long, lower case, several dots.
+    for d in ["Program Files", "Program Files/Common Files"] {
+        mtools("mmd", &img, &[&format!("::/{d}")]);
+    }
+    let f = t.path("x.txt");
+    std::fs::write(&f, b"x").unwrap();
+    for name in [
+        "Program Files/Common Files/a long name.tar.gz",
+        "Program Files/readme.txt",
+    ] {
+        mtools("mcopy", &img, &[path_str(&f), &format!("::/{name}")]);
+    }
+    let pairs = mdir_aliases(&img);
+    assert!(
+        pairs
+            .iter()
+            .any(|(_, s, l)| s == "PROGRA~1" && l == "Program Files"),
+        "mdir's listing: {pairs:?}"
+    );
+    let index = t.path("v.uffs");
+    run_ok(uffs().args(["index", path_str(&img), "-o", path_str(&index)]));
+    for (dir, short, long) in &pairs {
+        let want = format!("{dir}/{long}");
+        // From the source, from the index file, case ignored; with case: as written on disk.
+        for args in [
+            vec!["--source", path_str(&img), short.as_str()],
+            vec!["--index", path_str(&index), &short.to_lowercase()],
+            vec!["--index", path_str(&index), &format!("case:{short}")],
+        ] {
+            let found = query(&args);
+            assert!(
+                found.contains(&want),
+                "{args:?} found {found:?}, not {want}"
+            );
+        }
+    }
+    // A name's alias is not an entry of its own: PROGRA~1 gives one path, the folder's.
+    let found = query(&["--index", path_str(&index), "regex:^progra~1$"]);
+    assert_eq!(found, BTreeSet::from(["/Program Files".to_string()]));
+}

@@ -78,6 +78,13 @@ fn column_sections(idx: &Index) -> Vec<Out<'_>> {
     if !idx.record_hashes.is_empty() {
         v.push(section(id::RECORD_HASHES, &idx.record_hashes));
     }
+    if !idx.aliases.is_empty() {
+        v.extend([
+            section(id::ALIAS_IDS, &idx.aliases.ids),
+            section(id::ALIAS_STARTS, &idx.aliases.starts),
+            section(id::ALIAS_TEXT, &idx.aliases.text),
+        ]);
+    }
     if let Some(t) = &idx.timeline {
         v.extend([
             section(id::TIMELINE, &t.data),

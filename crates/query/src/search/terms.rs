@@ -15,6 +15,35 @@ pub(super) fn word_bounded(hay: &[u8], at: usize, len: usize) -> bool {
     (at == 0 || !is_word(hay[at - 1])) && hay.get(at + len).is_none_or(|&c| !is_word(c))
 }
 
+/// Whether the text of text term `leaf` is in `hay` (a name or path, folded when the term ignores case).
+fn text_matches(leaf: &Leaf, hay: &[u8]) -> bool {
+    let Leaf::Text {
+        t, regex, finder, ..
+    } = leaf
+    else {
+        return false;
+    };
+    match (regex, &t.pattern) {
+        (Some(r), _) => r.is_match(hay),
+        (None, Pattern::Substring(s)) => match finder {
+            Some(f) if !t.whole_word => f.find(hay).is_some(),
+            _ => find_word(hay, s.as_bytes(), t.whole_word),
+        },
+        (None, Pattern::Wildcard(w)) => glob::matches(w.as_bytes(), hay),
+        (None, Pattern::Regex(_)) => false,
+    }
+}
+
+/// An 8.3 alias as a name term reads it: folded as the names are, or as written.
+fn alias_bytes(alias: &[u8], folded: bool) -> Cow<'_, [u8]> {
+    if !folded {
+        return Cow::Borrowed(alias);
+    }
+    let mut out = Vec::with_capacity(alias.len());
+    fold_into(alias, &mut out);
+    Cow::Owned(out)
+}
+
 impl Searcher {
     pub(super) fn scan_leaf(&self, c: &Compiled) -> Bitset {
         let idx = &*self.idx;
@@ -124,6 +153,7 @@ impl Searcher {
             } => self.scan_parent(path, *case_sensitive),
             _ => self.scan(|id| self.test_leaf(&c.leaf, id)),
         };
+        self.alias_hits(&c.leaf, &mut b);
         if let Some(k) = c.only {
             let fl = idx.flags_column();
             let want_dir = k == KindFilter::Folder;
@@ -133,6 +163,35 @@ impl Searcher {
             }));
         }
         b
+    }
+
+    /// Adds to `hits` the entries whose 8.3 alias name term `leaf` matches (a name term only; the aliases are
+    /// few, so each is tested).
+    fn alias_hits(&self, leaf: &Leaf, hits: &mut Bitset) {
+        let Leaf::Text { t, .. } = leaf else {
+            return;
+        };
+        if t.path || self.idx.aliases().is_empty() {
+            return;
+        }
+        // Names are searched folded unless the term heeds case (see `test_leaf`).
+        let folded = !t.case_sensitive;
+        let mut buf = Vec::new();
+        for (id, a) in self.idx.aliases().iter() {
+            if hits.get(id as usize) {
+                continue;
+            }
+            let hay = if folded {
+                buf.clear();
+                fold_into(a, &mut buf);
+                &buf[..]
+            } else {
+                a
+            };
+            if text_matches(leaf, hay) {
+                hits.set(id as usize);
+            }
+        }
     }
 
     pub(super) fn date_column(&self, f: DateField) -> &Times {
@@ -157,26 +216,18 @@ impl Searcher {
         let idx = &*self.idx;
         match leaf {
             Leaf::Any => true,
-            Leaf::Text {
-                t, regex, finder, ..
-            } => {
+            Leaf::Text { t, regex, .. } => {
                 // A regex that ignores case finds the same in the folded text (folding maps each character to one
                 // of its case), and the names are stored folded.
                 let folded = !t.case_sensitive && (regex.is_none() || !t.path);
-                let hay: Cow<'_, [u8]> = if t.path {
-                    Cow::Owned(self.path_bytes(id, folded))
-                } else {
-                    self.name_bytes(id, folded)
-                };
-                match (regex, &t.pattern) {
-                    (Some(r), _) => r.is_match(&hay),
-                    (None, Pattern::Substring(s)) => match finder {
-                        Some(f) if !t.whole_word => f.find(&hay).is_some(),
-                        _ => find_word(&hay, s.as_bytes(), t.whole_word),
-                    },
-                    (None, Pattern::Wildcard(w)) => glob::matches(w.as_bytes(), &hay),
-                    (None, Pattern::Regex(_)) => false,
+                if t.path {
+                    return text_matches(leaf, &self.path_bytes(id, folded));
                 }
+                text_matches(leaf, &self.name_bytes(id, folded))
+                    || self
+                        .idx
+                        .alias(id)
+                        .is_some_and(|a| text_matches(leaf, &alias_bytes(a, folded)))
             }
             Leaf::Ext(exts) => {
                 let f = idx.flags(id);
