@@ -42,7 +42,7 @@ if [[ ! -f $dll ]]; then
         scripts/wine/bcryptprimitives.def -lbcrypt
 fi
 
-# A live drive: D: is a read-only loop device over a copy of a fixture volume. Wine opens \\.\D: as the device
+# Live drives: D: is a read-only loop device over a copy of a fixture volume. Wine opens \\.\D: as the device
 # that dosdevices/d:: points to, and lists D: (GetLogicalDrives, GetDriveTypeW) through dosdevices/d:.
 live_img=$PWD/target/live-d.img
 cp tests/data/linux-made/testfs1 "$live_img"
@@ -51,18 +51,34 @@ loop=$(losetup --find --show --read-only "$live_img")
 live_rw_img=$PWD/target/live-e.img
 cp tests/data/linux-made/testfs1 "$live_rw_img"
 loop_rw=$(losetup --find --show "$live_rw_img")
+# F: is a FAT32 drive (a USB stick), made by mkfs.vfat and mtools, read-only: read raw as \\.\F: like D:.
+live_fat_img=$PWD/target/live-f.img
+rm -f "$live_fat_img"
+mkfs.vfat -C -F 32 -n USBSTICK "$live_fat_img" 65536 >/dev/null
+live_fat_src=$(mktemp -d /tmp/uffs-wine-fat.XXXXXX)
+mkdir -p "$live_fat_src/Program Files/Common Files" "$live_fat_src/DCIM/100CANON"
+echo "a file on a USB stick" >"$live_fat_src/Program Files/Common Files/a long file name.txt"
+echo "short" >"$live_fat_src/README.TXT"
+head -c 100000 /dev/urandom >"$live_fat_src/DCIM/100CANON/IMG_0001.JPG"
+MTOOLS_SKIP_CHECK=1 mcopy -s -i "$live_fat_img" "$live_fat_src"/* ::/
+rm -rf "$live_fat_src"
+loop_fat=$(losetup --find --show --read-only "$live_fat_img")
 user_prefix=$(mktemp -d /tmp/uffs-wine-unprivileged.XXXXXX)
 state=$(mktemp -d /tmp/uffs-wine-daemon.XXXXXX)
 cleanup() {
     umount "$state/mnt" 2>/dev/null || true
     losetup -d "$loop" 2>/dev/null || true
     losetup -d "$loop_rw" 2>/dev/null || true
+    losetup -d "$loop_fat" 2>/dev/null || true
+    rm -f "$WINEPREFIX/dosdevices/f:" "$WINEPREFIX/dosdevices/f::"
     rm -f "$WINEPREFIX/dosdevices/d:" "$WINEPREFIX/dosdevices/d::"
     rm -f "$WINEPREFIX/dosdevices/e:" "$WINEPREFIX/dosdevices/e::"
     rm -rf "$user_prefix" "$state"
 }
 trap cleanup EXIT
-mkdir -p target/live-d target/live-e
+mkdir -p target/live-d target/live-e target/live-f
+ln -sfn "$PWD/target/live-f" "$WINEPREFIX/dosdevices/f:"
+ln -sfn "$loop_fat" "$WINEPREFIX/dosdevices/f::"
 ln -sfn "$PWD/target/live-d" "$WINEPREFIX/dosdevices/d:"
 ln -sfn "$loop" "$WINEPREFIX/dosdevices/d::"
 ln -sfn "$PWD/target/live-e" "$WINEPREFIX/dosdevices/e:"
@@ -72,7 +88,9 @@ ln -sfn "$loop_rw" "$WINEPREFIX/dosdevices/e::"
 /usr/lib/wine/wineserver -w
 cargo build --release -q -p uffs
 target/release/uffs export "$loop" --format csv -o target/live-d.csv
+target/release/uffs export "$loop_fat" --format csv -o target/live-f.csv
 export UFFS_TEST_LIVE_DRIVE=D: UFFS_TEST_LIVE_EXPORT="Z:${PWD//\//\\}\\target\\live-d.csv"
+export UFFS_TEST_LIVE_FAT_DRIVE=F: UFFS_TEST_LIVE_FAT_EXPORT="Z:${PWD//\//\\}\\target\\live-f.csv"
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=$wine
 # uffs-hash as a Windows program: its unit tests (hashdeep's prompt, formats, known sets) and the RDS tests (SQLite).
 cargo test --target "$target" -p uffs-hash --lib --test rds "$@"

@@ -401,7 +401,7 @@ fn search(
     for (l, src) in snap.volumes.iter().zip(&sources) {
         let vol = src.volumes.first().ok_or_else(|| {
             Response::Error(format!(
-                "volume {}: {} has no NTFS volume now",
+                "volume {}: {} has no volume uffs reads now",
                 l.entry.name, l.entry.source
             ))
         })?;

@@ -194,6 +194,11 @@ pub fn probe(boot: &[u8]) -> Option<Flavor> {
     Geometry::parse(boot).map(|g| g.flavor)
 }
 
+/// The volume's length in bytes as a FAT12/16/32 boot sector gives it.
+pub fn volume_len(boot: &[u8]) -> Option<u64> {
+    Geometry::parse(boot).map(|g| g.total_sectors * g.bytes_per_sector)
+}
+
 /// An opened FAT12/16/32 volume: its geometry and its FAT, read once.
 pub struct Volume<R: ReadAt> {
     dev: R,

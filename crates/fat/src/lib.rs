@@ -47,6 +47,20 @@ pub fn probe(boot: &[u8]) -> Option<Flavor> {
     fat::probe(boot)
 }
 
+/// The volume's length in bytes as its FAT or exFAT boot sector gives it: for a device that does not tell its
+/// own size (a live drive under some drivers).
+pub fn volume_len(boot: &[u8]) -> Option<u64> {
+    if exfat::is_boot_sector(boot) {
+        let sectors = u64::from_le_bytes(boot.get(72..80)?.try_into().ok()?);
+        let shift = u32::from(*boot.get(108)?);
+        return (9..=12)
+            .contains(&shift)
+            .then(|| sectors.checked_mul(1 << shift))
+            .flatten();
+    }
+    fat::volume_len(boot)
+}
+
 /// What a scan keeps.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ScanOptions {

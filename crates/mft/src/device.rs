@@ -62,7 +62,7 @@ impl Device {
     }
 
     /// Opens a live volume or disk of the running system (`\\.\C:`); its length is the device's, or else
-    /// the NTFS boot sector's. `whole`: for a whole read, which first takes the journal's position and flushes
+    /// the NTFS (or FAT, exFAT) boot sector's. `whole`: for a whole read, which first takes the journal's position and flushes
     /// the volume's cache ([`crate::live::LiveDevice::settle`]); a check for changes needs neither.
     #[cfg(windows)]
     pub fn open_live(path: &str, whole: bool) -> io::Result<Device> {
@@ -76,8 +76,11 @@ impl Device {
                 live.boot
                     .map(|b| (b.total_sectors + 1) * u64::from(b.bytes_per_sector))
             })
+            .or(live.fat_len)
             .ok_or_else(|| {
-                io::Error::other("the device does not tell its size and has no NTFS boot sector")
+                io::Error::other(
+                    "the device does not tell its size and has no NTFS, FAT or exFAT boot sector",
+                )
             })?;
         Ok(Device {
             io: Arc::new(Io::Live(live)),

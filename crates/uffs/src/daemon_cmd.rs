@@ -315,7 +315,7 @@ fn notify_daemon() -> Result<()> {
     Ok(())
 }
 
-/// `uffs volumes add`: `all` is `Some(removable)` for `--all`, which adds every NTFS volume the system shows
+/// `uffs volumes add`: `all` is `Some(removable)` for `--all`, which adds every volume uffs reads that the system shows
 /// (the fixed ones, and the removable ones when asked) that is not registered yet.
 /// How `uffs volumes add` registers each source.
 pub struct AddOptions<'a> {
@@ -358,7 +358,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 |s: &str| uffs_mft::live::parse_spec(s).map_or(s.to_string(), |l| l.device);
             let registered: Vec<String> =
                 registry.volumes.iter().map(|v| device(&v.source)).collect();
-            found = crate::drives::ntfs_volumes()
+            found = crate::drives::volumes()
                 .0
                 .into_iter()
                 .filter(|f| removable || !f.removable)
@@ -366,7 +366,9 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 .filter(|s| !registered.contains(&device(s)))
                 .collect();
             if found.is_empty() {
-                println!("no NTFS volume to add (see `uffs info` and `uffs volumes list`)");
+                println!(
+                    "no NTFS, FAT or exFAT volume to add (see `uffs info` and `uffs volumes list`)"
+                );
                 return Ok(());
             }
             &found[..]

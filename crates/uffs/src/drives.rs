@@ -1,6 +1,7 @@
-//! The NTFS volumes this system shows, for `uffs info` without a source and `uffs volumes add --all`: a Windows
-//! PC's drive letters (GetLogicalDrives, GetDriveTypeW, GetVolumeInformationW), or on Linux the block devices
-//! of /proc/partitions whose first sector is an NTFS boot sector.
+//! The volumes uffs reads (NTFS, FAT12/16/32, exFAT) that this system shows, for `uffs info` without a source
+//! and `uffs volumes add --all`: a Windows PC's drive letters (GetLogicalDrives, GetDriveTypeW,
+//! GetVolumeInformationW), or on Linux the block devices of /proc/partitions whose first sector is such a boot
+//! sector.
 
 /// A volume found, not yet opened.
 #[derive(Debug, Clone)]
@@ -11,12 +12,14 @@ pub struct Found {
     pub kind: &'static str,
     pub label: String,
     pub removable: bool,
+    /// The file system, as the system (Windows) or the boot sector (Linux) names it.
+    pub filesystem: String,
 }
 
-/// Every NTFS volume the system shows (removable ones too), in drive-letter order; and the devices that could
-/// not be looked at (none on Windows, where the drives say their file system).
+/// Every volume uffs reads that the system shows (removable ones too), in drive-letter order; and the devices
+/// that could not be looked at (none on Windows, where the drives say their file system).
 #[cfg(windows)]
-pub fn ntfs_volumes() -> (Vec<Found>, Vec<String>) {
+pub fn volumes() -> (Vec<Found>, Vec<String>) {
     use uffs_mft::live::DriveKind;
     let found = uffs_mft::live::drives()
         .into_iter()
@@ -24,17 +27,18 @@ pub fn ntfs_volumes() -> (Vec<Found>, Vec<String>) {
         .map(|d| Found {
             spec: format!("{}:", d.letter),
             kind: d.kind.name(),
-            label: d.label,
             removable: d.kind == DriveKind::Removable,
+            filesystem: d.fs,
+            label: d.label,
         })
         .collect();
     (found, Vec::new())
 }
 
-/// Every NTFS volume the system shows (removable ones too), in device order; and the devices this user cannot
-/// read, so cannot tell.
+/// Every volume uffs reads that the system shows (removable ones too), in device order; and the devices this
+/// user cannot read, so cannot tell.
 #[cfg(unix)]
-pub fn ntfs_volumes() -> (Vec<Found>, Vec<String>) {
+pub fn volumes() -> (Vec<Found>, Vec<String>) {
     use std::io::Read;
     let list = std::fs::read_to_string("/proc/partitions").unwrap_or_default();
     let (mut out, mut unreadable) = (Vec::new(), Vec::new());
@@ -46,18 +50,26 @@ pub fn ntfs_volumes() -> (Vec<Found>, Vec<String>) {
     {
         let path = format!("/dev/{name}");
         let mut head = [0u8; 512];
-        let ntfs = match std::fs::File::open(&path) {
-            Ok(mut f) => f.read_exact(&mut head).is_ok() && uffs_ntfs::boot::is_ntfs(&head),
+        let filesystem = match std::fs::File::open(&path) {
+            Ok(mut f) => {
+                if f.read_exact(&mut head).is_err() {
+                    None
+                } else if uffs_ntfs::boot::is_ntfs(&head) {
+                    Some(uffs_index::FileSystem::Ntfs)
+                } else {
+                    uffs_mft::neutral::Neutral::probe(&head)
+                }
+            }
             Err(e) => {
                 if e.kind() == std::io::ErrorKind::PermissionDenied {
                     unreadable.push(path.clone());
                 }
-                false
+                None
             }
         };
-        if !ntfs {
+        let Some(filesystem) = filesystem else {
             continue;
-        }
+        };
         // A partition's `removable` flag is its disk's.
         let sys = std::fs::canonicalize(format!("/sys/class/block/{name}")).ok();
         let removable = sys.iter().any(|p| {
@@ -70,6 +82,7 @@ pub fn ntfs_volumes() -> (Vec<Found>, Vec<String>) {
             kind: if removable { "removable" } else { "fixed" },
             label: String::new(),
             removable,
+            filesystem: filesystem.name().to_string(),
         });
     }
     (out, unreadable)

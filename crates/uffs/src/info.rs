@@ -6,9 +6,10 @@ use uffs_mft::{Source, Volume};
 
 use crate::common::thousands;
 
-/// `uffs info` without a source: the NTFS volumes this system shows, one line each (or a JSON array).
+/// `uffs info` without a source: the volumes uffs reads that this system shows, one line each (or a JSON
+/// array).
 pub fn list(as_json: bool) -> Result<()> {
-    let (found, unreadable) = crate::drives::ntfs_volumes();
+    let (found, unreadable) = crate::drives::volumes();
     let mut rows = Vec::new();
     // Wanting rights is said once, after the list, not on every line.
     let mut denied = None;
@@ -39,9 +40,19 @@ pub fn list(as_json: bool) -> Result<()> {
                 .unwrap_or_default(),
             _ => f.label.clone(),
         };
+        // The file system as the volume says it (FAT16 where Windows says FAT), else as the system does.
+        let fs = match &opened {
+            Ok(src) => src
+                .volumes
+                .first()
+                .map_or(f.filesystem.clone(), |v| v.filesystem().name().to_string()),
+            Err(_) => f.filesystem.clone(),
+        };
+        let ntfs = fs == "NTFS";
         rows.push(
-            json!({"source": f.spec, "kind": f.kind, "label": label, "bytes": size,
-                         "mft_records": records, "error": error}),
+            json!({"source": f.spec, "kind": f.kind, "filesystem": fs, "label": label,
+                         "bytes": size, "mft_records": if ntfs { Some(records) } else { None },
+                         "error": error}),
         );
         if !as_json {
             let label = if label.is_empty() {
@@ -49,16 +60,20 @@ pub fn list(as_json: bool) -> Result<()> {
             } else {
                 format!(" \"{label}\"")
             };
+            let records = if ntfs {
+                format!(", {} MFT records", thousands(records))
+            } else {
+                String::new()
+            };
             match error {
                 None => println!(
-                    "{:<12} {:<9} NTFS{label}, {:.1} GiB, {} MFT records   (uffs info {})",
+                    "{:<12} {:<9} {fs}{label}, {:.1} GiB{records}   (uffs info {})",
                     f.spec,
                     f.kind,
                     size as f64 / (1u64 << 30) as f64,
-                    thousands(records),
                     f.spec
                 ),
-                Some(e) => println!("{:<12} {:<9} NTFS{label}: {e}", f.spec, f.kind),
+                Some(e) => println!("{:<12} {:<9} {fs}{label}: {e}", f.spec, f.kind),
             }
         }
     }
@@ -70,7 +85,7 @@ pub fn list(as_json: bool) -> Result<()> {
         return Ok(());
     }
     if found.is_empty() {
-        println!("no NTFS volume found");
+        println!("no NTFS, FAT or exFAT volume found");
     }
     if let Some(why) = denied {
         println!("({why})");
@@ -98,9 +113,14 @@ pub fn list(as_json: bool) -> Result<()> {
 }
 
 /// The volume's size from its boot sector (0 for a raw `$MFT`).
+/// The volume's size: as its NTFS boot sector gives it, else its device's (a FAT or exFAT volume is read from
+/// the device the size of the volume, or from a window of a disk that size).
 fn volume_bytes(v: &Volume) -> u64 {
-    v.boot
-        .map_or(0, |b| b.total_sectors * u64::from(b.bytes_per_sector))
+    match v.boot {
+        Some(b) => b.total_sectors * u64::from(b.bytes_per_sector),
+        None if v.fs.is_some() => v.device.len(),
+        None => 0,
+    }
 }
 
 pub fn run(spec: &str, partition: Option<u32>, as_json: bool) -> Result<()> {

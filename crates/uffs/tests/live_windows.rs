@@ -23,6 +23,18 @@ fn live() -> (String, String) {
     (drive, linux)
 }
 
+/// The mapped FAT32 drive (`F:`, a USB stick made by mkfs.vfat and mtools) and the Linux export of its device.
+fn live_fat() -> (String, String) {
+    let how =
+        "run these through scripts/test-windows.sh, which maps a FAT32 drive of the Wine prefix";
+    let drive = std::env::var("UFFS_TEST_LIVE_FAT_DRIVE")
+        .unwrap_or_else(|_| panic!("UFFS_TEST_LIVE_FAT_DRIVE is not set: {how}"));
+    let export = std::env::var("UFFS_TEST_LIVE_FAT_EXPORT")
+        .unwrap_or_else(|_| panic!("UFFS_TEST_LIVE_FAT_EXPORT is not set: {how}"));
+    let linux = std::fs::read_to_string(&export).unwrap_or_else(|e| panic!("{export}: {e}"));
+    (drive, linux)
+}
+
 fn stdout(args: &[&str]) -> String {
     String::from_utf8(run_ok(uffs().args(args)).stdout).expect("utf-8")
 }
@@ -78,6 +90,28 @@ fn an_export_of_the_drive_equals_the_linux_export_of_its_device() {
     );
 }
 
+/// A USB stick's FAT32 drive letter, read raw as `\\.\F:` with no mount: `info` names the file system, an
+/// export equals the Linux export of the same device, and 8.3 aliases, contents and hashes answer.
+#[test]
+fn a_fat32_drive_reads_live_as_its_device_does() {
+    let (f, linux) = live_fat();
+    for spec in [f.clone(), format!("\\\\.\\{f}"), f.to_lowercase()] {
+        let info = stdout(&["info", &spec]);
+        assert!(info.contains("(FAT32 volume)"), "{spec}: {info}");
+        assert!(info.contains("USBSTICK"), "{spec}: {info}");
+        let out = stdout(&["export", &spec, "--format", "csv"]).replace("\r\n", "\n");
+        assert!(out.lines().count() > 8, "{out}");
+        assert!(
+            out == linux,
+            "{spec}: the live export differs from the Linux export of the device:\n{out}\n{linux}"
+        );
+    }
+    let found = stdout(&["--source", &f, "alongf~1.txt"]);
+    assert!(found.contains("a long file name.txt"), "{found}");
+    let found = stdout(&["--source", &f, "content:\"USB stick\""]);
+    assert!(found.contains("a long file name.txt"), "{found}");
+}
+
 #[test]
 fn info_without_a_source_lists_the_ntfs_drives() {
     let (d, _) = live();
@@ -89,6 +123,13 @@ fn info_without_a_source_lists_the_ntfs_drives() {
     assert!(line.contains("fixed"), "{line}");
     assert!(line.contains("581 MFT records"), "{line}");
     assert!(line.contains(&format!("(uffs info {d})")), "{line}");
+    let (f, _) = live_fat();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&f))
+        .unwrap_or_else(|| panic!("{f} is not listed:\n{out}"));
+    assert!(line.contains("FAT32 \"USBSTICK\""), "{line}");
+    assert!(!line.contains("MFT"), "{line}");
 }
 
 #[test]
@@ -137,4 +178,12 @@ fn volumes_add_all_registers_the_drive_under_its_letter_and_answers_print_its_pa
     );
     let status = w.ok(&["daemon", "status"]);
     assert!(status.contains(&d), "{status}");
+    // The FAT32 drive was added as well, under its letter.
+    let (f, _) = live_fat();
+    let found = w.ok(&["IMG_0001.JPG"]);
+    assert_eq!(
+        found.trim_end(),
+        format!("{}:\\DCIM\\100CANON\\IMG_0001.JPG", &f[..1]),
+        "{found}"
+    );
 }

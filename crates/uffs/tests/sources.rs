@@ -64,9 +64,9 @@ fn a_device_without_rights_to_read_it_is_one_line_and_exit_2() {
     );
 }
 
-/// `uffs info` without a source lists the NTFS block devices it can read, a loop device among them.
+/// `uffs info` without a source lists the NTFS, FAT and exFAT block devices it can read, loop devices among them.
 #[test]
-fn info_without_a_source_lists_the_ntfs_devices() {
+fn info_without_a_source_lists_the_ntfs_and_exfat_devices() {
     let img = data("linux-made/testfs1");
     let dev = Loop::attach(&img);
     let out = String::from_utf8(run_ok(uffs().arg("info")).stdout).expect("utf-8");
@@ -80,6 +80,19 @@ fn info_without_a_source_lists_the_ntfs_devices() {
         "{line}"
     );
     assert!(line.contains("581 MFT records"), "{line}");
+    // An exFAT volume (a public image, as a loop device) is listed too, by its file system.
+    let ex = Loop::attach(&data("fat-public/obhq-exfat.img"));
+    let out = String::from_utf8(run_ok(uffs().arg("info")).stdout).expect("utf-8");
+    let name = ex.0.to_str().unwrap();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("{name} is not listed:\n{out}"));
+    assert!(
+        line.contains(" exFAT, 0.0 GiB ") && !line.contains("MFT"),
+        "{line}"
+    );
+    drop(ex);
     // As a user who may read no device, it says why nothing is listed.
     let o = run_as_nobody(&["info"]);
     let said = String::from_utf8_lossy(&o.stdout);

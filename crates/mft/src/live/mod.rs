@@ -132,10 +132,18 @@ impl DriveKind {
 }
 
 impl Drive {
-    /// Whether `volumes add --all` takes it: an NTFS drive that is fixed, or removable when asked.
+    /// Whether `volumes add --all` takes it: a drive of a file system uffs reads (NTFS, FAT12/16, which Windows
+    /// calls FAT, FAT32, exFAT) that is fixed, or removable when asked.
     pub fn wanted(&self, removable: bool) -> bool {
-        self.fs.eq_ignore_ascii_case("NTFS")
+        self.readable()
             && (self.kind == DriveKind::Fixed || (removable && self.kind == DriveKind::Removable))
+    }
+
+    /// Whether its file system, as Windows names it, is one uffs reads.
+    pub fn readable(&self) -> bool {
+        ["NTFS", "FAT", "FAT32", "exFAT"]
+            .iter()
+            .any(|f| self.fs.eq_ignore_ascii_case(f))
     }
 }
 
@@ -192,7 +200,7 @@ mod tests {
     }
 
     #[test]
-    fn all_takes_fixed_ntfs_drives_and_removable_ones_when_asked() {
+    fn all_takes_fixed_ntfs_fat_and_exfat_drives_and_removable_ones_when_asked() {
         let drive = |kind: u32, fs: &str| Drive {
             letter: 'C',
             kind: DriveKind::from_drive_type(kind),
@@ -200,7 +208,11 @@ mod tests {
             label: String::new(),
         };
         assert!(drive(3, "NTFS").wanted(false));
-        assert!(!drive(3, "FAT32").wanted(true));
+        assert!(drive(3, "FAT32").wanted(false));
+        assert!(drive(2, "exFAT").wanted(true));
+        assert!(!drive(2, "exFAT").wanted(false));
+        assert!(!drive(3, "ReFS").wanted(true));
+        assert!(!drive(5, "CDFS").wanted(true));
         assert!(!drive(2, "NTFS").wanted(false));
         assert!(drive(2, "NTFS").wanted(true));
         assert!(
