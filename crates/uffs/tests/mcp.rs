@@ -746,3 +746,54 @@ fn a_container_answers_as_its_raw_image() {
     assert_eq!(answers(&e01), want);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `uffs mcp --source` on a FAT32 and an exFAT volume made by the real tools (mkfs.vfat + mtools, mkfs.exfat +
+/// exfat-fuse): names, an 8.3 alias, a data term, a count and grep answer as the command line does on an index of
+/// the same volume, and grep finds the line that is there.
+#[test]
+fn fat_and_exfat_sources_answer_as_the_command_line() {
+    use common::fatvol::{build, Tmp};
+    let t = Tmp::new("mcp");
+    for kind in ["FAT32", "exFAT"] {
+        let Some(img) = build(&t, kind) else {
+            continue;
+        };
+        let idx = t.path(&format!("{kind}.uffs"));
+        run_ok(uffs().args(["index", path_str(&img), "-o", path_str(&idx)]));
+        let calls = json!([
+            ["search", {"query": "ext:txt", "columns": ["path"], "limit": 1000}],
+            ["search", {"query": "content:zebrafish", "columns": ["path"], "limit": 1000}],
+            ["count", {"query": "*"}],
+            ["search", {"query": "alongf~1.txt", "columns": ["path"], "limit": 1000}],
+            ["grep", {"pattern": "zebrafish"}],
+        ]);
+        let server = ["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp", "--source", path_str(&img)];
+        let (_, a) = client(&t.0, &calls, &server);
+        let txt = row_paths(&a[0], "ext:txt");
+        assert!(txt.len() > 5, "{kind}: {txt:?}");
+        assert_eq!(txt, cli_paths(&idx, "ext:txt"), "{kind}");
+        let needle = BTreeSet::from(["/deep/level1/needle.txt".to_string()]);
+        assert_eq!(row_paths(&a[1], "content:zebrafish"), needle, "{kind}");
+        assert_eq!(cli_paths(&idx, "content:zebrafish"), needle, "{kind}");
+        assert_eq!(
+            ok(&a[2], "count")["found"].as_u64(),
+            Some(cli_count(&idx, "*")),
+            "{kind}: {}",
+            a[2]
+        );
+        // mtools gives the long name an 8.3 alias; exFAT keeps none.
+        let alias = row_paths(&a[3], "alias");
+        assert_eq!(alias, cli_paths(&idx, "alongf~1.txt"), "{kind}");
+        let want: BTreeSet<String> = match kind {
+            "FAT32" => BTreeSet::from(["/A long file name with spaces.txt".to_string()]),
+            _ => BTreeSet::new(),
+        };
+        assert_eq!(alias, want, "{kind}");
+        let lines = grep_lines(&a[4], "grep");
+        assert_eq!(
+            lines,
+            ["/deep/level1/needle.txt:2:the zebrafish swims here"],
+            "{kind}"
+        );
+    }
+}
