@@ -282,8 +282,7 @@ pub(crate) fn build_index(
     let scan = fs.scan(&vol.name)?;
     let read = t0.elapsed();
     let t1 = Instant::now();
-    let (index, batch) = fresh_index(vol, fs, &scan, opts)?;
-    let n = batch.records.len() as u64;
+    let (index, n) = fresh_index(vol, fs, &scan, opts)?;
     progress(n, n);
     let parse = t1.elapsed();
     let (index, stats) = index;
@@ -303,21 +302,23 @@ pub(crate) fn build_index(
     Ok((index, report))
 }
 
-/// The index of `scan` (deleted entries only with `opts.include_deleted`), and the record batch it was built from.
+/// Entries handed to the builder at a time: the record batch of all of them would cost some 200 bytes an entry at
+/// the build's peak, beside the scan and the index being made.
+const BATCH_ENTRIES: usize = 4096;
+
+/// The index of `scan` (deleted entries only with `opts.include_deleted`), and the number of entries it was made
+/// of (metadata and the root included).
 pub(crate) fn fresh_index(
     vol: &Volume,
     fs: &Neutral,
     scan: &uffs_fs::Scan,
     opts: &ScanOptions,
-) -> Result<((Index, uffs_index::BuildStats), RecordBatch)> {
-    let shift = opts.local_time_offset.map_or(0, |secs| -secs);
-    let batch = to_batch(
-        scan.entries
-            .iter()
-            .filter(|e| opts.include_deleted || !e.deleted),
-        scan.root,
-        shift,
-    );
+) -> Result<((Index, uffs_index::BuildStats), u64)> {
+    let kept: Vec<&Entry> = scan
+        .entries
+        .iter()
+        .filter(|e| opts.include_deleted || !e.deleted)
+        .collect();
     let meta = VolumeMeta {
         source: vol.name.clone(),
         serial: fs.serial(),
@@ -335,9 +336,24 @@ pub(crate) fn fresh_index(
     let build_opts = BuildOptions {
         include_deleted: opts.include_deleted,
     };
-    let mut builder = Builder::new(meta, build_opts, batch.records.len());
-    builder.add_batch(&batch);
-    Ok((builder.finish(), batch))
+    let mut builder = Builder::new(meta, build_opts, kept.len());
+    for chunk in kept.chunks(BATCH_ENTRIES) {
+        builder.add_batch(&batch_of(chunk.iter().copied(), scan.root, opts));
+    }
+    Ok((builder.finish(), kept.len() as u64))
+}
+
+/// The record batch of `entries` (sorted by id), their local times read in the zone `opts` gives.
+pub(crate) fn batch_of<'a>(
+    entries: impl Iterator<Item = &'a Entry>,
+    root: u64,
+    opts: &ScanOptions,
+) -> RecordBatch {
+    to_batch(
+        entries,
+        root,
+        opts.local_time_offset.map_or(0, |secs| -secs),
+    )
 }
 
 /// The entries (sorted by id) as one record batch: a record per entry, its name a Win32 name (and its 8.3 alias a

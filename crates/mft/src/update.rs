@@ -511,7 +511,7 @@ fn neutral_refresh(
         include_deleted: meta.has_deleted,
         ..*opts
     };
-    let ((fresh, _), batch) = crate::neutral::fresh_index(vol, fs, &scan, &opts)?;
+    let ((fresh, _), _) = crate::neutral::fresh_index(vol, fs, &scan, &opts)?;
     // Each record's entry as the index holds it now (the base's visible entries, then the delta's) and as the
     // volume holds it, compared through a digest of what the entry shows.
     let mut now: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
@@ -549,7 +549,14 @@ fn neutral_refresh(
     records.sort_unstable();
     records.dedup();
     let wanted: Vec<u64> = records.clone();
-    let part = batch_of(&batch, |r| wanted.binary_search(&r).is_ok());
+    let part = crate::neutral::batch_of(
+        scan.entries.iter().filter(|e| {
+            let record = crate::neutral::record_of(e.id).0;
+            (opts.include_deleted || !e.deleted) && wanted.binary_search(&record).is_ok()
+        }),
+        scan.root,
+        &opts,
+    );
     let mut meta = meta.clone();
     meta.records_total = scan.entries.last().map_or(0, |e| e.id + 1);
     meta.change_stamp = stamp;
@@ -594,26 +601,6 @@ fn entry_digest(idx: &Index, e: uffs_index::EntryId) -> u64 {
     }
     h.write(idx.name(e).as_bytes());
     h.finish()
-}
-
-/// The records of `batch` that `keep` keeps, as a batch of their own.
-fn batch_of(batch: &RecordBatch, keep: impl Fn(u64) -> bool) -> RecordBatch {
-    let mut out = RecordBatch::default();
-    for r in batch.records.iter().filter(|r| keep(r.number)) {
-        let mut rec = r.clone();
-        let names = out.names.len() as u32;
-        for n in &batch.names[r.names.start as usize..r.names.end as usize] {
-            let start = out.text.len() as u32;
-            out.text.extend_from_slice(batch.text(&n.text));
-            let mut n = n.clone();
-            n.text = start..out.text.len() as u32;
-            out.names.push(n);
-        }
-        rec.names = names..out.names.len() as u32;
-        rec.streams = out.streams.len() as u32..out.streams.len() as u32;
-        out.records.push(rec);
-    }
-    out
 }
 
 /// Records whose changes no journal reports but whose entries an update keeps exact: the metafiles (`$MFT`

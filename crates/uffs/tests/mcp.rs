@@ -767,7 +767,13 @@ fn fat_and_exfat_sources_answer_as_the_command_line() {
             ["search", {"query": "alongf~1.txt", "columns": ["path"], "limit": 1000}],
             ["grep", {"pattern": "zebrafish"}],
         ]);
-        let server = ["--stdio", env!("CARGO_BIN_EXE_uffs"), "mcp", "--source", path_str(&img)];
+        let server = [
+            "--stdio",
+            env!("CARGO_BIN_EXE_uffs"),
+            "mcp",
+            "--source",
+            path_str(&img),
+        ];
         let (_, a) = client(&t.0, &calls, &server);
         let txt = row_paths(&a[0], "ext:txt");
         assert!(txt.len() > 5, "{kind}: {txt:?}");
