@@ -75,15 +75,19 @@ impl Test {
                 case_sensitive,
                 whole_word,
                 regex,
-            } => Test::Text(
-                uffs_grep::Grep::new(&uffs_grep::Options::content(
+                utf16,
+            } => {
+                let mut opts = uffs_grep::Options::content(
                     text.as_str(),
                     *case_sensitive,
                     *whole_word,
                     *regex,
-                ))
-                .map_err(|e| bad(format!("content: {e}")))?,
-            ),
+                );
+                if *utf16 {
+                    opts.encoding = Some("utf-16le".into());
+                }
+                Test::Text(uffs_grep::Grep::new(&opts).map_err(|e| bad(format!("content: {e}")))?)
+            }
         })
     }
 

@@ -72,12 +72,15 @@ pub enum TermKind {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentTerm {
     /// `content:TEXT`: the file's data holds TEXT (`case:` to match case, `wholeword:`, `regex:` for a regular
-    /// expression), in UTF-8 or in UTF-16 with a byte-order mark.
+    /// expression), in UTF-8 or in UTF-16 with a byte-order mark; `utf16content:TEXT` (Everything's): in UTF-16LE
+    /// with or without one.
     Text {
         text: String,
         case_sensitive: bool,
         whole_word: bool,
         regex: bool,
+        /// Files without a byte-order mark are read as UTF-16LE (`utf16content:`), not UTF-8.
+        utf16: bool,
     },
     /// `type:NAME`: the type the file's first bytes show (`pdf`, `exe`, a group such as `image`, or `mismatch`),
     /// lower-case; the name is checked where the data is read.

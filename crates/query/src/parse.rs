@@ -121,6 +121,18 @@ fn unbalanced(text: &str, span: Range<usize>) -> Result<(), QueryError> {
             span,
         ));
     }
+    // A term that ends in a closing bracket its own text does not open (`ext:exe)`): a group closed that was
+    // never opened, not part of a name.
+    if let Some(last) = text.chars().last().filter(|c| matches!(c, ')' | '>')) {
+        let open = if last == ')' { '(' } else { '<' };
+        let count = |c: char| text.chars().filter(|&x| x == c).count();
+        if !text.contains('"') && count(last) > count(open) {
+            return Err(QueryError::new(
+                format!("this `{last}` closes no group; quote the term to search for the text"),
+                span.end - 1..span.end,
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -350,14 +362,17 @@ fn term(
             "file" | "files" => m.only = Some(KindFilter::File),
             "folder" | "folders" => m.only = Some(KindFilter::Folder),
             "regex" if tail.len() >= 8 && tail[..8].eq_ignore_ascii_case("content:") => {
-                return content_text(&tail[8..], true, &m, span);
+                return content_text(&tail[8..], true, false, &m, span);
             }
-            "content" => {
+            "regex" if tail.len() >= 13 && tail[..13].eq_ignore_ascii_case("utf16content:") => {
+                return content_text(&tail[13..], true, true, &m, span);
+            }
+            "content" | "utf16content" => {
                 let (text, regex) = match tail.get(..6) {
                     Some(h) if h.eq_ignore_ascii_case("regex:") => (&tail[6..], true),
                     _ => (tail, false),
                 };
-                return content_text(text, regex, &m, span);
+                return content_text(text, regex, head_l == "utf16content", &m, span);
             }
             "type" => {
                 if tail.is_empty() {
@@ -522,9 +537,15 @@ fn term(
                     m.only,
                 );
             }
-            // A word of two or more letters before the colon names a function: an unknown one is a mistake, not
-            // text to search for (a drive `C:`, `file.txt:stream` and `name:stream` with other characters are text).
-            w if !quoted && w.len() > 1 && w.bytes().all(|b| b.is_ascii_lowercase()) => {
+            // A word of two or more letters (and digits: `utf8content:`) before the colon names a function: an
+            // unknown one is a mistake, not text to search for (a drive `C:`, `file.txt:stream` and `name:stream`
+            // with other characters are text).
+            w if !quoted
+                && w.len() > 1
+                && w.starts_with(|c: char| c.is_ascii_lowercase())
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) =>
+            {
                 return err(format!(
                     "unknown function `{head}:`; the functions are {FUNCTIONS}, the macros {MACROS}, the modifiers \
                      {MODIFIERS} (quote a term to search for it as text: \"{text}\")"
@@ -582,10 +603,17 @@ fn term(
 }
 
 /// `content:TEXT` with the modifiers before it (`case:`, `wholeword:`) and `regex:` (before or after it).
-fn content_text(text: &str, regex: bool, m: &Mods, span: Range<usize>) -> Result<Term, QueryError> {
+fn content_text(
+    text: &str,
+    regex: bool,
+    utf16: bool,
+    m: &Mods,
+    span: Range<usize>,
+) -> Result<Term, QueryError> {
     if text.is_empty() {
+        let f = if utf16 { "utf16content" } else { "content" };
         return Err(QueryError::new(
-            "`content:` needs the text to look for, like content:timeout",
+            format!("`{f}:` needs the text to look for, like {f}:timeout"),
             span,
         ));
     }
@@ -600,6 +628,7 @@ fn content_text(text: &str, regex: bool, m: &Mods, span: Range<usize>) -> Result
             case_sensitive,
             whole_word: m.whole_word,
             regex,
+            utf16,
         }),
         only: m.only,
     })
@@ -628,7 +657,7 @@ fn check_regex(text: &str, case_sensitive: bool) -> Result<(), String> {
 /// What the unknown-function error lists.
 const FUNCTIONS: &str =
     "ext: size: dm: dc: da: attrib: parent: depth: len: treesize: descendants: childcount: \
-                         empty: dupe: sizedupe: deleted: stream: regex: content: type: hash:";
+                         empty: dupe: sizedupe: deleted: stream: regex: content: utf16content: type: hash:";
 const MACROS: &str = "audio: video: pic: doc: exe: zip:";
 const MODIFIERS: &str = "case: nocase: path: file: folder: wholeword:";
 
@@ -888,6 +917,8 @@ mod tests {
             ("<a b", 0..1),
             (")", 0..1),
             ("a >", 2..3),
+            ("ext:exe)", 7..8),
+            ("notepad.exe) b", 11..12),
         ] {
             let e = bad(q);
             assert_eq!(e.span, at, "{q}: {}", e.message);
@@ -897,6 +928,10 @@ mod tests {
                 e.message
             );
         }
+        // A function name with digits in it is a function name: an unknown one is an error.
+        assert!(bad("utf8content:x")
+            .message
+            .contains("unknown function `utf8content:`"));
         assert!(bad("!").message.contains("needs a term right after it"));
         assert!(bad("a ! b").message.contains("needs a term right after it"));
         assert_eq!(

@@ -183,7 +183,8 @@ mod tests {
                 text: "timeout".into(),
                 case_sensitive: false,
                 whole_word: false,
-                regex: false
+                regex: false,
+                utf16: false,
             }
         );
         assert!(!f[0].negated);
@@ -243,12 +244,21 @@ mod tests {
                 text: "Error".into(),
                 case_sensitive: true,
                 whole_word: true,
-                regex: false
+                regex: false,
+                utf16: false,
             }
         );
         assert!(
             matches!(&f[1].term, ContentTerm::Text { regex: true, text, .. } if text == "t[io]+me")
         );
         assert_eq!(f[2].term, ContentTerm::Hash("abcdef0123456789".into()));
+        // Everything's `utf16content:`: the same term, read as UTF-16LE where no byte-order mark says otherwise.
+        let (_, f) = split(parse("utf16content:Quartz regex:utf16content:q.z")).unwrap();
+        assert!(
+            matches!(&f[0].term, ContentTerm::Text { utf16: true, regex: false, text, .. } if text == "Quartz")
+        );
+        assert!(
+            matches!(&f[1].term, ContentTerm::Text { utf16: true, regex: true, text, .. } if text == "q.z")
+        );
     }
 }

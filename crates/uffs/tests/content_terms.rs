@@ -101,6 +101,46 @@ fn content_lists_the_files_rg_lists() {
     drop(m);
 }
 
+/// Everything's `utf16content:` finds UTF-16LE text with or without a byte-order mark, as `rg -E utf-16le` does;
+/// `content:` finds UTF-8, and UTF-16 with a mark, as plain `rg` does.
+#[test]
+fn utf16content_finds_utf16le_text_without_a_mark_as_rg_e_utf16le() {
+    let dir = scratch("terms-utf16");
+    let img = make_volume(&dir, 32);
+    let m = Mounted::new(&img, &dir.join("mnt"));
+    let wide = |s: &str| s.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>();
+    let w = |p: &str, b: &[u8]| std::fs::write(m.dir.join(p), b).unwrap();
+    w("wide-nobom.txt", &wide("a Quartz crystal\r\n"));
+    w("wide-bom.txt", &[&[0xFF, 0xFE][..], &wide("quartz clock\n")].concat());
+    w("plain.txt", b"quartz in UTF-8\n");
+    w("other.txt", &wide("no such mineral\n"));
+    drop(m);
+    let m = Mounted::new(&img, &dir.join("mnt"));
+    for (q, rg, want) in [
+        (
+            "utf16content:quartz",
+            vec!["-i", "-F", "-E", "utf-16le", "quartz"],
+            vec!["/wide-bom.txt", "/wide-nobom.txt"],
+        ),
+        (
+            "content:quartz",
+            vec!["-i", "-F", "quartz"],
+            vec!["/plain.txt", "/wide-bom.txt"],
+        ),
+        (
+            "case:utf16content:Quartz",
+            vec!["-F", "-E", "utf-16le", "Quartz"],
+            vec!["/wide-nobom.txt"],
+        ),
+    ] {
+        let want: BTreeSet<String> = want.into_iter().map(String::from).collect();
+        assert_eq!(rg_files(&m.dir, &rg), want, "rg {rg:?}");
+        assert_eq!(query(&img, q), want, "{q}");
+    }
+    drop(m);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn types_agree_with_file_and_mismatch_finds_the_liar() {
     let dir = scratch("terms-types");

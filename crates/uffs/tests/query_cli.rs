@@ -577,6 +577,8 @@ fn exit_codes_and_errors() {
         ("(a | b", "this `(` is never closed"),
         ("(", "this `(` is never closed"),
         (")", "this `)` closes no group"),
+        ("ext:exe)", "this `)` closes no group"),
+        ("utf8content:quartz", "unknown function `utf8content:`"),
         ("!", "`!` needs a term right after it"),
     ];
     for (query, msg) in cases {
