@@ -180,7 +180,7 @@ impl Neutral {
                     .fs
                     .scan(&uffs_fat::ScanOptions { deleted: true })
                     .map_err(|e| format!("{name}: {e}"))?;
-                scan.entries.sort_by_key(|e| e.id);
+                sort_by_id(&mut scan.entries);
                 Ok(Arc::new(scan))
             })
             .clone()
@@ -300,6 +300,25 @@ pub(crate) fn build_index(
     report.build = stats;
     report.times.total = t0.elapsed();
     Ok((index, report))
+}
+
+/// Sorts `entries` by id (unique) with one move of each: the entries are large, and a sort that moves them as it
+/// goes cost a tenth of `uffs index` on a 100,000-entry exFAT volume.
+fn sort_by_id(entries: &mut Vec<Entry>) {
+    if entries.is_sorted_by_key(|e| e.id) {
+        return;
+    }
+    let mut order: Vec<(u64, u32)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id, i as u32))
+        .collect();
+    order.sort_unstable();
+    let sorted = order
+        .iter()
+        .map(|&(_, i)| std::mem::take(&mut entries[i as usize]))
+        .collect();
+    *entries = sorted;
 }
 
 /// Entries handed to the builder at a time: the record batch of all of them would cost some 200 bytes an entry at
@@ -443,6 +462,19 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_sort_by_id_whole() {
+        let e = |id: u64, name: &str| Entry {
+            id,
+            name: name.into(),
+            ..Entry::default()
+        };
+        let mut v = vec![e(7, "g"), e(2, "root"), e(40, "x"), e(3, "c")];
+        sort_by_id(&mut v);
+        let got: Vec<(u64, &str)> = v.iter().map(|e| (e.id, e.name.as_str())).collect();
+        assert_eq!(got, [(2, "root"), (3, "c"), (7, "g"), (40, "x")]);
+    }
 
     #[test]
     fn utc_offsets_parse_and_print_back() {
