@@ -108,10 +108,17 @@ fn utf16content_finds_utf16le_text_without_a_mark_as_rg_e_utf16le() {
     let dir = scratch("terms-utf16");
     let img = make_volume(&dir, 32);
     let m = Mounted::new(&img, &dir.join("mnt"));
-    let wide = |s: &str| s.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>();
+    let wide = |s: &str| {
+        s.encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect::<Vec<u8>>()
+    };
     let w = |p: &str, b: &[u8]| std::fs::write(m.dir.join(p), b).unwrap();
     w("wide-nobom.txt", &wide("a Quartz crystal\r\n"));
-    w("wide-bom.txt", &[&[0xFF, 0xFE][..], &wide("quartz clock\n")].concat());
+    w(
+        "wide-bom.txt",
+        &[&[0xFF, 0xFE][..], &wide("quartz clock\n")].concat(),
+    );
     w("plain.txt", b"quartz in UTF-8\n");
     w("other.txt", &wide("no such mineral\n"));
     drop(m);
