@@ -4,8 +4,8 @@
 //! Totals are derived from the entry columns when first asked for, once per volume, so they always agree with
 //! what the entries say (an index and the delta over it included) and the index file stores none of them. A file
 //! with several hard links counts once in every folder above any of its links, as `du` counts an inode once;
-//! named streams add their sizes to their file's; a folder's own clusters (its index) count in its allocated
-//! total, as `du` counts a directory's blocks. Deleted entries count nowhere; `$Orphan` is a folder like any
+//! named streams add their sizes to their file's (but for `$BadClus:$Bad`, whose size is the volume's); a folder's
+//! own clusters (its index) count in its allocated total, as `du` counts a directory's blocks. Deleted entries count nowhere; `$Orphan` is a folder like any
 //! other.
 //!
 //! A volume is one index, or an index less its hidden entries plus the delta over it ([`crate::Searcher::layered`]):
@@ -339,9 +339,9 @@ impl<'a> View<'a> {
         };
         let once = &streams[..per_link];
         Group {
-            size: once
-                .iter()
-                .fold(idx.size(first), |a, &s| a.saturating_add(idx.size(s))),
+            size: once.iter().fold(counted_size(idx, first), |a, &s| {
+                a.saturating_add(counted_size(idx, s))
+            }),
             allocated: once.iter().fold(idx.allocated(first), |a, &s| {
                 a.saturating_add(idx.allocated(s))
             }),
@@ -391,7 +391,7 @@ impl<'a> View<'a> {
                             }
                             continue;
                         }
-                        t.size = t.size.saturating_add(idx.size(id));
+                        t.size = t.size.saturating_add(counted_size(idx, id));
                         t.allocated = t.allocated.saturating_add(idx.allocated(id));
                         if f & flags::STREAM == 0 {
                             t.files += 1;
@@ -411,6 +411,23 @@ impl<'a> View<'a> {
                     (a, ma)
                 },
             )
+    }
+}
+
+/// NTFS's bad-cluster file, whose `$Bad` stream is as long as the volume and holds only the bad clusters.
+const BADCLUS_RECORD: u32 = 8;
+
+/// The logical size entry `id` adds to its folders' totals: its size, but none for NTFS's `$BadClus:$Bad`, whose
+/// size is a placeholder (the volume's; its clusters, the bad ones, count in the allocated totals as they are).
+/// Counted, it made a volume's root larger than the volume.
+fn counted_size(idx: &Index, id: EntryId) -> u64 {
+    let bad = idx.meta.filesystem == uffs_index::FileSystem::Ntfs
+        && idx.record(id) == BADCLUS_RECORD
+        && idx.flags(id) & flags::STREAM != 0;
+    if bad {
+        0
+    } else {
+        idx.size(id)
     }
 }
 

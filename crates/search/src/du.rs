@@ -101,17 +101,18 @@ pub fn print(targets: &Targets<'_>, du: &DuRequest, out: &mut Printer<'_>) -> Re
         .map(|(v, l)| {
             let vol = &volumes[*v];
             let path = full_path(vol.parts[l.part].index(), vol.prefix, l.id);
+            // The space used comes first, as `du` shows it; the logical size beside it.
             let human_row = vec![
-                human(l.size),
                 human(l.allocated),
+                human(l.size),
                 thousands(l.files),
                 thousands(l.folders),
                 format!("{:.1}%", l.share),
                 path.clone(),
             ];
             let raw = vec![
-                l.size.to_string(),
                 l.allocated.to_string(),
+                l.size.to_string(),
                 l.files.to_string(),
                 l.folders.to_string(),
                 format!("{:.2}", l.share),
@@ -123,15 +124,15 @@ pub fn print(targets: &Targets<'_>, du: &DuRequest, out: &mut Printer<'_>) -> Re
         .collect();
     if table {
         out.records(
-            &["size", "allocated", "files", "folders", "share", "path"],
+            &["allocated", "size", "files", "folders", "share", "path"],
             &[true, true, true, true, true, false],
             &rows,
         )?;
     } else {
         out.records(
             &[
-                "size",
                 "allocated",
+                "size",
                 "files",
                 "folders",
                 "share",
