@@ -118,7 +118,9 @@ impl Backend for DaemonBackend {
     fn status(&self) -> Result<serde_json::Value, Error> {
         match self.ask(&Request::Status {}, |_| Ok(()))? {
             Response::Status(s) => {
-                serde_json::to_value(s).map_err(|e| Error::Failed(e.to_string()))
+                let mut v = serde_json::to_value(s).map_err(|e| Error::Failed(e.to_string()))?;
+                times_as_iso(&mut v);
+                Ok(v)
             }
             other => Err(Error::Failed(format!(
                 "unexpected answer from the daemon: {other:?}"
@@ -232,7 +234,7 @@ impl Backend for LocalBackend {
                     "source": self.source,
                     "state": "ready",
                     "entries": s.index().len(),
-                    "built_at": s.index().meta.built_at,
+                    "built_at": iso_or_null(s.index().meta.built_at),
                 })
             })
             .collect();
@@ -249,5 +251,24 @@ impl Backend for LocalBackend {
 
     fn grep(&self, req: &GrepRequest) -> Result<GrepAnswer, Error> {
         crate::grep_lines::grep(self.targets.clone(), &self.place(), req)
+    }
+}
+
+/// A status's volumes' times (`built_at`, `updated_at`) as ISO 8601 (UTC), or null when there is none: the
+/// protocol's FILETIMEs mean nothing to a reader of `daemon status --json`, `/api/status` or MCP's `volumes`.
+pub fn times_as_iso(status: &mut serde_json::Value) {
+    for vol in status["volumes"].as_array_mut().into_iter().flatten() {
+        for key in ["built_at", "updated_at"] {
+            if let Some(ft) = vol.get(key).and_then(serde_json::Value::as_u64) {
+                vol[key] = iso_or_null(ft);
+            }
+        }
+    }
+}
+
+fn iso_or_null(filetime: u64) -> serde_json::Value {
+    match filetime {
+        0 => serde_json::Value::Null,
+        ft => uffs_results::column::iso(ft, false).into(),
     }
 }

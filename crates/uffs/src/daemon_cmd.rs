@@ -197,17 +197,8 @@ pub fn status(json: bool) -> Result<()> {
         bail!("unexpected answer from the daemon: {resp:?}");
     };
     if json {
-        // Times as ISO 8601 (UTC), or null when there is none: the protocol's FILETIMEs mean nothing to a reader.
         let mut v = serde_json::to_value(&s)?;
-        for vol in v["volumes"].as_array_mut().into_iter().flatten() {
-            for key in ["built_at", "updated_at"] {
-                let ft = vol[key].as_u64().unwrap_or(0);
-                vol[key] = match ft {
-                    0 => serde_json::Value::Null,
-                    ft => uffs_results::column::iso(ft, false).into(),
-                };
-            }
-        }
+        crate::backend::times_as_iso(&mut v);
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }

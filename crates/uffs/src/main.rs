@@ -182,7 +182,7 @@ enum Command {
     )]
     Diff(diff_cmd::DiffArgs),
     /// Serve uffs's search to an AI assistant: the Model Context Protocol on stdin and stdout (read-only tools:
-    /// search, count, facets, volumes, query_syntax).
+    /// search, count, facets, volumes, grep, query_syntax).
     #[command(
         after_help = "Answers from the daemon (every registered volume), or from an index file or a source.\n\nEXAMPLES:\n  uffs mcp\n  uffs mcp --index sdb1.uffs\n\nAn MCP client's configuration (Claude Desktop, VS Code and others take this form):\n  {\"mcpServers\": {\"uffs\": {\"command\": \"uffs\", \"args\": [\"mcp\"]}}}\n\n`uffs serve` offers the same tools over HTTP at /mcp, behind its token."
     )]
@@ -440,7 +440,9 @@ fn mistyped_command(word: &str) -> Option<String> {
         .map(|c| c.get_name().to_string())
         .filter(|name| *name != word)
         .map(|name| (edit_distance(&word, &name), name))
-        .filter(|(d, name)| *d <= if name.len() <= 4 { 1 } else { 2 })
+        // One edit (a letter wrong, missing, added, or two swapped): two would take real words for commands
+        // (`report`, the README's own search, is two from `export`).
+        .filter(|(d, _)| *d <= 1)
         .min()
         .map(|(_, name)| name)
 }

@@ -855,3 +855,20 @@ fn attribute_list_at(img: &Path, record: u64) -> (u64, usize) {
         .unwrap();
     (cluster * 4096, size)
 }
+
+/// A folder has no data to give: `cat` says it is a folder and how to list it, in one line, exit 2.
+#[test]
+fn cat_of_a_folder_says_how_to_list_it() {
+    let img = fixture("basic.img");
+    for target in ["/hardlinks", "5"] {
+        let o = uffs().arg("cat").arg(&img).arg(target).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{target}: {err}");
+        assert_eq!(err.lines().count(), 1, "{target}: {err}");
+        assert!(
+            err.contains("is a folder: it has no data of its own to read")
+                && err.contains("`uffs du FOLDER`"),
+            "{target}: {err}"
+        );
+    }
+}

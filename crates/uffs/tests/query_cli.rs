@@ -614,6 +614,8 @@ fn exit_codes_and_errors() {
         assert!(!out.exists(), "{typo}: an empty -o file was left");
     }
     assert!(!String::from_utf8_lossy(&q(&["docs"]).stderr).contains("did you mean"));
+    // A word two edits from a command is a word: the README searches for `report`, two from `export`.
+    assert!(!String::from_utf8_lossy(&q(&["report", "ext:pdf"]).stderr).contains("did you mean"));
     // Without --index or --source the daemon is asked; with none running, the error says how to start one.
     let runtime = Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-daemon-runtime");
     let o = uffs()

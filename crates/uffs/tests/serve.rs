@@ -236,7 +236,16 @@ fn the_api_answers_as_the_command_line_does() {
     // Volumes and status.
     let vols = s.ok("/api/volumes");
     assert_eq!(vols["volumes"][0]["entries"], 11842);
-    assert_eq!(s.ok("/api/status")["volumes"][0]["state"], "ready");
+    let status = s.ok("/api/status");
+    assert_eq!(status["volumes"][0]["state"], "ready");
+    // When it was built, as a time a reader can read (ISO 8601, UTC), not a FILETIME.
+    let built = status["volumes"][0]["built_at"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        built.len() >= 20 && built.contains('T') && built.ends_with('Z'),
+        "{status}"
+    );
     assert!(s.ok("/api/syntax")["help"]
         .as_str()
         .unwrap()

@@ -98,6 +98,15 @@ impl ReadAt for Vec<u8> {
     }
 }
 
+/// What a folder's error adds: its named streams, which can be read, or how to list what it holds.
+fn folder_streams(streams: &str) -> String {
+    if streams.is_empty() || streams == "none" {
+        " (to list what it holds: `uffs du FOLDER` or a query `parent:FOLDER`)".into()
+    } else {
+        format!(" (its named streams can be: {streams})")
+    }
+}
+
 /// Why a stream cannot be opened or read. Messages name the record.
 #[derive(Debug, thiserror::Error)]
 pub enum ContentError {
@@ -110,7 +119,7 @@ pub enum ContentError {
     },
     #[error("record {record} is an extension record of record {base} (ask for record {base})")]
     Extension { record: u64, base: u64 },
-    #[error("record {record} is a directory: it has no unnamed data stream (only named ones: {streams})")]
+    #[error("record {record} is a folder: it has no data of its own to read{}", folder_streams(.streams))]
     Directory { record: u64, streams: String },
     #[error("record {record} has no {wanted} (its data streams: {streams})")]
     NoStream {
