@@ -118,6 +118,11 @@ pub fn run(a: DupesArgs) -> Result<bool> {
         let w = |g: &(u64, Vec<File>)| g.0 * (g.1.len() as u64 - 1);
         w(y).cmp(&w(x)).then_with(|| y.0.cmp(&x.0))
     });
+    // The summary counts every group, also those --limit leaves out of the listing.
+    let all = Summary {
+        groups: groups.len() as u64,
+        wasted: groups.iter().map(|(s, f)| s * (f.len() as u64 - 1)).sum(),
+    };
     if let Some(l) = a.limit {
         groups.truncate(l);
     }
@@ -128,8 +133,14 @@ pub fn run(a: DupesArgs) -> Result<bool> {
             s.index().verify_touched()?;
         }
     }
-    print(&refs, &groups, &a.output)?;
+    print(&refs, &groups, &all, &a.output)?;
     Ok(!groups.is_empty())
+}
+
+/// Every group of duplicates found, and the bytes they waste (each group's size times its copies past the first).
+struct Summary {
+    groups: u64,
+    wasted: u64,
 }
 
 fn parse_min_size(s: &str) -> Result<u64> {
@@ -244,9 +255,13 @@ fn split_keyed(keyed: Vec<(u128, File)>) -> Vec<Vec<File>> {
     m.into_values().filter(|g| g.len() > 1).collect()
 }
 
-fn print(refs: &[(&str, &Searcher)], groups: &[(u64, Vec<File>)], args: &OutputArgs) -> Result<()> {
+fn print(
+    refs: &[(&str, &Searcher)],
+    groups: &[(u64, Vec<File>)],
+    all: &Summary,
+    args: &OutputArgs,
+) -> Result<()> {
     let mut out = Printer::new(args)?;
-    let wasted_all: u64 = groups.iter().map(|(s, f)| s * (f.len() as u64 - 1)).sum();
     let mut rows = Vec::new();
     for (n, (size, files)) in groups.iter().enumerate() {
         let wasted = size * (files.len() as u64 - 1);
@@ -269,10 +284,15 @@ fn print(refs: &[(&str, &Searcher)], groups: &[(u64, Vec<File>)], args: &OutputA
     )?;
     out.finish()?;
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) || args.format.is_none() {
+        let shown = if (groups.len() as u64) < all.groups {
+            format!(" ({} shown)", thousands(groups.len() as u64))
+        } else {
+            String::new()
+        };
         eprintln!(
-            "{} groups of duplicates, {} wasted",
-            thousands(groups.len() as u64),
-            human(wasted_all)
+            "{} groups of duplicates{shown}, {} wasted",
+            thousands(all.groups),
+            human(all.wasted)
         );
     }
     Ok(())

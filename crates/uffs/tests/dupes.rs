@@ -71,6 +71,19 @@ fn dupes_finds_the_planted_sets() {
             .into_iter()
             .collect()
     );
+    // --limit lists the largest groups; the summary still counts every group and what they all waste
+    // (300,000 + 5,000 bytes).
+    let o = run_ok(
+        uffs()
+            .args(["dupes", "--by", "content", "--limit", "1", "--source"])
+            .arg(&img),
+    );
+    let summary = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        summary.contains("2 groups of duplicates (1 shown), 297.9 KiB wasted"),
+        "{summary}"
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 3);
     // By size: the same-size files join, a hard link never (one link stands for its file), empty files never.
     let by_size = groups(&img, "size");
     assert!(
