@@ -186,6 +186,34 @@ pub fn read_partly() -> bool {
     READ_PARTLY.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// `N entries (the root, M files and folders, S streams, D deleted)`: M is what a query for everything counts
+/// (`uffs --count`), the streams and deleted entries it counts only when asked for them.
+fn entries_phrase(idx: &Index) -> String {
+    use uffs_index::flags::{DELETED, STREAM};
+    let (mut streams, mut deleted) = (0u64, 0u64);
+    for &f in idx.flags_column().iter() {
+        if f & STREAM != 0 {
+            streams += 1;
+        } else if f & DELETED != 0 {
+            deleted += 1;
+        }
+    }
+    let all = idx.len() as u64;
+    let below = all.saturating_sub(streams + deleted + 1);
+    let mut s = format!(
+        "{} entries (the root, {} files and folders",
+        thousands(all),
+        thousands(below)
+    );
+    if streams > 0 {
+        s += &format!(", {} streams", thousands(streams));
+    }
+    if deleted > 0 {
+        s += &format!(", {} deleted", thousands(deleted));
+    }
+    s + ")"
+}
+
 /// The one-line summary of an index build. A build that could not read some records marks the process's exit
 /// status as partial ([`read_partly`]).
 pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
@@ -194,17 +222,17 @@ pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
     let mut s = match &vol.fs {
         // Another file system: entries read from its folders, not MFT records.
         Some(fs) => format!(
-            "{}: {} entries ({}) in {:.3} s ({:.2} M entries/s)",
+            "{}: {} on {} in {:.3} s ({:.2} M entries/s)",
             head(&vol.name),
-            thousands(idx.len() as u64),
+            entries_phrase(idx),
             fs.filesystem.name(),
             t.as_secs_f64(),
             per_second(idx.len() as u64, t) / 1e6,
         ),
         None => format!(
-            "{}: {} entries from {} records in {:.3} s ({:.2} M records/s, {:.0} MB/s)",
+            "{}: {} from {} records in {:.3} s ({:.2} M records/s, {:.0} MB/s)",
             head(&vol.name),
-            thousands(idx.len() as u64),
+            entries_phrase(idx),
             thousands(r.records_read),
             t.as_secs_f64(),
             per_second(r.records_read, t) / 1e6,

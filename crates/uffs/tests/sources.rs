@@ -210,7 +210,19 @@ fn index_file_round_trips() {
     let out = run_ok(uffs().arg("index").arg(&img).arg("-o").arg(&idx));
     let summary = String::from_utf8_lossy(&out.stderr);
     assert!(
-        summary.contains("entries from") && summary.contains("records/s"),
+        summary.contains(" entries (the root, ") && summary.contains("records/s"),
+        "{summary}"
+    );
+    // The files and folders it names are what a query for everything counts.
+    let named: u64 = summary
+        .split_once("the root, ")
+        .and_then(|(_, r)| r.split_once(" files and folders"))
+        .map(|(n, _)| n.replace(',', "").parse().unwrap())
+        .unwrap();
+    let count = run_ok(uffs().arg("--index").arg(&idx).arg("--count")).stdout;
+    assert_eq!(
+        String::from_utf8_lossy(&count).trim(),
+        named.to_string(),
         "{summary}"
     );
     assert_eq!(export(&idx, &["--streams"]), export(&img, &["--streams"]));
