@@ -12,27 +12,23 @@ mod common;
 use common::daemon::World;
 use common::*;
 
-/// The mapped drive (`D:`) and the Linux export of its device.
+/// The mapped NTFS drive (`D:`) and the Linux export of its device.
 fn live() -> (String, String) {
-    let how = "run these through scripts/test-windows.sh, which maps a drive of the Wine prefix to a loop device";
-    let drive = std::env::var("UFFS_TEST_LIVE_DRIVE")
-        .unwrap_or_else(|_| panic!("UFFS_TEST_LIVE_DRIVE is not set: {how}"));
-    let export = std::env::var("UFFS_TEST_LIVE_EXPORT")
-        .unwrap_or_else(|_| panic!("UFFS_TEST_LIVE_EXPORT is not set: {how}"));
-    let linux = std::fs::read_to_string(&export).unwrap_or_else(|e| panic!("{export}: {e}"));
-    (drive, linux)
+    mapped("UFFS_TEST_LIVE_DRIVE", "UFFS_TEST_LIVE_EXPORT")
 }
 
 /// The mapped FAT32 drive (`F:`, a USB stick made by mkfs.vfat and mtools) and the Linux export of its device.
 fn live_fat() -> (String, String) {
-    let how =
-        "run these through scripts/test-windows.sh, which maps a FAT32 drive of the Wine prefix";
-    let drive = std::env::var("UFFS_TEST_LIVE_FAT_DRIVE")
-        .unwrap_or_else(|_| panic!("UFFS_TEST_LIVE_FAT_DRIVE is not set: {how}"));
-    let export = std::env::var("UFFS_TEST_LIVE_FAT_EXPORT")
-        .unwrap_or_else(|_| panic!("UFFS_TEST_LIVE_FAT_EXPORT is not set: {how}"));
-    let linux = std::fs::read_to_string(&export).unwrap_or_else(|e| panic!("{export}: {e}"));
-    (drive, linux)
+    mapped("UFFS_TEST_LIVE_FAT_DRIVE", "UFFS_TEST_LIVE_FAT_EXPORT")
+}
+
+/// The drive the environment variable `drive` names, and the export the file `export` names holds.
+fn mapped(drive: &str, export: &str) -> (String, String) {
+    let how = "run these through scripts/test-windows.sh, which maps drives of the Wine prefix to loop devices";
+    let d = std::env::var(drive).unwrap_or_else(|_| panic!("{drive} is not set: {how}"));
+    let e = std::env::var(export).unwrap_or_else(|_| panic!("{export} is not set: {how}"));
+    let linux = std::fs::read_to_string(&e).unwrap_or_else(|err| panic!("{e}: {err}"));
+    (d, linux)
 }
 
 fn stdout(args: &[&str]) -> String {
