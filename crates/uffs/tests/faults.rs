@@ -268,6 +268,15 @@ fn a_signal_mid_write_leaves_no_file() {
                 let Some(status) = signal_mid_write(&mut cmd, &watch, sig) else {
                     continue;
                 };
+                // The process finished between the temporary file being seen and the signal (a loaded machine):
+                // its file is in place and whole, which the next lines check; then try again.
+                if status.success() {
+                    assert!(target.exists(), "{what}: exit 0 and no file");
+                    if target.extension().is_some_and(|e| e == "csv") {
+                        assert_eq!(std::fs::read(&target).unwrap(), full_csv, "{what}");
+                    }
+                    continue;
+                }
                 // It ends by the signal (a shell shows 128 + its number) and leaves no temporary file.
                 assert_eq!(status.signal(), Some(sig), "{what}: {status}");
                 assert_eq!(temporaries(&watch), Vec::<String>::new(), "{what}");
