@@ -376,8 +376,7 @@ pub(crate) fn batch_of<'a>(
 }
 
 /// The entries (sorted by id) as one record batch: a record per entry, its name a Win32 name (and its 8.3 alias a
-/// DOS name), its times the
-/// standard ones shifted by `shift` seconds when they are local times.
+/// DOS name), its times the standard ones shifted by `shift` seconds when they are local times.
 fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64) -> RecordBatch {
     let mut b = RecordBatch::default();
     for e in entries {
