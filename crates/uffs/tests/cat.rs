@@ -682,8 +682,8 @@ fn paths_streams_and_output_file() {
 fn errors_are_one_line_and_exit_2() {
     let img = fixture("content.img");
     let s = img.to_str().unwrap();
-    assert_error(&cat(&[s, "/plain"]), "directory");
-    assert_error(&cat(&[s, "/"]), "directory");
+    assert_error(&cat(&[s, "/plain"]), "is a folder");
+    assert_error(&cat(&[s, "/"]), "is a folder");
     assert_error(&cat(&[s, "/plain/nope.txt"]), "no such file");
     assert_error(&cat(&[s, "/plain/streams.txt:nope"]), "no stream 'nope'");
     assert_error(&cat(&[s, "99999999"]), "does not exist");
