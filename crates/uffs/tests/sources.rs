@@ -64,17 +64,22 @@ fn a_device_without_rights_to_read_it_is_one_line_and_exit_2() {
     );
 }
 
+/// The line `uffs info` without a source prints for the loop device `dev`.
+fn listed(dev: &Loop) -> String {
+    let out = String::from_utf8(run_ok(uffs().arg("info")).stdout).expect("utf-8");
+    let name = dev.0.to_str().unwrap();
+    out.lines()
+        .find(|l| l.starts_with(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("{name} is not listed:\n{out}"))
+        .to_string()
+}
+
 /// `uffs info` without a source lists the NTFS, FAT and exFAT block devices it can read, loop devices among them.
 #[test]
 fn info_without_a_source_lists_the_ntfs_and_exfat_devices() {
     let img = data("linux-made/testfs1");
     let dev = Loop::attach(&img);
-    let out = String::from_utf8(run_ok(uffs().arg("info")).stdout).expect("utf-8");
-    let name = dev.0.to_str().unwrap();
-    let line = out
-        .lines()
-        .find(|l| l.starts_with(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("{name} is not listed:\n{out}"));
+    let line = listed(&dev);
     assert!(
         line.contains("NTFS \"mylabel\"") || line.contains("NTFS,"),
         "{line}"
@@ -82,12 +87,7 @@ fn info_without_a_source_lists_the_ntfs_and_exfat_devices() {
     assert!(line.contains("581 MFT records"), "{line}");
     // An exFAT volume (a public image, as a loop device) is listed too, by its file system.
     let ex = Loop::attach(&data("fat-public/obhq-exfat.img"));
-    let out = String::from_utf8(run_ok(uffs().arg("info")).stdout).expect("utf-8");
-    let name = ex.0.to_str().unwrap();
-    let line = out
-        .lines()
-        .find(|l| l.starts_with(&format!("{name} ")))
-        .unwrap_or_else(|| panic!("{name} is not listed:\n{out}"));
+    let line = listed(&ex);
     assert!(
         line.contains(" exFAT, 0.0 GiB ") && !line.contains("MFT"),
         "{line}"
