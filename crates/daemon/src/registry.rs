@@ -84,11 +84,16 @@ pub struct Registry {
     pub volumes: Vec<VolumeEntry>,
 }
 
-/// Names are file names and path prefixes: keep them short and plain.
+/// Names are file names and path prefixes: keep them short and plain. A volume's shadow copy is named as the
+/// volume with `@vssN` after it (`vol@vss1`), as a source's is (`vol.img@vss1`).
 pub fn check_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 32
-        && name
+    let plain = match name.rsplit_once("@vss") {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
+        _ => name,
+    };
+    let ok = !plain.is_empty()
+        && plain.len() <= 32
+        && plain
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
     if ok {
@@ -223,5 +228,9 @@ mod tests {
         assert!(check_name("a/b").is_err());
         assert!(check_name("").is_err());
         assert!(check_name(&"x".repeat(33)).is_err());
+        // A shadow copy's name: the volume's and its store.
+        assert!(check_name("vt@vss2").is_ok());
+        assert!(check_name("vt@vss").is_err());
+        assert!(check_name("vt@2").is_err());
     }
 }

@@ -75,6 +75,10 @@ pub enum FileError {
     /// delta leaves one): it describes nothing current and is ignored.
     #[error("the delta was made over an earlier version of its index")]
     StaleDelta,
+    /// A delta file ([`write_delta`]) opened as an index: it holds only what changed over another index, and
+    /// is read through it ([`read_delta`]).
+    #[error("a delta file (what changed over the index beside it), not an index on its own")]
+    IsDelta,
 }
 
 /// True when the bytes start with the index file magic.
@@ -257,7 +261,11 @@ pub fn open(path: &Path) -> Result<Index, FileError> {
     #[cfg(target_os = "linux")]
     let _ = map.advise(memmap2::Advice::NoHugePage);
     let map = Arc::new(map);
-    Ok(from_map_sections(&map, map.len(), true)?.0)
+    let (index, table) = from_map_sections(&map, map.len(), true)?;
+    if table.iter().any(|(i, ..)| *i == id::DELTA_BASE) {
+        return Err(FileError::IsDelta);
+    }
+    Ok(index)
 }
 
 /// Checks every chunk of `idx`'s file and every invariant its accessors' answers rely on (parents reach the

@@ -310,6 +310,22 @@ impl Volume {
         })
     }
 
+    /// `(holds, needs)` when the source holds fewer bytes than the volume has by its boot sector (an image cut
+    /// short): what lies past `holds` cannot be read. `None` for a whole volume and a raw `$MFT` capture.
+    pub fn truncated(&self) -> Option<(u64, u64)> {
+        let needs = match (&self.boot, &self.fs) {
+            (Some(b), _) => b.volume_size(),
+            (None, Some(_)) => {
+                let mut head = [0u8; 512];
+                self.device.read_exact_at(&mut head, 0).ok()?;
+                uffs_fat::volume_len(&head)?
+            }
+            (None, None) => return None,
+        };
+        let holds = self.device.len();
+        (holds < needs).then_some((holds, needs))
+    }
+
     /// The volume serial number: the NTFS boot sector's, or another file system's (0 for a raw `$MFT`).
     pub fn serial(&self) -> u64 {
         match &self.fs {

@@ -470,7 +470,8 @@ fn term(
                 }
                 let case_sensitive = m.case.unwrap_or(false);
                 let mut p = tail.replace('\\', "/").trim_end_matches('/').to_string();
-                if !p.starts_with('/') {
+                // A folder with its volume named (`parent:C:\Windows`) keeps the name for the search to match.
+                if !p.starts_with('/') && volume_named(&format!("{p}/")).is_none() {
                     p.insert(0, '/');
                 }
                 let path = if case_sensitive { p } else { fold(&p) };
@@ -569,10 +570,12 @@ fn term(
             )),
         };
     }
+    let mut text = rest.replace('\\', "/");
+    // Smart case looks past a volume's name (`C:\Windows` is `c:/windows`, as uffs prints it).
+    let named = volume_named(&text).map_or(0, |n| n.len() + 1);
     let case_sensitive = m
         .case
-        .unwrap_or_else(|| rest.chars().any(char::is_uppercase));
-    let mut text = rest.replace('\\', "/");
+        .unwrap_or_else(|| text[named..].chars().any(char::is_uppercase));
     if !case_sensitive {
         text = fold(&text);
     }
@@ -600,6 +603,18 @@ fn term(
         }),
         only: m.only,
     })
+}
+
+/// The volume a path names before its `:/` as uffs prints paths (`C:/x`, `@vss1:/x`, `data@vss2:/x`), if it
+/// names one: letters, digits, `-`, `_` and `@`.
+pub fn volume_named(path: &str) -> Option<&str> {
+    let (name, rest) = path.split_once(':')?;
+    let ok = !name.is_empty()
+        && rest.starts_with('/')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'@'));
+    ok.then_some(name)
 }
 
 /// `content:TEXT` with the modifiers before it (`case:`, `wholeword:`) and `regex:` (before or after it).

@@ -201,6 +201,10 @@ fn relative(path: &str, prefix: &str, volumes: usize) -> Option<String> {
         &p[prefix.len()..]
     } else if volumes > 1 && looks_named(&p) {
         return None;
+    } else if looks_named(&p) {
+        // One volume, named as uffs printed it elsewhere (`C:\Windows`, `@vss1:/x` from the daemon or a
+        // --snapshots search): its path from the root.
+        p.split_once(':').map_or(&p[..], |(_, rest)| rest)
     } else {
         &p[..]
     };

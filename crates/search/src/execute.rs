@@ -253,12 +253,23 @@ fn index_sets(targets: &Targets<'_>, a: &SearchRequest, expr: &Expr) -> Result<V
     // The volumes are searched at once: a selective query spends most of its time per volume on one thread.
     // (One volume is searched on this thread, which starts no others unless the search needs them.)
     use rayon::prelude::*;
+    // A path with its volume named (`C:\x`, `@vss1:/x`) is each volume's own path, or none of its entries.
+    let prefixes: Vec<&str> = targets.iter().map(|(p, _)| *p).collect();
+    let scoped: Vec<Option<Expr>> = targets
+        .iter()
+        .map(|(p, _)| {
+            let others: Vec<&str> = prefixes.iter().copied().filter(|o| o != p).collect();
+            crate::scope::for_volume(expr, p, &others)
+        })
+        .collect();
+    let expr_of = |t: usize| scoped[t].as_ref().unwrap_or(expr);
     if let [(_, s)] = targets {
-        return Ok(vec![s.search(expr, &opts)]);
+        return Ok(vec![s.search(expr_of(0), &opts)]);
     }
     Ok(targets
         .par_iter()
-        .map(|(_, s)| s.search(expr, &opts))
+        .enumerate()
+        .map(|(t, (_, s))| s.search(expr_of(t), &opts))
         .collect())
 }
 

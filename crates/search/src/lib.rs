@@ -7,7 +7,8 @@
 //! - [`compile`]: the request's filters as one `uffs_query::Expr`;
 //! - [`execute`](mod@execute): search the volumes, merge and page the hits, print the rows or the count;
 //! - [`contents`]: the data terms (`content:`, `type:`, `hash:`), split off and decided by a [`Contents`];
-//! - `facets`: groups of the matches and their totals; `du`: folder sizes.
+//! - `facets`: groups of the matches and their totals; `du`: folder sizes; `scope`: paths with their volume
+//!   named (`C:\Windows`), each volume's own.
 
 mod compile;
 pub mod contents;
@@ -15,6 +16,7 @@ mod du;
 pub mod execute;
 mod facets;
 pub mod request;
+mod scope;
 
 pub use compile::compile;
 pub use contents::{ContentFilter, Contents};

@@ -55,6 +55,56 @@ fn parse_target(s: &str) -> Result<(Target, String)> {
     Ok((Target::Path(parts), stream))
 }
 
+/// A path as uffs prints it, its volume named before a `:` and a separator (`C:\x`, `@vss1:/x`, `@2:/x`,
+/// `@2@vss1:/x`, a daemon's `NAME@vss1:/x`): the path from the volume's root, and the partition and shadow copy
+/// the name gives. (A stream name holds no `/` or `\`, so `FILE:stream` is never taken for one.)
+fn split_volume(s: &str) -> (&str, Option<u32>, Option<u32>) {
+    let Some(at) = s.find(":/").or_else(|| s.find(":\\")) else {
+        return (s, None, None);
+    };
+    let (mut name, path) = (&s[..at], &s[at + 1..]);
+    if name.contains(['/', '\\']) {
+        return (s, None, None);
+    }
+    let number = |t: &str| t.parse::<u32>().ok();
+    let mut store = None;
+    if let Some((rest, n)) = name.rsplit_once("@vss") {
+        if let Some(n) = number(n) {
+            store = Some(n);
+            name = rest;
+        }
+    }
+    let partition = name.rsplit_once('@').and_then(|(_, n)| number(n));
+    (path, partition, store)
+}
+
+/// The source to read a path from when the path names its volume ([`split_volume`]): `source` with that
+/// partition and shadow copy, or an error when the source names another.
+fn with_volume(
+    source: &str,
+    partition: Option<u32>,
+    named_partition: Option<u32>,
+    named_store: Option<u32>,
+) -> Result<(String, Option<u32>)> {
+    let (_, at, store) = uffs_mft::source::split_suffixes(source);
+    let given = partition.or(at);
+    let partition = match (given, named_partition) {
+        (Some(a), Some(b)) if a != b => {
+            bail!("the path is on partition {b}, and the source names partition {a}")
+        }
+        (Some(_), _) => partition,
+        (None, b) => b,
+    };
+    let source = match (store, named_store) {
+        (Some(a), Some(b)) if a != b => {
+            bail!("the path is in shadow copy {b}, and the source names shadow copy {a}")
+        }
+        (None, Some(b)) => format!("{source}@vss{b}"),
+        _ => source.to_string(),
+    };
+    Ok((source, partition))
+}
+
 pub fn run(
     source: &str,
     target: &str,
@@ -62,8 +112,11 @@ pub fn run(
     deleted: bool,
     output: Option<&Path>,
 ) -> Result<()> {
+    let (target, named_partition, named_store) = split_volume(target);
     let (target, stream) = parse_target(target)?;
-    let src = uffs_mft::open(source, partition)?;
+    let (source, partition) = with_volume(source, partition, named_partition, named_store)?;
+    let source = source.as_str();
+    let src = crate::common::open_source(source, partition, false)?;
     let vol = only_volume(
         &src,
         source,
@@ -262,6 +315,30 @@ mod tests {
 
     fn p(s: &str) -> (Target, String) {
         parse_target(s).unwrap()
+    }
+
+    #[test]
+    fn printed_paths_name_their_volume() {
+        assert_eq!(split_volume("C:\\x\\y.txt"), ("\\x\\y.txt", None, None));
+        assert_eq!(split_volume("D:/x"), ("/x", None, None));
+        assert_eq!(split_volume("@vss1:/x"), ("/x", None, Some(1)));
+        assert_eq!(split_volume("@2:/x"), ("/x", Some(2), None));
+        assert_eq!(split_volume("@2@vss3:/x"), ("/x", Some(2), Some(3)));
+        assert_eq!(split_volume("vt@vss2:/x"), ("/x", None, Some(2)));
+        // Not a volume: a stream, a record's stream, a path alone.
+        assert_eq!(split_volume("/a/b.txt:s"), ("/a/b.txt:s", None, None));
+        assert_eq!(split_volume("41:big"), ("41:big", None, None));
+        assert_eq!(split_volume("/a:/b"), ("/a:/b", None, None));
+        assert_eq!(
+            with_volume("v.img@vss2", None, None, Some(1))
+                .unwrap_err()
+                .to_string(),
+            "the path is in shadow copy 1, and the source names shadow copy 2"
+        );
+        assert_eq!(
+            with_volume("v.img", None, Some(2), Some(1)).unwrap(),
+            ("v.img@vss1".to_string(), Some(2))
+        );
     }
 
     #[test]

@@ -186,6 +186,51 @@ pub fn read_partly() -> bool {
     READ_PARTLY.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Marks this process's exit status as partial (3): the command did its work, but part of its source could not
+/// be read (the caller has said what, on stderr).
+pub fn mark_partial() {
+    READ_PARTLY.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Opens a source as every command does (`snapshots`: with each volume's shadow copies after it), and says of each
+/// volume whose image is cut short that it is, once per volume in a process: what lies past the end cannot be
+/// read, so the command's answer is partial (exit 3).
+pub fn open_source(
+    spec: &str,
+    partition: Option<u32>,
+    snapshots: bool,
+) -> Result<uffs_mft::Source> {
+    let src = if snapshots {
+        uffs_mft::open_with_snapshots(spec, partition)?
+    } else {
+        uffs_mft::open(spec, partition)?
+    };
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    for v in &src.volumes {
+        let Some((holds, needs)) = v.truncated() else {
+            continue;
+        };
+        mark_partial();
+        let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+        if !said.contains(&v.name) {
+            said.push(v.name.clone());
+            eprintln!("uffs: warning: {}", truncation(&v.name, holds, needs));
+        }
+    }
+    Ok(src)
+}
+
+/// `NAME is truncated: the image ends at byte N; the volume needs M (K% missing) …`.
+pub fn truncation(name: &str, holds: u64, needs: u64) -> String {
+    format!(
+        "{name} is truncated: the image ends at byte {}; the volume needs {} ({:.1}% missing): what lies past the \
+         end cannot be read, so answers from it are partial",
+        thousands(holds),
+        thousands(needs),
+        (needs - holds) as f64 * 100.0 / needs as f64
+    )
+}
+
 /// `N entries (the root, M files and folders, S streams, D deleted)`: M is what a query for everything counts
 /// (`uffs --count`), the streams and deleted entries it counts only when asked for them.
 fn entries_phrase(idx: &Index) -> String {
@@ -250,7 +295,7 @@ pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
         );
     }
     if r.records_unreadable > 0 {
-        READ_PARTLY.store(true, std::sync::atomic::Ordering::Relaxed);
+        mark_partial();
         s += " (partial: what those records held is missing)";
     }
     if r.build.orphans > 0 {
@@ -287,14 +332,10 @@ pub fn index_command(
     } = mode;
     // An index written with --snapshots keeps its stores through updates.
     let snapshots = snapshots || (update && store_path(output, 1).exists());
-    let mut src = if snapshots {
-        if let Some(n) = uffs_mft::source::split_suffixes(source).2 {
-            bail!("{source} is shadow copy {n} of a volume: --snapshots takes the volume, and indexes its every copy");
-        }
-        uffs_mft::open_with_snapshots(source, partition)?
-    } else {
-        uffs_mft::open(source, partition)?
-    };
+    if let (true, Some(n)) = (snapshots, uffs_mft::source::split_suffixes(source).2) {
+        bail!("{source} is shadow copy {n} of a volume: --snapshots takes the volume, and indexes its every copy");
+    }
+    let mut src = open_source(source, partition, snapshots)?;
     // With --snapshots, each volume is followed by its shadow copies.
     let (stores, present): (Vec<Volume>, Vec<Volume>) = std::mem::take(&mut src.volumes)
         .into_iter()
@@ -510,16 +551,96 @@ pub fn searchers(parts: Vec<Part>) -> Vec<(String, uffs_query::Searcher)> {
     out
 }
 
-/// The parts of index file `path`, checked wholly: the index, and its delta when it has one.
+/// The parts of index file `path`, checked wholly: the index, and its delta when it has one (and the shadow
+/// copies written with it); for `FILE@vssN`, shadow copy N alone (see [`store_spec`]).
 pub fn read_index_file(path: &Path) -> Result<Vec<Part>> {
+    if let Some((file, n)) = store_spec(path) {
+        let base = uffs_index::file::read(&file).map_err(|e| index_error(&file, e))?;
+        return one_store(&file, n, base);
+    }
     let base = uffs_index::file::read(path).map_err(|e| index_error(path, e))?;
     Ok(with_delta(path, base))
+}
+
+/// `FILE@vssN` where FILE is an index file and `FILE@vssN` no file: (FILE, N).
+pub fn store_spec(path: &Path) -> Option<(std::path::PathBuf, u32)> {
+    let s = path.to_str()?;
+    let (file, n) = s.rsplit_once("@vss")?;
+    let n = n.parse::<u32>().ok()?;
+    (!path.exists() && is_index_file_itself(file)).then(|| (std::path::PathBuf::from(file), n))
+}
+
+/// Shadow copy `n` of index file `file` (whose index is `base`) as the parts of a volume of its own: its paths
+/// without a prefix, as `--source IMAGE@vssN` gives them.
+fn one_store(file: &Path, n: u32, base: Index) -> Result<Vec<Part>> {
+    let base = Arc::new(base);
+    let d = store_of(file, n, &base)?;
+    Ok(layered(String::new(), &base, d))
+}
+
+/// The delta of shadow copy `n` kept beside index file `file` (whose index is `base`), or why there is none.
+fn store_of(file: &Path, n: u32, base: &Index) -> Result<Delta> {
+    let path = store_path(file, n);
+    if !path.exists() {
+        let have = (1..).take_while(|&k| store_path(file, k).exists()).count();
+        bail!(
+            "{} has no shadow copy {n}: {}",
+            file.display(),
+            match have {
+                0 => "it was indexed without them (`uffs index SOURCE --snapshots -o FILE` keeps them)".into(),
+                1 => "it has one, @vss1".to_string(),
+                k => format!("it has {k}, @vss1 to @vss{k}"),
+            }
+        );
+    }
+    uffs_index::file::read_delta(&path, base).map_err(|e| match e {
+        uffs_index::file::FileError::StaleDelta => anyhow!(
+            "{} was written again after {}: run `uffs index --snapshots` again",
+            file.display(),
+            path.display()
+        ),
+        e => anyhow::Error::new(e).context(format!("reading {}", path.display())),
+    })
+}
+
+/// Index file `path` (or `FILE@vssN`) as one index, checked wholly, with its delta merged in.
+pub fn read_index_merged(path: &Path) -> Result<Index> {
+    let (file, store) = match store_spec(path) {
+        Some((file, n)) => (file, Some(n)),
+        None => (path.to_path_buf(), None),
+    };
+    let base = uffs_index::file::read(&file).map_err(|e| index_error(&file, e))?;
+    let d = match store {
+        Some(n) => Some(store_of(&file, n, &base)?),
+        None => read_delta(&file, &base),
+    };
+    Ok(match d {
+        Some(d) => uffs_index::layer::compact(&base, &d).0,
+        None => base,
+    })
 }
 
 /// Why index file `path` could not be read; for a file that is no index but a source (a volume image, a disk,
 /// a `$MFT` capture), what to do with it instead.
 pub(crate) fn index_error(path: &Path, e: uffs_index::file::FileError) -> anyhow::Error {
     let shown = path.display();
+    if matches!(e, uffs_index::file::FileError::IsDelta) {
+        let s = shown.to_string();
+        // `FILE.vssN`, written by `uffs index --snapshots`; `FILE.delta`, by `uffs index --update`.
+        let store = s
+            .rsplit_once(".vss")
+            .and_then(|(f, n)| Some((f, n.parse::<u32>().ok()?)));
+        return match (store, s.strip_suffix(".delta")) {
+            (Some((file, n)), _) => anyhow!(
+                "{s} is shadow copy {n} of {file}, kept as what changed over it: open it as `{file}@vss{n}` (or \
+                 `--index {file} --volume @vss{n}`)"
+            ),
+            (None, Some(file)) => anyhow!(
+                "{s} is the update of {file}, kept as what changed over it: open {file}, which reads it"
+            ),
+            (None, None) => anyhow!("{s} is {e}: open the index it was written beside"),
+        };
+    }
     if matches!(e, uffs_index::file::FileError::BadMagic)
         && path
             .to_str()
@@ -536,6 +657,9 @@ pub(crate) fn index_error(path: &Path, e: uffs_index::file::FileError) -> anyhow
 /// The parts of index file `path` opened in O(1) (see [`uffs_index::file::open`]): what is read from it must
 /// be checked with [`Index::verify_touched`] before it is shown. (A delta is small: it is checked wholly.)
 pub fn open_index_file(path: &Path) -> Result<Vec<Part>> {
+    if store_spec(path).is_some() {
+        return read_index_file(path);
+    }
     let base = uffs_index::file::open(path).map_err(|e| index_error(path, e))?;
     Ok(with_delta(path, base))
 }
@@ -711,11 +835,7 @@ pub fn load_indexes_with(
         }
         return Ok(parts);
     }
-    let src = if snapshots {
-        uffs_mft::open_with_snapshots(spec, partition)?
-    } else {
-        uffs_mft::open(spec, partition)?
-    };
+    let src = open_source(spec, partition, snapshots)?;
     let opts = ScanOptions {
         include_deleted: deleted,
         ..ScanOptions::default()
@@ -776,7 +896,12 @@ pub fn store_delta(
     Ok((d, line))
 }
 
+/// Whether `spec` names an index file, or a shadow copy kept beside one (`FILE@vssN`, see [`store_spec`]).
 pub fn is_index_file(spec: &str) -> bool {
+    is_index_file_itself(spec) || store_spec(Path::new(spec)).is_some()
+}
+
+fn is_index_file_itself(spec: &str) -> bool {
     let mut head = [0u8; 8];
     std::fs::File::open(spec)
         .and_then(|mut f| f.read_exact(&mut head))

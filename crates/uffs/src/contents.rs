@@ -151,12 +151,7 @@ pub fn open_source(
     };
     // An index file written with --snapshots holds the stores too: their data is read through them.
     let stores = targets.iter().any(|(p, _)| crate::common::names_store(p));
-    let source = if place.snapshots || stores {
-        uffs_mft::open_with_snapshots(&spec, partition)
-    } else {
-        uffs_mft::open(&spec, partition)
-    }
-    .with_context(|| {
+    let source = crate::common::open_source(&spec, partition, place.snapshots || stores).with_context(|| {
         format!("reading the files' data from {spec} (the volume the index was built from must be at hand)")
     })?;
     // A capture holds only the data resident in its records: most files' contents are not in it.
@@ -182,9 +177,10 @@ pub fn volume_contents<'a>(
     Ok(uffs_inside::VolumeContents::new(volumes))
 }
 
-/// Says on stderr how many files the data terms could not read (they matched none).
+/// Says on stderr how many files the data terms could not read (they matched none): the answer is partial.
 pub fn report_unreadable(inside: &uffs_inside::VolumeContents<'_>) {
     if inside.unreadable() > 0 {
+        crate::common::mark_partial();
         eprintln!(
             "uffs: warning: {} file(s) could not be read (encrypted or damaged): they match no content:, type: or \
              hash: term",

@@ -426,15 +426,15 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         }
         plan.push((entry, opened));
         let present = plan.len() - 1;
-        // Each shadow copy as a volume of its own: its source is `SOURCE@vssN`, its name `NAME-vssN`.
+        // Each shadow copy as a volume of its own: its source is `SOURCE@vssN`, its name `NAME@vssN`.
         for st in stores {
             let spec = format!("{src}@vss{}", st.index);
-            let store_name = format!("{name}-vss{}", st.index);
+            let store_name = format!("{name}@vss{}", st.index);
             check_name(&store_name)?;
             if registry.get(&store_name).is_some() {
                 bail!("a volume named {store_name} is registered already (remove it first, or give --name)");
             }
-            let opened = uffs_mft::open(&spec, partition)?;
+            let opened = crate::common::open_source(&spec, partition, false)?;
             let entry = VolumeEntry {
                 name: store_name,
                 source: spec,

@@ -441,14 +441,9 @@ fn scope(
 /// deleted entries.
 fn load(spec: &str) -> Result<Arc<Index>> {
     if crate::common::is_index_file(spec) {
-        let path = Path::new(spec);
-        let base = uffs_index::file::read(path).map_err(|e| crate::common::index_error(path, e))?;
-        return Ok(Arc::new(match crate::common::read_delta(path, &base) {
-            Some(d) => uffs_index::layer::compact(&base, &d).0,
-            None => base,
-        }));
+        return Ok(Arc::new(crate::common::read_index_merged(Path::new(spec))?));
     }
-    let src = uffs_mft::open(spec, None)?;
+    let src = crate::common::open_source(spec, None, false)?;
     let vol = crate::common::only_volume(
         &src,
         spec,

@@ -178,7 +178,7 @@ fn by_content(
         Some((_, s)) if crate::common::is_index_file(spec) => s.index().meta.source.clone(),
         _ => spec.to_string(),
     };
-    let src = uffs_mft::open(&src_spec, partition).with_context(|| {
+    let src = crate::common::open_source(&src_spec, partition, false).with_context(|| {
         format!("reading contents from {src_spec} (the volume must be at hand for --by content)")
     })?;
     // A capture holds only the data resident in its records: most files' contents are not in it.
@@ -224,26 +224,40 @@ fn by_content(
         }
         Ok(h.finish_128())
     };
+    // A file that cannot be read is left out of its group, said, and makes the answer partial (exit 3).
+    let mut unreadable = 0u64;
+    let mut hash_or_skip = |f: &File, size: u64, whole: bool| match hash(f, size, whole) {
+        Ok(h) => Some((h, *f)),
+        Err(e) => {
+            unreadable += 1;
+            eprintln!("uffs: {e:#}");
+            None
+        }
+    };
     let mut out = Vec::new();
     for (size, files) in groups {
-        let mut keyed = Vec::with_capacity(files.len());
-        for f in &files {
-            keyed.push((hash(f, size, false)?, *f));
-        }
+        let keyed: Vec<(u128, File)> = files
+            .iter()
+            .filter_map(|f| hash_or_skip(f, size, false))
+            .collect();
         for g in split_keyed(keyed) {
             if size <= 2 * END {
                 out.push((size, g));
                 continue;
             }
             pb.inc_length(g.len() as u64 * size);
-            let mut whole = Vec::with_capacity(g.len());
-            for f in &g {
-                whole.push((hash(f, size, true)?, *f));
-            }
+            let whole: Vec<(u128, File)> = g
+                .iter()
+                .filter_map(|f| hash_or_skip(f, size, true))
+                .collect();
             out.extend(split_keyed(whole).into_iter().map(|g| (size, g)));
         }
     }
     pb.finish_and_clear();
+    if unreadable > 0 {
+        eprintln!("uffs dupes: {unreadable} file(s) could not be read: left out of their groups");
+        crate::common::mark_partial();
+    }
     Ok(out)
 }
 

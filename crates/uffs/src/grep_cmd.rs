@@ -2,7 +2,8 @@
 //! manners (`path:line:text`, `-l`, `-c`, `-i`, `-w`, `-F`, `-e`, `-C N`, binary files skipped unless asked,
 //! UTF-16 by its byte-order mark or `--utf16`). The files are read from the volume in disk order on every core
 //! ([`crate::contents`]); each file's lines print together, files in the order they finish, as `rg` does.
-//! Exit status as rg's: 0 a match, 1 none, 2 an error.
+//! Exit status as rg's: 0 a match, 1 none, 2 an error (a file that could not be read, even beside matches; with
+//! `-q` a match gives 0 all the same).
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -40,6 +41,10 @@ pub struct GrepArgs {
     /// Print only the paths of matching files.
     #[arg(short = 'l', long = "files-with-matches")]
     pub files_with_matches: bool,
+    /// Print nothing: the exit status says whether a line matched (0, even when some file could not be read,
+    /// as rg's -q).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
     /// Lines of context after each match.
     #[arg(short = 'A', long, value_name = "N")]
     pub after_context: Option<usize>,
@@ -85,7 +90,7 @@ impl GrepArgs {
             fixed_strings: self.fixed_strings,
             ignore_case: self.ignore_case,
             word: self.word,
-            output: Output::from_flags(self.count, self.files_with_matches),
+            output: Output::from_flags(self.count, self.files_with_matches || self.quiet),
             before_context: self.before_context.unwrap_or(context),
             after_context: self.after_context.unwrap_or(context),
             line_number: true,
@@ -118,11 +123,11 @@ pub fn run(a: GrepArgs) -> Result<bool> {
     ));
     // One searcher per thread, taken from the pool for a file and given back after.
     let pool: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
-    let (answers, _) = contents::read_each(&sel, u64::MAX, "searching", |hit, f| {
+    let (answers, outcome) = contents::read_each(&sel, u64::MAX, "searching", |hit, f| {
         let (t, id) = sel.hits[hit];
         let path = full_path(refs[t].1.index(), refs[t].0, id);
         let (found, buf) = search_file(&grep, &pool, &path, f)?;
-        if !buf.is_empty() {
+        if !buf.is_empty() && !a.quiet {
             let mut o = out.lock().expect("output");
             let (w, sep) = &mut *o;
             sep.print(w, &found, &buf).map_err(|e| e.to_string())?;
@@ -130,7 +135,12 @@ pub fn run(a: GrepArgs) -> Result<bool> {
         Ok(found.matched)
     })?;
     out.into_inner().expect("output").0.flush()?;
-    Ok(answers.iter().any(|a| matches!(a, Ok(true))))
+    let matched = answers.iter().any(|a| matches!(a, Ok(true)));
+    if outcome.failed > 0 {
+        // As rg: each file's error was said; the exit status says there were some (2).
+        crate::common::mark_partial();
+    }
+    Ok(matched)
 }
 
 /// Searches one file with a worker from `pool` (a new one when none is free; given back after): what it found,

@@ -109,6 +109,7 @@ pub fn run(a: HashArgs) -> Result<bool> {
         .collect::<Result<_, uffs_hash::Error>>()?;
     print(&sel, &style, wanted, !a.known.is_empty(), &rows, &a.output)?;
     if outcome.failed > 0 {
+        crate::common::mark_partial();
         eprintln!(
             "uffs hash: {} of {} files could not be read{}",
             outcome.failed,

@@ -118,18 +118,18 @@ pub fn list(as_json: bool) -> Result<()> {
 fn volume_bytes(v: &Volume) -> u64 {
     match v.boot {
         Some(b) => b.total_sectors * u64::from(b.bytes_per_sector),
-        None if v.fs.is_some() => v.device.len(),
+        None if v.fs.is_some() => v.truncated().map_or(v.device.len(), |(_, needs)| needs),
         None => 0,
     }
 }
 
 pub fn run(spec: &str, partition: Option<u32>, as_json: bool) -> Result<()> {
-    let src = match uffs_mft::open(spec, partition) {
+    let src = match crate::common::open_source(spec, partition, false) {
         Ok(src) => src,
         // An index file is no source, but says what it holds: that, rather than "not an NTFS volume".
         Err(e) => match uffs_index::file::read_meta(std::path::Path::new(spec)) {
             Ok((meta, entries)) => return index_info(spec, &meta, entries, as_json),
-            Err(_) => return Err(e.into()),
+            Err(_) => return Err(e),
         },
     };
     if as_json {
@@ -257,6 +257,15 @@ fn to_text(src: &Source) -> String {
 
 fn volume_text(v: &Volume) -> String {
     let mut s = format!("\nvolume        {}\n", v.name);
+    if let Some((holds, needs)) = v.truncated() {
+        s += &format!(
+            "  TRUNCATED   the image ends at byte {}; the volume needs {} ({} bytes missing): what lies past \
+             the end cannot be read\n",
+            thousands(holds),
+            thousands(needs),
+            thousands(needs - holds)
+        );
+    }
     if let Some(fs) = &v.fs {
         for (k, val) in fs.facts() {
             s += &format!("  {k:<11} {val}\n");
@@ -440,6 +449,9 @@ fn to_json(src: &Source) -> Value {
         .iter()
         .map(|v| {
             let space = v.space().ok().flatten();
+            let truncated = v
+                .truncated()
+                .map(|(holds, needs)| json!({"image_bytes": holds, "volume_bytes": needs}));
             if let Some(fs) = &v.fs {
                 let facts: serde_json::Map<String, Value> =
                     fs.facts().into_iter().map(|(k, v)| (k, json!(v))).collect();
@@ -454,11 +466,13 @@ fn to_json(src: &Source) -> Value {
                     "bytes_in_use": in_use,
                     "bytes_free": total.saturating_sub(in_use),
                     "facts": facts,
+                    "truncated": truncated,
                 });
             }
             json!({
                 "filesystem": "NTFS",
                 "name": v.name,
+                "truncated": truncated,
                 "serial": v.boot.map(|b| format!("{:016X}", b.serial)),
                 "label": v.label,
                 "version": v.version.map(|(a, b)| format!("{a}.{b}")),

@@ -57,7 +57,7 @@ pub fn run(
             scan_raw(&dev, from, |_, r| w.row(r, "")).with_context(|| format!("reading {spec}"))?;
         (c, format!("{spec} (raw $J capture)"))
     } else {
-        let src = uffs_mft::open(spec, partition)?;
+        let src = crate::common::open_source(spec, partition, false)?;
         let vol = common::only_volume(
             &src,
             spec,

@@ -421,10 +421,8 @@ EXAMPLES:
     )
 }
 
-/// Exit status of a command (not a query: those keep 0 and 1 for found and not) that did its work but read only
-/// part of a source: MFT records that could not be read (I/O errors, past the end of a truncated image, not
-/// mapped by the `$MFT` runlist) are missing from what it wrote (`uffs index`, `uffs export SOURCE`, `uffs
-/// volumes add`, `--source` for `du`, `dupes`, `serve`, `mcp`; the summary line says how many).
+/// Exit status of a command that did its work but read only part of a source (see [`exit_status`]): a truncated
+/// image, MFT records or files that could not be read.
 const PARTIAL: u8 = 3;
 
 /// The command `word` is most likely a typing mistake for: one whose name is at most two edits away (one for a
@@ -510,25 +508,43 @@ fn main() -> ExitCode {
         Some(_) => signals::install(),
     }
     let Some(command) = cli.command else {
-        let code = match query_cmd::run(&cli.search) {
-            Ok(true) => return ExitCode::SUCCESS,
-            Ok(false) => 1,
-            Err(e) => {
-                common::report_error(&e);
-                2
-            }
-        };
+        let code = exit_status(query_cmd::run(&cli.search), false);
         // A query that found nothing or failed, whose first word is a command's name mistyped (`uffs deamon
         // stop`): say which command was likely meant, as cargo and git do.
-        if let Some(meant) = cli.search.query.first().and_then(|w| mistyped_command(w)) {
-            eprintln!(
-                "uffs: `{}` was searched for as a name; did you mean `uffs {meant}`?",
-                cli.search.query[0]
-            );
+        if code != 0 {
+            if let Some(meant) = cli.search.query.first().and_then(|w| mistyped_command(w)) {
+                eprintln!(
+                    "uffs: `{}` was searched for as a name; did you mean `uffs {meant}`?",
+                    cli.search.query[0]
+                );
+            }
         }
         return ExitCode::from(code);
     };
+    let as_rg = matches!(command, Command::Grep(_));
     let result = match command {
+        // Commands that look for something: `Ok(false)` when they found nothing.
+        Command::Du(a) => du_cmd::run(a),
+        Command::Dupes(a) => dupes_cmd::run(a),
+        Command::Hash(a) => hash_cmd::run(a),
+        Command::Grep(a) => {
+            let quiet = a.quiet;
+            match grep_cmd::run(a) {
+                // As rg -q: a match is the answer, whatever could not be read.
+                Ok(true) if quiet => return ExitCode::SUCCESS,
+                r => r,
+            }
+        }
+        // As diff: 1 when the two differ.
+        Command::Diff(a) => diff_cmd::run(a).map(|differ| !differ),
+        other => run(other).map(|()| true),
+    };
+    ExitCode::from(exit_status(result, as_rg))
+}
+
+/// Runs a command that does a job rather than look for something.
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Info {
             source,
             partition,
@@ -598,21 +614,8 @@ fn main() -> ExitCode {
             partition,
             queries: None,
         } => bench::run(&source, partition, runs, json, read_only, deleted, &read),
-        Command::Du(a) => du_cmd::run(a).map(|_| ()),
         Command::Mcp(a) => mcp_cmd::run(&a),
         Command::Serve(a) => serve_cmd::run(a),
-        Command::Dupes(a) => dupes_cmd::run(a).map(|_| ()),
-        Command::Hash(a) => hash_cmd::run(a).map(|_| ()),
-        Command::Grep(a) => match grep_cmd::run(a) {
-            // As rg: 1 when nothing matched.
-            Ok(false) => return ExitCode::from(1),
-            r => r.map(|_| ()),
-        },
-        Command::Diff(a) => match diff_cmd::run(a) {
-            // As diff: 1 when the two differ (before a partial read's 3).
-            Ok(true) => return ExitCode::from(1),
-            r => r.map(|_| ()),
-        },
         Command::Cat {
             source,
             target,
@@ -661,13 +664,34 @@ fn main() -> ExitCode {
             print(&script)
         }
         Command::Man => print(man_page::page(cli_command()).as_bytes()),
-    };
+        Command::Du(_)
+        | Command::Dupes(_)
+        | Command::Hash(_)
+        | Command::Grep(_)
+        | Command::Diff(_) => {
+            unreachable!("main runs the commands that look for something")
+        }
+    }
+}
+
+/// The exit status of a command that ended with `result` (`Ok(false)`: it found nothing), one contract for every
+/// command (docs/commands.md, "Exit status"): 0 found or done, 1 nothing found (`diff`: the two differ), 2 an
+/// error (said here), 3 done but part of the source could not be read (said where it was found). `as_rg`: grep's
+/// own rule, rg's: a file or part of the source that could not be read is an error (2), even beside matches.
+fn exit_status(result: anyhow::Result<bool>, as_rg: bool) -> u8 {
     match result {
-        Ok(()) if common::read_partly() => ExitCode::from(PARTIAL),
-        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             common::report_error(&e);
-            ExitCode::from(2)
+            2
         }
+        Ok(_) if common::read_partly() => {
+            if as_rg {
+                2
+            } else {
+                PARTIAL
+            }
+        }
+        Ok(true) => 0,
+        Ok(false) => 1,
     }
 }

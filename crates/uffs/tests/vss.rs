@@ -264,7 +264,7 @@ fn snapshots_are_searched_and_registered_as_volumes_of_their_own() {
     w.start();
     w.ok(&["volumes", "add", s, "--name", "vt", "--snapshots"]);
     let listed = w.ok(&["volumes", "list"]);
-    for name in ["vt", "vt-vss1", "vt-vss2"] {
+    for name in ["vt", "vt@vss1", "vt@vss2"] {
         assert!(listed.contains(name), "{listed}");
     }
     // Each store is the volume's index (the same file, linked) with the store's delta over it, and counts the
@@ -282,11 +282,11 @@ fn snapshots_are_searched_and_registered_as_volumes_of_their_own() {
     for n in 1..=2 {
         let line = listed
             .lines()
-            .find(|l| l.starts_with(&format!("vt-vss{n}\t")))
+            .find(|l| l.starts_with(&format!("vt@vss{n}\t")))
             .unwrap();
         let want = format!("\t{} entries\t", entries(&format!("{s}@vss{n}")));
         assert!(line.contains(&want), "{line} lacks {want}");
-        let file = w.newest_index(&format!("vt-vss{n}"));
+        let file = w.newest_index(&format!("vt@vss{n}"));
         assert!(
             PathBuf::from(format!("{}.delta", file.display())).exists(),
             "{file:?}"
@@ -294,7 +294,7 @@ fn snapshots_are_searched_and_registered_as_volumes_of_their_own() {
     }
     // A store does not change: checking it for changes finds none.
     let refreshed = w.ok(&["volumes", "refresh"]);
-    for name in ["vt-vss1", "vt-vss2"] {
+    for name in ["vt@vss1", "vt@vss2"] {
         assert!(
             refreshed.contains(&format!("{name}: unchanged")),
             "{refreshed}"
@@ -304,7 +304,7 @@ fn snapshots_are_searched_and_registered_as_volumes_of_their_own() {
     let found: BTreeSet<&str> = found.lines().collect();
     assert_eq!(
         found,
-        BTreeSet::from(["vt:/syslog.gz", "vt-vss1:/syslog", "vt-vss2:/syslog.gz"]),
+        BTreeSet::from(["vt:/syslog.gz", "vt@vss1:/syslog", "vt@vss2:/syslog.gz"]),
         "{found:?}"
     );
     w.ok(&["daemon", "stop"]);

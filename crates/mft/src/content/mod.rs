@@ -133,6 +133,12 @@ pub enum ContentError {
     Corrupt { record: u64, why: String },
     #[error("record {record}: {why}")]
     Unsupported { record: u64, why: String },
+    #[error("record {record}: its data lies past the end of the image, which is truncated: it ends at byte {image}, the volume needs {volume}")]
+    Truncated {
+        record: u64,
+        image: u64,
+        volume: u64,
+    },
     #[error("record {record}: {stream} is stored on the volume, which a raw $MFT capture does not hold (only data resident in the record is)")]
     NotInSource { record: u64, stream: String },
     #[error("record {record}: byte {offset} of {stream} is not mapped by its runlist")]
@@ -311,22 +317,11 @@ pub fn open_stream(vol: &Volume, record: u64, name: &str) -> Result<StreamReader
             streams,
         });
     };
-    let (cs, volume_bytes) = match vol.boot {
-        Some(b) => (b.cluster_size, b.volume_size().min(vol.device.len())),
-        None => (0, 0),
-    };
+    let span = Span::of(vol);
     let mut g = g;
     let found = g.streams.swap_remove(i);
-    let (info, body) = stream_of(
-        record,
-        g.sequence,
-        g.in_use,
-        g.directory,
-        found,
-        cs,
-        volume_bytes,
-    )?;
-    if volume_bytes == 0 && !info.resident && info.size > 0 {
+    let (info, body) = stream_of(record, g.sequence, g.in_use, g.directory, found, span)?;
+    if span.volume == 0 && !info.resident && info.size > 0 {
         return Err(ContentError::NotInSource {
             record,
             stream: info.describe(),
@@ -351,21 +346,10 @@ pub fn streams(vol: &Volume, record: u64) -> Result<Vec<StreamInfo>> {
         };
     }
     let g = gather(vol, record)?;
-    let (cs, volume_bytes) = match vol.boot {
-        Some(b) => (b.cluster_size, b.volume_size().min(vol.device.len())),
-        None => (0, 0),
-    };
+    let span = Span::of(vol);
     let mut out = Vec::new();
     for f in g.streams {
-        let (info, _) = stream_of(
-            record,
-            g.sequence,
-            g.in_use,
-            g.directory,
-            f,
-            cs,
-            volume_bytes,
-        )?;
+        let (info, _) = stream_of(record, g.sequence, g.in_use, g.directory, f, span)?;
         out.push(info);
     }
     out.sort_by(|a, b| (!a.name.is_empty(), &a.name).cmp(&(!b.name.is_empty(), &b.name)));
@@ -623,8 +607,7 @@ fn read_attribute_list(
                 .map_err(|e| corrupt(format!("attribute list runlist: {e}")))?;
             let cs = boot.cluster_size;
             let size = nr.data_size.min(nr.initialized_size);
-            let volume_bytes = boot.volume_size().min(vol.device.len());
-            let extents = build_extents(record, &mut [(0, runs)], cs, volume_bytes)?;
+            let extents = build_extents(record, &mut [(0, runs)], Span::of(vol))?;
             let info = StreamInfo {
                 record,
                 sequence: 0,
@@ -716,17 +699,42 @@ fn take_data(rec: &Record<'_>, out: &mut Vec<Found>, record: u64) -> Result<()> 
     Ok(())
 }
 
-/// A found attribute as a stream: its description and where its bytes are. `volume_bytes` is 0 for a raw
-/// `$MFT` capture (no clusters).
+/// Where a volume's clusters can be: its cluster size, the bytes it has by its boot sector and those its source
+/// holds (fewer when the image is truncated). All 0 for a raw `$MFT` capture (no clusters).
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    cs: u64,
+    volume: u64,
+    image: u64,
+}
+
+impl Span {
+    fn of(vol: &Volume) -> Span {
+        match vol.boot {
+            Some(b) => Span {
+                cs: b.cluster_size,
+                volume: b.volume_size(),
+                image: vol.device.len(),
+            },
+            None => Span {
+                cs: 0,
+                volume: 0,
+                image: 0,
+            },
+        }
+    }
+}
+
+/// A found attribute as a stream: its description and where its bytes are.
 fn stream_of(
     record: u64,
     sequence: u16,
     in_use: bool,
     directory: bool,
     mut f: Found,
-    cs: u64,
-    volume_bytes: u64,
+    span: Span,
 ) -> Result<(StreamInfo, Body)> {
+    let cs = span.cs;
     let corrupt = |why: String| ContentError::Corrupt { record, why };
     let name = utf16::decode(&f.raw_name);
     let mut info = StreamInfo {
@@ -768,11 +776,11 @@ fn stream_of(
     info.size = size;
     info.initialized_size = initialized.min(size);
     info.allocated_size = allocated;
-    if volume_bytes == 0 {
+    if span.volume == 0 {
         // A raw $MFT capture: described, but only an empty stream can be read ([`open_stream`] says why).
         return Ok((info, Body::Resident(Vec::new())));
     }
-    let extents = build_extents(record, &mut f.pieces, cs, volume_bytes)?;
+    let extents = build_extents(record, &mut f.pieces, span)?;
     let unit = if info.compressed && cu != 0 {
         let unit = 1u64.checked_shl(u32::from(cu)).unwrap_or(0);
         if unit == 0 || unit.saturating_mul(cs) > MAX_UNIT_BYTES {
@@ -823,15 +831,12 @@ fn mapped_size(extents: &[Extent], cs: u64, size: u64) -> u64 {
 
 /// The pieces' runs as sorted, merged extents with their offsets checked: contiguous from VCN 0 (gaps between
 /// pieces are [`Loc::Unmapped`]), every byte offset within u64, every cluster within the volume.
-fn build_extents(
-    record: u64,
-    pieces: &mut [(u64, Vec<Run>)],
-    cs: u64,
-    volume_bytes: u64,
-) -> Result<Vec<Extent>> {
+fn build_extents(record: u64, pieces: &mut [(u64, Vec<Run>)], span: Span) -> Result<Vec<Extent>> {
     let corrupt = |why: String| ContentError::Corrupt { record, why };
     pieces.sort_by_key(|p| p.0);
-    let clusters = volume_bytes / cs;
+    let cs = span.cs;
+    let clusters = span.volume / cs;
+    let held = span.image.min(span.volume) / cs;
     let mut out: Vec<Extent> = Vec::new();
     let mut next = 0u64;
     for (start, runs) in pieces.iter() {
@@ -864,6 +869,13 @@ fn build_extents(
                             "a run at clusters {lcn}..{} lies past the end of the volume ({clusters} clusters)",
                             lcn.saturating_add(r.length)
                         )));
+                    }
+                    if lcn + r.length > held {
+                        return Err(ContentError::Truncated {
+                            record,
+                            image: span.image,
+                            volume: span.volume,
+                        });
                     }
                     Loc::Clusters(lcn)
                 }
@@ -956,8 +968,13 @@ impl<B: ReadAt> StreamReader<B> {
             }
             found.pieces.push((start, runs));
         }
-        let len = volume.size();
-        let (info, body) = stream_of(0, 0, true, false, found, cluster_size, len.max(1))?;
+        let len = volume.size().max(1);
+        let span = Span {
+            cs: cluster_size,
+            volume: len,
+            image: len,
+        };
+        let (info, body) = stream_of(0, 0, true, false, found, span)?;
         Ok(StreamReader::new(info, body, volume))
     }
 
