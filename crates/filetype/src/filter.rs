@@ -73,6 +73,17 @@ impl Filter {
         }
     }
 
+    /// Whether a file whose first bytes are `head` matches: as [`Filter::matches`] with what
+    /// [`detect`](crate::detect) finds, except that a link or device kept as a file's data (Interix's, as
+    /// ntfs-3g and Services for Unix write them: `IntxLNK\x01` and a UTF-16 target) is no file of its extension's
+    /// type: it never mismatches, whatever it is named.
+    pub fn matches_head(&self, head: &[u8], extension: &str, size: u64) -> bool {
+        if crate::is_interix_special(head) {
+            return false;
+        }
+        self.matches(crate::detect(head), extension, size)
+    }
+
     /// Whether this filter needs the extension and size (only `mismatch` does).
     pub fn is_mismatch(&self) -> bool {
         matches!(self.what, What::Mismatch)
@@ -244,6 +255,16 @@ mod tests {
         assert!(executable.matches(t(F::ExecutableAndLinkableFormat), "", 1));
         let compressed = Filter::parse("compressed").unwrap();
         assert!(compressed.matches(t(F::Gzip), "", 1));
+    }
+
+    #[test]
+    fn an_interix_link_is_no_mismatch() {
+        // ntfs-3g's symlink `notes.gz` -> `a`: its data is the link, not a gzip stream.
+        let mut head = b"IntxLNK\x01".to_vec();
+        head.extend_from_slice(&[b'a', 0]);
+        let m = Filter::parse("mismatch").unwrap();
+        assert!(!m.matches_head(&head, "gz", head.len() as u64));
+        assert!(m.matches_head(b"plain words", "gz", 11));
     }
 
     #[test]

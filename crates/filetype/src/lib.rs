@@ -121,6 +121,15 @@ pub fn detect(head: &[u8]) -> Option<Type> {
     }
 }
 
+/// Whether `head` is a symbolic link, character or block device kept as a regular file's data by Interix
+/// (Services for Unix, and ntfs-3g's default for symlinks it makes without reparse points): `IntxLNK\x01`,
+/// `IntxCHR\0`, `IntxBLK\0`.
+pub fn is_interix_special(head: &[u8]) -> bool {
+    [&b"IntxLNK\x01"[..], b"IntxCHR\0", b"IntxBLK\0"]
+        .iter()
+        .any(|m| head.starts_with(m))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@
 //! without data (a metafile with named streams only) reads as empty. NTFS's own files (`$MFT`, `$LogFile`,
 //! `$Extend/…`) are not candidates: they are the file system, not files on it, and a mount shows none of them.
 
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -22,6 +22,8 @@ use uffs_mft::Volume;
 use uffs_query::ast::{ContentTerm, KindFilter};
 use uffs_query::Searcher;
 use uffs_search::{ContentFilter, Contents, Error};
+
+mod utf16;
 
 /// The volumes of a search, at hand to read: target `t` of the search reads `volumes[t]`.
 pub struct VolumeContents<'a> {
@@ -57,7 +59,8 @@ impl<'a> VolumeContents<'a> {
 enum Test {
     Type(uffs_filetype::Filter),
     Hash(uffs_hash::HashTerm),
-    Text(uffs_grep::Grep),
+    /// The text, and for a literal one its UTF-16LE form (see [`utf16`]).
+    Text(uffs_grep::Grep, Option<utf16::Utf16Probe>),
 }
 
 impl Test {
@@ -86,7 +89,13 @@ impl Test {
                 if *utf16 {
                     opts.encoding = Some("utf-16le".into());
                 }
-                Test::Text(uffs_grep::Grep::new(&opts).map_err(|e| bad(format!("content: {e}")))?)
+                let probe = (!*utf16 && !*regex)
+                    .then(|| utf16::Utf16Probe::new(text, *case_sensitive, *whole_word))
+                    .flatten();
+                Test::Text(
+                    uffs_grep::Grep::new(&opts).map_err(|e| bad(format!("content: {e}")))?,
+                    probe,
+                )
             }
         })
     }
@@ -96,7 +105,7 @@ impl Test {
         match self {
             Test::Type(_) => 0,
             Test::Hash(_) => 1,
-            Test::Text(_) => 2,
+            Test::Text(..) => 2,
         }
     }
 }
@@ -244,11 +253,7 @@ fn decide(
         Test::Type(filter) => {
             let mut head = Vec::with_capacity(f.len() as usize);
             f.read_to_end(&mut head).ok()?;
-            Some(filter.matches(
-                uffs_filetype::detect(&head),
-                &extension(idx, id),
-                idx.size(id),
-            ))
+            Some(filter.matches_head(&head, &extension(idx, id), idx.size(id)))
         }
         Test::Hash(term) => {
             let mut h = uffs_hash::Hasher::new(term.algos());
@@ -260,7 +265,7 @@ fn decide(
             }
             Some(term.matches(&h.finish()))
         }
-        Test::Text(grep) => {
+        Test::Text(grep, probe) => {
             let mut w = workers
                 .lock()
                 .expect("workers")
@@ -268,10 +273,19 @@ fn decide(
                 .unwrap_or_else(|| grep.worker());
             let found = match f.as_slice() {
                 Some(b) => w.is_match_slice(b),
-                None => w.is_match_seekable(f),
+                None => w.is_match_seekable(&mut *f),
             };
             workers.lock().expect("workers").push(w);
-            found.ok()
+            match (found.ok()?, probe) {
+                (false, Some(p)) => match f.as_slice() {
+                    Some(b) => Some(p.is_match(b)),
+                    None => {
+                        f.rewind().ok()?;
+                        p.is_match_reader(&mut *f).ok()
+                    }
+                },
+                (found, _) => Some(found),
+            }
         }
     }
 }
@@ -281,7 +295,7 @@ fn decide_empty(test: &Test, idx: &Index, id: EntryId) -> Option<bool> {
     Some(match test {
         Test::Type(filter) => filter.matches(None, &extension(idx, id), 0),
         Test::Hash(term) => term.matches(&uffs_hash::Hasher::new(term.algos()).finish()),
-        Test::Text(_) => false,
+        Test::Text(..) => false,
     })
 }
 

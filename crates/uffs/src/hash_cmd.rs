@@ -44,6 +44,9 @@ pub struct HashArgs {
     pub output: OutputArgs,
 }
 
+/// A file hashed: its hit, size, digests and the set that knows it (`NAME (md5)`), if one does.
+type Row = (usize, u64, Digests, Option<String>);
+
 /// How the lines are written.
 enum Style {
     /// `HEX  PATH`, as `sha256sum` writes (one algorithm).
@@ -73,6 +76,9 @@ pub fn run(a: HashArgs) -> Result<bool> {
         Style::Hashdeep(uffs_hash::format::Hashdeep::new(wanted)?)
     } else if a.output.format.is_some() || a.output.output.is_some() {
         Style::Columns
+    } else if !a.known.is_empty() && !a.unknown {
+        // Which set knew each file, by which digest (an MD5 list's, computed beside the sha256 asked): columns.
+        Style::Columns
     } else if wanted.len() == 1 {
         Style::Sum(wanted.iter().next().expect("one"))
     } else {
@@ -100,14 +106,22 @@ pub fn run(a: HashArgs) -> Result<bool> {
         }
         Ok((size, h.finish()))
     })?;
-    let rows: Vec<(usize, u64, Digests, bool)> = answers
+    let rows: Vec<Row> = answers
         .into_iter()
         .enumerate()
         .filter_map(|(k, r)| r.ok().map(|(size, d)| (k, size, d)))
-        .map(|(k, size, d)| Ok((k, size, d, !known.is_empty() && known.is_known(&d)?)))
-        .filter(|r| !matches!(r, Ok(r) if a.unknown && r.3))
+        .map(|(k, size, d)| {
+            let by = known.known_by(&d)?.map(|(set, algo)| {
+                let name = set.path().file_name().unwrap_or(set.path().as_os_str());
+                format!("{} ({})", name.to_string_lossy(), algo.name())
+            });
+            Ok((k, size, d, by))
+        })
+        .filter(|r| !matches!(r, Ok(r) if a.unknown && r.3.is_some()))
         .collect::<Result<_, uffs_hash::Error>>()?;
-    print(&sel, &style, wanted, !a.known.is_empty(), &rows, &a.output)?;
+    // The columns: the algorithms asked, and with --known those the sets were searched by.
+    let shown = if a.known.is_empty() { wanted } else { algos };
+    print(&sel, &style, shown, !a.known.is_empty(), &rows, &a.output)?;
     if outcome.failed > 0 {
         crate::common::mark_partial();
         eprintln!(
@@ -128,7 +142,7 @@ fn print(
     style: &Style,
     algos: Algos,
     marked: bool,
-    rows: &[(usize, u64, Digests, bool)],
+    rows: &[Row],
     output: &OutputArgs,
 ) -> Result<()> {
     let refs: Vec<(&str, &Searcher)> = sel.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
@@ -145,8 +159,8 @@ fn print(
                 types.push(ColumnType::Text);
             }
             if marked {
-                names.push("known");
-                types.push(ColumnType::Bool);
+                names.extend(["known", "known_by"]);
+                types.extend([ColumnType::Bool, ColumnType::Text]);
             }
             let table: Vec<Vec<Value>> = rows
                 .iter()
@@ -158,7 +172,8 @@ fn print(
                             .map(|a| Value::Text(d.hex(a).unwrap_or_default())),
                     );
                     if marked {
-                        r.push(Value::Bool(*known));
+                        r.push(Value::Bool(known.is_some()));
+                        r.push(Value::Text(known.clone().unwrap_or_default()));
                     }
                     r
                 })

@@ -241,15 +241,20 @@ impl KnownSet {
 
     /// Whether it holds any of `digests` (strongest algorithm asked first).
     pub fn is_known(&self, digests: &Digests) -> Result<bool, Error> {
+        Ok(self.known_by(digests)?.is_some())
+    }
+
+    /// The algorithm by which it holds one of `digests` (strongest first), if it does.
+    pub fn known_by(&self, digests: &Digests) -> Result<Option<Algo>, Error> {
         let common = self.algos().intersection(digests.algos());
         for algo in [Algo::Sha256, Algo::Sha1, Algo::Md5, Algo::Xxh3] {
             if common.contains(algo)
                 && self.contains(algo, digests.get(algo).expect("in common"))?
             {
-                return Ok(true);
+                return Ok(Some(algo));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 }
 
@@ -323,12 +328,17 @@ impl KnownSets {
 
     /// Whether any set holds any of `digests`.
     pub fn is_known(&self, digests: &Digests) -> Result<bool, Error> {
+        Ok(self.known_by(digests)?.is_some())
+    }
+
+    /// The first set that holds one of `digests`, and by which algorithm.
+    pub fn known_by(&self, digests: &Digests) -> Result<Option<(&KnownSet, Algo)>, Error> {
         for s in &self.sets {
-            if s.is_known(digests)? {
-                return Ok(true);
+            if let Some(algo) = s.known_by(digests)? {
+                return Ok(Some((s, algo)));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 }
 

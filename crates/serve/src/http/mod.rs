@@ -184,6 +184,11 @@ impl Server {
             });
             let open = open.clone();
             tokio::spawn(async move {
+                if let Some(why) = bad_target(&stream).await {
+                    answer_bad_target(stream, &why).await;
+                    lock(&open).remove(id);
+                    return;
+                }
                 let serving = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(HEADER_TIMEOUT)
@@ -198,6 +203,52 @@ impl Server {
             });
         }
     }
+}
+
+/// Why the first request on `stream` has an address hyper refuses with an empty answer (a character an address
+/// may not hold, as an un-encoded `>` typed in a query: `/api/search?q=size:>1mb`), when it has one. Looks at
+/// the request line without taking it; a line not complete in the first bytes is left to hyper.
+async fn bad_target(stream: &tokio::net::TcpStream) -> Option<String> {
+    let mut head = [0u8; 4096];
+    let n = tokio::time::timeout(HEADER_TIMEOUT, stream.peek(&mut head))
+        .await
+        .ok()?
+        .ok()?;
+    let line = head[..n].split(|&b| b == b'\n').next()?;
+    if line.len() == n {
+        return None;
+    }
+    let line = std::str::from_utf8(line).ok()?.trim_end_matches('\r');
+    let mut words = line.split(' ');
+    let (_method, target, version) = (words.next()?, words.next()?, words.next()?);
+    if !version.starts_with("HTTP/") || target.parse::<axum::http::Uri>().is_ok() {
+        return None;
+    }
+    let bad = target
+        .chars()
+        .find(|c| format!("/{c}").parse::<axum::http::Uri>().is_err())?;
+    Some(format!(
+        "the address holds `{bad}`, which must be percent-encoded ({}): encode the query's value, as \
+         `curl --get --data-urlencode 'q=...'` or JavaScript's encodeURIComponent do",
+        bad.to_string()
+            .bytes()
+            .map(|b| format!("%{b:02X}"))
+            .collect::<String>()
+    ))
+}
+
+/// Answers 400 with `why` as the API's errors are (`{"error": ...}`), and closes the connection.
+async fn answer_bad_target(mut stream: tokio::net::TcpStream, why: &str) {
+    use tokio::io::AsyncWriteExt;
+    let body = serde_json::json!({ "error": why }).to_string();
+    let answer = format!(
+        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         cache-control: no-store\r\nx-content-type-options: nosniff\r\nreferrer-policy: no-referrer\r\n\
+         connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(HEADER_TIMEOUT, stream.write_all(answer.as_bytes())).await;
+    let _ = stream.shutdown().await;
 }
 
 /// A connection being served.
