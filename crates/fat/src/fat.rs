@@ -227,9 +227,15 @@ impl<R: ReadAt> Volume<R> {
             .map_err(|e| Error::new(format!("boot sector: {e}")))?;
         let g =
             Geometry::parse(&boot).ok_or_else(|| Error::new("not a FAT12/16/32 boot sector"))?;
-        // An image shorter than the volume is said by the caller (`uffs_mft::Volume::truncated`), once.
         let mut warnings = Vec::new();
         let dev_len = dev.len();
+        let claimed = g.total_sectors * g.bytes_per_sector;
+        if dev_len < claimed {
+            warnings.push(format!(
+                "{}{dev_len} of the {claimed} bytes the boot sector gives; data past its end is missing",
+                crate::SHORT_IMAGE
+            ));
+        }
 
         let fat_bytes = g.fat_sectors * g.bytes_per_sector;
         let fat_offset = (g.reserved_sectors + g.active_fat * g.fat_sectors) * g.bytes_per_sector;

@@ -47,6 +47,9 @@ pub fn probe(boot: &[u8]) -> Option<Flavor> {
     fat::probe(boot)
 }
 
+/// How the warning of an image shorter than its volume starts (a caller that says so itself, once, drops it).
+pub const SHORT_IMAGE: &str = "the image holds ";
+
 /// The volume's length in bytes as its FAT or exFAT boot sector gives it: for a device that does not tell its
 /// own size (a live drive under some drivers).
 pub fn volume_len(boot: &[u8]) -> Option<u64> {

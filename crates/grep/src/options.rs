@@ -20,6 +20,12 @@ pub struct Options {
     pub before_context: usize,
     /// `-A N`, lines printed after each match (`-A` wins over `-C`).
     pub after_context: usize,
+    /// `-v`: the lines that do not match are the ones printed, counted and listed for.
+    pub invert_match: bool,
+    /// `-o`: each match is printed on a line of its own, without the rest of its line.
+    pub only_matching: bool,
+    /// `-m N`: at most N matching lines of each file are printed or counted (its search then stops).
+    pub max_count: Option<u64>,
     /// `-n`: each line is prefixed with its number (on by default, as `rg` does when it prints paths).
     pub line_number: bool,
     /// What a NUL byte in a file does.
@@ -40,6 +46,9 @@ impl Default for Options {
             output: Output::Lines,
             before_context: 0,
             after_context: 0,
+            invert_match: false,
+            only_matching: false,
+            max_count: None,
             line_number: true,
             binary: Binary::Skip,
             encoding: None,

@@ -76,6 +76,8 @@ impl Grep {
             .line_number(options.line_number)
             .before_context(options.before_context)
             .after_context(options.after_context)
+            .invert_match(options.invert_match)
+            .max_matches(options.max_count)
             .memory_map(grep_searcher::MmapChoice::never())
             .binary_detection(detection(options.binary));
         match options.encoding.as_deref() {
@@ -98,8 +100,9 @@ impl Grep {
                 matcher,
                 searcher: builder,
                 probe,
-                plain_probe: Grep::plain_probe(options),
-                prefilter: Grep::absent_means_nothing(options),
+                // Inverted, a file whose bytes hold no match is one whose every line matches.
+                plain_probe: Grep::plain_probe(options) && !options.invert_match,
+                prefilter: Grep::absent_means_nothing(options) && !options.invert_match,
             }),
         })
     }
@@ -150,13 +153,20 @@ impl Grep {
             .heading(false)
             .path(true)
             .separator_search(None)
-            .separator_context(Some(b"--".to_vec()));
+            .separator_context(Some(b"--".to_vec()))
+            .only_matching(options.only_matching)
+            .max_matches(options.max_count);
         let mut summary = SummaryBuilder::new();
         summary
             .kind(match options.output {
-                Output::FilesWithMatches => SummaryKind::PathWithMatch,
+                // Inverted, `-l` is what `-c` finds, printed as the path (`Worker::search`): the summary's own
+                // kind lists no file that stops at binary data, which rg 13 lists.
+                Output::FilesWithMatches if !options.invert_match => SummaryKind::PathWithMatch,
+                // As rg: `-c -o` counts the matches, not the lines.
+                _ if options.only_matching => SummaryKind::CountMatches,
                 _ => SummaryKind::Count,
             })
+            .max_matches(options.max_count)
             .path(true)
             .exclude_zero(true)
             .separator_field(b":".to_vec());
@@ -435,7 +445,11 @@ impl Worker {
                     lines: 0,
                 };
                 let (result, read) = source.search(&mut self.searcher, &self.matcher, &mut sink);
-                let matched = sink.inner.has_match();
+                // Inverted `-l` (counted, see `Grep::worker`): a file is listed when a line before any binary
+                // data matched, as rg 13 lists it.
+                let listing_inverted = self.grep.inner.options.output == Output::FilesWithMatches
+                    && self.grep.inner.options.invert_match;
+                let matched = sink.inner.has_match() || listing_inverted && sink.lines > 0;
                 let found = Found {
                     matched,
                     lines: if matched { sink.lines } else { 0 },
@@ -444,6 +458,13 @@ impl Worker {
                 };
                 drop(sink);
                 std::mem::swap(self.summary.get_mut().get_mut(), out);
+                if listing_inverted {
+                    out.truncate(start);
+                    if matched {
+                        out.extend_from_slice(path.as_bytes());
+                        out.push(b'\n');
+                    }
+                }
                 (result, read, found)
             }
         };

@@ -69,6 +69,20 @@ const FLAG_SETS: &[&[&str]] = &[
     &["-w", "o*"],
     &["-w", "\\w+-\\w+"],
     &["-w", "-e", "foo", "-e", "foo-bar"],
+    &["-v", "foo"],
+    &["-v", "-c", "foo"],
+    &["-v", "-l", "foo"],
+    &["-v", "-C", "1", "-i", "foo"],
+    &["-v", "--binary", "foo"],
+    &["-o", "foo"],
+    &["-o", "-i", "-e", "foo", "-e", "ba."],
+    &["-o", "-c", "foo"],
+    &["-o", "-w", "foo"],
+    &["-m", "1", "foo"],
+    &["-m", "2", "-C", "1", "foo"],
+    &["-m", "1", "-c", "bar"],
+    &["-m", "2", "-v", "foo"],
+    &["-m", "1", "-o", "foo"],
 ];
 
 /// The options that an `rg` command line asks for.
@@ -92,6 +106,9 @@ fn options(flags: &[&str]) -> Options {
             "-E" => o.encoding = Some(it.next().unwrap().to_string()),
             "--binary" => o.binary = Binary::Search,
             "-a" => o.binary = Binary::Text,
+            "-v" => o.invert_match = true,
+            "-o" => o.only_matching = true,
+            "-m" => o.max_count = Some(number() as u64),
             pattern => o.patterns.push(pattern.to_string()),
         }
     }

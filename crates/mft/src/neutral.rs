@@ -290,7 +290,13 @@ pub(crate) fn build_index(
         reads: 0,
         records_read: n,
         threads: 1,
-        warnings: scan.warnings.clone(),
+        // A short image is said where the volume is opened (`Volume::truncated`), for every file system.
+        warnings: scan
+            .warnings
+            .iter()
+            .filter(|w| !w.starts_with(uffs_fat::SHORT_IMAGE))
+            .cloned()
+            .collect(),
         ..ScanReport::default()
     };
     report.times.read = read;

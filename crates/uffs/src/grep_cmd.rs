@@ -1,5 +1,6 @@
 //! `uffs grep PATTERN [QUERY]`: the lines of the files a query selects that match a pattern, with ripgrep's
-//! manners (`path:line:text`, `-l`, `-c`, `-i`, `-w`, `-F`, `-e`, `-C N`, binary files skipped unless asked,
+//! manners (`path:line:text`, `-l`, `-c`, `-i`, `-w`, `-F`, `-e`, `-C N`, `-v`, `-o`, `-m N`, `-q`, binary files
+//! skipped unless asked,
 //! UTF-16 by its byte-order mark or `--utf16`). The files are read from the volume in disk order on every core
 //! ([`crate::contents`]); each file's lines print together, files in the order they finish, as `rg` does.
 //! Exit status as rg's: 0 a match, 1 none, 2 an error (a file that could not be read, even beside matches; with
@@ -41,6 +42,15 @@ pub struct GrepArgs {
     /// Print only the paths of matching files.
     #[arg(short = 'l', long = "files-with-matches")]
     pub files_with_matches: bool,
+    /// Print (count, list for) the lines that do not match.
+    #[arg(short = 'v', long = "invert-match")]
+    pub invert_match: bool,
+    /// Print each match alone on its line.
+    #[arg(short = 'o', long = "only-matching")]
+    pub only_matching: bool,
+    /// At most N matching lines of each file.
+    #[arg(short = 'm', long = "max-count", value_name = "N")]
+    pub max_count: Option<u64>,
     /// Print nothing: the exit status says whether a line matched (0, even when some file could not be read,
     /// as rg's -q).
     #[arg(short = 'q', long)]
@@ -93,6 +103,9 @@ impl GrepArgs {
             output: Output::from_flags(self.count, self.files_with_matches || self.quiet),
             before_context: self.before_context.unwrap_or(context),
             after_context: self.after_context.unwrap_or(context),
+            invert_match: self.invert_match,
+            only_matching: self.only_matching,
+            max_count: self.max_count,
             line_number: true,
             binary: if self.text {
                 Binary::Text

@@ -123,25 +123,35 @@ fn utf16content_finds_utf16le_text_without_a_mark_as_rg_e_utf16le() {
     w("other.txt", &wide("no such mineral\n"));
     drop(m);
     let m = Mounted::new(&img, &dir.join("mnt"));
-    for (q, rg, want) in [
+    // content: is rg's search and rg -E utf-16le's together: UTF-16LE without a mark is found too.
+    for (q, rgs, want) in [
         (
             "utf16content:quartz",
-            vec!["-i", "-F", "-E", "utf-16le", "quartz"],
+            vec![vec!["-i", "-F", "-E", "utf-16le", "quartz"]],
             vec!["/wide-bom.txt", "/wide-nobom.txt"],
         ),
         (
             "content:quartz",
-            vec!["-i", "-F", "quartz"],
-            vec!["/plain.txt", "/wide-bom.txt"],
+            vec![
+                vec!["-i", "-F", "quartz"],
+                vec!["-i", "-F", "-E", "utf-16le", "quartz"],
+            ],
+            vec!["/plain.txt", "/wide-bom.txt", "/wide-nobom.txt"],
         ),
         (
             "case:utf16content:Quartz",
-            vec!["-F", "-E", "utf-16le", "Quartz"],
+            vec![vec!["-F", "-E", "utf-16le", "Quartz"]],
+            vec!["/wide-nobom.txt"],
+        ),
+        (
+            "case:content:Quartz",
+            vec![vec!["-F", "Quartz"], vec!["-F", "-E", "utf-16le", "Quartz"]],
             vec!["/wide-nobom.txt"],
         ),
     ] {
         let want: BTreeSet<String> = want.into_iter().map(String::from).collect();
-        assert_eq!(rg_files(&m.dir, &rg), want, "rg {rg:?}");
+        let found: BTreeSet<String> = rgs.iter().flat_map(|rg| rg_files(&m.dir, rg)).collect();
+        assert_eq!(found, want, "rg {rgs:?}");
         assert_eq!(query(&img, q), want, "{q}");
     }
     drop(m);

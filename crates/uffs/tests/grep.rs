@@ -96,6 +96,11 @@ fn same_lines_as_rg_on_compressed_sparse_and_fragmented_files() {
             &["-e", "stream", "-e", "main"],
             &["-C", "2", "-i", "compress"],
             &["no such text anywhere"],
+            &["-v", "-c", "e"],
+            &["-v", "-l", "e"],
+            &["-o", "-i", "compress[a-z]*"],
+            &["-m", "1", "-i", "the"],
+            &["-m", "2", "-o", "-c", "e"],
         ],
     );
     drop(m);

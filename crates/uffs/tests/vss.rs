@@ -603,3 +603,113 @@ fn store_deltas_export_as_fresh_builds_of_the_states_they_hold() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every path a `--snapshots` search, a query through an index file with its stores, `content:` and the daemon
+/// print (`/x`, `@vss1:/x`, `C:\x`, `NAME@vss2:/x`) is a path `uffs cat` takes: it reads the same bytes as the
+/// store named as a source (`SOURCE@vssN /x`), which `each_store_reads_as_vshadowmount_exposes_it` checks
+/// against libvshadow, or as the present, which `cat.rs` checks against icat.
+#[test]
+fn every_printed_path_pastes_back_into_cat() {
+    let dir = scratch("vss-paste");
+    let raw = vsstest(&dir);
+    let s = path_str(&raw);
+    let cat = |source: &str, path: &str| {
+        let o = uffs().args(["cat", source, path]).output().unwrap();
+        assert!(
+            o.status.success(),
+            "cat {source} {path}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o.stdout
+    };
+    let printed = |args: &[&str]| -> Vec<String> {
+        let out = run_ok(uffs().args(args));
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    let mut checked = 0;
+    for p in printed(&[
+        "--source",
+        s,
+        "--snapshots",
+        "file:",
+        "!$*",
+        "!path:System*",
+    ]) {
+        // Where it lives, said as a source and a path.
+        let (source, path) = match p.split_once(":/") {
+            Some((store, rest)) => (format!("{s}{store}"), format!("/{rest}")),
+            None => (s.to_string(), p.clone()),
+        };
+        let want = cat(&source, &path);
+        assert_eq!(cat(s, &p), want, "{p}");
+        // As the daemon prints it (a volume name before the store), and as Windows writes it.
+        let named = match p.strip_prefix('@') {
+            Some(rest) => format!("vt@{rest}"),
+            None => format!("vt:{p}"),
+        };
+        assert_eq!(cat(s, &named), want, "{named}");
+        if !p.starts_with('@') {
+            assert_eq!(
+                cat(s, &format!("C:{}", p.replace('/', "\\"))),
+                want,
+                "C:{p}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 6, "only {checked} paths");
+    // A query and du take them too.
+    let q = printed(&["--source", s, "--snapshots", "C:\\password.txt"]);
+    assert_eq!(q, ["/password.txt"]);
+    let q = printed(&["--source", s, "--snapshots", "@vss1:/syslog"]);
+    assert_eq!(q, ["@vss1:/syslog"]);
+    let du = printed(&["du", "--source", s, "C:\\", "--format", "csv"]);
+    assert!(du.len() > 3, "{du:?}");
+
+    // An index file with its stores: FILE@vssN is the store, FILE.vssN alone is refused with what to type.
+    let idx = dir.join("v.uffs");
+    let i = path_str(&idx);
+    run_ok(uffs().args(["index", s, "--snapshots", "-o", i]));
+    let count = |args: &[&str]| printed(args).concat();
+    assert_eq!(
+        count(&["--index", &format!("{i}@vss1"), "--count"]),
+        count(&["--index", i, "--volume", "@vss1", "--count"])
+    );
+    assert_eq!(
+        count(&["--index", &format!("{i}@vss2"), "--count"]),
+        count(&["--source", &format!("{s}@vss2"), "--count"])
+    );
+    let alone = uffs()
+        .args(["--index", &format!("{i}.vss1"), "--count"])
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&alone.stderr);
+    assert!(err.contains(&format!("open it as `{i}@vss1`")), "{err}");
+    let gone = uffs()
+        .args(["--index", &format!("{i}@vss3"), "--count"])
+        .output()
+        .unwrap();
+    assert_eq!(gone.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&gone.stderr).contains("has no shadow copy 3: it has 2"));
+    // diff takes the store kept in the index file, and finds what the stores as sources differ by.
+    let diff = |old: &str, new: &str| {
+        let o = uffs()
+            .args(["diff", old, new, "--format", "csv"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o.stdout
+    };
+    assert_eq!(diff(&format!("{i}@vss1"), i), diff(&format!("{s}@vss1"), s));
+    let _ = std::fs::remove_dir_all(&dir);
+}
