@@ -1,6 +1,7 @@
 //! The exit-status contract, as docs/commands.md states it: its table (between `<!-- exit-status-table -->`
 //! markers) is parsed here, and every cell is run on a FAT32 image made by mtools, on a missing source and on
 //! the image cut short. A truncated NTFS image is named as such by `info`, `cat` and a search.
+#![cfg(unix)]
 
 mod common;
 
