@@ -147,6 +147,11 @@ pub fn open_source(
     let first = targets[0].1.index();
     let (spec, partition) = match (&place.index, &place.source) {
         (None, Some(s)) => (s.clone(), place.partition),
+        // A shadow copy kept in an index file (`FILE@vssN`): its data is that store's.
+        (Some(f), _) => match crate::common::store_spec(f) {
+            Some((_, n)) => (format!("{}@vss{n}", first.meta.source), None),
+            None => (first.meta.source.clone(), None),
+        },
         _ => (first.meta.source.clone(), None),
     };
     // An index file written with --snapshots holds the stores too: their data is read through them.

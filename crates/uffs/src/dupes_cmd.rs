@@ -175,7 +175,13 @@ fn by_content(
 ) -> Result<Vec<(u64, Vec<File>)>> {
     // The volume of each target: a source's volumes are in the order its parts are (an index file: its source).
     let src_spec = match refs.first() {
-        Some((_, s)) if crate::common::is_index_file(spec) => s.index().meta.source.clone(),
+        Some((_, s)) if crate::common::is_index_file(spec) => {
+            match crate::common::store_spec(std::path::Path::new(spec)) {
+                // A shadow copy kept in an index file: its data is that store's.
+                Some((_, n)) => format!("{}@vss{n}", s.index().meta.source),
+                None => s.index().meta.source.clone(),
+            }
+        }
         _ => spec.to_string(),
     };
     let src = crate::common::open_source(&src_spec, partition, false).with_context(|| {

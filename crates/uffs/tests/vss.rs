@@ -696,6 +696,21 @@ fn every_printed_path_pastes_back_into_cat() {
         .unwrap();
     assert_eq!(gone.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&gone.stderr).contains("has no shadow copy 3: it has 2"));
+    // A store's files are read from that store: the same hashes, and content:, as the store named as a source.
+    let hashes = |args: &[&str]| printed(&[&["hash"], args].concat()).join("\n");
+    assert_eq!(
+        hashes(&["--index", &format!("{i}@vss1"), "syslog"]),
+        hashes(&["--source", &format!("{s}@vss1"), "syslog"])
+    );
+    assert_ne!(
+        hashes(&["--index", &format!("{i}@vss1"), "syslog"]),
+        hashes(&["--index", i, "syslog"]),
+        "the store's /syslog is another file than the present's"
+    );
+    assert_eq!(
+        printed(&["--index", &format!("{i}@vss1"), "content:e"]),
+        printed(&["--source", &format!("{s}@vss1"), "content:e"])
+    );
     // diff takes the store kept in the index file, and finds what the stores as sources differ by.
     let diff = |old: &str, new: &str| {
         let o = uffs()
