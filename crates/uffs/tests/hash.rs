@@ -192,11 +192,34 @@ fn known_sets_mark_and_drop_files() {
         .stdout,
     );
     assert_eq!(rows.len(), all.len());
+    let set_name = set.file_name().unwrap().to_string_lossy().to_string();
     for r in &rows {
         let expect_known = known_hashes.contains(&all[&r["path"]]);
         assert_eq!(r["known"], expect_known.to_string(), "{r:?}");
         assert_eq!(r["md5"].len(), 32);
+        // Which set knew it, and by which digest: the set carries sha256.
+        let by = if expect_known {
+            format!("{set_name} (sha256)")
+        } else {
+            String::new()
+        };
+        assert_eq!(r["known_by"], by, "{r:?}");
     }
+    // Without --format, --known prints those columns too (a table on a terminal, else tab-separated or as the
+    // results layer writes them): the digest the set was searched by, beside the one asked for.
+    let out = String::from_utf8(
+        run_ok(
+            uffs()
+                .args(["hash", "--algo", "md5", "--known"])
+                .arg(&set)
+                .arg("--source")
+                .arg(&img),
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert!(out.to_lowercase().contains("known_by"), "{out}");
+    assert!(out.contains(&format!("{set_name} (sha256)")), "{out}");
 }
 
 #[test]

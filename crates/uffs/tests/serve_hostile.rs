@@ -475,6 +475,23 @@ fn bytes_that_are_not_utf8_are_a_bad_request() {
         let a = raw(bytes);
         assert_eq!(a.status, 400, "{what}: {}", a.text());
     }
+    // A character an address may not hold, typed un-encoded in a query: a 400 whose error says which, as the
+    // API's errors do (hyper alone answers it with an empty body).
+    for (target, bad) in [
+        (
+            "/api/count?q=size:>1mb",
+            "`>`, which must be percent-encoded (%3E)",
+        ),
+        (
+            "/api/search?q=a<b",
+            "`<`, which must be percent-encoded (%3C)",
+        ),
+    ] {
+        let a = s.get(target, "");
+        assert_eq!(a.status, 400, "{target}: {}", a.text());
+        let e = a.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(e.contains(bad), "{target}: {e}");
+    }
     // A header the server does not read may hold any bytes (HTTP lets it): ignored.
     let a = raw(req(
         b"GET /api/status HTTP/1.1\r\n",
