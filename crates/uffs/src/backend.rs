@@ -194,8 +194,9 @@ impl Backend for LocalBackend {
         let expr = uffs_search::compile(req, uffs_index::time::now())?;
         let source = match uffs_search::contents::reads_data(req, &expr) {
             true => {
-                let (src, _) = crate::contents::open_source(&self.place(), &targets, "content:")
-                    .map_err(|e| uffs_search::Error::Failed(format!("{e:#}")))?;
+                let (src, _) =
+                    crate::contents::open_data_source(&self.place(), &targets, "content:")
+                        .map_err(|e| uffs_search::Error::Failed(format!("{e:#}")))?;
                 Some(src)
             }
             false => None,

@@ -111,7 +111,7 @@ pub fn select_from(
 ) -> Result<Selection> {
     let expr = uffs_search::compile(req, now_filetime())?;
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
-    let (source, spec) = open_source(place, &refs, what)?;
+    let (source, spec) = open_data_source(place, &refs, what)?;
     let inside = volume_contents(&refs, &source)?;
     let key = req.sort.map(uffs_query::SortKey::from);
     let (_, mut hits) = uffs_search::execute::hits(&refs, req, &expr, key, Some(&inside))?;
@@ -139,7 +139,7 @@ pub fn select_from(
 /// Opens the source whose data a search reads: an index file's source (it must be at hand) or `--source`
 /// itself, with its shadow copies when the targets include them; a raw `$MFT` capture is refused (it holds no
 /// file's data). Gives the spec opened too.
-pub fn open_source(
+pub fn open_data_source(
     place: &Place,
     targets: &[(&str, &Searcher)],
     what: &str,

@@ -202,7 +202,7 @@ pub fn run_request(place: &Place, req: &SearchRequest) -> Result<bool> {
     let refs: Vec<(&str, &Searcher)> = targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     // content:, type: and hash: read the files' data: the source is opened only for them.
     let source = if uffs_search::contents::reads_data(req, &expr) {
-        Some(crate::contents::open_source(place, &refs, "content:")?.0)
+        Some(crate::contents::open_data_source(place, &refs, "content:")?.0)
     } else {
         None
     };
