@@ -59,13 +59,15 @@ fn parse_target(s: &str) -> Result<(Target, String)> {
 /// `@2@vss1:/x`, a daemon's `NAME@vss1:/x`): the path from the volume's root, and the partition and shadow copy
 /// the name gives. (A stream name holds no `/` or `\`, so `FILE:stream` is never taken for one.)
 fn split_volume(s: &str) -> (&str, Option<u32>, Option<u32>) {
-    let Some(at) = s.find(":/").or_else(|| s.find(":\\")) else {
+    // The name as queries take it (`uffs_query::parse::volume_named`); `\` and `/` are one byte each, so the
+    // name's length holds in `s` as given.
+    let Some(mut name) = uffs_query::parse::volume_named(&s.replace('\\', "/"))
+        .map(str::len)
+        .map(|n| &s[..n])
+    else {
         return (s, None, None);
     };
-    let (mut name, path) = (&s[..at], &s[at + 1..]);
-    if name.contains(['/', '\\']) {
-        return (s, None, None);
-    }
+    let path = &s[name.len() + 1..];
     let number = |t: &str| t.parse::<u32>().ok();
     let mut store = None;
     if let Some((rest, n)) = name.rsplit_once("@vss") {

@@ -221,7 +221,7 @@ pub fn open_source(
 }
 
 /// `NAME is truncated: the image ends at byte N; the volume needs M (K% missing) …`.
-pub fn truncation(name: &str, holds: u64, needs: u64) -> String {
+fn truncation(name: &str, holds: u64, needs: u64) -> String {
     format!(
         "{name} is truncated: the image ends at byte {}; the volume needs {} ({:.1}% missing): what lies past the \
          end cannot be read, so answers from it are partial",
