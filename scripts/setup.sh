@@ -28,7 +28,7 @@ PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       python3-fusepy  # the FUSE file system of read errors (crates/uffs/tests/eio_fs.py) for the fault tests
       wine64 gcc-mingw-w64-x86-64-posix  # the Windows build's tests, under Wine (scripts/test-windows.sh)
       chromium chromium-driver python3-venv  # the web page's browser test; the venv of the Python clients below
-      ripgrep hashdeep file  # contents: uffs grep against rg, uffs hash against hashdeep, types against file(1)
+      ripgrep hashdeep file gzip bzip2 zstd  # contents (rg -z runs gzip, bzip2, xz, zstd): uffs grep against rg, uffs hash against hashdeep, types against file(1)
       xxhash  # xxhsum: uffs-hash's XXH3 lines against xxhsum -H3
       mtools exfatprogs exfat-fuse e2fsprogs
       ewf-tools libvshadow-utils)  # ewfacquire/ewfinfo make and read E01 test images; vshadowinfo/vshadowmount read shadow copies  # FAT (mkfs.vfat, mcopy, fsck.fat) and exFAT volumes written by their real tools

@@ -53,16 +53,50 @@
 //! - `worker`: [`Grep`] (the checked options and compiled patterns) and [`Worker`] (one thread's searchers and
 //!   printers), [`Found`];
 //! - `separator`: [`FileSeparator`], the `--` between files;
+//! - `decompress`: [`Compression`], the decoders of `-z`;
 //! - `sink`: the adapters between ripgrep's searcher and printers that count lines or stop at a first match.
 
+mod decompress;
 mod options;
 mod separator;
 mod sink;
 mod worker;
 
+pub use decompress::{Compression, DICTIONARY_MAX};
+pub use grep_printer::Stats;
 pub use options::{Binary, Options, Output};
 pub use separator::FileSeparator;
 pub use worker::{Found, Grep, Worker};
+
+/// The line `rg --json` ends with: the statistics of all the files searched (their sum over every
+/// [`Worker::stats`]) and the time the whole search took, keys in rg's order (sorted).
+pub fn json_summary(stats: &Stats, elapsed: std::time::Duration) -> Vec<u8> {
+    let duration = |d: std::time::Duration| {
+        serde_json::json!({
+            "human": format!("{:0.6}s", d.as_secs_f64()),
+            "nanos": d.subsec_nanos(),
+            "secs": d.as_secs(),
+        })
+    };
+    let summary = serde_json::json!({
+        "data": {
+            "elapsed_total": duration(elapsed),
+            "stats": {
+                "bytes_printed": stats.bytes_printed(),
+                "bytes_searched": stats.bytes_searched(),
+                "elapsed": duration(stats.elapsed()),
+                "matched_lines": stats.matched_lines(),
+                "matches": stats.matches(),
+                "searches": stats.searches(),
+                "searches_with_match": stats.searches_with_match(),
+            },
+        },
+        "type": "summary",
+    });
+    let mut line = summary.to_string().into_bytes();
+    line.push(b'\n');
+    line
+}
 
 /// Why a search could not be made or finished.
 #[derive(Debug, thiserror::Error)]

@@ -34,6 +34,9 @@ pub struct Options {
     /// `utf-16be`, `latin1`, …); `None` or `auto` is `rg`'s default (UTF-8, or what a BOM says); `none` turns off
     /// BOM sniffing too. A BOM always wins over the label.
     pub encoding: Option<String>,
+    /// `-z`: a file whose name ends as a compressed file's does (`.gz`, `.tgz`, `.bz2`, `.tbz2`, `.xz`, `.txz`,
+    /// `.zst`, `.zstd`) is searched as what it decompresses to (see [`Compression`](crate::Compression)).
+    pub decompress: bool,
 }
 
 impl Default for Options {
@@ -52,6 +55,7 @@ impl Default for Options {
             line_number: true,
             binary: Binary::Skip,
             encoding: None,
+            decompress: false,
         }
     }
 }
@@ -96,6 +100,9 @@ pub enum Output {
     Count,
     /// `-l`: the path of each file with a match.
     FilesWithMatches,
+    /// `--json`: rg's JSON lines, a `begin`, each `match` and `context` line and an `end` (with the file's
+    /// statistics) for each file with a match; [`json_summary`](crate::json_summary) gives the last line.
+    Json,
 }
 
 impl Output {

@@ -10,13 +10,15 @@ use std::io::{self, Read, Seek};
 use std::sync::Arc;
 
 use grep_matcher::Matcher;
-use grep_printer::{Standard, StandardBuilder, Summary, SummaryBuilder, SummaryKind};
+use grep_printer::{
+    JSONBuilder, Standard, StandardBuilder, Stats, Summary, SummaryBuilder, SummaryKind, JSON,
+};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Encoding, Searcher, SearcherBuilder, Sink};
 use termcolor::NoColor;
 
 use crate::sink::{Counted, FirstMatch};
-use crate::{Binary, Error, Options, Output};
+use crate::{Binary, Compression, Error, Options, Output};
 
 /// The largest file after which a worker's searcher keeps its buffer (see `Worker::refresh`).
 const FRESH_MAX: u64 = 32 << 10;
@@ -102,6 +104,7 @@ impl Grep {
                 probe,
                 // Inverted, a file whose bytes hold no match is one whose every line matches.
                 plain_probe: Grep::plain_probe(options) && !options.invert_match,
+                // (`--json` counts only files with output, as rg does: one with no match adds nothing.)
                 prefilter: Grep::absent_means_nothing(options) && !options.invert_match,
             }),
         })
@@ -170,6 +173,10 @@ impl Grep {
             .path(true)
             .exclude_zero(true)
             .separator_field(b":".to_vec());
+        let json = JSONBuilder::new()
+            .max_matches(options.max_count)
+            .always_begin_end(false)
+            .build(Vec::new());
         Worker {
             grep: self.clone(),
             matcher: self.inner.matcher.clone(),
@@ -178,6 +185,8 @@ impl Grep {
             stale: false,
             lines: lines.build_no_color(Vec::new()),
             summary: summary.build_no_color(Vec::new()),
+            json,
+            stats: Stats::new(),
             block: Vec::new(),
         }
     }
@@ -211,6 +220,9 @@ pub struct Worker {
     stale: bool,
     lines: Standard<NoColor<Vec<u8>>>,
     summary: Summary<NoColor<Vec<u8>>>,
+    json: JSON<Vec<u8>>,
+    /// What the `--json` searches of this worker added up to.
+    stats: Stats,
     /// The bytes of `may_match_reader`.
     block: Vec<u8>,
 }
@@ -250,6 +262,9 @@ impl Worker {
         bytes: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<Found, Error> {
+        if let Some(c) = self.compression(path) {
+            return self.search_reader(path, c.decoder(bytes)?, out);
+        }
         if self.absent(bytes) {
             return Ok(Found::default());
         }
@@ -281,6 +296,9 @@ impl Worker {
         mut reader: impl Read + Seek,
         out: &mut Vec<u8>,
     ) -> Result<Found, Error> {
+        if let Some(c) = self.compression(path) {
+            return self.search_reader(path, c.decoder(reader)?, out);
+        }
         if !self.may_match_reader(&mut reader)? {
             return Ok(Found::default());
         }
@@ -380,14 +398,32 @@ impl Worker {
         &self.grep
     }
 
+    /// What this worker's `--json` searches added up to (for [`json_summary`](crate::json_summary)).
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// How a file is decompressed before it is searched (`-z`), by its name.
+    fn compression(&self, path: &str) -> Option<Compression> {
+        self.grep
+            .inner
+            .options
+            .decompress
+            .then(|| Compression::of(path))
+            .flatten()
+    }
+
     /// Whether a slice goes through the buffered reader rather than being searched in place. It must when it holds
     /// a NUL that is not plain text, to be printed as `rg` prints it. A large one had better: the reader's 64 KiB
     /// block stays in the CPU's cache while it is searched and its lines counted, where a search in place reads a
     /// stretch of memory twice for each match (a rare literal over 128 MiB: 4.0 GB/s in place, 7.0 through the
     /// reader). Up to 1 MiB, in place is the faster by the copy it saves (`examples/throughput.rs`, a rare literal
     /// in files of 64 KiB: 5.9 GB/s against 4.6; 1 MiB: 6.1 against 5.6; 4 MiB: 5.5 against 5.6).
+    /// `--json` reads every file as rg reads one it finds by walking, so that the bytes it counts are rg's.
     fn slice_as_reader(&self, bytes: &[u8], binary: Binary) -> bool {
-        bytes.len() > IN_PLACE_MAX || binary != Binary::Text && memchr::memchr(0, bytes).is_some()
+        self.grep.inner.options.output == Output::Json
+            || bytes.len() > IN_PLACE_MAX
+            || binary != Binary::Text && memchr::memchr(0, bytes).is_some()
     }
 
     /// Gives the searcher a new 64 KiB buffer if the last file may have grown it. `rg` keeps a thread's buffer
@@ -465,6 +501,23 @@ impl Worker {
                         out.push(b'\n');
                     }
                 }
+                (result, read, found)
+            }
+            Output::Json => {
+                std::mem::swap(self.json.get_mut(), out);
+                let mut sink = Counted {
+                    inner: self.json.sink_with_path(&self.matcher, path),
+                    lines: 0,
+                };
+                let (result, read) = source.search(&mut self.searcher, &self.matcher, &mut sink);
+                let found = Found {
+                    matched: sink.inner.has_match(),
+                    lines: sink.lines,
+                    binary_offset: sink.inner.binary_byte_offset(),
+                    only_binary_message: false,
+                };
+                self.stats += sink.inner.stats();
+                std::mem::swap(self.json.get_mut(), out);
                 (result, read, found)
             }
         };

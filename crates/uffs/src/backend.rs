@@ -132,16 +132,13 @@ impl Backend for DaemonBackend {
         crate::after_help()
     }
 
-    /// Not through the daemon: its protocol carries searches, and the reading and searching of `uffs grep`
-    /// (`contents::read_each`) is this binary's. A query's `content:` term is the daemon's way to find the files
-    /// that hold a text.
-    fn grep(&self, _: &GrepRequest) -> Result<GrepAnswer, Error> {
-        Err(Error::BadRequest(
-            "grep reads the files from the volume in this process, which a server started with --index FILE or \
-             --source SOURCE does (`uffs mcp --index FILE`), not one answering from the daemon. Through the \
-             daemon, `search` with content:TEXT lists the files that hold a text (ext:log content:timeout)"
-                .into(),
-        ))
+    /// The daemon's volumes read by this process (`crate::registered`): their index files as the daemon last
+    /// wrote them, their data from their sources, as `uffs grep` without --index reads them.
+    fn grep(&self, req: &GrepRequest) -> Result<GrepAnswer, Error> {
+        let parts =
+            crate::registered::parts("grep").map_err(|e| Error::Failed(format!("{e:#}")))?;
+        let targets = std::sync::Arc::new(crate::common::searchers(parts));
+        crate::grep_lines::grep(targets, &crate::query_cmd::Place::default(), req)
     }
 }
 

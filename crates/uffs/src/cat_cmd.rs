@@ -80,6 +80,35 @@ fn split_volume(s: &str) -> (&str, Option<u32>, Option<u32>) {
     (path, partition, store)
 }
 
+/// `uffs cat PATH` alone: `PATH` names a volume registered with the daemon (`C:\x`, `NAME:/x`, as the daemon
+/// prints paths), and the file is read from that volume's source.
+pub fn run_registered(path: &str, deleted: bool, output: Option<&Path>) -> Result<()> {
+    let Some(name) =
+        uffs_query::parse::volume_named(&path.replace('\\', "/")).map(|n| &path[..n.len()])
+    else {
+        bail!(
+            "uffs cat needs a source and a path (uffs cat SOURCE PATH), or a path that names a volume of the \
+             daemon's (uffs cat 'C:\\dir\\file')"
+        );
+    };
+    let cache = uffs_daemon::dirs::cache_dir()?;
+    let registry = uffs_daemon::registry::Registry::load(&cache)?;
+    let Some(e) = registry.volumes.iter().find(|e| e.name == name) else {
+        let names: Vec<&str> = registry.volumes.iter().map(|e| e.name.as_str()).collect();
+        bail!(
+            "no volume named {name} is registered (the daemon's: {}); give the source too: uffs cat SOURCE PATH",
+            if names.is_empty() { "none".into() } else { names.join(", ") }
+        );
+    };
+    run(
+        &e.source,
+        &path[name.len() + 1..],
+        e.partition,
+        deleted,
+        output,
+    )
+}
+
 /// The source to read a path from when the path names its volume ([`split_volume`]): `source` with that
 /// partition and shadow copy, or an error when the source names another.
 fn with_volume(

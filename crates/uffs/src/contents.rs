@@ -82,12 +82,10 @@ pub fn select(
         (None, Some(s)) => {
             crate::common::load_indexes_with(s, place.partition, req.deleted, place.snapshots)?
         }
-        (None, None) => bail!(
-            "{what} reads the files' contents from the volume: give --index FILE (its source must be at \
-             hand) or --source SOURCE"
-        ),
+        // Neither: the daemon's volumes.
+        (None, None) => crate::registered::parts(what)?,
     };
-    if req.deleted && !parts[0].index.meta.has_deleted {
+    if req.deleted && parts.iter().any(|p| !p.index.meta.has_deleted) {
         bail!(
             "the index was built without deleted entries; rebuild it with `uffs index --deleted`"
         );
@@ -145,6 +143,9 @@ pub fn open_data_source(
     what: &str,
 ) -> Result<(uffs_mft::Source, String)> {
     let first = targets[0].1.index();
+    if place.index.is_none() && place.source.is_none() {
+        return crate::registered::source(targets, what);
+    }
     let (spec, partition) = match (&place.index, &place.source) {
         (None, Some(s)) => (s.clone(), place.partition),
         // A shadow copy kept in an index file (`FILE@vssN`): its data is that store's.

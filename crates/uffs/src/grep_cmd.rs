@@ -1,6 +1,6 @@
 //! `uffs grep PATTERN [QUERY]`: the lines of the files a query selects that match a pattern, with ripgrep's
-//! manners (`path:line:text`, `-l`, `-c`, `-i`, `-w`, `-F`, `-e`, `-C N`, `-v`, `-o`, `-m N`, `-q`, binary files
-//! skipped unless asked,
+//! manners (`path:line:text`, `-l`, `-c`, `-i`, `-w`, `-F`, `-e`, `-C N`, `-v`, `-o`, `-m N`, `-q`, `-z`,
+//! `--json`, binary files skipped unless asked,
 //! UTF-16 by its byte-order mark or `--utf16`). The files are read from the volume in disk order on every core
 //! ([`crate::contents`]); each file's lines print together, files in the order they finish, as `rg` does.
 //! Exit status as rg's: 0 a match, 1 none, 2 an error (a file that could not be read, even beside matches; with
@@ -77,6 +77,14 @@ pub struct GrepArgs {
     /// Search files without a byte-order mark as UTF-16LE (common on Windows): -E utf-16le.
     #[arg(long)]
     pub utf16: bool,
+    /// Search compressed files as what they decompress to, by their names' endings as rg -z: .gz .tgz .bz2
+    /// .tbz2 .xz .txz .lzma .zst .zstd.
+    #[arg(short = 'z', long = "search-zip")]
+    pub search_zip: bool,
+    /// Print rg's JSON lines: begin, match, context and end messages for each file with a match, then a
+    /// summary.
+    #[arg(long, conflicts_with_all = ["count", "files_with_matches"])]
+    pub json: bool,
     #[command(flatten)]
     pub files: contents::FilesArgs,
 }
@@ -100,7 +108,11 @@ impl GrepArgs {
             fixed_strings: self.fixed_strings,
             ignore_case: self.ignore_case,
             word: self.word,
-            output: Output::from_flags(self.count, self.files_with_matches || self.quiet),
+            output: if self.json && !self.quiet {
+                Output::Json
+            } else {
+                Output::from_flags(self.count, self.files_with_matches || self.quiet)
+            },
             before_context: self.before_context.unwrap_or(context),
             after_context: self.after_context.unwrap_or(context),
             invert_match: self.invert_match,
@@ -119,6 +131,7 @@ impl GrepArgs {
             } else {
                 self.encoding.clone()
             },
+            decompress: self.search_zip,
         };
         Ok((o, query))
     }
@@ -126,6 +139,7 @@ impl GrepArgs {
 
 /// Searches the files; true when a line matched.
 pub fn run(a: GrepArgs) -> Result<bool> {
+    let started = std::time::Instant::now();
     let (options, query) = a.options()?;
     let grep = Grep::new(&options)?;
     let sel = a.files.select(SearchRequest::new(query), "uffs grep")?;
@@ -147,7 +161,15 @@ pub fn run(a: GrepArgs) -> Result<bool> {
         }
         Ok(found.matched)
     })?;
-    out.into_inner().expect("output").0.flush()?;
+    let mut w = out.into_inner().expect("output").0;
+    if options.output == Output::Json {
+        let mut stats = uffs_grep::Stats::new();
+        for worker in pool.into_inner().expect("pool") {
+            stats += worker.stats();
+        }
+        w.write_all(&uffs_grep::json_summary(&stats, started.elapsed()))?;
+    }
+    w.flush()?;
     let matched = answers.iter().any(|a| matches!(a, Ok(true)));
     if outcome.failed > 0 {
         // As rg: each file's error was said; the exit status says there were some (2).

@@ -24,6 +24,7 @@ mod journal_cmd;
 mod man_page;
 mod mcp_cmd;
 mod query_cmd;
+mod registered;
 mod serve_cmd;
 mod signals;
 
@@ -231,13 +232,16 @@ EXAMPLES:
   uffs cat disk.img@2 'Users\\alice\\Downloads\\setup.exe:Zone.Identifier'
   uffs cat image.dd 35 | sha256sum                 (MFT record 35)
   uffs cat image.dd /trash/old.txt --deleted
+  uffs cat 'D:\\Users\\alice\\notes.txt'          (a path the daemon printed: its volume's source)
   uffs cat MFT 120:small                           (a raw $MFT capture holds resident data only)"
     )]
     Cat {
-        /// The volume the file is on (a partition of a whole disk as SOURCE@N), or a $MFT capture.
+        /// The volume the file is on (a partition of a whole disk as SOURCE@N), or a $MFT capture. Alone, a path
+        /// that names a volume of the daemon's (`C:\dir\file`, `NAME:/dir/file`, as `uffs QUERY` prints them):
+        /// read from that volume's source.
         source: String,
         /// PATH or RECORD, optionally with :STREAM.
-        target: String,
+        target: Option<String>,
         /// Write to FILE (through a temporary file renamed into place) instead of stdout.
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
@@ -622,7 +626,10 @@ fn run(command: Command) -> anyhow::Result<()> {
             output,
             deleted,
             partition,
-        } => cat_cmd::run(&source, &target, partition, deleted, output.as_deref()),
+        } => match target {
+            Some(target) => cat_cmd::run(&source, &target, partition, deleted, output.as_deref()),
+            None => cat_cmd::run_registered(&source, deleted, output.as_deref()),
+        },
         Command::Daemon { action } => match action {
             DaemonAction::Start => daemon_cmd::start(),
             DaemonAction::Stop => daemon_cmd::stop(),

@@ -510,3 +510,82 @@ fn disk_usage_facets_and_stats_span_the_daemons_volumes() {
         .sum();
     assert_eq!(sum, count);
 }
+
+/// `grep`, `hash` and `cat` without a source read the daemon's volumes: each answer is the one-shot answer of
+/// that volume's source with the volume's name before each path, and a path they print is one `cat` takes alone.
+#[test]
+fn grep_hash_and_cat_read_the_daemons_volumes() {
+    let w = World::new("contents");
+    let img = w.dir.join("content.img");
+    std::fs::copy(fixture("content.img"), &img).unwrap();
+    let img = img.to_string_lossy().into_owned();
+    let second = w.dir.join("second.img");
+    std::fs::copy(fixture("content.img"), &second).unwrap();
+    let second = second.to_string_lossy().into_owned();
+    // Before any volume is registered, the error says what to give.
+    let out = w.run(&["grep", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--source SOURCE") && err.contains("uffs volumes add"),
+        "{err}"
+    );
+    w.ok(&["volumes", "add", &img, "--name", "C"]);
+    w.ok(&["volumes", "add", &second]);
+    w.start();
+    w.wait_ready(30);
+    let sorted = |s: String| {
+        let mut v: Vec<String> = s.lines().map(str::to_string).collect();
+        v.sort();
+        v
+    };
+    for (args, strip) in [
+        (&["grep", "-l", "-i", "the"][..], 0),
+        (&["grep", "-c", "-w", "data"], 0),
+        (&["hash", "ext:txt"], 66),
+    ] {
+        let daemon = sorted(w.ok(args));
+        let mut expected = Vec::new();
+        for (src, name) in [(&img, "C:"), (&second, "second:")] {
+            let mut one = args.to_vec();
+            one.extend(["--source", src.as_str()]);
+            for line in w.ok(&one).lines() {
+                // `HEX  /path` (hash) or `/path...` (grep): the path gains its volume's name.
+                let (head, path) = line.split_at(strip);
+                expected.push(match name {
+                    // sha256sum's escaping of a name with a backslash: `\` first, each one doubled.
+                    "C:" if strip > 0 => format!("\\{head}C:{}", path.replace('/', "\\\\")),
+                    "C:" => format!("{head}C:{}", path.replace('/', "\\")),
+                    _ => format!("{head}{name}{path}"),
+                });
+            }
+        }
+        expected.sort();
+        assert!(!expected.is_empty(), "{args:?}");
+        assert_eq!(daemon, expected, "{args:?}");
+    }
+    // Every path printed through the daemon pastes back into `cat`, alone, and gives the file's bytes.
+    let hashes = sorted(w.ok(&["hash", "ext:txt"]));
+    for line in &hashes {
+        let (hex, path) = line.split_once("  ").unwrap();
+        let (hex, path) = match hex.strip_prefix('\\') {
+            Some(hex) => (hex, path.replace("\\\\", "\\")),
+            None => (hex, path.to_string()),
+        };
+        let out = run_ok(w.uffs().args(["cat", &path]));
+        let mut h = Command::new("sha256sum")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        h.stdin.take().unwrap().write_all(&out.stdout).unwrap();
+        let sum = String::from_utf8(h.wait_with_output().unwrap().stdout).unwrap();
+        assert_eq!(sum.split(' ').next(), Some(hex), "{path}");
+    }
+    // A path that names no registered volume says which are.
+    let out = w.run(&["cat", "Z:\\x.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("C, second"), "{err}");
+    w.ok(&["daemon", "stop"]);
+}

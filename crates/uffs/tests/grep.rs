@@ -173,6 +173,126 @@ fn utf16_and_binary_files_as_rg_reads_them() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `-z` decompresses gzip, bzip2, xz, lzma and zstd files (written here by their own tools) as rg -z does with
+/// those tools; a file that is not what its name says is an error (exit 2) while the others still print; and
+/// `--json` gives rg's messages, field for field but the times (and the bytes printed, by the `/` before each
+/// path uffs prints).
+#[test]
+fn compressed_files_with_z_and_json_lines_as_rg() {
+    let dir = scratch("grep-zip");
+    let img = make_volume(&dir, 16);
+    {
+        let m = Mounted::new(&img, &dir.join("mnt"));
+        let text: String = (0..3000)
+            .map(|i| format!("line {i} {}\n", if i % 400 == 7 { "needle" } else { "hay" }))
+            .collect();
+        std::fs::write(m.dir.join("log.txt"), &text).unwrap();
+        let sh = |script: &str| {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(script)
+                .current_dir(&m.dir)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{script}: {out:?}");
+        };
+        sh("gzip -c log.txt > log.txt.gz && cp log.txt.gz old.tgz \
+            && (gzip -c log.txt; echo 'a second needle member' | gzip -c) > two.gz \
+            && bzip2 -c log.txt > log.txt.bz2 && xz -c log.txt > log.txt.xz \
+            && xz --format=lzma -c log.txt > log.lzma && zstd -q -c log.txt > log.txt.zst \
+            && mkdir t && echo needle > t/in-tar.txt && tar czf t.tar.gz t && gzip -c log.txt > LOUD.GZ");
+    }
+    let m = Mounted::new(&img, &dir.join("mnt"));
+    compare(
+        &img,
+        &m.dir,
+        &[
+            &["-z", "needle"],
+            &["-z", "-c", "needle"],
+            &["-z", "-l", "-v", "hay"],
+            &["-z", "-C", "1", "-m", "2", "needle"],
+            &["needle"],
+        ],
+    );
+    // rg's JSON lines, grouped by file (files finish in any order).
+    let json = |out: &[u8], prefix: &str| -> (Vec<Vec<serde_json::Value>>, serde_json::Value) {
+        let mut groups: Vec<Vec<serde_json::Value>> = Vec::new();
+        let mut summary = serde_json::Value::Null;
+        for line in String::from_utf8_lossy(out).lines() {
+            let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let data = &mut v["data"];
+            if let Some(p) = data["path"]["text"].as_str() {
+                data["path"]["text"] = format!("{prefix}{}", p.trim_start_matches("./")).into();
+            }
+            for stats in [&mut data["stats"]] {
+                if let Some(o) = stats.as_object_mut() {
+                    o.remove("elapsed");
+                }
+            }
+            data.as_object_mut().unwrap().remove("elapsed_total");
+            match v["type"].as_str().unwrap() {
+                "summary" => summary = v,
+                "begin" => groups.push(vec![v]),
+                _ => groups.last_mut().unwrap().push(v),
+            }
+        }
+        groups.sort_by_key(|g| g[0]["data"]["path"]["text"].to_string());
+        (groups, summary)
+    };
+    for args in [
+        &["--json", "-z", "needle"][..],
+        &["--json", "-C", "1", "needle"],
+    ] {
+        let theirs = tool("rg")
+            .current_dir(&m.dir)
+            .args(["-uu", "--no-mmap"])
+            .args(args)
+            .output()
+            .unwrap();
+        let ours = uffs()
+            .arg("grep")
+            .args(args)
+            .arg("--source")
+            .arg(&img)
+            .output()
+            .unwrap();
+        assert_eq!(ours.status.code(), theirs.status.code(), "{args:?}");
+        let (mut ours, mut our_summary) = json(&ours.stdout, "");
+        let (mut theirs, mut their_summary) = json(&theirs.stdout, "/");
+        assert!(!theirs.is_empty());
+        // Each message before a file's `end` names its path with one more byte.
+        let mut extra = 0;
+        for (o, t) in ours.iter_mut().zip(&mut theirs) {
+            let before_end = o.len() as u64 - 1;
+            let end = &mut o.last_mut().unwrap()["data"]["stats"]["bytes_printed"];
+            *end = (end.as_u64().unwrap() - before_end).into();
+            extra += before_end;
+            let _ = t;
+        }
+        let printed = &mut our_summary["data"]["stats"]["bytes_printed"];
+        *printed = (printed.as_u64().unwrap() - extra).into();
+        assert_eq!(ours, theirs, "{args:?}");
+        their_summary["data"]["stats"]
+            .as_object_mut()
+            .unwrap()
+            .remove("elapsed");
+        assert_eq!(our_summary, their_summary, "{args:?}");
+    }
+    // A file that is not what its name says: one error for it, the others still searched, exit 2 (as rg).
+    std::fs::write(m.dir.join("fake.gz"), b"needle, not gzip\n").unwrap();
+    drop(m);
+    let out = uffs()
+        .args(["grep", "-z", "-l", "needle", "--source"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/fake.gz"), "{err}");
+    assert!(lines(&out.stdout).contains(&"/log.txt.xz".to_string()));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn a_bad_pattern_is_one_line_and_exit_2() {
     let img = fixture("content.img");
