@@ -67,7 +67,7 @@ def files_of(index):
         p = r["path"]
         if p.startswith("/$") or "/$" in p:
             continue
-        (dirs if r["kind"] == "dir" else files).append(p)
+        (dirs if r["kind"] in ("folder", "dir") else files).append(p)
     return files, dirs
 
 

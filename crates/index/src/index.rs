@@ -67,7 +67,7 @@ impl EntryKind {
     pub fn as_str(self) -> &'static str {
         match self {
             EntryKind::File => "file",
-            EntryKind::Directory => "dir",
+            EntryKind::Directory => "folder",
             EntryKind::Stream => "stream",
         }
     }

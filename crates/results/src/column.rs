@@ -52,7 +52,7 @@ columns! {
     /// The full path, after the volume's prefix.
     Path = "path": Text,
     Name = "name": Text,
-    /// `file`, `dir` or `stream`.
+    /// `file`, `folder` or `stream` (uffs before 2026-11 wrote `dir`).
     Kind = "kind": Text,
     /// The entry's own data size in bytes: a file's unnamed data, a stream entry's stream, 0 for a folder (its
     /// total below it is `tree_size`).

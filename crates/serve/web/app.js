@@ -106,7 +106,7 @@
     const frag = document.createDocumentFragment();
     st.rows.forEach((row, i) => {
       const tr = document.createElement("tr");
-      tr.className = row.kind === "dir" ? "dir" : row.kind === "stream" ? "stream" : "file";
+      tr.className = row.kind === "folder" ? "dir" : row.kind === "stream" ? "stream" : "file";
       tr.dataset.path = row.path;
       tr.dataset.i = i;
       const td = (cls, text, title) => {
@@ -118,7 +118,7 @@
       };
       td("c-name", row.name, row.name);
       td("c-path", folderOf(row.path, row.name), row.path);
-      if (row.kind === "dir") td("c-size num dim", "folder");
+      if (row.kind === "folder") td("c-size num dim", "folder");
       else td("c-size num", human(row.size), nf.format(row.size) + " bytes");
       td("c-date", date(row.modified), row.modified);
       frag.appendChild(tr);

@@ -10,20 +10,29 @@ use uffs_results::parquet::ParquetWriter;
 use uffs_results::printer::PARQUET_TO_TERMINAL;
 use uffs_results::TempFile;
 
-use crate::common::load_indexes;
+use crate::common::load_indexes_with;
 
-pub fn run(
-    spec: &str,
-    partition: Option<u32>,
-    format: Format,
-    output: Option<&Path>,
-    deleted: bool,
-    streams: bool,
-) -> Result<()> {
+/// Which entries of a source are exported: the flags.
+pub struct Scope {
+    /// With a whole disk: its partition N.
+    pub partition: Option<u32>,
+    pub deleted: bool,
+    pub streams: bool,
+    /// Every shadow copy after the volume, paths prefixed `@vssN:`.
+    pub snapshots: bool,
+}
+
+pub fn run(spec: &str, scope: Scope, format: Format, output: Option<&Path>) -> Result<()> {
+    let Scope {
+        partition,
+        deleted,
+        streams,
+        snapshots,
+    } = scope;
     if format == Format::Parquet && output.is_none() && io::stdout().is_terminal() {
         bail!("{PARQUET_TO_TERMINAL}");
     }
-    let indexes = load_indexes(spec, partition, deleted)?;
+    let indexes = load_indexes_with(spec, partition, deleted, snapshots)?;
     if format == Format::Bodyfile && indexes.iter().any(|p| !p.index.has_timeline()) {
         bail!(
             "{spec} was indexed by an older uffs, which kept no $FILE_NAME times; rebuild the index for a body file"

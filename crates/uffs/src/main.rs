@@ -127,6 +127,10 @@ enum Command {
         /// With a whole disk: only its partition N (as SOURCE@N; `uffs info SOURCE` lists them).
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
+        /// Every shadow copy of the volume too, after it, its paths prefixed `@vssN:` (as a search with
+        /// --snapshots prints them).
+        #[arg(long)]
+        snapshots: bool,
     },
     /// List the USN change journal ($Extend/$UsnJrnl:$J) of a volume, or a raw $J capture: one row per record
     /// (usn, timestamp, reasons, file and parent record/sequence, name, full path, attributes, ...).
@@ -585,13 +589,17 @@ fn run(command: Command) -> anyhow::Result<()> {
             deleted,
             streams,
             partition,
+            snapshots,
         } => export::run(
             &source,
-            partition,
+            export::Scope {
+                partition,
+                deleted,
+                streams,
+                snapshots,
+            },
             format,
             output.as_deref(),
-            deleted,
-            streams,
         ),
         Command::Journal {
             source,

@@ -40,8 +40,8 @@ pub struct SearchArgs {
     /// Only files with this extension (repeatable).
     #[arg(short = 'e', long = "extension", value_name = "EXT")]
     pub extension: Vec<String>,
-    /// Only files (f) or only folders (d).
-    #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = ["f", "file", "d", "dir", "directory"])]
+    /// Only files (f, file) or only folders (d, folder).
+    #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = ["f", "file", "d", "folder", "dir", "directory"])]
     pub kind: Option<String>,
     /// Size: +10M (at least), -1k (at most) or 4096 (exactly); units b k m g t (powers of 1024). Repeatable.
     #[arg(short = 'S', long, value_name = "SIZE", allow_hyphen_values = true)]
@@ -135,12 +135,9 @@ impl SearchArgs {
             regex: self.regex,
             full_path: self.full_path,
             extensions: self.extension.clone(),
-            kind: self.kind.as_deref().map(|k| {
-                if k.starts_with('f') {
-                    Kind::File
-                } else {
-                    Kind::Folder
-                }
+            kind: self.kind.as_deref().map(|k| match k {
+                "f" | "file" => Kind::File,
+                _ => Kind::Folder,
             }),
             size: self.size.clone(),
             changed_within: self.changed_within.clone(),

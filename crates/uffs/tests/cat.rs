@@ -377,7 +377,7 @@ fn big_clusters_match_ntfscat() {
     let mut seen = BTreeSet::new();
     let mut compared = 0;
     for r in &rows {
-        if r["kind"] == "dir" {
+        if r["kind"] == "folder" {
             continue;
         }
         let record: u64 = r["record"].parse().unwrap();

@@ -209,7 +209,7 @@ fn types_agree_with_file_and_mismatch_finds_the_liar() {
     let mut column = std::collections::BTreeMap::new();
     for line in String::from_utf8(out.stdout).unwrap().lines().skip(1) {
         let f: Vec<&str> = line.split('\t').collect();
-        if f[1] == "dir" {
+        if f[1] == "folder" {
             assert_eq!(f[2], "", "{line}");
         }
         column.insert(f[0].to_string(), f[2].to_string());

@@ -104,7 +104,7 @@ fn explained(r: &HashMap<String, String>) -> bool {
     let p = &r["path"];
     r["change"] == "changed"
         && (p.starts_with("/$")
-            || (r["kind"] == "dir" && ["/", "/docs", "/other"].contains(&p.as_str())))
+            || (r["kind"] == "folder" && ["/", "/docs", "/other"].contains(&p.as_str())))
 }
 
 #[test]

@@ -112,7 +112,7 @@ fn compare(sample: &Path) -> (usize, Vec<Mismatch>) {
             }
         }
         let is_dir = m["IsADirectory"] == "true";
-        if is_dir != (u["kind"] == "dir") {
+        if is_dir != (u["kind"] == "folder") {
             miss("directory", &m["IsADirectory"], &u["kind"]);
         }
         if (m["IsDeleted"] == "true") != (u["deleted"] == "true") {

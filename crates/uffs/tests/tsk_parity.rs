@@ -110,7 +110,7 @@ fn uffs_sets(source: &str) -> Sets {
         if r["path"] == "/" {
             continue;
         }
-        if r["kind"] != "dir" {
+        if r["kind"] != "folder" {
             s.sizes
                 .insert(r["path"].clone(), r["size"].parse().expect("size"));
         }

@@ -22,7 +22,7 @@ fn du_folders(src: &Path) -> BTreeMap<String, [u64; 4]> {
         .collect();
     csv_rows(&out.stdout)
         .into_iter()
-        .filter(|r| r["path"] == "/" || kinds.get(&r["path"]).is_some_and(|k| k == "dir"))
+        .filter(|r| r["path"] == "/" || kinds.get(&r["path"]).is_some_and(|k| k == "folder"))
         .map(|r| {
             let n = |k: &str| r[k].parse::<u64>().expect("number");
             (
@@ -40,7 +40,7 @@ fn reference(src: &Path) -> BTreeMap<String, [u64; 4]> {
     let rows = export(src, &["--streams"]);
     let mut folders: BTreeMap<String, [u64; 4]> = BTreeMap::new();
     for r in &rows {
-        if r["kind"] == "dir" {
+        if r["kind"] == "folder" {
             folders.insert(r["path"].clone(), [0; 4]);
         }
     }
@@ -50,7 +50,7 @@ fn reference(src: &Path) -> BTreeMap<String, [u64; 4]> {
         if r["deleted"] == "true" {
             continue;
         }
-        if r["kind"] == "dir" {
+        if r["kind"] == "folder" {
             let t = folders.get_mut(&r["path"]).expect("folder");
             t[1] += r["allocated"].parse::<u64>().expect("allocated");
         }
@@ -71,7 +71,7 @@ fn reference(src: &Path) -> BTreeMap<String, [u64; 4]> {
             above = if up.is_empty() { "/".into() } else { up.into() };
             let t = folders.get_mut(&above).expect("folder of an entry");
             match kind {
-                "dir" => {
+                "folder" => {
                     t[3] += 1;
                     t[1] += r["allocated"].parse::<u64>().expect("allocated");
                 }
@@ -136,7 +136,9 @@ fn the_bad_cluster_placeholder_adds_nothing_to_folder_sizes() {
     assert_eq!(bad["allocated"], "0");
     let sizes: u64 = rows
         .iter()
-        .filter(|r| r["deleted"] != "true" && r["kind"] != "dir" && r["path"] != "/$BadClus:$Bad")
+        .filter(|r| {
+            r["deleted"] != "true" && r["kind"] != "folder" && r["path"] != "/$BadClus:$Bad"
+        })
         .map(|r| r["size"].parse::<u64>().unwrap())
         .sum();
     let root = du_folders(&img)["/"];

@@ -245,6 +245,20 @@ fn snapshots_are_searched_and_registered_as_volumes_of_their_own() {
     ] {
         assert!(lines.contains(p), "{p} missing from {lines:?}");
     }
+    // `export --snapshots` gives the same entries as the search (and each volume's root, which a search leaves
+    // out), with the same names.
+    let all = run_ok(uffs().args(["--source", s, "--snapshots", "*"]));
+    let mut searched: BTreeSet<String> = String::from_utf8(all.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    searched.extend(["/", "@vss1:/", "@vss2:/"].map(String::from));
+    let exported: BTreeSet<String> = common::export(&raw, &["--snapshots"])
+        .into_iter()
+        .map(|r| r["path"].clone())
+        .collect();
+    assert_eq!(exported, searched);
     let one = run_ok(uffs().args(["--source", s, "--snapshots", "--volume", "@vss1", "syslog"]));
     assert_eq!(String::from_utf8(one.stdout).unwrap(), "@vss1:/syslog\n");
     // One store alone, and one that is not there.
