@@ -30,6 +30,17 @@ pub fn parts(what: &str) -> Result<Vec<Part>> {
     }
     let mut out = Vec::new();
     for e in &volumes {
+        // An image or disk that is not at hand (unplugged, moved): its files cannot be read now. (Windows devices,
+        // `\\.\C:` and `C:`, are opened as they are.)
+        let spec = uffs_mft::source::split_suffixes(&e.source).0;
+        if !spec.starts_with(r"\\") && !is_drive(spec) && std::fs::metadata(spec).is_err() {
+            crate::common::mark_partial();
+            eprintln!(
+                "uffs: warning: volume {}: its source {} is not at hand: left out",
+                e.name, e.source
+            );
+            continue;
+        }
         let Some(file) = Registry::index_files(&cache, &e.name).into_iter().next() else {
             crate::common::mark_partial();
             eprintln!(
@@ -47,9 +58,17 @@ pub fn parts(what: &str) -> Result<Vec<Part>> {
         }
     }
     if out.is_empty() {
-        bail!("no registered volume has an index yet (see `uffs daemon status`)");
+        bail!(
+            "none of the daemon's volumes can be read now (see above); give --index FILE or --source SOURCE"
+        );
     }
     Ok(out)
+}
+
+/// A Windows drive letter (`C:`), which is no path to stat.
+fn is_drive(spec: &str) -> bool {
+    let b = spec.as_bytes();
+    b.len() == 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
 }
 
 /// The sources of the volumes `targets` search (registered volumes, by their prefixes), as one source whose

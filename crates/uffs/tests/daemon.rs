@@ -587,5 +587,19 @@ fn grep_hash_and_cat_read_the_daemons_volumes() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("C, second"), "{err}");
+    // A volume whose source is gone is left out with a warning: the answer is partial (exit 3).
+    std::fs::remove_file(&second).unwrap();
+    let out = w.run(&["hash", "ext:txt"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("volume second") && err.contains("not at hand"),
+        "{err}"
+    );
+    let hashed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        hashed.contains("C:") && !hashed.contains("second:"),
+        "{hashed}"
+    );
     w.ok(&["daemon", "stop"]);
 }

@@ -304,7 +304,13 @@ fn a_bad_pattern_is_one_line_and_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("uffs: error:"), "{err}");
-    let out = uffs().args(["grep", "x"]).output().unwrap();
+    // No source, and no volume registered (a cache of its own: the user's may have some).
+    let empty = scratch("grep-no-registry");
+    let out = uffs()
+        .args(["grep", "x"])
+        .env("UFFS_CACHE_DIR", &empty)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--index FILE"));
 }
