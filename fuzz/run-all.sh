@@ -4,8 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-300}
-[ -d corpus/fat ] && [ -d corpus/exfat ] || ./seed-corpus.sh
-for t in record runlist boot_sector partition_table mft_index source usn index_file content daemon_request vss container_vmdk container_qcow2 container_ewf container_ewf2 container_vhdx fat exfat; do
+[ -d corpus/fat ] && [ -d corpus/exfat ] && [ -d corpus/ext ] || ./seed-corpus.sh
+for t in record runlist boot_sector partition_table mft_index source usn index_file content daemon_request vss container_vmdk container_qcow2 container_ewf container_ewf2 container_vhdx fat exfat ext; do
   echo "== $t for ${secs}s"
   cargo +nightly fuzz run -O "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 2>&1 |
     grep -E "^(#[0-9]+ +DONE|INFO: Running|==[0-9]+==|SUMMARY|Done)|panicked|Test unit written" || true

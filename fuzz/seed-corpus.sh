@@ -254,3 +254,17 @@ if command -v mkfs.exfat >/dev/null; then
   mkfs.exfat -b 4096 -c 512 -L SMALLCL "$tmp/exfat-s.img" >/dev/null && cut_into "$tmp/exfat-s.img" exfat empty-512
 fi
 echo "fat/exfat seeds: $(ls corpus/fat corpus/exfat | wc -l) files, $(du -sk corpus/fat corpus/exfat | awk '{s+=$1} END {print s}') KiB"
+
+# ext: mkfs.ext2, ext3 and ext4 (extents, inline data, 64bit) images of the same tree, 1 MiB with 1 KiB blocks.
+mkdir -p corpus/ext
+if command -v mkfs.ext4 >/dev/null; then
+  mkdir -p "$tmp/etree"; fill_tree "$tmp/etree"; ln -s hello.txt "$tmp/etree/link"
+  ln "$tmp/etree/hello.txt" "$tmp/etree/docs/hard"
+  for spec in "ext2 -" "ext3 -" "ext4 -" "ext4 inline_data" "ext4 64bit"; do
+    set -- $spec
+    img="$tmp/$1-$2.img"
+    if [ "$2" = - ]; then opts=(); else opts=(-O "$2" -I 256); fi
+    "mkfs.$1" -q -F -b 1024 "${opts[@]}" -d "$tmp/etree" "$img" 1M >/dev/null 2>&1 && cut_into "$img" ext "$1-$2"
+  done
+fi
+echo "ext seeds: $(ls corpus/ext | wc -l) files"

@@ -1017,6 +1017,7 @@ impl<R: ReadAt> Volume<R> {
                 deleted,
                 metadata: false,
                 runs,
+                inline: None,
             });
             i += 1 + have;
         }

@@ -972,6 +972,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
             deleted,
             metadata: false,
             runs,
+            inline: None,
         });
     }
 }

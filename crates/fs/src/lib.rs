@@ -33,11 +33,29 @@ pub struct Times {
     pub accessed: u64,
 }
 
-/// `len` bytes of an entry's data at byte `offset` of the volume, in file order.
+/// `len` bytes of an entry's data at byte `offset` of the volume, in file order; a hole (a sparse stretch, or
+/// one allocated but never written, which reads as zeros) has the offset [`Run::HOLE`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Run {
     pub offset: u64,
     pub len: u64,
+}
+
+impl Run {
+    /// The offset of a hole.
+    pub const HOLE: u64 = u64::MAX;
+
+    /// `len` bytes of zeros that the volume does not hold.
+    pub fn hole(len: u64) -> Run {
+        Run {
+            offset: Run::HOLE,
+            len,
+        }
+    }
+
+    pub fn is_hole(&self) -> bool {
+        self.offset == Run::HOLE
+    }
 }
 
 /// Windows file attribute bits, which FAT and exFAT keep as they are; other file systems map onto them.
@@ -78,6 +96,9 @@ pub struct Entry {
     pub metadata: bool,
     /// Where its data is, in file order; their lengths add up to at least `size` (the last may run past it).
     pub runs: Vec<Run>,
+    /// Data kept in the file system's own structures rather than in runs (ext's inline data, a fast symlink's
+    /// target): the whole of it, `size` bytes.
+    pub inline: Option<Vec<u8>>,
 }
 
 /// A volume's space as its own allocation table tells it.

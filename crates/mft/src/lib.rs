@@ -15,7 +15,7 @@
 //! * [`live`]: live volumes of the running system (Windows): their names, and reading them raw.
 //! * [`ioctl`]: the byte layouts of the Windows device and file-system controls a live volume is asked.
 //! * [`journal`]: the USN change journal (`$Extend\$UsnJrnl:$J`) of a volume, or a raw `$J` capture.
-//! * [`neutral`]: volumes of other file systems (FAT12/16/32, exFAT), read into `uffs-fs`'s neutral entries and
+//! * [`neutral`]: volumes of other file systems (FAT12/16/32, exFAT, ext2/3/4), read into `uffs-fs`'s neutral entries and
 //!   from there into an index; their files' data through the runs those entries keep.
 //! * [`volume`]: the MFT of one volume: where its extents are, which records are in use, label and version.
 //! * [`plan`]: which MFT byte ranges to read, in how many reads.

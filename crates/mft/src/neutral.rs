@@ -1,4 +1,4 @@
-//! Volumes of file systems other than NTFS (FAT12/16/32 and exFAT; ext to come): opened by their boot sector,
+//! Volumes of file systems other than NTFS (FAT12/16/32, exFAT and ext2/3/4): opened by their boot sector or superblock,
 //! scanned into the file-system-neutral entries of `uffs-fs`, and from there into an index; their files' data
 //! read through the runs those entries keep.
 //!
@@ -86,10 +86,16 @@ pub fn format_utc_offset(secs: i64) -> String {
 const WIN32: u8 = 1;
 const DOS: u8 = 2;
 
+/// The reader of one of those file systems.
+enum Reader {
+    Fat(uffs_fat::Volume<Device>),
+    Ext(uffs_ext::Volume<Device>),
+}
+
 /// A file system read into neutral entries.
 pub struct Neutral {
     pub filesystem: FileSystem,
-    fs: uffs_fat::Volume<Device>,
+    fs: Reader,
     /// Every entry, deleted ones included, sorted by id: one scan, made on first use and kept (a volume is opened
     /// afresh for each build or check, so this is the volume as that one saw it).
     scanned: OnceLock<std::result::Result<Arc<uffs_fs::Scan>, String>>,
@@ -119,6 +125,8 @@ pub struct FileData {
     pub size: u64,
     pub allocated: u64,
     pub runs: Vec<Run>,
+    /// The whole of its data when the file system keeps it in its own structures (ext's inline data).
+    pub inline: Option<Vec<u8>>,
     pub deleted: bool,
     pub directory: bool,
 }
@@ -141,16 +149,35 @@ impl DataMap {
 impl Neutral {
     /// The file system whose boot sector starts `device`, when uffs reads it this way; `None` for anything else
     /// (NTFS, which has its own reader, included).
+    /// `head` is the volume's first bytes (2 KiB for ext's superblock; a FAT boot sector needs 512).
     pub fn probe(head: &[u8]) -> Option<FileSystem> {
-        uffs_fat::probe(head).map(filesystem_of)
+        if let Some(f) = uffs_fat::probe(head) {
+            return Some(filesystem_of(f));
+        }
+        // By the magic alone: a superblock that does not add up is then said to be one when it is opened.
+        uffs_ext::probe(head).then(|| {
+            head.get(1024..2048)
+                .and_then(|b| uffs_ext::superblock::Superblock::parse(b, u64::MAX).ok())
+                .map_or(FileSystem::Ext4, |sb| ext_of(sb.flavor()))
+        })
     }
 
     /// Opens the file system on `device` (named `name` in messages).
     pub fn open(name: &str, device: Device) -> Result<Neutral> {
-        let fs =
-            uffs_fat::Volume::open(device).map_err(|e| Error::Source(format!("{name}: {e}")))?;
+        let failed = |e: &dyn std::fmt::Display| Error::Source(format!("{name}: {e}"));
+        let mut head = vec![0u8; uffs_ext::PROBE_LEN];
+        let n = device
+            .read_head(&mut head, 0)
+            .map_err(|e| Error::io(format!("{name}: first sectors"), e))?;
+        let (filesystem, fs) = if uffs_fat::probe(&head[..n]).is_some() {
+            let v = uffs_fat::Volume::open(device).map_err(|e| failed(&e))?;
+            (filesystem_of(v.flavor()), Reader::Fat(v))
+        } else {
+            let v = uffs_ext::Volume::open(device).map_err(|e| failed(&e))?;
+            (ext_of(v.flavor()), Reader::Ext(v))
+        };
         Ok(Neutral {
-            filesystem: filesystem_of(fs.flavor()),
+            filesystem,
             fs,
             scanned: OnceLock::new(),
             data: OnceLock::new(),
@@ -160,26 +187,38 @@ impl Neutral {
 
     /// What `uffs info` shows of the file system: its geometry, label, serial and space.
     pub fn facts(&self) -> Vec<(String, String)> {
-        self.fs.facts()
+        match &self.fs {
+            Reader::Fat(v) => v.facts(),
+            Reader::Ext(v) => v.facts(),
+        }
     }
 
     pub fn serial(&self) -> u64 {
-        u64::from(self.fs.serial())
+        match &self.fs {
+            Reader::Fat(v) => u64::from(v.serial()),
+            Reader::Ext(v) => v.serial(),
+        }
     }
 
     /// The volume's space from its own allocation table.
     pub fn space(&self) -> Option<uffs_fs::Space> {
-        self.fs.space().ok()
+        match &self.fs {
+            Reader::Fat(v) => v.space().ok(),
+            Reader::Ext(v) => Some(v.space()),
+        }
     }
 
     /// Every entry, deleted ones included, sorted by id (read once, then kept).
     pub fn scan(&self, name: &str) -> Result<Arc<uffs_fs::Scan>> {
         self.scanned
             .get_or_init(|| {
-                let mut scan = self
-                    .fs
-                    .scan(&uffs_fat::ScanOptions { deleted: true })
-                    .map_err(|e| format!("{name}: {e}"))?;
+                let mut scan = match &self.fs {
+                    Reader::Fat(v) => v.scan(&uffs_fat::ScanOptions { deleted: true }),
+                    Reader::Ext(v) => v
+                        .scan(&uffs_ext::ScanOptions { deleted: true })
+                        .map_err(|e| uffs_fat::Error::new(e.message)),
+                }
+                .map_err(|e| format!("{name}: {e}"))?;
                 sort_by_id(&mut scan.entries);
                 Ok(Arc::new(scan))
             })
@@ -237,6 +276,7 @@ impl Neutral {
                             size: e.size,
                             allocated: e.allocated,
                             runs: e.runs.clone(),
+                            inline: e.inline.clone(),
                             deleted: e.deleted,
                             directory: e.kind == Kind::Folder,
                         };
@@ -257,6 +297,15 @@ fn filesystem_of(f: uffs_fat::Flavor) -> FileSystem {
         uffs_fat::Flavor::Fat16 => FileSystem::Fat16,
         uffs_fat::Flavor::Fat32 => FileSystem::Fat32,
         uffs_fat::Flavor::ExFat => FileSystem::ExFat,
+    }
+}
+
+/// The index's name for an ext flavour.
+fn ext_of(flavor: &str) -> FileSystem {
+    match flavor {
+        "ext2" => FileSystem::Ext2,
+        "ext3" => FileSystem::Ext3,
+        _ => FileSystem::Ext4,
     }
 }
 
@@ -381,11 +430,30 @@ pub(crate) fn batch_of<'a>(
     )
 }
 
-/// The entries (sorted by id) as one record batch: a record per entry, its name a Win32 name (and its 8.3 alias a
-/// DOS name), its times the standard ones shifted by `shift` seconds when they are local times.
+/// The entries (sorted by id) as one record batch: a record per id, each entry's name a Win32 name (and its 8.3
+/// alias a DOS name), so that entries of one id (ext's hard links) are one record with a name each, as NTFS keeps
+/// them; its times the standard ones shifted by `shift` seconds when they are local times.
 fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64) -> RecordBatch {
     let mut b = RecordBatch::default();
+    let mut last_id = None;
     for e in entries {
+        if last_id == Some(e.id) && e.id != root {
+            // Another name of the record just made.
+            let start = b.text.len() as u32;
+            b.text.extend_from_slice(e.name.as_bytes());
+            b.names.push(NameInfo {
+                parent: e.parent & 0xFFFF_FFFF_FFFF,
+                namespace: WIN32,
+                text: start..b.text.len() as u32,
+                ..NameInfo::default()
+            });
+            let end = b.names.len() as u32;
+            if let Some(r) = b.records.last_mut() {
+                r.names.end = end;
+            }
+            continue;
+        }
+        last_id = Some(e.id);
         let (number, sequence) = record_of(e.id);
         let dir = e.kind == Kind::Folder;
         let at = |t: u64| {

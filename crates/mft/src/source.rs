@@ -1,5 +1,5 @@
 //! What a source is, decided from its content (never its name): a volume (an NTFS boot sector, or another file
-//! system's that [`crate::neutral`] reads: FAT12/16/32, exFAT), a whole disk with an MBR or GPT partition table
+//! system's that [`crate::neutral`] reads: FAT12/16/32, exFAT, ext2/3/4), a whole disk with an MBR or GPT partition table
 //! (each partition holding a file system uffs reads a volume), or a raw `$MFT` capture (starts with a `FILE`
 //! record).
 
@@ -45,7 +45,7 @@ pub struct PartitionInfo {
     pub kind: String,
     /// Its first sector is an NTFS boot sector.
     pub ntfs: bool,
-    /// The file system its first sector starts, when uffs reads it (NTFS, FAT12/16/32, exFAT).
+    /// The file system its first sector starts, when uffs reads it (NTFS, FAT12/16/32, exFAT, ext2/3/4).
     pub filesystem: Option<uffs_index::FileSystem>,
 }
 
@@ -261,7 +261,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     }
     let (table, partitions) = read_partition_table(path, &device, head)?.ok_or_else(|| {
         Error::Source(format!(
-            "{path} is not a volume uffs reads (NTFS, FAT12/16/32, exFAT), a partitioned disk or a raw $MFT \
+            "{path} is not a volume uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4), a partitioned disk or a raw $MFT \
              capture (no such boot sector, partition table or FILE record at its start)"
         ))
     })?;
@@ -290,7 +290,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
             })?;
             if !p.readable() {
                 return Err(Error::Source(format!(
-                    "partition {n} of {path} holds no file system uffs reads (NTFS, FAT12/16/32, exFAT) \
+                    "partition {n} of {path} holds no file system uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4) \
                      (partitions: {})",
                     list()
                 )));
@@ -301,7 +301,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     };
     if chosen.is_empty() {
         return Err(Error::Source(format!(
-            "{path} has no partition uffs reads (NTFS, FAT12/16/32, exFAT) (partitions: {})",
+            "{path} has no partition uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4) (partitions: {})",
             list()
         )));
     }
@@ -408,7 +408,8 @@ fn read_partition_table(
 }
 
 fn partition_info(dev: &Device, index: u32, start: u64, len: u64, kind: String) -> PartitionInfo {
-    let mut b = vec![0u8; 512];
+    // Enough for ext's superblock (at byte 1,024).
+    let mut b = vec![0u8; 2048];
     let read = dev.window(start, len).read_exact_at(&mut b, 0).is_ok();
     let ntfs = read && boot::is_ntfs(&b);
     let filesystem = if ntfs {

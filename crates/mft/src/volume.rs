@@ -316,9 +316,9 @@ impl Volume {
         let needs = match (&self.boot, &self.fs) {
             (Some(b), _) => b.volume_size(),
             (None, Some(_)) => {
-                let mut head = [0u8; 512];
-                self.device.read_exact_at(&mut head, 0).ok()?;
-                uffs_fat::volume_len(&head)?
+                let mut head = [0u8; uffs_ext::PROBE_LEN];
+                let n = self.device.read_head(&mut head, 0).ok()?;
+                uffs_fat::volume_len(&head[..n]).or_else(|| uffs_ext::volume_len(&head[..n]))?
             }
             (None, None) => return None,
         };

@@ -167,7 +167,8 @@ fn bitmap_note(vol: &Volume<'_>, root: &Line) -> String {
         uffs_index::FileSystem::Ntfs => "$Bitmap",
         uffs_index::FileSystem::ExFat => "the allocation bitmap",
         fs if fs.is_fat() => "the FAT",
-        _ => "the block bitmaps",
+        // ext: the superblock's free block count (what `df` shows), which the block bitmaps add up to.
+        _ => "the superblock",
     };
     let compare = match root.allocated.cmp(&meta.bytes_in_use) {
         std::cmp::Ordering::Equal => "equal".to_string(),

@@ -1,4 +1,4 @@
-//! The volumes uffs reads (NTFS, FAT12/16/32, exFAT) that this system shows, for `uffs info` without a source
+//! The volumes uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4) that this system shows, for `uffs info` without a source
 //! and `uffs volumes add --all`: a Windows PC's drive letters (GetLogicalDrives, GetDriveTypeW,
 //! GetVolumeInformationW), or on Linux the block devices of /proc/partitions whose first sector is such a boot
 //! sector.
@@ -49,7 +49,8 @@ pub fn volumes() -> (Vec<Found>, Vec<String>) {
         .filter_map(|l| l.split_whitespace().nth(3))
     {
         let path = format!("/dev/{name}");
-        let mut head = [0u8; 512];
+        // Enough for ext's superblock (at byte 1,024).
+        let mut head = [0u8; 2048];
         let filesystem = match std::fs::File::open(&path) {
             Ok(mut f) => {
                 if f.read_exact(&mut head).is_err() {

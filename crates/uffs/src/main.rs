@@ -54,9 +54,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Describe a source: geometry, serial, label, version, MFT location and size, partitions. Without one: list
-    /// the NTFS, FAT and exFAT volumes this system shows (a Windows PC's drives, Linux block devices).
+    /// the NTFS, FAT, exFAT and ext volumes this system shows (a Windows PC's drives, Linux block devices).
     #[command(
-        after_help = "EXAMPLES:\n  uffs info                 (the NTFS, FAT and exFAT volumes here)\n  uffs info C:              (a Windows drive, read live: needs an elevated prompt)\n  uffs info /dev/sdb1\n  uffs info disk.img --json"
+        after_help = "EXAMPLES:\n  uffs info                 (the NTFS, FAT, exFAT and ext volumes here)\n  uffs info C:              (a Windows drive, read live: needs an elevated prompt)\n  uffs info /dev/sdb1\n  uffs info disk.img --json"
     )]
     Info {
         /// A volume, a whole disk, an image or a $MFT capture (see SOURCES in `uffs --help`), or a Windows drive
@@ -287,7 +287,7 @@ EXAMPLES:
     },
     /// Register, list or remove the volumes the daemon serves.
     #[command(
-        after_help = "EXAMPLES:\n  uffs volumes add --all                    (every fixed NTFS, FAT or exFAT drive: C:, D: ...)\n  uffs volumes add C:                       (a Windows drive, read live; paths print as C:\\...)\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup"
+        after_help = "EXAMPLES:\n  uffs volumes add --all                    (every fixed NTFS, FAT, exFAT or ext drive: C:, D: ...)\n  uffs volumes add C:                       (a Windows drive, read live; paths print as C:\\...)\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup"
     )]
     Volumes {
         #[command(subcommand)]
@@ -334,7 +334,7 @@ enum VolumesAction {
         /// SOURCE@N), or Windows drives (C:).
         #[arg(required_unless_present = "all", value_name = "SOURCE")]
         sources: Vec<String>,
-        /// Every fixed NTFS, FAT or exFAT volume this system shows, each under its drive letter on Windows (paths print as
+        /// Every fixed NTFS, FAT, exFAT or ext volume this system shows, each under its drive letter on Windows (paths print as
         /// `C:\...`), under its device name on Linux.
         #[arg(long, conflicts_with_all = ["sources", "name", "partition"])]
         all: bool,

@@ -1,6 +1,6 @@
-//! The daemon keeps FAT32 and exFAT volumes current: both registered (with deleted entries), changed at random
-//! by the real tools (mtools; the exfat-fuse mount), refreshed as a delta, and after every round the daemon's
-//! answers equal those of a fresh index of the changed image.
+//! The daemon keeps FAT32, exFAT and ext4 volumes current: each registered (with deleted entries), changed at
+//! random by the real tools (mtools; the exfat-fuse mount; the kernel's ext4 driver on a loop mount), refreshed as
+//! a delta, and after every round the daemon's answers equal those of a fresh index of the changed image.
 
 #![cfg(unix)]
 
@@ -243,13 +243,53 @@ fn check(w: &World, name: &str, img: &Path, round: usize) {
     }
 }
 
+/// An ext4 image of the same tree, written by `mkfs.ext4 -d`.
+fn build_ext4(t: &Tmp) -> std::path::PathBuf {
+    let src = t.path("ext-tree");
+    for (p, b) in tree() {
+        let f = src.join(&p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, b).unwrap();
+    }
+    let img = t.path("ext4.img");
+    run_ok(
+        std::process::Command::new("mkfs.ext4")
+            .args(["-q", "-F", "-d"])
+            .arg(&src)
+            .arg(&img)
+            .arg("16M"),
+    );
+    img
+}
+
+/// Runs `f` on the ext4 image mounted through a loop device by the kernel; false when it cannot be mounted here.
+fn with_ext_mount(img: &Path, dir: &Path, f: impl FnOnce(&Path)) -> bool {
+    std::fs::create_dir_all(dir).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-o", "loop"])
+        .arg(img)
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if mounted {
+        f(dir);
+        run_ok(std::process::Command::new("umount").arg(dir));
+    }
+    mounted
+}
+
 #[test]
-fn daemon_follows_random_changes_to_fat32_and_exfat_as_a_fresh_index() {
+fn daemon_follows_random_changes_to_fat32_exfat_and_ext4_as_a_fresh_index() {
     let t = Tmp::new("daemon");
     let fat = build_fat(&t, 32);
     let Some(ex) = build_exfat(&t) else { return };
+    let ext = build_ext4(&t);
+    if !with_ext_mount(&ext, &t.path("ext-mnt"), |_| {}) {
+        cannot_run("mounting an ext4 image through a loop device (needs root and the ext4 driver)");
+        return;
+    }
     let w = World::new("fatvols");
-    for (img, name) in [(&fat, "fatvol"), (&ex, "exvol")] {
+    for (img, name) in [(&fat, "fatvol"), (&ex, "exvol"), (&ext, "extvol")] {
         w.ok(&[
             "volumes",
             "add",
@@ -265,9 +305,10 @@ fn daemon_follows_random_changes_to_fat32_and_exfat_as_a_fresh_index() {
     w.wait_ready(60);
     check(&w, "fatvol", &fat, 0);
     check(&w, "exvol", &ex, 0);
+    check(&w, "extvol", &ext, 0);
 
     let mut rng = Rng(0x5eed_fa7d_2026);
-    let (mut mf, mut me) = (Model::new(), Model::new());
+    let (mut mf, mut me, mut mx) = (Model::new(), Model::new(), Model::new());
     for round in 1..=6 {
         for _ in 0..8 {
             let op = random_op(&mut mf, &mut rng);
@@ -279,7 +320,13 @@ fn daemon_follows_random_changes_to_fat32_and_exfat_as_a_fresh_index() {
             apply_mount(&m.dir, &op);
         }
         m.unmount();
-        for name in ["fatvol", "exvol"] {
+        with_ext_mount(&ext, &t.path("ext-mnt"), |root| {
+            for _ in 0..8 {
+                let op = random_op(&mut mx, &mut rng);
+                apply_mount(root, &op);
+            }
+        });
+        for name in ["fatvol", "exvol", "extvol"] {
             let r = w.ok(&["volumes", "refresh", name]);
             assert!(
                 r.contains("applied") && r.contains("delta") && !r.contains("rebuil"),
@@ -288,5 +335,6 @@ fn daemon_follows_random_changes_to_fat32_and_exfat_as_a_fresh_index() {
         }
         check(&w, "fatvol", &fat, round);
         check(&w, "exvol", &ex, round);
+        check(&w, "extvol", &ext, round);
     }
 }

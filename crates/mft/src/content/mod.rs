@@ -390,9 +390,49 @@ fn neutral_stream(
         });
     }
     let corrupt = |why: String| ContentError::Corrupt { record, why };
+    let mut info = StreamInfo {
+        record,
+        sequence: 0,
+        name: String::new(),
+        size: f.size,
+        initialized_size: f.size,
+        allocated_size: f.allocated,
+        resident: false,
+        compressed: false,
+        sparse: f.runs.iter().any(|r| r.is_hole()),
+        encrypted: false,
+        in_use: !f.deleted,
+        directory: false,
+        mapped_size: 0,
+        fragments: f.runs.len(),
+    };
+    if let Some(data) = &f.inline {
+        info.resident = true;
+        info.mapped_size = f.size;
+        let mut data = data.clone();
+        data.resize(f.size.min(data.len() as u64) as usize, 0);
+        return Ok((info, Body::Resident(data)));
+    }
     let mut extents = Vec::with_capacity(f.runs.len());
     let mut vcn = 0u64;
     for r in &f.runs {
+        if r.is_hole() {
+            let len = r.len.div_ceil(UNIT);
+            match extents.last_mut() {
+                Some(Extent {
+                    len: l,
+                    loc: Loc::Sparse,
+                    ..
+                }) => *l += len,
+                _ => extents.push(Extent {
+                    vcn,
+                    len,
+                    loc: Loc::Sparse,
+                }),
+            }
+            vcn += len;
+            continue;
+        }
         if r.offset % UNIT != 0 || r.len % UNIT != 0 {
             return Err(corrupt(format!(
                 "a run of {} bytes at byte {} is not in 512-byte units",
@@ -423,22 +463,7 @@ fn neutral_stream(
             loc: Loc::Unmapped,
         });
     }
-    let info = StreamInfo {
-        record,
-        sequence: 0,
-        name: String::new(),
-        size: f.size,
-        initialized_size: f.size,
-        allocated_size: f.allocated,
-        resident: false,
-        compressed: false,
-        sparse: false,
-        encrypted: false,
-        in_use: !f.deleted,
-        directory: false,
-        mapped_size: mapped.min(f.size),
-        fragments: f.runs.len(),
-    };
+    info.mapped_size = mapped.min(f.size);
     let body = Body::NonResident {
         cluster_size: UNIT,
         extents,

@@ -1,0 +1,491 @@
+//! ext2, ext3 and ext4, read from their own tables with no mount: every entry of a volume in the
+//! file-system-neutral form ([`uffs_fs::Scan`]), with the runs that hold each file's data.
+//!
+//! The fast path is ext's own MFT: the inode tables, read in group order with large reads, skipping what the group
+//! descriptors say was never used (`INODE_UNINIT`, `itable_unused`); then the folders' blocks for the names.
+//!
+//! * [`superblock`]: geometry, counts and features;
+//! * [`group`]: the block group descriptors;
+//! * [`inode`]: an inode's mode, owner, size, times and flags;
+//! * [`map`]: extent trees and block maps, as runs with holes;
+//! * [`dir`]: directory blocks, live names and deleted ones in slack;
+//! * [`metadata`]: the volume's own structures as entries, so that `du /` adds up to the blocks in use;
+//! * [`xattr`]: in-inode extended attributes, for inline data.
+//!
+//! Ids are inode numbers (the root folder is 2), so `icat` and `debugfs` take what uffs prints; a file with
+//! several names (hard links) is one id with one entry per name.
+
+pub mod dir;
+pub mod group;
+pub mod inode;
+pub mod map;
+pub mod metadata;
+pub mod superblock;
+pub mod xattr;
+
+use std::collections::HashMap;
+use std::fmt;
+
+use uffs_fs::{attr, Kind, Run};
+pub use uffs_fs::{Entry, ReadAt, Scan, Space};
+
+use group::Group;
+use inode::{flags, Inode};
+use superblock::{incompat, ro_compat, Superblock};
+
+/// Whether a volume's first 2 KiB hold an ext2/3/4 superblock (its magic at byte 1,080).
+pub fn probe(head: &[u8]) -> bool {
+    head.len() >= superblock::MAGIC_AT + 2 && le16(head, superblock::MAGIC_AT) == 0xEF53
+}
+
+/// The bytes [`probe`] needs.
+pub const PROBE_LEN: usize = 2048;
+
+/// The volume's length in bytes as its superblock gives it (for a device that does not tell its own).
+pub fn volume_len(head: &[u8]) -> Option<u64> {
+    let sb = head.get(superblock::OFFSET as usize..superblock::OFFSET as usize + 1024)?;
+    Superblock::parse(sb, u64::MAX).ok().map(|s| s.volume_len())
+}
+
+/// What a scan keeps.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScanOptions {
+    /// Deleted names too (from directory slack), with what their inodes still hold.
+    pub deleted: bool,
+}
+
+/// A volume that cannot be read at all; damage inside a readable one is a warning in [`Scan::warnings`].
+#[derive(Debug)]
+pub struct Error {
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(message: impl Into<String>) -> Error {
+        Error {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+pub(crate) fn le16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+pub(crate) fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// The root folder's inode.
+pub const ROOT: u32 = 2;
+
+/// The inode tables are read this many bytes at a time.
+const TABLE_READ: u64 = 4 << 20;
+
+/// An opened ext2/3/4 volume.
+pub struct Volume<R: ReadAt> {
+    dev: R,
+    sb: Superblock,
+    groups: Vec<Group>,
+}
+
+/// An inode in use, with its inline data when it keeps its data in the inode.
+struct Held {
+    inode: Inode,
+    inline: Option<Vec<u8>>,
+}
+
+impl<R: ReadAt> Volume<R> {
+    /// Opens the volume whose superblock is at byte 1,024 of `dev`.
+    pub fn open(dev: R) -> Result<Volume<R>> {
+        let mut b = vec![0u8; 1024];
+        dev.read_exact_at(&mut b, superblock::OFFSET)
+            .map_err(|e| Error::new(format!("superblock: {e}")))?;
+        let sb = Superblock::parse(&b, dev.len())?;
+        let groups = group::read_all(&dev, &sb)?;
+        Ok(Volume { dev, sb, groups })
+    }
+
+    pub fn superblock(&self) -> &Superblock {
+        &self.sb
+    }
+
+    /// `ext2`, `ext3` or `ext4`.
+    pub fn flavor(&self) -> &'static str {
+        self.sb.flavor()
+    }
+
+    /// A serial number from the UUID (its first 8 bytes, little-endian).
+    pub fn serial(&self) -> u64 {
+        u64::from_le_bytes(self.sb.uuid[..8].try_into().expect("8 bytes"))
+    }
+
+    /// The volume's space from the superblock's counts.
+    pub fn space(&self) -> Space {
+        let bs = self.sb.block_size;
+        let used = self.sb.blocks_count.saturating_sub(self.sb.free_blocks);
+        Space {
+            cluster_size: bs,
+            clusters_total: self.sb.blocks_count,
+            clusters_in_use: used,
+            bytes_in_use: used * bs,
+            bytes_total: self.sb.blocks_count * bs,
+        }
+    }
+
+    /// What `uffs info` shows: the flavour and features, block and inode sizes, counts, label, UUID, space.
+    pub fn facts(&self) -> Vec<(String, String)> {
+        let sb = &self.sb;
+        let space = self.space();
+        let mut f = vec![
+            ("file system".to_string(), sb.flavor().to_string()),
+            ("features".into(), sb.feature_names().join(" ")),
+            ("block size".into(), format!("{} bytes", sb.block_size)),
+            ("inode size".into(), format!("{} bytes", sb.inode_size)),
+            (
+                "groups".into(),
+                format!(
+                    "{} of {} blocks and {} inodes",
+                    self.groups.len(),
+                    sb.blocks_per_group,
+                    sb.inodes_per_group
+                ),
+            ),
+            (
+                "inodes".into(),
+                format!("{} ({} free)", sb.inodes_count, sb.free_inodes),
+            ),
+            ("label".into(), sb.label.clone()),
+            ("uuid".into(), sb.uuid_text()),
+            (
+                "used".into(),
+                format!(
+                    "{} bytes in {} blocks of {}; free {} bytes (per the superblock)",
+                    space.bytes_in_use,
+                    space.clusters_in_use,
+                    space.clusters_total,
+                    space.bytes_total - space.bytes_in_use
+                ),
+            ),
+        ];
+        if !sb.last_mounted.is_empty() {
+            f.push(("last mounted on".into(), sb.last_mounted.clone()));
+        }
+        if sb.has_incompat(incompat::RECOVER) {
+            f.push((
+                "journal".into(),
+                "needs recovery: changes in the journal are not yet in the tables (read as they are)".into(),
+            ));
+        }
+        f
+    }
+
+    /// Every entry: one per name of each file and folder in use (and, with `opts.deleted`, the deleted names
+    /// left in directory slack), the root folder, and the inodes in use that no folder names.
+    pub fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
+        let mut warnings = Vec::new();
+        let held = self.read_inodes(&mut warnings);
+        let mapper = map::Mapper {
+            dev: &self.dev,
+            block_size: self.sb.block_size,
+            blocks_count: self.sb.blocks_count,
+        };
+        let mut runs: HashMap<u32, Vec<Run>> = HashMap::with_capacity(held.len());
+        for (&ino, h) in &held {
+            if h.inline.is_some() || h.inode.is_fast_symlink() || !self.has_data(&h.inode) {
+                continue;
+            }
+            match mapper.runs(&h.inode.block, h.inode.has(flags::EXTENTS), h.inode.size) {
+                Ok(r) => {
+                    runs.insert(ino, r);
+                }
+                Err(why) => warnings.push(format!("inode {ino}: {why}: its data is left unread")),
+            }
+        }
+        let mut entries = Vec::with_capacity(held.len() + 1);
+        let mut named = std::collections::HashSet::new();
+        let mut parent_of: HashMap<u32, u32> = HashMap::new();
+        // The folders in the order their first block lies on the volume: their blocks are read in one sweep.
+        let mut folders: Vec<u32> = held
+            .iter()
+            .filter(|(_, h)| h.inode.is_dir())
+            .map(|(&i, _)| i)
+            .collect();
+        folders.sort_by_key(|i| {
+            runs.get(i)
+                .and_then(|r| r.iter().find(|r| !r.is_hole()))
+                .map_or(0, |r| r.offset)
+        });
+        let filetype = self.sb.has_incompat(incompat::FILETYPE);
+        for &dir in &folders {
+            let h = &held[&dir];
+            let bytes = match (&h.inline, runs.get(&dir)) {
+                (Some(inline), _) => inline_dir(inline),
+                (None, Some(r)) => match self.read_runs(r, h.inode.size) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        warnings.push(format!("folder inode {dir}: {e}: its names are left out"));
+                        continue;
+                    }
+                },
+                (None, None) => continue,
+            };
+            let bs = if h.inline.is_some() {
+                bytes.len().max(1)
+            } else {
+                self.sb.block_size as usize
+            };
+            let mut names = Vec::new();
+            for (i, block) in bytes.chunks(bs).enumerate() {
+                if let Err(why) = dir::names(
+                    block,
+                    self.sb.block_size as usize,
+                    filetype,
+                    opts.deleted,
+                    self.sb.inodes_count,
+                    &mut names,
+                ) {
+                    warnings.push(format!("folder inode {dir}, block {i}: {why}"));
+                }
+            }
+            for n in names {
+                if n.name == b"." || n.name == b".." {
+                    continue;
+                }
+                let name = String::from_utf8_lossy(&n.name).into_owned();
+                match held.get(&n.inode) {
+                    Some(child) if !n.deleted => {
+                        if child.inode.is_dir() {
+                            // A folder has one name: a second is damage (it would make a loop or a copy).
+                            if parent_of.insert(n.inode, dir).is_some() {
+                                warnings.push(format!(
+                                    "folder inode {} has a second name {name:?} in folder {dir}: left out",
+                                    n.inode
+                                ));
+                                continue;
+                            }
+                        }
+                        named.insert(n.inode);
+                        entries.push(self.entry(
+                            n.inode,
+                            dir,
+                            name,
+                            child,
+                            runs.get(&n.inode),
+                            false,
+                        ));
+                    }
+                    // A deleted name whose inode is in use again names another file now.
+                    Some(_) => {}
+                    None if n.deleted && n.inode != 0 => {
+                        let inode = self
+                            .read_inode(n.inode)
+                            .unwrap_or_else(|| Inode::parse(&[0; 128], false));
+                        let h = Held {
+                            inode,
+                            inline: None,
+                        };
+                        let r = mapper
+                            .runs(&h.inode.block, h.inode.has(flags::EXTENTS), h.inode.size)
+                            .unwrap_or_default();
+                        entries.push(self.entry(n.inode, dir, name, &h, Some(&r), true));
+                    }
+                    None if n.deleted => {}
+                    None => warnings.push(format!(
+                        "folder inode {dir} names {name:?} as inode {}, which is not in use",
+                        n.inode
+                    )),
+                }
+            }
+        }
+        // The root, and what is in use but named by no folder (an orphan, or the journal).
+        if let Some(root) = held.get(&ROOT) {
+            let mut e = self.entry(ROOT, ROOT, String::new(), root, runs.get(&ROOT), false);
+            e.name.clear();
+            entries.push(e);
+        }
+        let mut unnamed: Vec<u32> = held
+            .keys()
+            .copied()
+            .filter(|i| *i != ROOT && !named.contains(i))
+            .collect();
+        unnamed.sort_unstable();
+        for ino in unnamed {
+            let h = &held[&ino];
+            if ino < self.sb.first_inode {
+                // A reserved inode (the journal, the resize inode, quota files): the volume's own.
+                let name = metadata::reserved_name(&self.sb, ino);
+                let mut e = self.entry(ino, ROOT, name, h, runs.get(&ino), false);
+                e.metadata = true;
+                e.attributes = attr::SYSTEM | attr::HIDDEN;
+                if ino == 7 {
+                    // Its i_size only places the reserved descriptor blocks in a sparse map: no data of that size.
+                    e.size = e.allocated;
+                }
+                entries.push(e);
+            } else {
+                // As TSK names them; their parent (0) is no folder, so they are kept under $Orphan.
+                entries.push(self.entry(
+                    ino,
+                    0,
+                    format!("OrphanFile-{ino}"),
+                    h,
+                    runs.get(&ino),
+                    false,
+                ));
+            }
+        }
+        entries.extend(metadata::entries(&self.sb, &self.groups));
+        Ok(Scan {
+            root: u64::from(ROOT),
+            entries,
+            warnings,
+            space: self.space(),
+        })
+    }
+
+    /// Whether an inode's `i_block` maps data (not a device's numbers or a fast symlink's target).
+    fn has_data(&self, i: &Inode) -> bool {
+        matches!(i.kind(), Kind::File | Kind::Folder | Kind::Symlink)
+    }
+
+    fn entry(
+        &self,
+        ino: u32,
+        parent: u32,
+        name: String,
+        h: &Held,
+        runs: Option<&Vec<Run>>,
+        deleted: bool,
+    ) -> Entry {
+        let i = &h.inode;
+        let kind = i.kind();
+        let inline = match (&h.inline, i.is_fast_symlink()) {
+            (Some(d), _) => Some(d[..d.len().min(i.size as usize)].to_vec()),
+            (None, true) => Some(i.block[..i.size as usize].to_vec()),
+            _ => None,
+        };
+        Entry {
+            id: u64::from(ino),
+            parent: u64::from(parent),
+            name,
+            short_name: None,
+            kind,
+            size: if kind == Kind::Special { 0 } else { i.size },
+            allocated: i.allocated(self.sb.block_size),
+            times: i.times,
+            local_times: false,
+            attributes: if kind == Kind::Folder {
+                attr::DIRECTORY
+            } else {
+                0
+            },
+            deleted,
+            metadata: false,
+            runs: runs.cloned().unwrap_or_default(),
+            inline,
+        }
+    }
+
+    /// Every inode in use, by number, read table by table in group order.
+    fn read_inodes(&self, warnings: &mut Vec<String>) -> HashMap<u32, Held> {
+        let sb = &self.sb;
+        let size = u64::from(sb.inode_size);
+        let huge = sb.has_ro_compat(ro_compat::HUGE_FILE);
+        let hints = sb.has_group_checksums();
+        let mut out = HashMap::new();
+        let mut buf = Vec::new();
+        for (g, grp) in self.groups.iter().enumerate() {
+            let mut count = u64::from(sb.inodes_per_group);
+            if hints {
+                if grp.flags & group::INODE_UNINIT != 0 {
+                    continue;
+                }
+                count = count.saturating_sub(u64::from(grp.itable_unused));
+            }
+            let first = g as u64 * u64::from(sb.inodes_per_group) + 1;
+            count = count.min((u64::from(sb.inodes_count) + 1).saturating_sub(first));
+            let table = grp.inode_table.saturating_mul(sb.block_size);
+            if grp.inode_table == 0 || grp.inode_table >= sb.blocks_count {
+                warnings.push(format!(
+                    "group {g}: its inode table is at block {}, outside the volume: its {count} inodes are left out",
+                    grp.inode_table
+                ));
+                continue;
+            }
+            let mut done = 0u64;
+            while done < count {
+                let n = (count - done).min(TABLE_READ / size);
+                buf.resize((n * size) as usize, 0);
+                if let Err(e) = self.dev.read_exact_at(&mut buf, table + done * size) {
+                    warnings.push(format!(
+                        "group {g}: inodes {} to {}: {e}: left out",
+                        first + done,
+                        first + done + n - 1
+                    ));
+                    break;
+                }
+                for (k, raw) in buf.chunks_exact(size as usize).enumerate() {
+                    let ino = (first + done + k as u64) as u32;
+                    let inode = Inode::parse(raw, huge);
+                    if inode.is_free() {
+                        continue;
+                    }
+                    let inline = inode
+                        .has(flags::INLINE_DATA)
+                        .then(|| xattr::inline_data(raw, &inode));
+                    out.insert(ino, Held { inode, inline });
+                }
+                done += n;
+            }
+        }
+        out
+    }
+
+    /// One inode, read alone (a deleted name's).
+    fn read_inode(&self, ino: u32) -> Option<Inode> {
+        let sb = &self.sb;
+        let idx = u64::from(ino.checked_sub(1)?);
+        let grp = self
+            .groups
+            .get((idx / u64::from(sb.inodes_per_group)) as usize)?;
+        let size = u64::from(sb.inode_size);
+        let at = grp.inode_table * sb.block_size + (idx % u64::from(sb.inodes_per_group)) * size;
+        let mut raw = vec![0u8; size as usize];
+        self.dev.read_exact_at(&mut raw, at).ok()?;
+        Some(Inode::parse(&raw, sb.has_ro_compat(ro_compat::HUGE_FILE)))
+    }
+
+    /// The bytes of `runs` up to `size` (holes as zeros).
+    fn read_runs(&self, runs: &[Run], size: u64) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(size.min(1 << 30) as usize);
+        for r in runs {
+            let want = (size - out.len() as u64).min(r.len) as usize;
+            if want == 0 {
+                break;
+            }
+            let start = out.len();
+            out.resize(start + want, 0);
+            if !r.is_hole() {
+                self.dev.read_exact_at(&mut out[start..], r.offset)?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// An inline folder's bytes as one block of entries: its first 4 bytes are the parent's inode (`..`), the rest
+/// entries (in `i_block`, then in the `system.data` attribute; each part's entries end at its own end).
+fn inline_dir(data: &[u8]) -> Vec<u8> {
+    data.get(4..).unwrap_or_default().to_vec()
+}
