@@ -23,7 +23,6 @@ pub mod metadata;
 pub mod superblock;
 pub mod xattr;
 
-use std::collections::HashMap;
 use std::fmt;
 
 use uffs_fs::{attr, Kind, Run};
@@ -194,42 +193,48 @@ impl<R: ReadAt> Volume<R> {
     /// left in directory slack), the root folder, and the inodes in use that no folder names.
     pub fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
         let mut warnings = Vec::new();
-        let held = self.read_inodes(&mut warnings);
+        // The inodes in use, in number order (as the tables give them): looked up by binary search.
+        let (nums, held): (Vec<u32>, Vec<Held>) =
+            self.read_inodes(&mut warnings).into_iter().unzip();
+        let find = |ino: u32| nums.binary_search(&ino).ok();
         let mapper = map::Mapper {
             dev: &self.dev,
             block_size: self.sb.block_size,
             blocks_count: self.sb.blocks_count,
         };
-        let mut runs: HashMap<u32, Vec<Run>> = HashMap::with_capacity(held.len());
-        for (&ino, h) in &held {
-            if h.inline.is_some() || h.inode.is_fast_symlink() || !self.has_data(&h.inode) {
-                continue;
-            }
-            match mapper.runs(&h.inode.block, h.inode.has(flags::EXTENTS), h.inode.size) {
-                Ok(r) => {
-                    runs.insert(ino, r);
-                }
-                Err(why) => warnings.push(format!("inode {ino}: {why}: its data is left unread")),
-            }
-        }
-        let mut entries = Vec::with_capacity(held.len() + 1);
-        let mut named = std::collections::HashSet::new();
-        let mut parent_of: HashMap<u32, u32> = HashMap::new();
-        // The folders in the order their first block lies on the volume: their blocks are read in one sweep.
-        let mut folders: Vec<u32> = held
+        let runs: Vec<Option<Vec<Run>>> = nums
             .iter()
-            .filter(|(_, h)| h.inode.is_dir())
-            .map(|(&i, _)| i)
+            .zip(&held)
+            .map(|(ino, h)| {
+                if h.inline.is_some() || h.inode.is_fast_symlink() || !self.has_data(&h.inode) {
+                    return None;
+                }
+                mapper
+                    .runs(&h.inode.block, h.inode.has(flags::EXTENTS), h.inode.size)
+                    .map_err(|why| {
+                        warnings.push(format!("inode {ino}: {why}: its data is left unread"))
+                    })
+                    .ok()
+            })
             .collect();
-        folders.sort_by_key(|i| {
-            runs.get(i)
+        let mut entries = Vec::with_capacity(held.len() + 1);
+        // Whether each inode has a name yet (a folder may have only one).
+        let mut named = vec![false; held.len()];
+        // The folders in the order their first block lies on the volume: their blocks are read in one sweep.
+        let mut folders: Vec<usize> = (0..held.len())
+            .filter(|&i| held[i].inode.is_dir())
+            .collect();
+        folders.sort_by_key(|&i| {
+            runs[i]
+                .as_ref()
                 .and_then(|r| r.iter().find(|r| !r.is_hole()))
                 .map_or(0, |r| r.offset)
         });
         let filetype = self.sb.has_incompat(incompat::FILETYPE);
-        for &dir in &folders {
-            let h = &held[&dir];
-            let bytes = match (&h.inline, runs.get(&dir)) {
+        let mut names = Vec::new();
+        for &d in &folders {
+            let (dir, h) = (nums[d], &held[d]);
+            let bytes = match (&h.inline, &runs[d]) {
                 (Some(inline), _) => inline_dir(inline),
                 (None, Some(r)) => match self.read_runs(r, h.inode.size) {
                     Ok(b) => b,
@@ -245,7 +250,7 @@ impl<R: ReadAt> Volume<R> {
             } else {
                 self.sb.block_size as usize
             };
-            let mut names = Vec::new();
+            names.clear();
             for (i, block) in bytes.chunks(bs).enumerate() {
                 if let Err(why) = dir::names(
                     block,
@@ -258,30 +263,31 @@ impl<R: ReadAt> Volume<R> {
                     warnings.push(format!("folder inode {dir}, block {i}: {why}"));
                 }
             }
-            for n in names {
+            for n in names.drain(..) {
                 if n.name == b"." || n.name == b".." {
                     continue;
                 }
-                let name = String::from_utf8_lossy(&n.name).into_owned();
-                match held.get(&n.inode) {
-                    Some(child) if !n.deleted => {
-                        if child.inode.is_dir() {
-                            // A folder has one name: a second is damage (it would make a loop or a copy).
-                            if parent_of.insert(n.inode, dir).is_some() {
-                                warnings.push(format!(
-                                    "folder inode {} has a second name {name:?} in folder {dir}: left out",
-                                    n.inode
-                                ));
-                                continue;
-                            }
+                let name = match String::from_utf8(n.name) {
+                    Ok(s) => s,
+                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                };
+                match find(n.inode) {
+                    Some(c) if !n.deleted => {
+                        // A folder has one name: a second is damage (it would make a loop or a copy).
+                        if held[c].inode.is_dir() && named[c] {
+                            warnings.push(format!(
+                                "folder inode {} has a second name {name:?} in folder {dir}: left out",
+                                n.inode
+                            ));
+                            continue;
                         }
-                        named.insert(n.inode);
+                        named[c] = true;
                         entries.push(self.entry(
                             n.inode,
                             dir,
                             name,
-                            child,
-                            runs.get(&n.inode),
+                            &held[c],
+                            runs[c].as_ref(),
                             false,
                         ));
                     }
@@ -309,23 +315,15 @@ impl<R: ReadAt> Volume<R> {
             }
         }
         // The root, and what is in use but named by no folder (an orphan, or the journal).
-        if let Some(root) = held.get(&ROOT) {
-            let mut e = self.entry(ROOT, ROOT, String::new(), root, runs.get(&ROOT), false);
-            e.name.clear();
-            entries.push(e);
+        if let Some(r) = find(ROOT) {
+            entries.push(self.entry(ROOT, ROOT, String::new(), &held[r], runs[r].as_ref(), false));
         }
-        let mut unnamed: Vec<u32> = held
-            .keys()
-            .copied()
-            .filter(|i| *i != ROOT && !named.contains(i))
-            .collect();
-        unnamed.sort_unstable();
-        for ino in unnamed {
-            let h = &held[&ino];
+        for i in (0..held.len()).filter(|&i| nums[i] != ROOT && !named[i]) {
+            let (ino, h) = (nums[i], &held[i]);
             if ino < self.sb.first_inode {
                 // A reserved inode (the journal, the resize inode, quota files): the volume's own.
                 let name = metadata::reserved_name(&self.sb, ino);
-                let mut e = self.entry(ino, ROOT, name, h, runs.get(&ino), false);
+                let mut e = self.entry(ino, ROOT, name, h, runs[i].as_ref(), false);
                 e.metadata = true;
                 e.attributes = attr::SYSTEM | attr::HIDDEN;
                 if ino == 7 {
@@ -340,7 +338,7 @@ impl<R: ReadAt> Volume<R> {
                     0,
                     format!("OrphanFile-{ino}"),
                     h,
-                    runs.get(&ino),
+                    runs[i].as_ref(),
                     false,
                 ));
             }
@@ -397,13 +395,13 @@ impl<R: ReadAt> Volume<R> {
         }
     }
 
-    /// Every inode in use, by number, read table by table in group order.
-    fn read_inodes(&self, warnings: &mut Vec<String>) -> HashMap<u32, Held> {
+    /// Every inode in use with its number, in number order: read table by table in group order.
+    fn read_inodes(&self, warnings: &mut Vec<String>) -> Vec<(u32, Held)> {
         let sb = &self.sb;
         let size = u64::from(sb.inode_size);
         let huge = sb.has_ro_compat(ro_compat::HUGE_FILE);
         let hints = sb.has_group_checksums();
-        let mut out = HashMap::new();
+        let mut out = Vec::new();
         let mut buf = Vec::new();
         for (g, grp) in self.groups.iter().enumerate() {
             let mut count = u64::from(sb.inodes_per_group);
@@ -444,7 +442,7 @@ impl<R: ReadAt> Volume<R> {
                     let inline = inode
                         .has(flags::INLINE_DATA)
                         .then(|| xattr::inline_data(raw, &inode));
-                    out.insert(ino, Held { inode, inline });
+                    out.push((ino, Held { inode, inline }));
                 }
                 done += n;
             }
