@@ -236,7 +236,7 @@ impl<R: ReadAt> Volume<R> {
             let (dir, h) = (nums[d], &held[d]);
             let bytes = match (&h.inline, &runs[d]) {
                 (Some(inline), _) => inline_dir(inline),
-                (None, Some(r)) => match self.read_runs(r, h.inode.size) {
+                (None, Some(r)) => match self.read_folder(r, h.inode.size) {
                     Ok(b) => b,
                     Err(e) => {
                         warnings.push(format!("folder inode {dir}: {e}: its names are left out"));
@@ -464,19 +464,24 @@ impl<R: ReadAt> Volume<R> {
         Some(Inode::parse(&raw, sb.has_ro_compat(ro_compat::HUGE_FILE)))
     }
 
-    /// The bytes of `runs` up to `size` (holes as zeros).
-    fn read_runs(&self, runs: &[Run], size: u64) -> std::io::Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(size.min(1 << 30) as usize);
+    /// A folder's blocks: the bytes of `runs` within its first `size` bytes, holes left out (a hole holds no
+    /// entries). What is allocated is what the runs hold, which lie inside the volume: never more than its size,
+    /// whatever `size` a damaged inode gives.
+    fn read_folder(&self, runs: &[Run], size: u64) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut pos = 0u64;
         for r in runs {
-            let want = (size - out.len() as u64).min(r.len) as usize;
+            let want = size.saturating_sub(pos).min(r.len) as usize;
             if want == 0 {
                 break;
             }
+            pos += r.len;
+            if r.is_hole() {
+                continue;
+            }
             let start = out.len();
             out.resize(start + want, 0);
-            if !r.is_hole() {
-                self.dev.read_exact_at(&mut out[start..], r.offset)?;
-            }
+            self.dev.read_exact_at(&mut out[start..], r.offset)?;
         }
         Ok(out)
     }
