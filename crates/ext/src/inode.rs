@@ -7,6 +7,8 @@ use crate::{le16, le32};
 
 /// `i_flags` bits.
 pub mod flags {
+    pub const COMPR: u32 = 0x4;
+    pub const IMMUTABLE: u32 = 0x10;
     pub const INDEX: u32 = 0x1000;
     pub const HUGE_FILE: u32 = 0x40000;
     pub const EXTENTS: u32 = 0x80000;

@@ -176,6 +176,10 @@ impl<R: ReadAt> Volume<R> {
                     space.bytes_total - space.bytes_in_use
                 ),
             ),
+            (
+                "block bitmaps".into(),
+                self.bitmap_note(space.clusters_in_use),
+            ),
         ];
         if !sb.last_mounted.is_empty() {
             f.push(("last mounted on".into(), sb.last_mounted.clone()));
@@ -189,13 +193,70 @@ impl<R: ReadAt> Volume<R> {
         f
     }
 
+    /// The blocks the groups' block bitmaps mark in use, with any before the first group (a group whose bitmap was never written, `BLOCK_UNINIT`,
+    /// counts as its descriptor says), and the groups whose bitmap could not be read.
+    pub fn bitmap_blocks_in_use(&self) -> (u64, Vec<u64>) {
+        let sb = &self.sb;
+        let per_group = u64::from(sb.blocks_per_group);
+        let mut buf = vec![0u8; sb.block_size as usize];
+        // Blocks before the first group (block 0 of a volume of 1 KiB blocks, the boot block) are in use.
+        let (mut used, mut unread) = (u64::from(sb.first_data_block), Vec::new());
+        for (g, d) in self.groups.iter().enumerate() {
+            let first = group::first_block(sb, g as u64);
+            let blocks = sb.blocks_count.saturating_sub(first).min(per_group);
+            if d.flags & group::BLOCK_UNINIT != 0 {
+                used += blocks.saturating_sub(u64::from(d.free_blocks));
+                continue;
+            }
+            let at = d.block_bitmap.saturating_mul(sb.block_size);
+            if d.block_bitmap >= sb.blocks_count || self.dev.read_exact_at(&mut buf, at).is_err() {
+                unread.push(g as u64);
+                continue;
+            }
+            let whole = (blocks / 8) as usize;
+            used += buf[..whole]
+                .iter()
+                .map(|b| u64::from(b.count_ones()))
+                .sum::<u64>();
+            if blocks % 8 != 0 {
+                used += u64::from((buf[whole] & ((1u8 << (blocks % 8)) - 1)).count_ones());
+            }
+        }
+        (used, unread)
+    }
+
+    /// `uffs info`'s line on what the block bitmaps mark in use, beside the superblock's `superblock_used`.
+    fn bitmap_note(&self, superblock_used: u64) -> String {
+        let (used, unread) = self.bitmap_blocks_in_use();
+        let bs = self.sb.block_size;
+        let mut s = format!("{} bytes in {used} blocks in use", used * bs);
+        if used == superblock_used {
+            s.push_str(", as the superblock says");
+        } else {
+            s.push_str(&format!(
+                "; the superblock says {superblock_used} (its counts lag the bitmaps on a volume mounted \
+                 or not cleanly unmounted)"
+            ));
+        }
+        if !unread.is_empty() {
+            s.push_str(&format!(
+                "; the bitmaps of {} groups could not be read (first: group {})",
+                unread.len(),
+                unread[0]
+            ));
+        }
+        s
+    }
+
     /// Every entry: one per name of each file and folder in use (and, with `opts.deleted`, the deleted names
     /// left in directory slack), the root folder, and the inodes in use that no folder names.
     pub fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
         let mut warnings = Vec::new();
         // The inodes in use, in number order (as the tables give them): looked up by binary search.
-        let (nums, held): (Vec<u32>, Vec<Held>) =
-            self.read_inodes(&mut warnings).into_iter().unzip();
+        let (inodes, freed) = self.read_inodes(&mut warnings, opts.deleted);
+        let (nums, held): (Vec<u32>, Vec<Held>) = inodes.into_iter().unzip();
+        // Deleted inodes a deleted name in slack points at (the others are listed as orphans, as fls lists them).
+        let mut named_freed = Vec::new();
         let find = |ino: u32| nums.binary_search(&ino).ok();
         let mapper = map::Mapper {
             dev: &self.dev,
@@ -294,6 +355,7 @@ impl<R: ReadAt> Volume<R> {
                     // A deleted name whose inode is in use again names another file now.
                     Some(_) => {}
                     None if n.deleted && n.inode != 0 => {
+                        named_freed.push(n.inode);
                         let inode = self
                             .read_inode(n.inode)
                             .unwrap_or_else(|| Inode::parse(&[0; 128], false));
@@ -343,6 +405,22 @@ impl<R: ReadAt> Volume<R> {
                 ));
             }
         }
+        // Deleted inodes no name points at any more, as fls lists them (`$OrphanFiles/OrphanFile-N`): what their
+        // inode still holds (ext3 and ext4 clear a deleted file's size and block map or extents).
+        named_freed.sort_unstable();
+        for (ino, inode) in freed {
+            if named_freed.binary_search(&ino).is_ok() {
+                continue;
+            }
+            let r = mapper
+                .runs(&inode.block, inode.has(flags::EXTENTS), inode.size)
+                .unwrap_or_default();
+            let h = Held {
+                inode,
+                inline: None,
+            };
+            entries.push(self.entry(ino, 0, format!("OrphanFile-{ino}"), &h, Some(&r), true));
+        }
         entries.extend(metadata::entries(&self.sb, &self.groups));
         Ok(Scan {
             root: u64::from(ROOT),
@@ -373,6 +451,11 @@ impl<R: ReadAt> Volume<R> {
             (None, true) => Some(i.block[..i.size as usize].to_vec()),
             _ => None,
         };
+        let runs = runs.cloned().unwrap_or_default();
+        let link_target = match kind {
+            Kind::Symlink => inline.clone().or_else(|| self.slow_link_target(i, &runs)),
+            _ => None,
+        };
         Entry {
             id: u64::from(ino),
             parent: u64::from(parent),
@@ -383,25 +466,44 @@ impl<R: ReadAt> Volume<R> {
             allocated: i.allocated(self.sb.block_size),
             times: i.times,
             local_times: false,
-            attributes: if kind == Kind::Folder {
-                attr::DIRECTORY
-            } else {
-                0
-            },
+            attributes: attributes(i, &runs),
             deleted,
             metadata: false,
-            runs: runs.cloned().unwrap_or_default(),
+            runs,
             inline,
+            posix: Some(uffs_fs::Posix {
+                mode: u32::from(i.mode),
+                uid: i.uid,
+                gid: i.gid,
+            }),
+            link_target,
         }
     }
 
-    /// Every inode in use with its number, in number order: read table by table in group order.
-    fn read_inodes(&self, warnings: &mut Vec<String>) -> Vec<(u32, Held)> {
+    /// The target of a symlink too long for `i_block`: the start of its one block.
+    fn slow_link_target(&self, i: &Inode, runs: &[Run]) -> Option<Vec<u8>> {
+        let first = runs.first().filter(|r| !r.is_hole())?;
+        // A target is at most a path's length (4,096 bytes), in the link's first block.
+        let len = i.size.min(first.len).min(4096) as usize;
+        let mut b = vec![0u8; len];
+        self.dev.read_exact_at(&mut b, first.offset).ok()?;
+        Some(b)
+    }
+
+    /// Every inode in use with its number, in number order: read table by table in group order; with `freed`,
+    /// also the inodes not in use that were once (a change time: deleted files), as TSK counts them.
+    #[allow(clippy::type_complexity)]
+    fn read_inodes(
+        &self,
+        warnings: &mut Vec<String>,
+        freed: bool,
+    ) -> (Vec<(u32, Held)>, Vec<(u32, Inode)>) {
         let sb = &self.sb;
         let size = u64::from(sb.inode_size);
         let huge = sb.has_ro_compat(ro_compat::HUGE_FILE);
         let hints = sb.has_group_checksums();
         let mut out = Vec::new();
+        let mut gone = Vec::new();
         let mut buf = Vec::new();
         for (g, grp) in self.groups.iter().enumerate() {
             let mut count = u64::from(sb.inodes_per_group);
@@ -437,6 +539,10 @@ impl<R: ReadAt> Volume<R> {
                     let ino = (first + done + k as u64) as u32;
                     let inode = Inode::parse(raw, huge);
                     if inode.is_free() {
+                        // The reserved inodes (the bad-blocks inode …) are the volume's, never a file's.
+                        if freed && inode.times.changed != 0 && ino >= sb.first_inode {
+                            gone.push((ino, inode));
+                        }
                         continue;
                     }
                     let inline = inode
@@ -447,7 +553,7 @@ impl<R: ReadAt> Volume<R> {
                 done += n;
             }
         }
-        out
+        (out, gone)
     }
 
     /// One inode, read alone (a deleted name's).
@@ -491,4 +597,27 @@ impl<R: ReadAt> Volume<R> {
 /// entries (in `i_block`, then in the `system.data` attribute; each part's entries end at its own end).
 fn inline_dir(data: &[u8]) -> Vec<u8> {
     data.get(4..).unwrap_or_default().to_vec()
+}
+
+/// The Windows attribute bits an inode maps onto: a folder, a symlink (a link, as NTFS's reparse point), an
+/// immutable file (read-only), ext's compression and encryption flags, and holes (sparse).
+fn attributes(i: &Inode, runs: &[Run]) -> u32 {
+    let mut a = match i.kind() {
+        Kind::Folder => attr::DIRECTORY,
+        Kind::Symlink => attr::REPARSE_POINT,
+        _ => 0,
+    };
+    for (flag, bit) in [
+        (flags::IMMUTABLE, attr::READ_ONLY),
+        (flags::COMPR, attr::COMPRESSED),
+        (flags::ENCRYPT, attr::ENCRYPTED),
+    ] {
+        if i.has(flag) {
+            a |= bit;
+        }
+    }
+    if i.kind() != Kind::Folder && runs.iter().any(Run::is_hole) {
+        a |= attr::SPARSE;
+    }
+    a
 }

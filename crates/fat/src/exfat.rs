@@ -1018,6 +1018,8 @@ impl<R: ReadAt> Volume<R> {
                 metadata: false,
                 runs,
                 inline: None,
+                posix: None,
+                link_target: None,
             });
             i += 1 + have;
         }

@@ -973,6 +973,8 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
             metadata: false,
             runs,
             inline: None,
+            posix: None,
+            link_target: None,
         });
     }
 }

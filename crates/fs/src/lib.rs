@@ -65,6 +65,21 @@ pub mod attr {
     pub const SYSTEM: u32 = 0x4;
     pub const DIRECTORY: u32 = 0x10;
     pub const ARCHIVE: u32 = 0x20;
+    pub const SPARSE: u32 = 0x200;
+    /// A link (NTFS's reparse point): ext's symlinks carry it.
+    pub const REPARSE_POINT: u32 = 0x400;
+    pub const COMPRESSED: u32 = 0x800;
+    pub const ENCRYPTED: u32 = 0x4000;
+}
+
+/// A file's owner and permissions as a POSIX file system keeps them (ext).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Posix {
+    /// `st_mode`: the file type in its top four bits, then set-user-id, set-group-id, sticky and the nine
+    /// permission bits.
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
 }
 
 /// One name of one file or folder.
@@ -99,6 +114,10 @@ pub struct Entry {
     /// Data kept in the file system's own structures rather than in runs (ext's inline data, a fast symlink's
     /// target): the whole of it, `size` bytes.
     pub inline: Option<Vec<u8>>,
+    /// Owner and permissions, on file systems that keep them.
+    pub posix: Option<Posix>,
+    /// A symbolic link's target, as the link holds it (bytes, not necessarily UTF-8).
+    pub link_target: Option<Vec<u8>>,
 }
 
 /// A volume's space as its own allocation table tells it.

@@ -38,6 +38,10 @@ pub struct RecordInfo {
     pub index_root: Option<IndexRoot>,
     pub names: Range<u32>,
     pub streams: Range<u32>,
+    /// Owner and permissions, on file systems that keep them (ext; never NTFS).
+    pub posix: Option<crate::posix::Posix>,
+    /// A symbolic link's target (ext), UTF-8, in the batch's text.
+    pub link_target: Option<Range<u32>>,
 }
 
 impl RecordInfo {

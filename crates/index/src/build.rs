@@ -6,12 +6,13 @@
 
 use std::time::{Duration, Instant};
 
-use crate::aliases::Aliases;
+use crate::apart::Apart;
 use crate::batch::{
     NameInfo, RecordBatch, RecordCounts, RecordInfo, StdInfo, StreamInfo, StreamSizes,
 };
 use crate::index::{flags, EntryId, Index, VolumeMeta};
 use crate::names::Names;
+use crate::posix::{Posix, PosixColumn};
 use crate::sparse::{Allocated, Sizes, Sparse};
 use crate::timecol::Times;
 use crate::timeline::{self, EntryTimeline, Timeline};
@@ -83,7 +84,11 @@ pub struct Columns {
     /// Each entry's timeline record (see [`crate::timeline`]).
     timeline: Vec<u8>,
     /// The 8.3 aliases of entries with a long name (see [`crate::aliases`]).
-    aliases: Aliases,
+    aliases: Apart,
+    /// Each entry's owner and permissions: empty until an entry has them, then one per entry.
+    posix: Vec<Option<Posix>>,
+    /// Symbolic links' targets (see [`crate::apart`]).
+    link_targets: Apart,
     /// Whether a DOS name beside a long one is kept as its alias: on file systems other than NTFS. NTFS's are
     /// dropped, as Everything drops them: one volume in five names a file so, and its aliases would cost 4 to 7
     /// bytes an entry on disk and in memory (the benchmark volume, the Windows XP sample).
@@ -109,13 +114,23 @@ impl Columns {
             accessed: Vec::with_capacity(entries),
             reparse_tag: Vec::with_capacity(entries),
             timeline: Vec::with_capacity(entries * 3),
-            aliases: Aliases::default(),
+            aliases: Apart::default(),
+            posix: Vec::new(),
+            link_targets: Apart::default(),
             keep_aliases: false,
         }
     }
 
     fn len(&self) -> usize {
         self.record.len()
+    }
+
+    /// Sets entry `at`'s owner and permissions (entries before it without one have none).
+    fn push_posix(&mut self, at: usize, p: Option<Posix>) {
+        if p.is_some() || !self.posix.is_empty() {
+            self.posix.resize(at, None);
+            self.posix.push(p);
+        }
     }
 
     /// Makes the entries of one complete record: one per name (DOS aliases skipped), then its named streams.
@@ -194,6 +209,9 @@ impl Columns {
             );
             first.get_or_insert(id);
             made.push((id, n));
+            if let Some(t) = &rec.link_target {
+                self.link_targets.push(id, text_of(text, t));
+            }
         }
         let first = first?;
         // A DOS name beside a long one is that name's 8.3 alias: the Win32 name in the same folder (else any).
@@ -270,6 +288,7 @@ impl Columns {
         tl: &EntryTimeline,
     ) -> u32 {
         let id = self.record.len() as u32;
+        self.push_posix(id as usize, rec.posix);
         self.names.extend_from_slice(name);
         self.names.extend_from_slice(name_suffix);
         self.name_start.push(self.names.len() as u32);
@@ -309,6 +328,12 @@ impl Columns {
         self.reparse_tag.extend_from_slice(&other.reparse_tag);
         self.timeline.extend_from_slice(&other.timeline);
         self.aliases.append(&other.aliases, base);
+        self.link_targets.append(&other.link_targets, base);
+        if !other.posix.is_empty() || !self.posix.is_empty() {
+            self.posix.resize(base as usize, None);
+            self.posix.extend_from_slice(&other.posix);
+            self.posix.resize(self.record.len(), None);
+        }
         base
     }
 }
@@ -493,9 +518,14 @@ impl Builder {
                     .extend(std::iter::repeat_n(timeline::NO_DATA, id - start)),
             }
             for i in start..id {
+                let at = base + (i - start) as u32;
                 if let Some(a) = old.aliases.of(i as EntryId) {
-                    c.aliases.push(base + (i - start) as u32, a);
+                    c.aliases.push(at, a);
                 }
+                if let Some(t) = old.link_targets.of(i as EntryId) {
+                    c.link_targets.push(at, t);
+                }
+                c.push_posix(at as usize, old.posix(i as EntryId));
                 if i == start || old.record[i - 1] != old.record[i] {
                     firsts.push((u64::from(old.record[i]), base + (i - start) as u32));
                 }
@@ -688,6 +718,8 @@ impl Builder {
             accessed,
             reparse_tag: Sparse::from_values(std::mem::take(&mut c.reparse_tag).into_iter(), 0),
             aliases: std::mem::take(&mut c.aliases),
+            posix: PosixColumn::from_values(&std::mem::take(&mut c.posix)),
+            link_targets: std::mem::take(&mut c.link_targets),
             root: 0,
             aids: None,
             record_hashes: Default::default(),

@@ -30,13 +30,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::aids::{ExtIds, SearchAids};
-use crate::aliases::Aliases;
+use crate::apart::Apart;
 use crate::check::FileCheck;
 use crate::column::{Col, Plain};
 use crate::index::{Index, VolumeMeta};
 use crate::layer::Delta;
 use crate::names::Names;
 use crate::packed::Packed;
+use crate::posix::PosixColumn;
 use crate::sparse::{Allocated, Sizes, Sparse};
 use crate::timecol::Times;
 use crate::timeline::Timeline;
@@ -136,10 +137,18 @@ mod id {
     pub const TIMELINE: u32 = 66;
     pub const TIMELINE_BLOCKS: u32 = 67;
     /// Optional, together: the entries with an 8.3 alias, where each alias starts, and their text (see
-    /// [`crate::aliases`]; files written before uffs kept them lack them, and older readers ignore them).
+    /// [`crate::apart`]; files written before uffs kept them lack them, and older readers ignore them).
     pub const ALIAS_IDS: u32 = 82;
     pub const ALIAS_STARTS: u32 = 83;
     pub const ALIAS_TEXT: u32 = 84;
+    /// Optional, together: owners and permissions (see [`crate::posix`]), on volumes that keep them (ext; older
+    /// readers ignore them).
+    pub const POSIX_TABLE: u32 = 85;
+    pub const POSIX_CODES: u32 = 86;
+    /// Optional, together: symbolic links' targets, as the aliases are kept.
+    pub const LINK_IDS: u32 = 87;
+    pub const LINK_STARTS: u32 = 88;
+    pub const LINK_TEXT: u32 = 89;
 }
 
 mod write;
@@ -495,8 +504,26 @@ fn from_map_sections(
             find(id::ALIAS_STARTS),
             find(id::ALIAS_TEXT),
         ) {
-            (None, None, None) => Aliases::default(),
-            (ids, starts, text) => Aliases {
+            (None, None, None) => Apart::default(),
+            (ids, starts, text) => Apart {
+                ids: col(map, ids)?,
+                starts: col(map, starts)?,
+                text: col(map, text)?,
+            },
+        },
+        posix: match (find(id::POSIX_TABLE), find(id::POSIX_CODES)) {
+            (None, None) => PosixColumn::default(),
+            (table, codes) => PosixColumn::from_parts(col(map, table)?, col(map, codes)?).ok_or(
+                FileError::Corrupt("the owners and permissions column has the wrong size"),
+            )?,
+        },
+        link_targets: match (
+            find(id::LINK_IDS),
+            find(id::LINK_STARTS),
+            find(id::LINK_TEXT),
+        ) {
+            (None, None, None) => Apart::default(),
+            (ids, starts, text) => Apart {
                 ids: col(map, ids)?,
                 starts: col(map, starts)?,
                 text: col(map, text)?,
@@ -670,6 +697,8 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
     idx.size.check_shape(n).map_err(FileError::Corrupt)?;
     idx.reparse_tag.check_shape().map_err(FileError::Corrupt)?;
     idx.aliases.check_shape().map_err(FileError::Corrupt)?;
+    idx.link_targets.check_shape().map_err(FileError::Corrupt)?;
+    idx.posix.check_shape(n).map_err(FileError::Corrupt)?;
     for t in idx.times() {
         t.check_shape(n).map_err(FileError::Corrupt)?;
     }
@@ -698,6 +727,8 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
     idx.size.validate(n).map_err(FileError::Corrupt)?;
     idx.reparse_tag.validate(n).map_err(FileError::Corrupt)?;
     idx.aliases.validate(n).map_err(FileError::Corrupt)?;
+    idx.link_targets.validate(n).map_err(FileError::Corrupt)?;
+    idx.posix.validate().map_err(FileError::Corrupt)?;
     for t in idx.times() {
         t.validate(n).map_err(FileError::Corrupt)?;
     }

@@ -61,6 +61,12 @@ pub enum EntryKind {
     File,
     Directory,
     Stream,
+    /// The kinds of files a POSIX file system (ext) keeps beside regular files and folders.
+    Symlink,
+    Socket,
+    BlockDevice,
+    CharDevice,
+    Fifo,
 }
 
 impl EntryKind {
@@ -69,6 +75,11 @@ impl EntryKind {
             EntryKind::File => "file",
             EntryKind::Directory => "folder",
             EntryKind::Stream => "stream",
+            EntryKind::Symlink => "symlink",
+            EntryKind::Socket => "socket",
+            EntryKind::BlockDevice => "block-device",
+            EntryKind::CharDevice => "char-device",
+            EntryKind::Fifo => "fifo",
         }
     }
 }
@@ -181,7 +192,11 @@ pub struct Index {
     /// The entries with a reparse tag, and their tags.
     pub(crate) reparse_tag: Sparse<u32>,
     /// The DOS 8.3 aliases of the entries that have one besides their long name.
-    pub(crate) aliases: crate::aliases::Aliases,
+    pub(crate) aliases: crate::apart::Apart,
+    /// Owners and permissions (ext); empty on file systems that keep none.
+    pub(crate) posix: crate::posix::PosixColumn,
+    /// Symbolic links' targets (ext).
+    pub(crate) link_targets: crate::apart::Apart,
     pub(crate) root: EntryId,
     /// Search aids stored with the index (read from a file, or made by [`Index::add_search_aids`]).
     pub(crate) aids: Option<SearchAids>,
@@ -483,8 +498,21 @@ impl Index {
         self.aliases.of(id)
     }
     /// Every entry's 8.3 alias.
-    pub fn aliases(&self) -> &crate::aliases::Aliases {
+    pub fn aliases(&self) -> &crate::apart::Apart {
         &self.aliases
+    }
+
+    /// Entry `id`'s owner and permissions, on a file system that keeps them (ext).
+    pub fn posix(&self, id: EntryId) -> Option<crate::posix::Posix> {
+        self.posix.get(id)
+    }
+    /// Whether any entry has an owner and permissions.
+    pub fn has_posix(&self) -> bool {
+        !self.posix.is_empty()
+    }
+    /// A symbolic link's target (ext), as UTF-8 (bytes that are not were replaced).
+    pub fn link_target(&self, id: EntryId) -> Option<&[u8]> {
+        self.link_targets.of(id)
     }
 
     pub fn kind(&self, id: EntryId) -> EntryKind {
@@ -494,7 +522,7 @@ impl Index {
         } else if f & flags::DIRECTORY != 0 {
             EntryKind::Directory
         } else {
-            EntryKind::File
+            self.posix(id).map_or(EntryKind::File, |p| p.kind())
         }
     }
     pub fn is_deleted(&self, id: EntryId) -> bool {

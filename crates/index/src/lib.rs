@@ -12,6 +12,7 @@
 //! * [`paths`]: folder paths built once, and the case folding used to compare names.
 //! * [`time`]: FILETIME conversions ([`timecol`]: a column of them, stored as offsets in as few bits as they
 //!   need).
+//! * [`posix`]: owners and permissions (ext); [`apart`]: texts few entries have (8.3 aliases, link targets).
 //! * [`timeline`]: the `$FILE_NAME` times and attribute ids of each entry, for timelines: a cold, compact part
 //!   of the index that queries never read.
 //! * [`diff`]: what changed between two indexes of one volume (`uffs diff`): entries paired by record and
@@ -22,7 +23,7 @@
 //!   in time proportional to the change ([`update`]: which records to read again, what an update did).
 
 pub mod aids;
-pub mod aliases;
+pub mod apart;
 pub mod batch;
 pub mod build;
 pub mod check;
@@ -35,6 +36,7 @@ pub mod layer;
 pub mod names;
 pub mod packed;
 pub mod paths;
+pub mod posix;
 pub mod sparse;
 pub mod temp;
 pub mod time;
@@ -44,3 +46,4 @@ pub mod update;
 
 pub use build::{BuildOptions, BuildStats, Builder};
 pub use index::{flags, EntryId, EntryKind, FileSystem, Index, VolumeMeta, MAX_DEPTH};
+pub use posix::Posix;

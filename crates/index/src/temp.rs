@@ -37,10 +37,22 @@ pub fn create(tmp: &Path) -> io::Result<File> {
 
 /// Renames the temporary file `tmp` to `dest`; once renamed, it is no longer removed by [`remove_all`].
 pub fn persist(tmp: &Path, dest: &Path) -> io::Result<()> {
+    hold_for_tests();
     let mut t = temps();
     fs::rename(tmp, dest)?;
     forget(&mut t, tmp);
     Ok(())
+}
+
+/// Fault injection for tests: with `UFFS_TEST_HOLD_BEFORE_RENAME_MS=N` in the environment, a complete temporary
+/// file waits N ms before it is renamed, so that a test's signal lands while it is being written on any machine
+/// (a write of a few milliseconds is missed by a poll on a loaded one).
+fn hold_for_tests() {
+    if let Some(ms) = std::env::var_os("UFFS_TEST_HOLD_BEFORE_RENAME_MS")
+        .and_then(|v| v.to_str()?.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms.min(10_000)));
+    }
 }
 
 /// Removes the temporary file `tmp` (when it was not renamed) and forgets it.

@@ -256,6 +256,12 @@ impl Neutral {
             }
             h.write(e.name.as_bytes());
             h.write_u8(0);
+            if let Some(p) = e.posix {
+                for v in [p.mode, p.uid, p.gid] {
+                    h.write_u32(v);
+                }
+            }
+            h.write(e.link_target.as_deref().unwrap_or_default());
             for r in &e.runs {
                 h.write_u64(r.offset);
                 h.write_u64(r.len);
@@ -502,6 +508,12 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
                 ..NameInfo::default()
             });
         }
+        let link_target = e.link_target.as_deref().map(|t| {
+            let start = b.text.len() as u32;
+            b.text
+                .extend_from_slice(String::from_utf8_lossy(t).as_bytes());
+            start..b.text.len() as u32
+        });
         let sizes = StreamSizes {
             size: e.size,
             allocated: e.allocated,
@@ -527,6 +539,12 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
             index_root: None,
             names: names..b.names.len() as u32,
             streams: b.streams.len() as u32..b.streams.len() as u32,
+            posix: e.posix.map(|p| uffs_index::Posix {
+                mode: p.mode,
+                uid: p.uid,
+                gid: p.gid,
+            }),
+            link_target,
         });
         b.counts.parsed += 1;
     }

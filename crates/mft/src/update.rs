@@ -600,6 +600,12 @@ fn entry_digest(idx: &Index, e: uffs_index::EntryId) -> u64 {
         h.write_u64(v);
     }
     h.write(idx.name(e).as_bytes());
+    if let Some(p) = idx.posix(e) {
+        for v in [p.mode, p.uid, p.gid] {
+            h.write_u32(v);
+        }
+    }
+    h.write(idx.link_target(e).unwrap_or_default());
     h.finish()
 }
 

@@ -63,6 +63,13 @@ pub enum TermKind {
     Empty,
     /// A file whose size another file has too (`sizedupe:`; hard links of one file are one file).
     SizeDupe,
+    /// The owner's user id, or group id (`uid:`, `gid:`; entries of file systems that keep none never match).
+    Uid(Cmp),
+    Gid(Cmp),
+    /// The permission bits (with set-user-id, set-group-id and sticky), as `find -perm` takes them (`perm:`).
+    Perm(Perm),
+    /// The entry is of this kind (`kind:symlink`).
+    Kind(uffs_index::EntryKind),
     /// What only a file's data answers (`content:`, `type:`, `hash:`). The index cannot: a searcher takes it as
     /// true, and `uffs_search` narrows by the rest of the query, then reads the candidates.
     Content(ContentTerm),
@@ -107,6 +114,25 @@ pub enum Pattern {
     /// `*` and `?` over the whole name (or path); lower-case unless case-sensitive.
     Wildcard(String),
     Regex(String),
+}
+
+/// A `perm:` condition: `bits` (at most `0o7777`) exactly, every one of them (`perm:-0022`), or any of them
+/// (`perm:/4000`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Perm {
+    Exactly(u32),
+    All(u32),
+    Any(u32),
+}
+
+impl Perm {
+    pub fn holds(&self, permissions: u32) -> bool {
+        match *self {
+            Perm::Exactly(b) => permissions == b,
+            Perm::All(b) => permissions & b == b,
+            Perm::Any(b) => b == 0 || permissions & b != 0,
+        }
+    }
 }
 
 /// A numeric condition: inclusive bounds.

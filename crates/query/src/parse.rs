@@ -3,8 +3,8 @@
 
 use std::ops::Range;
 
-use uffs_index::flags;
 use uffs_index::paths::fold;
+use uffs_index::{flags, EntryKind};
 
 use crate::ast::*;
 use crate::dates;
@@ -499,6 +499,28 @@ fn term(
                     m.only,
                 )
             }
+            "uid" | "gid" => {
+                let c = cmp(tail, parse_count).map_err(|e| QueryError::new(e, span.clone()))?;
+                let kind = if head_l == "uid" {
+                    TermKind::Uid(c)
+                } else {
+                    TermKind::Gid(c)
+                };
+                return with_only(func(kind), m.only);
+            }
+            "perm" => {
+                let p = parse_perm(tail).map_err(|e| QueryError::new(e, span.clone()))?;
+                return with_only(func(TermKind::Perm(p)), m.only);
+            }
+            "kind" => {
+                let Some(k) = parse_kind(tail) else {
+                    return err(format!(
+                        "unknown kind `{tail}` (use file, folder, stream, symlink, socket, fifo, block-device or \
+                         char-device)"
+                    ));
+                };
+                return with_only(func(TermKind::Kind(k)), m.only);
+            }
             "treesize" | "descendants" | "childcount" => {
                 let value = if head_l == "treesize" {
                     parse_size
@@ -672,7 +694,8 @@ fn check_regex(text: &str, case_sensitive: bool) -> Result<(), String> {
 /// What the unknown-function error lists.
 const FUNCTIONS: &str =
     "ext: size: dm: dc: da: attrib: parent: depth: len: treesize: descendants: childcount: \
-                         empty: dupe: sizedupe: deleted: stream: regex: content: utf16content: type: hash:";
+                         empty: dupe: sizedupe: deleted: stream: kind: uid: gid: perm: regex: content: utf16content: \
+                         type: hash:";
 const MACROS: &str = "audio: video: pic: doc: exe: zip:";
 const MODIFIERS: &str = "case: nocase: path: file: folder: wholeword:";
 
@@ -761,6 +784,37 @@ fn cmp(s: &str, value: fn(&str) -> Result<(u64, u64), String>) -> Result<Cmp, St
             }
         }
         _ => Cmp { min: lo, max: hi },
+    })
+}
+
+/// `perm:`'s value: octal permission bits, after `-` (all of them) or `/` (any of them), as `find -perm`.
+fn parse_perm(s: &str) -> Result<Perm, String> {
+    let (how, digits): (fn(u32) -> Perm, &str) = match s.trim() {
+        t if t.starts_with('-') => (Perm::All, &t[1..]),
+        t if t.starts_with('/') => (Perm::Any, &t[1..]),
+        t => (Perm::Exactly, t),
+    };
+    match u32::from_str_radix(digits, 8) {
+        Ok(b) if b <= 0o7777 && !digits.is_empty() => Ok(how(b)),
+        _ => Err(format!(
+            "`perm:` needs octal permission bits like perm:755, perm:-022 (all of them) or perm:/4000 (any), found \
+             `{s}`"
+        )),
+    }
+}
+
+/// An entry kind by its name (as the `kind` column writes it) or `find -type`'s letter.
+pub fn parse_kind(s: &str) -> Option<EntryKind> {
+    Some(match s.trim().to_ascii_lowercase().as_str() {
+        "f" | "file" | "files" => EntryKind::File,
+        "d" | "dir" | "directory" | "folder" | "folders" => EntryKind::Directory,
+        "stream" | "streams" => EntryKind::Stream,
+        "l" | "link" | "symlink" | "symlinks" => EntryKind::Symlink,
+        "s" | "socket" => EntryKind::Socket,
+        "p" | "pipe" | "fifo" => EntryKind::Fifo,
+        "b" | "block" | "block-device" => EntryKind::BlockDevice,
+        "c" | "char" | "char-device" => EntryKind::CharDevice,
+        _ => return None,
     })
 }
 

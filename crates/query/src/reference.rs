@@ -137,6 +137,10 @@ fn term(
         TermKind::Dupe => !is_stream && names.get(&fold(&name)).is_some_and(|&n| n > 1),
         TermKind::Deleted => f & flags::DELETED != 0,
         TermKind::Stream => is_stream,
+        TermKind::Uid(c) => idx.posix(id).is_some_and(|p| c.holds(u64::from(p.uid))),
+        TermKind::Gid(c) => idx.posix(id).is_some_and(|p| c.holds(u64::from(p.gid))),
+        TermKind::Perm(m) => idx.posix(id).is_some_and(|p| m.holds(p.permissions())),
+        TermKind::Kind(k) => idx.kind(id) == *k,
         TermKind::TreeSize(c) => usage.folder(id).is_some_and(|u| c.holds(u.size)),
         TermKind::Descendants(c) => usage
             .folder(id)

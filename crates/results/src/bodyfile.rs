@@ -11,11 +11,13 @@
 //! * a deleted entry: ` (deleted)` at the end of the name;
 //! * on other file systems than NTFS (FAT, exFAT) one row an entry, `path|INODE|...`, with the entry's times and
 //!   a folder's size the bytes of its clusters, as fls prints them (fls's virtual `$MBR`, `$FAT1`… are `v/v`
-//!   there and `r/r` here).
+//!   there and `r/r` here); on ext the inode's own mode, uid and gid (`l/lrwxrwxrwx|1000|1000`) and a
+//!   symlink's target after its name (`link -> target`; fls shows it only for a target short enough to be kept
+//!   in the inode).
 //!
 //! As fls: the mode is the name's kind, `/`, the file's kind and `rwx` three times, less `r` for a read-only file
 //! and `w` for a hidden one; a `$FILE_NAME` row's size is the attribute's length (66 bytes and the name's UTF-16);
-//! control characters in names print as `^`; MD5, UID and GID are 0.
+//! control characters in names print as `^`; MD5 is 0, and UID and GID are 0 but on ext.
 //!
 //! Where uffs's model differs from fls's (`crates/uffs/tests/bodyfile.rs` checks each difference on real
 //! volumes):
@@ -70,7 +72,17 @@ pub fn rows(idx: &Index, id: EntryId, path: &[u8], tl: Option<EntryTimeline>, b:
         // bytes of its clusters.
         let inode = record | u64::from(idx.sequence(id)) << 32;
         let size = if dir { idx.allocated(id) } else { idx.size(id) };
-        row(b, path, "", deleted, inode, None, &mode, size, si);
+        // ext: the mode and owner the inode holds, and a symlink's target after its name.
+        let (mode, owner) = match idx.posix(id) {
+            Some(p) => (posix_mode(&p), (p.uid, p.gid)),
+            None => (mode, (0, 0)),
+        };
+        let mut named = path.to_vec();
+        if let Some(t) = idx.link_target(id) {
+            named.extend_from_slice(b" -> ");
+            named.extend_from_slice(t);
+        }
+        row(b, &named, "", deleted, inode, None, &mode, owner, size, si);
         return;
     }
     // The row of the attribute the entry is about, with the SI times.
@@ -90,12 +102,13 @@ pub fn rows(idx: &Index, id: EntryId, path: &[u8], tl: Option<EntryTimeline>, b:
             record,
             Some((kind, aid)),
             &mode,
+            (0, 0),
             size,
             si,
         ),
         // A file without unnamed data has its streams' rows instead, as in fls.
         None if !dir && !stream && has_streams(idx, id) => {}
-        None => row(b, path, "", deleted, record, None, &mode, 0, si),
+        None => row(b, path, "", deleted, record, None, &mode, (0, 0), 0, si),
     }
     let Some(t) = tl.filter(|_| !stream) else {
         return;
@@ -111,6 +124,7 @@ pub fn rows(idx: &Index, id: EntryId, path: &[u8], tl: Option<EntryTimeline>, b:
         record,
         fn_id,
         &mode,
+        (0, 0),
         fn_size,
         [a, m, ch, c],
     );
@@ -125,6 +139,7 @@ fn row(
     record: u64,
     attr: Option<(u32, u16)>,
     mode: &[u8; 12],
+    (uid, gid): (u32, u32),
     size: u64,
     times: [u64; 4],
 ) {
@@ -148,7 +163,11 @@ fn row(
     }
     b.push(b'|');
     b.extend_from_slice(mode);
-    b.extend_from_slice(b"|0|0|");
+    b.push(b'|');
+    crate::export::itoa(u64::from(uid), b);
+    b.push(b'|');
+    crate::export::itoa(u64::from(gid), b);
+    b.push(b'|');
     crate::export::itoa(size, b);
     for t in times {
         b.push(b'|');
@@ -163,6 +182,18 @@ fn mode(dir: bool, f: u32) -> [u8; 12] {
     let r = if f & flags::READONLY != 0 { b'-' } else { b'r' };
     let w = if f & flags::HIDDEN != 0 { b'-' } else { b'w' };
     [k, b'/', k, r, w, b'x', r, w, b'x', r, w, b'x']
+}
+
+/// `r/rrw-r--r--`: an ext inode's mode as fls writes it, its kind (`r` for a regular file) before `ls -l`'s
+/// form.
+fn posix_mode(p: &uffs_index::Posix) -> [u8; 12] {
+    let mut m = [b'-'; 12];
+    let s = p.symbolic();
+    m[2..].copy_from_slice(&s.as_bytes()[..10]);
+    m[0] = if m[2] == b'-' { b'r' } else { m[2] };
+    m[2] = m[0];
+    m[1] = b'/';
+    m
 }
 
 /// FILETIME to Unix seconds; 0 (no time, to mactime) before 1970.

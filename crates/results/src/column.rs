@@ -52,7 +52,8 @@ columns! {
     /// The full path, after the volume's prefix.
     Path = "path": Text,
     Name = "name": Text,
-    /// `file`, `folder` or `stream` (uffs before 2026-11 wrote `dir`).
+    /// `file`, `folder` or `stream` (uffs before 2026-11 wrote `dir`); on ext also `symlink`, `socket`,
+    /// `block-device`, `char-device` and `fifo`.
     Kind = "kind": Text,
     /// The entry's own data size in bytes: a file's unnamed data, a stream entry's stream, 0 for a folder (its
     /// total below it is `tree_size`).
@@ -75,6 +76,13 @@ columns! {
     FnModified = "fn_modified": Time,
     FnMftChanged = "fn_mft_changed": Time,
     FnAccessed = "fn_accessed": Time,
+    /// The mode as `ls -l` writes it (`-rwxr-xr-x`), on file systems that keep one (ext; empty elsewhere).
+    Mode = "mode": Text,
+    /// The owner's user and group ids (ext; unknown elsewhere).
+    Uid = "uid": Integer,
+    Gid = "gid": Integer,
+    /// A symbolic link's target (ext).
+    LinkTarget = "link_target": Text,
     /// A file's extension (empty for folders and streams).
     Ext = "ext": Text,
     /// A folder's totals below it (hard links once): the sum of `size` (streams included) and of `allocated`,
@@ -89,9 +97,9 @@ columns! {
 }
 
 impl Column {
-    /// `uffs export`'s CSV and JSON lines columns, in order (the first 19 of [`Column::ALL`]).
+    /// `uffs export`'s CSV and JSON lines columns, in order (the first 23 of [`Column::ALL`]).
     pub const EXPORT: &'static [Column] = {
-        let (head, _) = Column::ALL.split_at(19);
+        let (head, _) = Column::ALL.split_at(23);
         head
     };
 
@@ -161,6 +169,12 @@ impl Column {
             Column::ParentRecord => Value::Int(idx.parent_record(id).map(u64::from)),
             Column::Deleted => Value::Bool(idx.is_deleted(id)),
             Column::ReparseTag => Value::Int(Some(u64::from(idx.reparse_tag(id)))),
+            Column::Mode => Value::Text(idx.posix(id).map(|p| p.symbolic()).unwrap_or_default()),
+            Column::Uid => Value::Int(idx.posix(id).map(|p| u64::from(p.uid))),
+            Column::Gid => Value::Int(idx.posix(id).map(|p| u64::from(p.gid))),
+            Column::LinkTarget => Value::Text(
+                String::from_utf8_lossy(idx.link_target(id).unwrap_or_default()).into_owned(),
+            ),
             Column::TreeSize => Value::Int(totals().map(|t| t.size)),
             Column::TreeAllocated => Value::Int(totals().map(|t| t.allocated)),
             Column::Descendants => Value::Int(totals().map(|t| t.descendants())),
@@ -288,7 +302,7 @@ mod tests {
     fn names_types_and_export_order() {
         let names: Vec<&str> = Column::EXPORT.iter().map(|c| c.name()).collect();
         assert_eq!(names.first(), Some(&"path"));
-        assert_eq!(names.last(), Some(&"fn_accessed"));
+        assert_eq!(names.last(), Some(&"link_target"));
         assert_eq!(Column::parse(" Tree_Size "), Some(Column::TreeSize));
         assert_eq!(Column::parse("nope"), None);
         assert_eq!(Column::FnMftChanged.fn_index(), Some(2));

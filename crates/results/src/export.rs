@@ -200,6 +200,14 @@ pub fn cell<'a>(
         Column::ParentRecord => Cell::Int(idx.parent_record(id).map(u64::from)),
         Column::Deleted => Cell::Bool(idx.is_deleted(id)),
         Column::ReparseTag => Cell::Int(Some(u64::from(idx.reparse_tag(id)))),
+        Column::Mode => Cell::Text(Cow::Owned(
+            idx.posix(id)
+                .map(|p| p.symbolic().into_bytes())
+                .unwrap_or_default(),
+        )),
+        Column::Uid => Cell::Int(idx.posix(id).map(|p| u64::from(p.uid))),
+        Column::Gid => Cell::Int(idx.posix(id).map(|p| u64::from(p.gid))),
+        Column::LinkTarget => Cell::Text(Cow::Borrowed(idx.link_target(id).unwrap_or_default())),
         Column::TreeSize | Column::TreeAllocated | Column::Descendants | Column::Children => {
             debug_assert_eq!(c.ty(), ColumnType::Integer);
             Cell::Int(None)

@@ -32,9 +32,9 @@ use crate::column::{Column, ColumnType};
 use crate::export::{attributes, cell, Cell};
 use crate::Result;
 
-/// The entry columns of the Parquet schema, in order, after `volume`, `volume_serial` and `source`; then
-/// `attributes_mask`.
-pub const PARQUET_COLUMNS: [Column; 20] = [
+/// The entry columns of the Parquet schema, in order, after `volume`, `volume_serial` and `source`, with
+/// `attributes_mask` after the first [`MASK_AT`] (columns are only ever added at the end).
+pub const PARQUET_COLUMNS: [Column; 24] = [
     Column::Path,
     Column::Name,
     Column::Ext,
@@ -55,12 +55,19 @@ pub const PARQUET_COLUMNS: [Column; 20] = [
     Column::FnModified,
     Column::FnMftChanged,
     Column::FnAccessed,
+    Column::Mode,
+    Column::Uid,
+    Column::Gid,
+    Column::LinkTarget,
 ];
+
+/// How many of [`PARQUET_COLUMNS`] come before `attributes_mask`.
+pub const MASK_AT: usize = 20;
 
 /// Rows per row group: large enough for fast scans, small enough that a reader spreads a volume over cores.
 pub const ROW_GROUP_ROWS: usize = 256 * 1024;
 /// The columns whose values repeat, dictionary-encoded.
-const DICTIONARY_COLUMNS: [&str; 7] = [
+const DICTIONARY_COLUMNS: [&str; 10] = [
     "volume",
     "source",
     "ext",
@@ -68,6 +75,9 @@ const DICTIONARY_COLUMNS: [&str; 7] = [
     "attributes",
     "reparse_tag",
     "attributes_mask",
+    "mode",
+    "uid",
+    "gid",
 ];
 
 /// Rows per record batch handed to the encoder.
@@ -90,10 +100,16 @@ pub fn schema() -> SchemaRef {
         Field::new("volume_serial", DataType::UInt64, false),
         Field::new("source", DataType::Utf8, false),
     ];
-    for c in PARQUET_COLUMNS {
+    for (i, c) in PARQUET_COLUMNS.into_iter().enumerate() {
+        if i == MASK_AT {
+            fields.push(Field::new("attributes_mask", DataType::UInt32, false));
+        }
         let (ty, nullable) = match c.ty() {
             ColumnType::Text => (DataType::Utf8, false),
-            ColumnType::Integer => (DataType::UInt64, c == Column::ParentRecord),
+            ColumnType::Integer => (
+                DataType::UInt64,
+                matches!(c, Column::ParentRecord | Column::Uid | Column::Gid),
+            ),
             // Without a time zone (isAdjustedToUTC false) though the values are UTC: DuckDB reads a UTC-adjusted
             // timestamp as microseconds, dropping NTFS's 100 ns; this way it keeps TIMESTAMP_NS.
             ColumnType::Time => (DataType::Timestamp(TimeUnit::Nanosecond, None), true),
@@ -101,7 +117,6 @@ pub fn schema() -> SchemaRef {
         };
         fields.push(Field::new(c.name(), ty, nullable));
     }
-    fields.push(Field::new("attributes_mask", DataType::UInt32, false));
     Arc::new(Schema::new(fields))
 }
 
@@ -235,7 +250,10 @@ impl Rows {
             Arc::new(self.serial.finish()),
             Arc::new(self.source.finish()),
         ];
-        for b in &mut self.columns {
+        for (i, b) in self.columns.iter_mut().enumerate() {
+            if i == MASK_AT {
+                arrays.push(Arc::new(self.mask.finish()));
+            }
             arrays.push(match b {
                 Builder::Text(b) => Arc::new(b.finish()),
                 Builder::Int(b) => Arc::new(b.finish()),
@@ -243,7 +261,6 @@ impl Rows {
                 Builder::Bool(b) => Arc::new(b.finish()),
             });
         }
-        arrays.push(Arc::new(self.mask.finish()));
         self.rows = 0;
         Ok(RecordBatch::try_new(self.schema.clone(), arrays)?)
     }
@@ -495,6 +512,6 @@ mod tests {
         let last = 116_444_736_000_000_000 + (i64::MAX / 100) as u64;
         assert_eq!(filetime_to_unix_nanos(last), Some(i64::MAX / 100 * 100));
         assert_eq!(filetime_to_unix_nanos(last + 1), None);
-        assert_eq!(schema().fields().len(), 24);
+        assert_eq!(schema().fields().len(), 28);
     }
 }

@@ -30,8 +30,9 @@ pub struct OutputArgs {
     pub format: Option<Format>,
     /// Columns for csv, tsv, jsonl and table, comma-separated, from: path name kind size allocated created
     /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag fn_created
-    /// fn_modified fn_mft_changed fn_accessed ext tree_size tree_allocated descendants children type (the tree_
-    /// columns, descendants and children: a folder's totals; type: a file's type by signature, read from its data).
+    /// fn_modified fn_mft_changed fn_accessed mode uid gid link_target ext tree_size tree_allocated descendants
+    /// children type (the tree_ columns, descendants and children: a folder's totals; mode uid gid link_target:
+    /// ext's; type: a file's type by signature, read from its data).
     #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
     pub columns: Vec<String>,
     /// Write to FILE instead of stdout (a query that finds nothing writes no file, a count still does).
@@ -302,6 +303,11 @@ impl<'a> Printer<'a> {
                 EntryKind::Directory => "\x1b[1;34m",
                 EntryKind::Stream => "\x1b[36m",
                 EntryKind::File => "",
+                // As `ls` colours them by default.
+                EntryKind::Symlink => "\x1b[1;36m",
+                EntryKind::Socket => "\x1b[1;35m",
+                EntryKind::Fifo => "\x1b[33m",
+                EntryKind::BlockDevice | EntryKind::CharDevice => "\x1b[1;33m",
             }
         };
         line.extend_from_slice(style.as_bytes());

@@ -76,11 +76,17 @@ pub fn compile(a: &SearchRequest, now: u64) -> Result<Expr, Error> {
         parts.push(term(TermKind::Ext(exts), None));
     }
     if let Some(k) = a.kind {
-        let only = match k {
-            Kind::File => KindFilter::File,
-            Kind::Folder => KindFilter::Folder,
-        };
-        parts.push(term(TermKind::Any, Some(only)));
+        use uffs_index::EntryKind;
+        parts.push(match k {
+            Kind::Folder => term(TermKind::Any, Some(KindFilter::Folder)),
+            // A regular file, as fd's `-t f`: not a symlink or another kind of file ext keeps.
+            Kind::File => term(TermKind::Kind(EntryKind::File), Some(KindFilter::File)),
+            Kind::Symlink => term(TermKind::Kind(EntryKind::Symlink), None),
+            Kind::Socket => term(TermKind::Kind(EntryKind::Socket), None),
+            Kind::Fifo => term(TermKind::Kind(EntryKind::Fifo), None),
+            Kind::BlockDevice => term(TermKind::Kind(EntryKind::BlockDevice), None),
+            Kind::CharDevice => term(TermKind::Kind(EntryKind::CharDevice), None),
+        });
     }
     for s in &a.size {
         parts.push(term(TermKind::Size(fd_size(s)?), None));

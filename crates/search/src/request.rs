@@ -153,12 +153,18 @@ impl Case {
     }
 }
 
-/// Files or folders.
+/// What kind of entries (fd's `--type`): regular files, folders, and the other kinds a POSIX file system (ext)
+/// keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     File,
     Folder,
+    Symlink,
+    Socket,
+    Fifo,
+    BlockDevice,
+    CharDevice,
 }
 
 /// The orders of rows.

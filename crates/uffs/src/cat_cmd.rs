@@ -170,6 +170,26 @@ pub fn run(
             "uffs: warning: {label} is deleted: its clusters are free and may have been reused by another file \
              since"
         );
+        // ext3 and ext4 clear a deleted file's size and block map (or extents) when they free its inode; ext2
+        // keeps them.
+        if info.size == 0
+            && matches!(
+                vol.filesystem(),
+                uffs_index::FileSystem::Ext3 | uffs_index::FileSystem::Ext4
+            )
+        {
+            eprintln!(
+                "uffs: warning: {} cleared its size and {} when it was deleted: its inode no longer says \
+                 where its data was, so nothing is written",
+                vol.filesystem().name(),
+                if vol.filesystem() == uffs_index::FileSystem::Ext4 {
+                    "extents"
+                } else {
+                    "block map"
+                }
+            );
+            crate::common::mark_partial();
+        }
         if info.mapped_size < info.size {
             eprintln!(
                 "uffs: warning: its runlist maps only the first {} of its {} bytes (the rest was in extension \

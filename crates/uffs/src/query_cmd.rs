@@ -40,8 +40,9 @@ pub struct SearchArgs {
     /// Only files with this extension (repeatable).
     #[arg(short = 'e', long = "extension", value_name = "EXT")]
     pub extension: Vec<String>,
-    /// Only files (f, file) or only folders (d, folder).
-    #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = ["f", "file", "d", "folder", "dir", "directory"])]
+    /// Only regular files (f, file), folders (d, folder), or, on ext, symlinks (l, symlink), sockets (s, socket),
+    /// FIFOs (p, fifo), block (b) or character (c) devices.
+    #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = ["f", "file", "d", "folder", "dir", "directory", "l", "symlink", "s", "socket", "p", "fifo", "pipe", "b", "block-device", "c", "char-device"])]
     pub kind: Option<String>,
     /// Size: +10M (at least), -1k (at most) or 4096 (exactly); units b k m g t (powers of 1024). Repeatable.
     #[arg(short = 'S', long, value_name = "SIZE", allow_hyphen_values = true)]
@@ -137,6 +138,11 @@ impl SearchArgs {
             extensions: self.extension.clone(),
             kind: self.kind.as_deref().map(|k| match k {
                 "f" | "file" => Kind::File,
+                "l" | "symlink" => Kind::Symlink,
+                "s" | "socket" => Kind::Socket,
+                "p" | "fifo" | "pipe" => Kind::Fifo,
+                "b" | "block-device" => Kind::BlockDevice,
+                "c" | "char-device" => Kind::CharDevice,
                 _ => Kind::Folder,
             }),
             size: self.size.clone(),

@@ -183,7 +183,7 @@ fn apply_mount(root: &Path, op: &Op) {
     }
 }
 
-const COLUMNS: &str = "path,size,modified,attributes";
+const COLUMNS: &str = "path,kind,size,modified,attributes,mode,uid,gid,link_target";
 
 /// The answer, as a set of CSV lines with `NAME:` left off the paths.
 fn answer(o: &std::process::Output, prefix: &str) -> BTreeSet<String> {
@@ -325,6 +325,20 @@ fn daemon_follows_random_changes_to_fat32_exfat_and_ext4_as_a_fresh_index() {
                 let op = random_op(&mut mx, &mut rng);
                 apply_mount(root, &op);
             }
+            // What only ext keeps: a file's permissions and owner changed, a symlink made.
+            if !mx.files.is_empty() {
+                use std::os::unix::fs::PermissionsExt;
+                let f = root.join(&mx.files[rng.below(mx.files.len())]);
+                let mode = 0o600 | (rng.below(0o100) as u32);
+                std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
+                std::os::unix::fs::chown(&f, Some(1000 + round as u32), Some(round as u32))
+                    .unwrap();
+            }
+            std::os::unix::fs::symlink(
+                format!("target {round}"),
+                root.join(format!("link {round}")),
+            )
+            .unwrap();
         });
         for name in ["fatvol", "exvol", "extvol"] {
             let r = w.ok(&["volumes", "refresh", name]);

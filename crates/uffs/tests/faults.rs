@@ -215,9 +215,11 @@ fn signal_mid_write(cmd: &mut Command, watch: &Path, sig: libc::c_int) -> Option
     }
 }
 
-/// Runs of each command [`a_signal_mid_write_leaves_no_file`] tries before it gives up (20 were not enough once, in a
-/// CI run on a loaded machine: the write of a 140,000-entry index is a few milliseconds).
-const ATTEMPTS: usize = 60;
+/// Runs of each command [`a_signal_mid_write_leaves_no_file`] tries before it gives up. Each holds its complete
+/// temporary file [`HOLD_MS`] before renaming it (uffs's fault-injection hook): without it a poll on a loaded
+/// machine missed the few milliseconds a 140,000-entry index takes to write in 60 runs out of 60.
+const ATTEMPTS: usize = 10;
+const HOLD_MS: &str = "400";
 
 #[test]
 fn a_signal_mid_write_leaves_no_file() {
@@ -265,6 +267,7 @@ fn a_signal_mid_write_leaves_no_file() {
         ];
         std::fs::create_dir_all(&world.cache).unwrap();
         for (mut cmd, watch, target) in cases {
+            cmd.env("UFFS_TEST_HOLD_BEFORE_RENAME_MS", HOLD_MS);
             let what = format!("{cmd:?} and signal {sig}");
             let mut caught = false;
             // Tries, each until the signal lands while the file is written: on a loaded machine the process can

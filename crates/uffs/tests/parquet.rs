@@ -118,7 +118,7 @@ fn documented_schema() -> Vec<(String, String)> {
 fn the_schema_is_the_documented_one_for_every_source() {
     let dir = scratch("parquet-schema");
     let doc = documented_schema();
-    assert_eq!(doc.len(), 24, "{doc:?}");
+    assert_eq!(doc.len(), 28, "{doc:?}");
     for (name, src) in samples() {
         let pq = export_to(&src, "parquet", &dir, name, &[]);
         let got: Vec<(String, String)> = check(&[&pq], "describe")

@@ -85,6 +85,19 @@ fn column_sections(idx: &Index) -> Vec<Out<'_>> {
             section(id::ALIAS_TEXT, &idx.aliases.text),
         ]);
     }
+    if !idx.link_targets.is_empty() {
+        v.extend([
+            section(id::LINK_IDS, &idx.link_targets.ids),
+            section(id::LINK_STARTS, &idx.link_targets.starts),
+            section(id::LINK_TEXT, &idx.link_targets.text),
+        ]);
+    }
+    if !idx.posix.is_empty() {
+        v.extend([
+            section(id::POSIX_TABLE, &idx.posix.table),
+            section(id::POSIX_CODES, idx.posix.codes.bytes()),
+        ]);
+    }
     if let Some(t) = &idx.timeline {
         v.extend([
             section(id::TIMELINE, &t.data),

@@ -38,6 +38,10 @@ pub(super) enum Leaf {
     ChildCount(Cmp),
     Empty,
     SizeDupe,
+    Uid(Cmp),
+    Gid(Cmp),
+    Perm(Perm),
+    Kind(uffs_index::EntryKind),
 }
 
 pub(super) struct Compiled {
@@ -60,6 +64,10 @@ pub(super) fn cost(n: &Node) -> u8 {
         Node::All => 0,
         Node::Leaf(c) => match &c.leaf {
             Leaf::Attrib(_)
+            | Leaf::Uid(_)
+            | Leaf::Gid(_)
+            | Leaf::Perm(_)
+            | Leaf::Kind(_)
             | Leaf::Deleted
             | Leaf::Stream
             | Leaf::Size(_)
@@ -204,6 +212,10 @@ pub(super) fn compile_term(k: &TermKind) -> Leaf {
         TermKind::ChildCount(c) => Leaf::ChildCount(*c),
         TermKind::Empty => Leaf::Empty,
         TermKind::SizeDupe => Leaf::SizeDupe,
+        TermKind::Uid(c) => Leaf::Uid(*c),
+        TermKind::Gid(c) => Leaf::Gid(*c),
+        TermKind::Perm(p) => Leaf::Perm(*p),
+        TermKind::Kind(k) => Leaf::Kind(*k),
         TermKind::Content(_) => Leaf::Any,
     }
 }

@@ -266,6 +266,10 @@ impl Searcher {
             }
             Leaf::Dupe => self.dupes().get(id as usize),
             Leaf::Deleted => idx.flags(id) & flags::DELETED != 0,
+            Leaf::Uid(c) => idx.posix(id).is_some_and(|p| c.holds(u64::from(p.uid))),
+            Leaf::Gid(c) => idx.posix(id).is_some_and(|p| c.holds(u64::from(p.gid))),
+            Leaf::Perm(m) => idx.posix(id).is_some_and(|p| m.holds(p.permissions())),
+            Leaf::Kind(k) => idx.kind(id) == *k,
             Leaf::Stream => idx.flags(id) & flags::STREAM != 0,
             Leaf::TreeSize(c) => self.folder_totals(id).is_some_and(|t| c.holds(t.size)),
             Leaf::Descendants(c) => self
