@@ -89,6 +89,11 @@ fn slack(gap: &[u8], filetype: bool, inodes: u32, out: &mut Vec<Name>) {
     let mut at = 0usize;
     while at + 8 <= gap.len() {
         let inode = le32(gap, at);
+        if inode == 0 {
+            // Slack is mostly zeros (a folder's last block past its names): skip to the next word that is not.
+            at = next_nonzero_word(gap, at + 4);
+            continue;
+        }
         let name_len = if filetype {
             usize::from(gap[at + 6])
         } else {
@@ -111,6 +116,22 @@ fn slack(gap: &[u8], filetype: bool, inodes: u32, out: &mut Vec<Name>) {
         }
         at += 4;
     }
+}
+
+/// The first 4-byte-aligned offset at or after `from` (itself aligned) whose word is not zero, or the end.
+fn next_nonzero_word(gap: &[u8], from: usize) -> usize {
+    let mut at = from;
+    // Eight bytes at a time, then the word of them that is not zero.
+    while at + 8 <= gap.len() {
+        if u64::from_le_bytes(gap[at..at + 8].try_into().expect("8 bytes")) != 0 {
+            return if le32(gap, at) != 0 { at } else { at + 4 };
+        }
+        at += 8;
+    }
+    if at + 4 <= gap.len() && le32(gap, at) == 0 {
+        at += 4;
+    }
+    at.min(gap.len())
 }
 
 /// A name the kernel could have written: no NUL or `/`.

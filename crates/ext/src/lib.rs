@@ -25,6 +25,8 @@ pub mod xattr;
 
 use std::fmt;
 
+use rayon::prelude::*;
+
 use uffs_fs::{attr, Kind, Run};
 pub use uffs_fs::{Entry, ReadAt, Scan, Space};
 
@@ -102,6 +104,24 @@ pub struct Volume<R: ReadAt> {
 struct Held {
     inode: Inode,
     inline: Option<Vec<u8>>,
+}
+
+/// A name found by a scan, made an entry once every name is found and sorted by inode.
+struct Pending {
+    ino: u32,
+    parent: u32,
+    name: String,
+    of: Of,
+}
+
+/// What a [`Pending`] name's entry is made from.
+enum Of {
+    /// The inode in use at this index of the scan's inodes.
+    Live(usize),
+    /// A reserved inode in use (the volume's own: `$Journal` …), at this index.
+    Reserved(usize),
+    /// A deleted inode, as its table still holds it.
+    Deleted(Box<Inode>),
 }
 
 impl<R: ReadAt> Volume<R> {
@@ -263,22 +283,31 @@ impl<R: ReadAt> Volume<R> {
             block_size: self.sb.block_size,
             blocks_count: self.sb.blocks_count,
         };
-        let runs: Vec<Option<Vec<Run>>> = nums
-            .iter()
+        // Each inode's runs, on every core (an extent tree deeper than the inode reads its blocks).
+        let mapped: Vec<std::result::Result<Option<Vec<Run>>, String>> = nums
+            .par_iter()
             .zip(&held)
             .map(|(ino, h)| {
                 if h.inline.is_some() || h.inode.is_fast_symlink() || !self.has_data(&h.inode) {
-                    return None;
+                    return Ok(None);
                 }
                 mapper
                     .runs(&h.inode.block, h.inode.has(flags::EXTENTS), h.inode.size)
-                    .map_err(|why| {
-                        warnings.push(format!("inode {ino}: {why}: its data is left unread"))
-                    })
-                    .ok()
+                    .map(Some)
+                    .map_err(|why| format!("inode {ino}: {why}: its data is left unread"))
             })
             .collect();
-        let mut entries = Vec::with_capacity(held.len() + 1);
+        let mut runs: Vec<Option<Vec<Run>>> = mapped
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|w| {
+                    warnings.push(w);
+                    None
+                })
+            })
+            .collect();
+        // Every name found, made an entry once they are in inode order (the order the index wants).
+        let mut pending: Vec<Pending> = Vec::with_capacity(held.len() + 1);
         // Whether each inode has a name yet (a folder may have only one).
         let mut named = vec![false; held.len()];
         // The folders in the order their first block lies on the volume: their blocks are read in one sweep.
@@ -292,39 +321,48 @@ impl<R: ReadAt> Volume<R> {
                 .map_or(0, |r| r.offset)
         });
         let filetype = self.sb.has_incompat(incompat::FILETYPE);
-        let mut names = Vec::new();
-        for &d in &folders {
-            let (dir, h) = (nums[d], &held[d]);
-            let bytes = match (&h.inline, &runs[d]) {
-                (Some(inline), _) => inline_dir(inline),
-                (None, Some(r)) => match self.read_folder(r, h.inode.size) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        warnings.push(format!("folder inode {dir}: {e}: its names are left out"));
-                        continue;
+        // Every folder's names, read and parsed on every core in the folders' disk order (each thread takes a
+        // stretch of them), then made entries in that order.
+        let listed: Vec<(usize, Vec<dir::Name>, Vec<String>)> = folders
+            .par_iter()
+            .map(|&d| {
+                let (dir, h) = (nums[d], &held[d]);
+                let (mut names, mut warned) = (Vec::new(), Vec::new());
+                let bytes = match (&h.inline, &runs[d]) {
+                    (Some(inline), _) => inline_dir(inline),
+                    (None, Some(r)) => match self.read_folder(r, h.inode.size) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            warned.push(format!("folder inode {dir}: {e}: its names are left out"));
+                            return (d, names, warned);
+                        }
+                    },
+                    (None, None) => return (d, names, warned),
+                };
+                let bs = if h.inline.is_some() {
+                    bytes.len().max(1)
+                } else {
+                    self.sb.block_size as usize
+                };
+                for (i, block) in bytes.chunks(bs).enumerate() {
+                    if let Err(why) = dir::names(
+                        block,
+                        self.sb.block_size as usize,
+                        filetype,
+                        opts.deleted,
+                        self.sb.inodes_count,
+                        &mut names,
+                    ) {
+                        warned.push(format!("folder inode {dir}, block {i}: {why}"));
                     }
-                },
-                (None, None) => continue,
-            };
-            let bs = if h.inline.is_some() {
-                bytes.len().max(1)
-            } else {
-                self.sb.block_size as usize
-            };
-            names.clear();
-            for (i, block) in bytes.chunks(bs).enumerate() {
-                if let Err(why) = dir::names(
-                    block,
-                    self.sb.block_size as usize,
-                    filetype,
-                    opts.deleted,
-                    self.sb.inodes_count,
-                    &mut names,
-                ) {
-                    warnings.push(format!("folder inode {dir}, block {i}: {why}"));
                 }
-            }
-            for n in names.drain(..) {
+                (d, names, warned)
+            })
+            .collect();
+        for (d, names, warned) in listed {
+            let dir = nums[d];
+            warnings.extend(warned);
+            for n in names {
                 if n.name == b"." || n.name == b".." {
                     continue;
                 }
@@ -343,14 +381,12 @@ impl<R: ReadAt> Volume<R> {
                             continue;
                         }
                         named[c] = true;
-                        entries.push(self.entry(
-                            n.inode,
-                            dir,
+                        pending.push(Pending {
+                            ino: n.inode,
+                            parent: dir,
                             name,
-                            &held[c],
-                            runs[c].as_ref(),
-                            false,
-                        ));
+                            of: Of::Live(c),
+                        });
                     }
                     // A deleted name whose inode is in use again names another file now.
                     Some(_) => {}
@@ -359,14 +395,12 @@ impl<R: ReadAt> Volume<R> {
                         let inode = self
                             .read_inode(n.inode)
                             .unwrap_or_else(|| Inode::parse(&[0; 128], false));
-                        let h = Held {
-                            inode,
-                            inline: None,
-                        };
-                        let r = mapper
-                            .runs(&h.inode.block, h.inode.has(flags::EXTENTS), h.inode.size)
-                            .unwrap_or_default();
-                        entries.push(self.entry(n.inode, dir, name, &h, Some(&r), true));
+                        pending.push(Pending {
+                            ino: n.inode,
+                            parent: dir,
+                            name,
+                            of: Of::Deleted(Box::new(inode)),
+                        });
                     }
                     None if n.deleted => {}
                     None => warnings.push(format!(
@@ -376,50 +410,85 @@ impl<R: ReadAt> Volume<R> {
                 }
             }
         }
-        // The root, and what is in use but named by no folder (an orphan, or the journal).
-        if let Some(r) = find(ROOT) {
-            entries.push(self.entry(ROOT, ROOT, String::new(), &held[r], runs[r].as_ref(), false));
-        }
-        for i in (0..held.len()).filter(|&i| nums[i] != ROOT && !named[i]) {
-            let (ino, h) = (nums[i], &held[i]);
-            if ino < self.sb.first_inode {
-                // A reserved inode (the journal, the resize inode, quota files): the volume's own.
-                let name = metadata::reserved_name(&self.sb, ino);
-                let mut e = self.entry(ino, ROOT, name, h, runs[i].as_ref(), false);
-                e.metadata = true;
-                e.attributes = attr::SYSTEM | attr::HIDDEN;
-                if ino == 7 {
-                    // Its i_size only places the reserved descriptor blocks in a sparse map: no data of that size.
-                    e.size = e.allocated;
-                }
-                entries.push(e);
+        // The root, and what is in use but named by no folder: a reserved inode (the journal, the resize inode,
+        // quota files: the volume's own), or an orphan (as TSK names them; their parent, 0, is no folder, so they
+        // are kept under $Orphan).
+        for i in (0..held.len()).filter(|&i| nums[i] == ROOT || !named[i]) {
+            let ino = nums[i];
+            let (parent, name, of) = if ino == ROOT {
+                (ROOT, String::new(), Of::Live(i))
+            } else if ino < self.sb.first_inode {
+                (
+                    ROOT,
+                    metadata::reserved_name(&self.sb, ino),
+                    Of::Reserved(i),
+                )
             } else {
-                // As TSK names them; their parent (0) is no folder, so they are kept under $Orphan.
-                entries.push(self.entry(
-                    ino,
-                    0,
-                    format!("OrphanFile-{ino}"),
-                    h,
-                    runs[i].as_ref(),
-                    false,
-                ));
-            }
+                (0, format!("OrphanFile-{ino}"), Of::Live(i))
+            };
+            pending.push(Pending {
+                ino,
+                parent,
+                name,
+                of,
+            });
         }
         // Deleted inodes no name points at any more, as fls lists them (`$OrphanFiles/OrphanFile-N`): what their
         // inode still holds (ext3 and ext4 clear a deleted file's size and block map or extents).
         named_freed.sort_unstable();
         for (ino, inode) in freed {
-            if named_freed.binary_search(&ino).is_ok() {
-                continue;
+            if named_freed.binary_search(&ino).is_err() {
+                pending.push(Pending {
+                    ino,
+                    parent: 0,
+                    name: format!("OrphanFile-{ino}"),
+                    of: Of::Deleted(Box::new(inode)),
+                });
             }
-            let r = mapper
-                .runs(&inode.block, inode.has(flags::EXTENTS), inode.size)
-                .unwrap_or_default();
-            let h = Held {
-                inode,
-                inline: None,
+        }
+        // In inode order, an inode's names in the order they were found (stable): each entry made once, in place.
+        pending.sort_by_key(|p| p.ino);
+        let mut entries = Vec::with_capacity(pending.len() + 3);
+        for k in 0..pending.len() {
+            let p = &mut pending[k];
+            let name = std::mem::take(&mut p.name);
+            let e = match &p.of {
+                &Of::Live(c) => {
+                    // The last of a file's names takes its runs; the others (hard links) a copy.
+                    let last = pending
+                        .get(k + 1)
+                        .is_none_or(|next| !matches!(next.of, Of::Live(n) if n == c));
+                    let r = if last {
+                        runs[c].take()
+                    } else {
+                        runs[c].clone()
+                    };
+                    let p = &pending[k];
+                    self.entry(p.ino, p.parent, name, &held[c], r, false)
+                }
+                &Of::Reserved(c) => {
+                    let mut e = self.entry(p.ino, p.parent, name, &held[c], runs[c].take(), false);
+                    e.metadata = true;
+                    e.attributes = attr::SYSTEM | attr::HIDDEN;
+                    if p.ino == 7 {
+                        // Its i_size only places the reserved descriptor blocks in a sparse map: no data of that
+                        // size.
+                        e.size = e.allocated;
+                    }
+                    e
+                }
+                Of::Deleted(inode) => {
+                    let r = mapper
+                        .runs(&inode.block, inode.has(flags::EXTENTS), inode.size)
+                        .unwrap_or_default();
+                    let h = Held {
+                        inode: (**inode).clone(),
+                        inline: None,
+                    };
+                    self.entry(p.ino, p.parent, name, &h, Some(r), true)
+                }
             };
-            entries.push(self.entry(ino, 0, format!("OrphanFile-{ino}"), &h, Some(&r), true));
+            entries.push(e);
         }
         entries.extend(metadata::entries(&self.sb, &self.groups));
         Ok(Scan {
@@ -441,7 +510,7 @@ impl<R: ReadAt> Volume<R> {
         parent: u32,
         name: String,
         h: &Held,
-        runs: Option<&Vec<Run>>,
+        runs: Option<Vec<Run>>,
         deleted: bool,
     ) -> Entry {
         let i = &h.inode;
@@ -451,7 +520,7 @@ impl<R: ReadAt> Volume<R> {
             (None, true) => Some(i.block[..i.size as usize].to_vec()),
             _ => None,
         };
-        let runs = runs.cloned().unwrap_or_default();
+        let runs = runs.unwrap_or_default();
         let link_target = match kind {
             Kind::Symlink => inline.clone().or_else(|| self.slow_link_target(i, &runs)),
             _ => None,

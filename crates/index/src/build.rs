@@ -338,6 +338,19 @@ impl Columns {
     }
 }
 
+/// Makes [`Prepared`] batches as a [`Builder`] would, on any thread (then [`Builder::append`] them in order).
+#[derive(Debug, Clone, Copy)]
+pub struct Preparer {
+    opts: BuildOptions,
+    keep_aliases: bool,
+}
+
+impl Preparer {
+    pub fn prepare(&self, batch: &RecordBatch) -> Prepared {
+        Prepared::made(batch, self.opts, self.keep_aliases)
+    }
+}
+
 /// A batch turned into entries, ready to append: made on a parser thread so the builder's own (serial) work
 /// is a few slice copies per batch.
 #[derive(Debug)]
@@ -539,6 +552,14 @@ impl Builder {
     /// Entries so far (before parents are linked).
     pub fn entries(&self) -> usize {
         self.cols.len()
+    }
+
+    /// What prepares batches for this builder on other threads.
+    pub fn preparer(&self) -> Preparer {
+        Preparer {
+            opts: self.opts,
+            keep_aliases: self.cols.keep_aliases,
+        }
     }
 
     /// Adds a batch of parsed records. Batches must come in ascending record order.
