@@ -90,6 +90,9 @@ pub(crate) fn le32(b: &[u8], at: usize) -> u32 {
 /// The root folder's inode.
 pub const ROOT: u32 = 2;
 
+/// Threads reading folders' blocks: more than cores, so that a cold disk serves several reads at once.
+const READ_THREADS: usize = 8;
+
 /// The inode tables are read this many bytes at a time.
 const TABLE_READ: u64 = 4 << 20;
 
@@ -321,44 +324,50 @@ impl<R: ReadAt> Volume<R> {
                 .map_or(0, |r| r.offset)
         });
         let filetype = self.sb.has_incompat(incompat::FILETYPE);
-        // Every folder's names, read and parsed on every core in the folders' disk order (each thread takes a
-        // stretch of them), then made entries in that order.
-        let listed: Vec<(usize, Vec<dir::Name>, Vec<String>)> = folders
-            .par_iter()
-            .map(|&d| {
-                let (dir, h) = (nums[d], &held[d]);
-                let (mut names, mut warned) = (Vec::new(), Vec::new());
-                let bytes = match (&h.inline, &runs[d]) {
-                    (Some(inline), _) => inline_dir(inline),
-                    (None, Some(r)) => match self.read_folder(r, h.inode.size) {
-                        Ok(b) => b,
-                        Err(e) => {
-                            warned.push(format!("folder inode {dir}: {e}: its names are left out"));
-                            return (d, names, warned);
-                        }
-                    },
-                    (None, None) => return (d, names, warned),
-                };
-                let bs = if h.inline.is_some() {
-                    bytes.len().max(1)
-                } else {
-                    self.sb.block_size as usize
-                };
-                for (i, block) in bytes.chunks(bs).enumerate() {
-                    if let Err(why) = dir::names(
-                        block,
-                        self.sb.block_size as usize,
-                        filetype,
-                        opts.deleted,
-                        self.sb.inodes_count,
-                        &mut names,
-                    ) {
-                        warned.push(format!("folder inode {dir}, block {i}: {why}"));
+        // Every folder's names, read and parsed by several threads in the folders' disk order (each takes a
+        // stretch of them; more threads than cores, so that a cold disk has several reads in flight), then made
+        // entries in that order.
+        let read = |d: usize| -> (usize, Vec<dir::Name>, Vec<String>) {
+            let (dir, h) = (nums[d], &held[d]);
+            let (mut names, mut warned) = (Vec::new(), Vec::new());
+            let bytes = match (&h.inline, &runs[d]) {
+                (Some(inline), _) => inline_dir(inline),
+                (None, Some(r)) => match self.read_folder(r, h.inode.size) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        warned.push(format!("folder inode {dir}: {e}: its names are left out"));
+                        return (d, names, warned);
                     }
+                },
+                (None, None) => return (d, names, warned),
+            };
+            let bs = if h.inline.is_some() {
+                bytes.len().max(1)
+            } else {
+                self.sb.block_size as usize
+            };
+            for (i, block) in bytes.chunks(bs).enumerate() {
+                if let Err(why) = dir::names(
+                    block,
+                    self.sb.block_size as usize,
+                    filetype,
+                    opts.deleted,
+                    self.sb.inodes_count,
+                    &mut names,
+                ) {
+                    warned.push(format!("folder inode {dir}, block {i}: {why}"));
                 }
-                (d, names, warned)
-            })
-            .collect();
+            }
+            (d, names, warned)
+        };
+        let listed: Vec<(usize, Vec<dir::Name>, Vec<String>)> =
+            match rayon::ThreadPoolBuilder::new()
+                .num_threads(READ_THREADS)
+                .build()
+            {
+                Ok(pool) => pool.install(|| folders.par_iter().map(|&d| read(d)).collect()),
+                Err(_) => folders.par_iter().map(|&d| read(d)).collect(),
+            };
         for (d, names, warned) in listed {
             let dir = nums[d];
             warnings.extend(warned);
