@@ -220,9 +220,7 @@ impl Neutral {
                         .scan(&uffs_ext::ScanOptions { deleted: true })
                         .map_err(|e| format!("{name}: {e}")),
                 }?;
-                let t = std::time::Instant::now();
                 sort_by_id(&mut scan.entries);
-                eprintln!("T sort {:?}", t.elapsed());
                 Ok(Arc::new(scan))
             })
             .clone()

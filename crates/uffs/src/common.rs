@@ -206,6 +206,17 @@ pub fn open_source(
         uffs_mft::open(spec, partition)?
     };
     static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    if let Some((point, fstype)) = crate::mounted::mount_of(spec) {
+        let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+        let key = format!("mounted {spec}");
+        if !said.contains(&key) {
+            said.push(key);
+            eprintln!(
+                "uffs: note: {}",
+                crate::mounted::note(spec, &point, &fstype)
+            );
+        }
+    }
     for v in &src.volumes {
         let Some((holds, needs)) = v.truncated() else {
             continue;

@@ -23,6 +23,7 @@ mod info;
 mod journal_cmd;
 mod man_page;
 mod mcp_cmd;
+mod mounted;
 mod query_cmd;
 mod registered;
 mod serve_cmd;

@@ -459,7 +459,16 @@ fn modes_owners_kinds_and_targets_as_the_kernel_and_tsk_show_them() {
         .into_iter()
         .map(|(q, flags, f)| (q, flags, find(&f)))
         .collect();
+        // Read while the kernel has it mounted: said to be as of its last write-back.
+        let info = run_ok(uffs().arg("info").arg(&img));
+        let note = String::from_utf8_lossy(&info.stderr).into_owned();
+        assert!(
+            note.contains(&format!("is mounted at {} ({kind})", mnt.display())),
+            "{note}"
+        );
         run_ok(Command::new("umount").arg(&mnt));
+        let info = run_ok(uffs().arg("info").arg(&img));
+        assert!(!String::from_utf8_lossy(&info.stderr).contains("mounted"));
         let kinds = [
             ("file", "f"),
             ("folder", "d"),

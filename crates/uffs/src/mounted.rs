@@ -1,0 +1,116 @@
+//! Whether a source is a file system the kernel has mounted (Linux): a block device, or an image file behind a
+//! loop device. uffs reads its tables raw, as the kernel last wrote them back to the disk, so a command says so:
+//! changes made since through the mount may not show yet.
+//!
+//! The mount is found in `/proc/self/mountinfo`, by the device's number (`major:minor`, the third field) or, for
+//! a FUSE mount (ntfs-3g, exfat-fuse), by its source (the field after ` - ` and the file system type); an image
+//! file by the loop devices whose `backing_file` it is.
+
+#[cfg(target_os = "linux")]
+use std::path::{Path, PathBuf};
+
+/// The mount point and file system type of `spec` (a path) when the kernel has it mounted.
+#[cfg(target_os = "linux")]
+pub fn mount_of(spec: &str) -> Option<(String, String)> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let path = std::fs::canonicalize(spec).ok()?;
+    let meta = std::fs::metadata(&path).ok()?;
+    // The devices the source is: itself, or the loop devices an image file backs.
+    let devices: Vec<(String, PathBuf)> = if meta.file_type().is_block_device() {
+        let rdev = meta.rdev();
+        vec![(
+            format!("{}:{}", libc::major(rdev), libc::minor(rdev)),
+            path.clone(),
+        )]
+    } else if meta.is_file() {
+        // A loop device's backing file, or a FUSE mount's source (ntfs-3g and exfat-fuse open the file itself).
+        let mut v = loop_devices_of(&path);
+        v.push((String::new(), path.clone()));
+        v
+    } else {
+        return None;
+    };
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines().find_map(|line| {
+        let (head, tail) = line.split_once(" - ")?;
+        let fields: Vec<&str> = head.split(' ').collect();
+        let (number, point) = (*fields.get(2)?, *fields.get(4)?);
+        let mut tail = tail.split(' ');
+        let (fstype, source) = (tail.next()?, tail.next()?);
+        let same = devices
+            .iter()
+            .any(|(n, dev)| n == number || Path::new(&unescape(source)) == dev.as_path());
+        same.then(|| (unescape(point), fstype.to_string()))
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn mount_of(_spec: &str) -> Option<(String, String)> {
+    None
+}
+
+/// The loop devices (`major:minor`, `/dev/loopN`) whose backing file is `file`.
+#[cfg(target_os = "linux")]
+fn loop_devices_of(file: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(dir) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with("loop") {
+                return None;
+            }
+            let backing = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+            if Path::new(backing.trim_end()) != file {
+                return None;
+            }
+            let number = std::fs::read_to_string(e.path().join("dev")).ok()?;
+            Some((number.trim().to_string(), PathBuf::from("/dev").join(name)))
+        })
+        .collect()
+}
+
+/// A mountinfo path with its octal escapes (`\040` for a space) undone.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (b[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What a command says of a mounted source.
+pub fn note(spec: &str, point: &str, fstype: &str) -> String {
+    format!(
+        "{spec} is mounted at {point} ({fstype}): uffs reads its tables as the kernel last wrote them back to the \
+         disk, so changes made since may not show yet (run `sync` first for an answer as of now)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_escapes_are_undone() {
+        assert_eq!(unescape(r"/mnt/my\040disk"), "/mnt/my disk");
+        assert_eq!(unescape(r"/a\\b"), r"/a\\b");
+        assert_eq!(unescape("/plain"), "/plain");
+    }
+}
