@@ -31,6 +31,7 @@ PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       ripgrep hashdeep file gzip bzip2 zstd  # contents (rg -z runs gzip, bzip2, xz, zstd): uffs grep against rg, uffs hash against hashdeep, types against file(1)
       xxhash  # xxhsum: uffs-hash's XXH3 lines against xxhsum -H3
       mtools exfatprogs exfat-fuse e2fsprogs
+      openjdk-17-jre-headless  # Java 17 for Spark (pyspark below), the fleet engine the dataset tests start
       ewf-tools libvshadow-utils)  # ewfacquire/ewfinfo make and read E01 test images; vshadowinfo/vshadowmount read shadow copies  # FAT (mkfs.vfat, mcopy, fsck.fat) and exFAT volumes written by their real tools
 
 missing=()
@@ -72,9 +73,10 @@ elif command -v rustup >/dev/null; then
 fi
 
 # The real clients of uffs's front ends, from PyPI, in a venv of Debian's Python (pinned, so a run is
-# repeatable): DuckDB reads the Parquet files, the official MCP SDK talks to `uffs mcp`, selenium drives
-# Chromium for the web page. Tests find it at $UFFS_PY (default /opt/uffs-py/bin/python).
-PY_PKGS=(duckdb==1.5.6 mcp==2.3.0 selenium==4.38.0)
+# repeatable): DuckDB and Spark read the Parquet files and datasets, the official MCP SDK talks to `uffs mcp`,
+# selenium drives Chromium for the web page. Tests find it at $UFFS_PY (default /opt/uffs-py/bin/python).
+# pyspark 4.0 runs on the machine's Java 17 (4.3 starts executors with options Java 17 refuses).
+PY_PKGS=(duckdb==1.5.6 mcp==2.3.0 selenium==4.38.0 pyspark==4.0.5)
 VENV=/opt/uffs-py
 if [[ -x $VENV/bin/python && $(cat "$VENV/.uffs-packages" 2>/dev/null) == "${PY_PKGS[*]}" ]]; then
     step "python clients already in $VENV (${PY_PKGS[*]})"

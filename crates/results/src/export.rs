@@ -423,7 +423,8 @@ pub fn itoa(mut n: u64, b: &mut Vec<u8>) {
 
 /// Writes the entries of `idx` that `filter` keeps into `pq` (on volume `vol`), in entry order, handing the
 /// encoded bytes to `out` as they complete; `progress` is told how many entries are done. Blocks of rows are
-/// gathered into record batches by the other cores while this thread encodes them in order.
+/// gathered into record batches by the other cores while this thread encodes them in order. Returns the rows
+/// written.
 pub fn write_parquet(
     idx: &Index,
     prefix: &str,
@@ -431,7 +432,7 @@ pub fn write_parquet(
     pq: &mut ParquetWriter,
     out: &mut dyn Write,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<()> {
+) -> Result<u64> {
     let vol = VolumeInfo::of(idx, prefix);
     let paths = DirPaths::build(idx, prefix);
     let n = idx.len();
@@ -440,14 +441,16 @@ pub fn write_parquet(
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(blocks.max(1));
-    std::thread::scope(|s| -> Result<()> {
+    let layout = pq.layout();
+    let mut rows_written = 0u64;
+    std::thread::scope(|s| -> Result<u64> {
         // Room for a row group's batches and more, so gathering goes on while a row group is encoded.
         let room = parquet::ROW_GROUP_ROWS / PARQUET_BLOCK + threads;
         let (tx, rx) = mpsc::sync_channel::<(usize, Result<RecordBatch>)>(room);
         for _ in 0..threads {
             let (tx, next, paths, vol) = (tx.clone(), &next, &paths, &vol);
             s.spawn(move || {
-                let mut rows = Rows::new();
+                let mut rows = Rows::new(layout);
                 let mut path = Vec::with_capacity(256);
                 loop {
                     let b = next.fetch_add(1, Ordering::Relaxed);
@@ -480,16 +483,17 @@ pub fn write_parquet(
                 let batch = batch?;
                 if batch.num_rows() > 0 {
                     pq.write_batch(&batch)?;
+                    rows_written += batch.num_rows() as u64;
                 }
                 match pq.drain_into(out) {
-                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(()),
+                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(rows_written),
                     r => r.map_err(io_err("writing export"))?,
                 }
                 want += 1;
                 progress(((want * PARQUET_BLOCK).min(n)) as u64);
             }
         }
-        Ok(())
+        Ok(rows_written)
     })
 }
 

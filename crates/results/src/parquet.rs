@@ -1,12 +1,13 @@
-//! Entries as Apache Parquet, with one fixed schema for every source and uffs version (docs/parquet.md): the
-//! volume's name, serial and source on every row (so the files of many machines union), then the columns of
-//! [`PARQUET_COLUMNS`] typed by their [`ColumnType`] (times as TIMESTAMP(NANOS) holding UTC, integers as UINT64),
-//! and the Windows attribute bits as `attributes_mask`. zstd compression, row groups of [`ROW_GROUP_ROWS`]
-//! rows.
+//! Entries as Apache Parquet, with one versioned schema for every source (docs/parquet.md; version
+//! [`SCHEMA_VERSION`], in the footer's key-value metadata under [`SCHEMA_VERSION_KEY`]): the volume's name, serial
+//! and source on every row (so the files of many machines union), then the columns of [`PARQUET_COLUMNS`] typed by
+//! their [`ColumnType`], the Windows attribute bits as `attributes_mask`, and each time's raw FILETIME.
 //!
-//! A FILETIME outside the range of a signed 64-bit count of nanoseconds since 1970 (before
-//! 1677-09-21T00:12:43.145224192Z or after 2262-04-11T23:47:16.854775807Z; 0, "no time", is 1601-01-01) is
-//! written as null.
+//! Types are the ones every engine reads with its default settings (Spark 4 refuses nanosecond timestamps and
+//! reads unsigned 64-bit integers as decimals): times as TIMESTAMP(MICROS, isAdjustedToUTC=true), every integer
+//! signed (a 64-bit value past `i64::MAX`, as a forged size or a random serial, keeps its bits and reads
+//! negative). Microseconds drop NTFS's last digit (100 ns), so each time's FILETIME is kept whole beside it in an
+//! INT64 column `<time>_filetime`. zstd compression, row groups of [`ROW_GROUP_ROWS`] rows.
 //!
 //! The writer holds a row group's rows, then encodes its columns in parallel into memory; [`ParquetWriter::drain_into`]
 //! hands over what is complete so far, so a
@@ -15,14 +16,15 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, StringBuilder, TimestampNanosecondBuilder, UInt32Builder, UInt64Builder,
+    BooleanBuilder, Int32Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesBuilder};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use uffs_index::timeline::EntryTimeline;
@@ -32,8 +34,15 @@ use crate::column::{Column, ColumnType};
 use crate::export::{attributes, cell, Cell};
 use crate::Result;
 
+/// The schema's version, written in every file's key-value metadata under [`SCHEMA_VERSION_KEY`]. Version 1
+/// (uffs before 2026-11-28, no key) had nanosecond timestamps without a time zone and unsigned integers;
+/// docs/parquet.md says what changed.
+pub const SCHEMA_VERSION: u32 = 2;
+/// The key-value metadata key of [`SCHEMA_VERSION`].
+pub const SCHEMA_VERSION_KEY: &str = "uffs.schema_version";
+
 /// The entry columns of the Parquet schema, in order, after `volume`, `volume_serial` and `source`, with
-/// `attributes_mask` after the first [`MASK_AT`] (columns are only ever added at the end).
+/// `attributes_mask` after the first [`MASK_AT`] and the raw FILETIME of each time column after them all.
 pub const PARQUET_COLUMNS: [Column; 24] = [
     Column::Path,
     Column::Name,
@@ -88,36 +97,79 @@ const ZSTD_LEVEL: i32 = 1;
 /// FILETIME ticks (100 ns since 1601) from 1601 to 1970.
 const UNIX_EPOCH_TICKS: i128 = 116_444_736_000_000_000;
 
-/// A FILETIME as nanoseconds since 1970; `None` outside the range of an `i64`.
-pub fn filetime_to_unix_nanos(ft: u64) -> Option<i64> {
-    i64::try_from((i128::from(ft) - UNIX_EPOCH_TICKS) * 100).ok()
+/// A FILETIME as microseconds since 1970, rounded down (toward the past, as a clock shows it): every FILETIME
+/// fits, 0 ("no time") as 1601-01-01.
+pub fn filetime_to_unix_micros(ft: u64) -> i64 {
+    // |i128| of any u64 FILETIME over 10 is below 2^61.
+    ((i128::from(ft) - UNIX_EPOCH_TICKS).div_euclid(10)) as i64
+}
+
+/// The name of the column holding time column `c`'s raw FILETIME.
+pub fn filetime_column(c: Column) -> String {
+    format!("{}_filetime", c.name())
+}
+
+/// What the files hold beside the entries' own columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// A file of its own: every row names its volume in the `volume` column.
+    File,
+    /// A file of a dataset's `volume=NAME` folder: the folder names the volume, so the files leave the `volume`
+    /// column out (an engine would otherwise see it twice).
+    Dataset,
+}
+
+/// The Arrow type and nullability of column `c`.
+fn arrow_type(c: Column) -> (DataType, bool) {
+    match c.ty() {
+        ColumnType::Text => (DataType::Utf8, false),
+        ColumnType::Integer => (
+            DataType::Int64,
+            matches!(c, Column::ParentRecord | Column::Uid | Column::Gid),
+        ),
+        ColumnType::Time => (time_type(), true),
+        ColumnType::Bool => (DataType::Boolean, false),
+    }
+}
+
+/// TIMESTAMP(MICROS, isAdjustedToUTC=true).
+fn time_type() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
 }
 
 /// The schema (documented in docs/parquet.md).
-pub fn schema() -> SchemaRef {
-    let mut fields = vec![
-        Field::new("volume", DataType::Utf8, false),
-        Field::new("volume_serial", DataType::UInt64, false),
-        Field::new("source", DataType::Utf8, false),
-    ];
+pub fn schema(layout: Layout) -> SchemaRef {
+    let mut fields = Vec::with_capacity(40);
+    if layout == Layout::File {
+        fields.push(Field::new("volume", DataType::Utf8, false));
+    }
+    fields.push(Field::new("volume_serial", DataType::Int64, false));
+    fields.push(Field::new("source", DataType::Utf8, false));
     for (i, c) in PARQUET_COLUMNS.into_iter().enumerate() {
         if i == MASK_AT {
-            fields.push(Field::new("attributes_mask", DataType::UInt32, false));
+            fields.push(Field::new("attributes_mask", DataType::Int32, false));
         }
-        let (ty, nullable) = match c.ty() {
-            ColumnType::Text => (DataType::Utf8, false),
-            ColumnType::Integer => (
-                DataType::UInt64,
-                matches!(c, Column::ParentRecord | Column::Uid | Column::Gid),
-            ),
-            // Without a time zone (isAdjustedToUTC false) though the values are UTC: DuckDB reads a UTC-adjusted
-            // timestamp as microseconds, dropping NTFS's 100 ns; this way it keeps TIMESTAMP_NS.
-            ColumnType::Time => (DataType::Timestamp(TimeUnit::Nanosecond, None), true),
-            ColumnType::Bool => (DataType::Boolean, false),
-        };
+        let (ty, nullable) = arrow_type(c);
         fields.push(Field::new(c.name(), ty, nullable));
     }
+    for c in PARQUET_COLUMNS {
+        if c.ty() == ColumnType::Time {
+            fields.push(Field::new(filetime_column(c), DataType::Int64, true));
+        }
+    }
     Arc::new(Schema::new(fields))
+}
+
+/// The writer properties every uffs Parquet file shares: zstd, row groups, who wrote it, the schema version.
+fn properties() -> Result<WriterPropertiesBuilder> {
+    Ok(WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_created_by(format!("uffs {}", env!("CARGO_PKG_VERSION")))
+        .set_key_value_metadata(Some(vec![KeyValue::new(
+            SCHEMA_VERSION_KEY.to_string(),
+            SCHEMA_VERSION.to_string(),
+        )])))
 }
 
 /// What every row of one volume says about it.
@@ -144,27 +196,23 @@ impl VolumeInfo {
 
 enum Builder {
     Text(StringBuilder),
-    Int(UInt64Builder),
-    Time(TimestampNanosecondBuilder),
+    Int(Int64Builder),
+    /// A time, and its raw FILETIME.
+    Time(TimestampMicrosecondBuilder, Int64Builder),
     Bool(BooleanBuilder),
 }
 
 /// Rows being gathered into a record batch (one per formatting thread).
 pub struct Rows {
     schema: SchemaRef,
-    volume: StringBuilder,
-    serial: UInt64Builder,
+    /// `None` in a dataset's layout.
+    volume: Option<StringBuilder>,
+    serial: Int64Builder,
     source: StringBuilder,
     columns: Vec<Builder>,
-    mask: UInt32Builder,
+    mask: Int32Builder,
     rows: usize,
     letters: Vec<u8>,
-}
-
-impl Default for Rows {
-    fn default() -> Self {
-        Rows::new()
-    }
 }
 
 /// Appends bytes that are UTF-8 (as names and paths are) without the cost of a lossy conversion.
@@ -176,23 +224,26 @@ fn append_text(b: &mut StringBuilder, s: &[u8]) {
 }
 
 impl Rows {
-    pub fn new() -> Rows {
+    pub fn new(layout: Layout) -> Rows {
         let columns = PARQUET_COLUMNS
             .iter()
             .map(|c| match c.ty() {
                 ColumnType::Text => Builder::Text(StringBuilder::new()),
-                ColumnType::Integer => Builder::Int(UInt64Builder::new()),
-                ColumnType::Time => Builder::Time(TimestampNanosecondBuilder::new()),
+                ColumnType::Integer => Builder::Int(Int64Builder::new()),
+                ColumnType::Time => Builder::Time(
+                    TimestampMicrosecondBuilder::new().with_timezone("UTC"),
+                    Int64Builder::new(),
+                ),
                 ColumnType::Bool => Builder::Bool(BooleanBuilder::new()),
             })
             .collect();
         Rows {
-            schema: schema(),
-            volume: StringBuilder::new(),
-            serial: UInt64Builder::new(),
+            schema: schema(layout),
+            volume: (layout == Layout::File).then(StringBuilder::new),
+            serial: Int64Builder::new(),
             source: StringBuilder::new(),
             columns,
-            mask: UInt32Builder::new(),
+            mask: Int32Builder::new(),
             rows: 0,
             letters: Vec::with_capacity(16),
         }
@@ -216,8 +267,11 @@ impl Rows {
         path: &[u8],
         tl: Option<EntryTimeline>,
     ) {
-        self.volume.append_value(&vol.name);
-        self.serial.append_value(vol.serial);
+        if let Some(v) = &mut self.volume {
+            v.append_value(&vol.name);
+        }
+        // Signed columns keep an unsigned value's bits (see the module's docs).
+        self.serial.append_value(vol.serial as i64);
         self.source.append_value(&vol.source);
         for (b, &c) in self.columns.iter_mut().zip(PARQUET_COLUMNS.iter()) {
             match (b, cell(idx, id, path, tl, c)) {
@@ -227,29 +281,36 @@ impl Rows {
                     attributes(f, &mut self.letters);
                     append_text(b, &self.letters);
                 }
-                (Builder::Int(b), Cell::Int(n)) => b.append_option(n),
-                (Builder::Time(b), Cell::Time(t)) => {
-                    b.append_option(t.and_then(filetime_to_unix_nanos))
+                (Builder::Int(b), Cell::Int(n)) => b.append_option(n.map(|n| n as i64)),
+                (Builder::Time(b, raw), Cell::Time(t)) => {
+                    b.append_option(t.map(filetime_to_unix_micros));
+                    raw.append_option(t.map(|t| t as i64));
                 }
                 (Builder::Bool(b), Cell::Bool(v)) => b.append_value(v),
                 // A cell whose kind is not its column's type: a bug, caught by the tests.
                 (Builder::Text(b), _) => b.append_value(""),
                 (Builder::Int(b), _) => b.append_null(),
-                (Builder::Time(b), _) => b.append_null(),
+                (Builder::Time(b, raw), _) => {
+                    b.append_null();
+                    raw.append_null();
+                }
                 (Builder::Bool(b), _) => b.append_value(false),
             }
         }
-        self.mask.append_value(idx.flags(id) & flags::WINDOWS_MASK);
+        self.mask
+            .append_value((idx.flags(id) & flags::WINDOWS_MASK) as i32);
         self.rows += 1;
     }
 
     /// The rows gathered as a record batch; the builders start again empty.
     pub fn batch(&mut self) -> Result<RecordBatch> {
-        let mut arrays: Vec<ArrayRef> = vec![
-            Arc::new(self.volume.finish()),
-            Arc::new(self.serial.finish()),
-            Arc::new(self.source.finish()),
-        ];
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.schema.fields().len());
+        if let Some(v) = &mut self.volume {
+            arrays.push(Arc::new(v.finish()));
+        }
+        arrays.push(Arc::new(self.serial.finish()));
+        arrays.push(Arc::new(self.source.finish()));
+        let mut raw: Vec<ArrayRef> = Vec::new();
         for (i, b) in self.columns.iter_mut().enumerate() {
             if i == MASK_AT {
                 arrays.push(Arc::new(self.mask.finish()));
@@ -257,10 +318,14 @@ impl Rows {
             arrays.push(match b {
                 Builder::Text(b) => Arc::new(b.finish()),
                 Builder::Int(b) => Arc::new(b.finish()),
-                Builder::Time(b) => Arc::new(b.finish()),
+                Builder::Time(b, r) => {
+                    raw.push(Arc::new(r.finish()));
+                    Arc::new(b.finish())
+                }
                 Builder::Bool(b) => Arc::new(b.finish()),
             });
         }
+        arrays.extend(raw);
         self.rows = 0;
         Ok(RecordBatch::try_new(self.schema.clone(), arrays)?)
     }
@@ -277,14 +342,12 @@ pub struct ParquetWriter {
     pending_rows: usize,
     row_groups: usize,
     rows: Rows,
+    layout: Layout,
 }
 
 impl ParquetWriter {
-    pub fn new() -> Result<ParquetWriter> {
-        let mut props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-            .set_created_by(format!("uffs {}", env!("CARGO_PKG_VERSION")))
+    pub fn new(layout: Layout) -> Result<ParquetWriter> {
+        let mut props = properties()?
             // A dictionary only where values repeat: for paths, names, times and sizes (nearly all different) it
             // is most of the writing time and saves nothing.
             .set_dictionary_enabled(false);
@@ -301,7 +364,7 @@ impl ParquetWriter {
             props =
                 props.set_column_statistics_enabled(ColumnPath::from(c), EnabledStatistics::None);
         }
-        let schema = schema();
+        let schema = schema(layout);
         // Made through ArrowWriter, so the file carries the Arrow schema as ArrowWriter's files do.
         let (file, factory) = ArrowWriter::try_new(
             Vec::with_capacity(1 << 20),
@@ -316,8 +379,14 @@ impl ParquetWriter {
             pending: Vec::new(),
             pending_rows: 0,
             row_groups: 0,
-            rows: Rows::new(),
+            rows: Rows::new(layout),
+            layout,
         })
+    }
+
+    /// What the file holds beside the entries' columns.
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// Adds the row of entry `id` of `idx` (on volume `vol`), whose full path is `path` and timeline `tl`.
@@ -414,30 +483,34 @@ impl ParquetWriter {
     }
 }
 
-/// A whole Parquet file of rows that are not entries (the changes of `uffs diff`): one column per name, typed
-/// by its [`ColumnType`] (text as UTF-8, integers as UINT64, times as TIMESTAMP(NANOS) holding UTC as the entry
-/// schema has them, booleans), every column nullable: an unknown value, and empty text, are null.
+/// A whole Parquet file of rows that are not entries (the changes of `uffs diff`, hashes): one column per name,
+/// typed by its [`ColumnType`] as the entry schema types them (text as UTF-8, integers as INT64, times as
+/// TIMESTAMP(MICROS) in UTC followed, after all the columns, by their raw FILETIMEs as `<name>_filetime`),
+/// every column nullable: an unknown value, and empty text, are null.
 pub fn values_file(
     names: &[&str],
     types: &[ColumnType],
     rows: &[Vec<crate::Value>],
 ) -> Result<Vec<u8>> {
     use crate::Value;
-    let fields: Vec<Field> = names
-        .iter()
-        .zip(types)
-        .map(|(n, t)| {
-            let ty = match t {
-                ColumnType::Text => DataType::Utf8,
-                ColumnType::Integer => DataType::UInt64,
-                ColumnType::Time => DataType::Timestamp(TimeUnit::Nanosecond, None),
-                ColumnType::Bool => DataType::Boolean,
-            };
-            Field::new(*n, ty, true)
-        })
-        .collect();
+    let mut fields: Vec<Field> = Vec::with_capacity(names.len());
+    let mut raw_fields = Vec::new();
+    for (n, t) in names.iter().zip(types) {
+        let ty = match t {
+            ColumnType::Text => DataType::Utf8,
+            ColumnType::Integer => DataType::Int64,
+            ColumnType::Time => {
+                raw_fields.push(Field::new(format!("{n}_filetime"), DataType::Int64, true));
+                time_type()
+            }
+            ColumnType::Bool => DataType::Boolean,
+        };
+        fields.push(Field::new(*n, ty, true));
+    }
+    fields.extend(raw_fields);
     let schema: SchemaRef = Arc::new(Schema::new(fields));
-    let mut columns: Vec<ArrayRef> = Vec::with_capacity(names.len());
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+    let mut raw_columns: Vec<ArrayRef> = Vec::new();
     for (i, t) in types.iter().enumerate() {
         let cell = |r: &Vec<Value>| r.get(i).cloned();
         columns.push(match t {
@@ -452,23 +525,31 @@ pub fn values_file(
                 Arc::new(b.finish())
             }
             ColumnType::Integer => {
-                let mut b = UInt64Builder::new();
+                let mut b = Int64Builder::new();
                 for r in rows {
                     match cell(r) {
-                        Some(Value::Int(Some(n))) => b.append_value(n),
+                        Some(Value::Int(Some(n))) => b.append_value(n as i64),
                         _ => b.append_null(),
                     }
                 }
                 Arc::new(b.finish())
             }
             ColumnType::Time => {
-                let mut b = TimestampNanosecondBuilder::new();
+                let mut b = TimestampMicrosecondBuilder::new().with_timezone("UTC");
+                let mut raw = Int64Builder::new();
                 for r in rows {
                     match cell(r) {
-                        Some(Value::Time(Some(t))) => b.append_option(filetime_to_unix_nanos(t)),
-                        _ => b.append_null(),
+                        Some(Value::Time(Some(t))) => {
+                            b.append_value(filetime_to_unix_micros(t));
+                            raw.append_value(t as i64);
+                        }
+                        _ => {
+                            b.append_null();
+                            raw.append_null();
+                        }
                     }
                 }
+                raw_columns.push(Arc::new(raw.finish()));
                 Arc::new(b.finish())
             }
             ColumnType::Bool => {
@@ -483,12 +564,8 @@ pub fn values_file(
             }
         });
     }
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL)?))
-        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .set_created_by(format!("uffs {}", env!("CARGO_PKG_VERSION")))
-        .build();
-    let mut w = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(props))?;
+    columns.extend(raw_columns);
+    let mut w = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(properties()?.build()))?;
     let batch = RecordBatch::try_new(schema, columns)?;
     for start in (0..rows.len()).step_by(BATCH_ROWS) {
         let n = BATCH_ROWS.min(rows.len() - start);
@@ -502,16 +579,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn filetimes_outside_nanoseconds_are_none() {
-        assert_eq!(filetime_to_unix_nanos(116_444_736_000_000_000), Some(0));
-        assert_eq!(filetime_to_unix_nanos(116_444_736_000_000_001), Some(100));
-        // 0 ("no time") is 1601, before 1677.
-        assert_eq!(filetime_to_unix_nanos(0), None);
-        assert_eq!(filetime_to_unix_nanos(u64::MAX), None);
-        // 2262-04-11T23:47:16.8547758Z is the last 100 ns tick that fits.
-        let last = 116_444_736_000_000_000 + (i64::MAX / 100) as u64;
-        assert_eq!(filetime_to_unix_nanos(last), Some(i64::MAX / 100 * 100));
-        assert_eq!(filetime_to_unix_nanos(last + 1), None);
-        assert_eq!(schema().fields().len(), 28);
+    fn every_filetime_is_microseconds_rounded_down() {
+        assert_eq!(filetime_to_unix_micros(116_444_736_000_000_000), 0);
+        assert_eq!(filetime_to_unix_micros(116_444_736_000_000_019), 1);
+        // Before 1970, toward the past: 100 ns before the epoch is in the microsecond before it.
+        assert_eq!(filetime_to_unix_micros(116_444_735_999_999_999), -1);
+        // 0 ("no time") is 1601-01-01: 11,644,473,600 s before 1970.
+        assert_eq!(filetime_to_unix_micros(0), -11_644_473_600_000_000);
+        assert_eq!(
+            filetime_to_unix_micros(u64::MAX),
+            ((u64::MAX as i128 - UNIX_EPOCH_TICKS) / 10) as i64
+        );
+        // The files' columns: 3 + 24 + the mask + 8 raw FILETIMEs; a dataset's leave `volume` out.
+        assert_eq!(schema(Layout::File).fields().len(), 36);
+        assert_eq!(schema(Layout::Dataset).fields().len(), 35);
+        assert_eq!(
+            schema(Layout::File).field(36 - 8).name(),
+            "created_filetime"
+        );
     }
 }

@@ -160,7 +160,7 @@ impl<'a> Printer<'a> {
                     "--format parquet has a fixed schema (docs/parquet.md): --columns is for csv, tsv, jsonl and table".into(),
                 ));
             }
-            Some(ParquetWriter::new()?)
+            Some(ParquetWriter::new(crate::parquet::Layout::File)?)
         } else {
             None
         };

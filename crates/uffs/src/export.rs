@@ -6,11 +6,12 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use uffs_results::export::{self, Filter, Format};
-use uffs_results::parquet::ParquetWriter;
+use uffs_results::parquet::{Layout, ParquetWriter};
 use uffs_results::printer::PARQUET_TO_TERMINAL;
 use uffs_results::TempFile;
 
 use crate::common::load_indexes_with;
+use crate::dataset;
 
 /// Which entries of a source are exported: the flags.
 pub struct Scope {
@@ -22,7 +23,19 @@ pub struct Scope {
     pub snapshots: bool,
 }
 
-pub fn run(spec: &str, scope: Scope, format: Format, output: Option<&Path>) -> Result<()> {
+pub fn run(
+    specs: &[String],
+    scope: Scope,
+    format: Option<Format>,
+    output: Option<&Path>,
+) -> Result<()> {
+    let [spec] = specs else {
+        bail!(
+            "export writes one source or index file at a time (give --dataset DIR to write several as a Parquet \
+             dataset)"
+        );
+    };
+    let format = format.unwrap_or(Format::Csv);
     let Scope {
         partition,
         deleted,
@@ -67,7 +80,7 @@ pub fn run(spec: &str, scope: Scope, format: Format, output: Option<&Path>) -> R
             .with_context(writing)?;
     }
     let mut pq = match format {
-        Format::Parquet => Some(ParquetWriter::new()?),
+        Format::Parquet => Some(ParquetWriter::new(Layout::File)?),
         _ => None,
     };
     let mut base = 0u64;
@@ -81,7 +94,8 @@ pub fn run(spec: &str, scope: Scope, format: Format, output: Option<&Path>) -> R
         match &mut pq {
             Some(pq) => {
                 export::write_parquet(&part.index, &part.prefix, filter, pq, &mut out, &progress)
-                    .with_context(writing)?
+                    .with_context(writing)
+                    .map(|_| ())?
             }
             None => export::write_rows(
                 &part.index,
@@ -111,5 +125,69 @@ pub fn run(spec: &str, scope: Scope, format: Format, output: Option<&Path>) -> R
     if let Some(t) = temp {
         t.commit()?;
     }
+    Ok(())
+}
+
+/// `uffs export SOURCE... --dataset DIR [--host NAME]`: each volume of each source as its own Parquet file of the
+/// dataset (see `crate::dataset`), one line on stderr per volume written.
+pub fn run_dataset(
+    specs: &[String],
+    scope: Scope,
+    format: Option<Format>,
+    dir: &Path,
+    host: Option<String>,
+) -> Result<()> {
+    if let Some(f) = format.filter(|&f| f != Format::Parquet) {
+        bail!(
+            "--dataset writes Parquet, not {}: leave --format out or give --format parquet",
+            format!("{f:?}").to_lowercase()
+        );
+    }
+    let host = dataset::safe_name(&host.unwrap_or_else(dataset::machine_name));
+    let Scope {
+        partition,
+        deleted,
+        streams,
+        snapshots,
+    } = scope;
+    // Every source is read before anything is written: a bad one leaves the dataset as it was.
+    let mut loaded = Vec::with_capacity(specs.len());
+    for spec in specs {
+        loaded.push((
+            spec,
+            load_indexes_with(spec, partition, deleted, snapshots)?,
+        ));
+    }
+    let volumes: Vec<dataset::DatasetVolume<'_>> = loaded
+        .iter()
+        .flat_map(|(spec, parts)| dataset::volumes(spec, parts))
+        .collect();
+    dataset::check_names(volumes.iter().map(|v| v.name.as_str()))?;
+    let pb = crate::common::styled_bar(
+        "export",
+        "{prefix} [{bar:30}] {human_pos}/{human_len} entries ({percent}%), eta {eta}",
+    );
+    pb.set_length(
+        volumes
+            .iter()
+            .flat_map(|v| &v.parts)
+            .map(|p| p.index.len() as u64)
+            .sum(),
+    );
+    let mut base = 0u64;
+    for v in &volumes {
+        let progress = |n: u64| pb.set_position(base + n);
+        let w = dataset::write_volume(dir, &host, v, deleted, streams, &progress)?;
+        pb.suspend(|| {
+            eprintln!(
+                "uffs: {}: {} rows, {} bytes",
+                w.file.display(),
+                w.rows,
+                w.bytes
+            )
+        });
+        base += v.parts.iter().map(|p| p.index.len() as u64).sum::<u64>();
+    }
+    pb.finish_and_clear();
     Ok(())
 }

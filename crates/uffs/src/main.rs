@@ -9,6 +9,7 @@ mod cli_checks;
 mod common;
 mod contents;
 mod daemon_cmd;
+mod dataset;
 mod diff_cmd;
 #[cfg(test)]
 mod docs_examples;
@@ -108,17 +109,25 @@ enum Command {
     /// Write one row per entry (path, name, kind, sizes, times, $FILE_NAME times, attributes, record numbers) as
     /// CSV, JSON lines or Parquet (docs/parquet.md), or a timeline as The Sleuth Kit's body file (for mactime).
     #[command(
-        after_help = "EXAMPLES:\n  uffs export /dev/sdb1 --format csv -o files.csv\n  uffs export sdb1.uffs --format jsonl --streams\n  uffs export sdb1.uffs --format parquet -o files.parquet\n  uffs export MFT --deleted --format csv\n  uffs export disk.img@2 --format bodyfile --deleted --streams -o body && mactime -b body -d > timeline.csv"
+        after_help = "EXAMPLES:\n  uffs export /dev/sdb1 --format csv -o files.csv\n  uffs export sdb1.uffs --format jsonl --streams\n  uffs export sdb1.uffs --format parquet -o files.parquet\n  uffs export MFT --deleted --format csv\n  uffs export disk.img@2 --format bodyfile --deleted --streams -o body && mactime -b body -d > timeline.csv\n  uffs export C.uffs D.uffs disk.img --dataset /lake/files --host pc1   # DIR/host=pc1/volume=C/uffs.parquet, ...\n  duckdb -c \"select host, volume, count(*) from read_parquet('/lake/files/*/*/*.parquet', hive_partitioning=true) group by all\""
     )]
     Export {
-        /// A source or an index file written by `uffs index`.
-        source: String,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = uffs_results::export::Format::Csv)]
-        format: uffs_results::export::Format,
+        /// Sources or index files written by `uffs index` (several only with --dataset).
+        #[arg(required = true, value_name = "SOURCE")]
+        sources: Vec<String>,
+        /// Output format (parquet with --dataset; csv otherwise).
+        #[arg(long, value_enum)]
+        format: Option<uffs_results::export::Format>,
         /// Write to FILE (through a temporary file renamed into place) instead of stdout.
-        #[arg(short, long, value_name = "FILE")]
+        #[arg(short, long, value_name = "FILE", conflicts_with = "dataset")]
         output: Option<PathBuf>,
+        /// Write a Parquet dataset: each volume as DIR/host=HOST/volume=NAME/uffs.parquet (hive-style folders
+        /// Spark, Trino and DuckDB read as one table), replacing that volume's earlier file whole.
+        #[arg(long, value_name = "DIR")]
+        dataset: Option<PathBuf>,
+        /// The host folder of --dataset (default: this machine's name).
+        #[arg(long, value_name = "NAME", requires = "dataset")]
+        host: Option<String>,
         /// Include deleted entries.
         #[arg(long)]
         deleted: bool,
@@ -584,24 +593,27 @@ fn run(command: Command) -> anyhow::Result<()> {
             },
         ),
         Command::Export {
-            source,
+            sources,
             format,
             output,
+            dataset,
+            host,
             deleted,
             streams,
             partition,
             snapshots,
-        } => export::run(
-            &source,
-            export::Scope {
+        } => {
+            let scope = export::Scope {
                 partition,
                 deleted,
                 streams,
                 snapshots,
-            },
-            format,
-            output.as_deref(),
-        ),
+            };
+            match dataset {
+                Some(dir) => export::run_dataset(&sources, scope, format, &dir, host),
+                None => export::run(&sources, scope, format, output.as_deref()),
+            }
+        }
         Command::Journal {
             source,
             since,

@@ -319,7 +319,7 @@ fn changes_made_by_ntfs3g_are_found_and_nothing_else() {
     let moved = rows.iter().filter(|r| r["change"] == "moved").count();
     assert_eq!(
         got,
-        serde_json::json!([rows.len(), 20000, moved, "TIMESTAMP_NS"])
+        serde_json::json!([rows.len(), 20000, moved, "TIMESTAMP WITH TIME ZONE"])
     );
 
     // The table: change, path, details.

@@ -6,6 +6,7 @@ crates/uffs/tests/parquet.rs. Prints one JSON object.
   parquet_check.py join CSV1 CSV2 PQ1 PQ2  files of two volumes with the same name and size, and the rows per
                                            volume of the two files read as one
   parquet_check.py rows PARQUET            [[volume, path, size], ...] in file order
+  parquet_check.py meta PARQUET            the footer's key-value metadata: {key: value}
 """
 
 import csv
@@ -26,21 +27,25 @@ TIMES = [
     "fn_mft_changed",
     "fn_accessed",
 ]
-EPOCH = datetime.date(1970, 1, 1)
-I64 = (-(2**63), 2**63 - 1)
+FILETIME_EPOCH = datetime.date(1601, 1, 1)
+UNIX_EPOCH_TICKS = 116_444_736_000_000_000
 
 
-def nanos(iso):
-    """`2024-05-01T12:34:56.1234567Z` as nanoseconds since 1970; None when empty or out of an int64."""
+def ticks(iso):
+    """`2024-05-01T12:34:56.1234567Z` as a FILETIME (100 ns since 1601); None when empty."""
     if not iso:
         return None
     date, clock = iso.rstrip("Z").split("T")
     y, m, d = (int(x) for x in date.rsplit("-", 2))
     hms, frac = clock.split(".")
     hh, mm, ss = (int(x) for x in hms.split(":"))
-    days = (datetime.date(y, m, d) - EPOCH).days
-    ns = ((days * 86400 + hh * 3600 + mm * 60 + ss) * 10**7 + int(frac)) * 100
-    return ns if I64[0] <= ns <= I64[1] else None
+    days = (datetime.date(y, m, d) - FILETIME_EPOCH).days
+    return (days * 86400 + hh * 3600 + mm * 60 + ss) * 10**7 + int(frac)
+
+
+def micros(ft):
+    """A FILETIME as microseconds since 1970, rounded down, as the schema's timestamps hold it."""
+    return None if ft is None else (ft - UNIX_EPOCH_TICKS) // 10
 
 
 def csv_rows(path):
@@ -66,9 +71,10 @@ def csv_summary(path):
         "dll": sum(1 for r in rows if r["kind"] == "file" and r["name"].rsplit(".", 1)[-1] == "dll" and "." in r["name"]),
     }
     for t in TIMES:
-        v = [nanos(r[t]) for r in rows]
+        v = [ticks(r[t]) for r in rows]
         known = [x for x in v if x is not None]
-        s[t] = [min(known, default=None), max(known, default=None), sum(1 for x in v if x is None)]
+        lo, hi = min(known, default=None), max(known, default=None)
+        s[t] = [micros(lo), micros(hi), lo, hi, sum(1 for x in v if x is None)]
     return s
 
 
@@ -97,8 +103,12 @@ def parquet_summary(path):
         "dll": dll,
     }
     for t in TIMES:
-        lo, hi, nulls = q(f"select epoch_ns(min({t})), epoch_ns(max({t})), count(*) - count({t}) from F")[0]
-        s[t] = [lo, hi, nulls]
+        s[t] = list(
+            q(
+                f"select epoch_us(min({t})), epoch_us(max({t})), min({t}_filetime), max({t}_filetime), "
+                f"count(*) - count({t}) from F"
+            )[0]
+        )
     return s
 
 
@@ -132,6 +142,9 @@ def main():
     elif cmd == "rows":
         rows = duckdb.connect().execute(f"select volume, path, size from read_parquet('{args[0]}')").fetchall()
         out = [list(r) for r in rows]
+    elif cmd == "meta":
+        rows = duckdb.connect().execute(f"select key, value from parquet_kv_metadata('{args[0]}')").fetchall()
+        out = {bytes(k).decode(): bytes(v).decode() for k, v in rows if bytes(k) != b"ARROW:schema"}
     else:
         raise SystemExit(f"unknown command {cmd}")
     print(json.dumps(out))
