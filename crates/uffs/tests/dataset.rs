@@ -163,6 +163,7 @@ fn uffs_results_columns() -> Vec<String> {
         .collect()
 }
 
+#[cfg(unix)]
 #[test]
 fn a_volume_exported_again_replaces_its_rows_and_a_reader_never_sees_a_mix() {
     use common::live::{make_volume, Mounted};
