@@ -11,6 +11,7 @@ pub mod parse;
 pub mod path_blocks;
 pub mod reference;
 pub mod search;
+pub mod sql;
 pub mod usage;
 
 /// The longest parent walk the reference matcher takes (paths are far shorter; a damaged index may loop).

@@ -29,6 +29,7 @@ mod query_cmd;
 mod registered;
 mod serve_cmd;
 mod signals;
+mod sql_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -202,6 +203,12 @@ enum Command {
         after_help = "Answers from the daemon (every registered volume), or from an index file or a source.\n\nEXAMPLES:\n  uffs mcp\n  uffs mcp --index sdb1.uffs\n\nAn MCP client's configuration (Claude Desktop, VS Code and others take this form):\n  {\"mcpServers\": {\"uffs\": {\"command\": \"uffs\", \"args\": [\"mcp\"]}}}\n\n`uffs serve` offers the same tools over HTTP at /mcp, behind its token."
     )]
     Mcp(mcp_cmd::McpArgs),
+    /// Print a query as a SQL condition over a Parquet dataset's columns (`uffs export --dataset`), for DuckDB,
+    /// Spark or Trino: it selects the rows `uffs QUERY` answers from the same volumes.
+    #[command(
+        after_help = "Dates are resolved when the SQL is made (dm:today is today's bounds in UTC, as FILETIMEs on the\n_filetime columns). Terms that need other rows (dupe:, sizedupe:, treesize:, descendants:, childcount:,\nempty:) or the files' data (content:, type:, hash:) are refused. docs/parquet.md has more.\n\nEXAMPLES:\n  uffs sql 'ext:pdf size:>10mb dm:thisyear'\n  duckdb -c \"select host, volume, path from read_parquet('lake/*/*/*.parquet', hive_partitioning=true) where $(uffs sql 'report ext:docx')\"\n  spark.sql(f\"select * from files where {sql}\")   with sql = uffs sql --dialect spark 'invoice | receipt !ext:tmp'\n  uffs sql --dialect trino 'regex:^IMG_\\d{4}\\.jpg$'"
+    )]
+    Sql(sql_cmd::SqlArgs),
     /// Measure an index build: per-phase times, records/s, MB/s, peak memory.
     #[command(
         after_help = "EXAMPLES:\n  uffs bench /dev/sdb1 --runs 5\n  uffs bench bench.img --read-only --json"
@@ -640,6 +647,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             queries: None,
         } => bench::run(&source, partition, runs, json, read_only, deleted, &read),
         Command::Mcp(a) => mcp_cmd::run(&a),
+        Command::Sql(a) => sql_cmd::run(&a),
         Command::Serve(a) => serve_cmd::run(a),
         Command::Cat {
             source,

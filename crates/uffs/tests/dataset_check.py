@@ -8,6 +8,10 @@ crates/uffs/tests/dataset.rs. Prints one JSON object:
   dataset_check.py duckdb DIR
   dataset_check.py spark DIR     Spark 4 with its default settings on a local cluster: a driver and two executor
                                  processes (`local-cluster[2,1,1024]`), Java 17
+
+  dataset_check.py duckdb DIR QUERIES.json / spark DIR QUERIES.json
+        QUERIES.json is {"id": "SQL condition", ...}: prints {"id": [[volume, path], ...]}, the rows each selects
+        (or {"id": "error: ..."} where the engine refused the SQL)
 """
 
 import json
@@ -17,11 +21,14 @@ import sys
 FIGURES = "count(*), sum(size), max(modified_filetime), {us}(max(modified)), count(distinct path)"
 
 
-def duckdb_view(d):
+def duckdb_view(d, queries=None):
     import duckdb
 
     c = duckdb.connect()
     src = f"read_parquet('{d}/*/*/*.parquet', hive_partitioning=true)"
+    if queries is not None:
+        c.execute(f"create view t as select * from {src}")
+        return {k: select(lambda q: c.execute(q).fetchall(), sql) for k, sql in queries.items()}
     cols = [r[0] for r in c.execute(f"describe select * from {src}").fetchall()]
     rows = c.execute(
         f"select host, volume, {FIGURES.format(us='epoch_us')} from {src} group by all"
@@ -29,7 +36,14 @@ def duckdb_view(d):
     return {"columns": cols, "volumes": {f"{r[0]}/{r[1]}": [int(x) for x in r[2:]] for r in rows}}
 
 
-def spark_view(d):
+def select(run, sql):
+    try:
+        return sorted([r[0], r[1]] for r in run(f"select volume, path from t where {sql}"))
+    except Exception as e:  # the engine refused the SQL: the test shows which and why
+        return f"error: {str(e).splitlines()[0]}"
+
+
+def spark_view(d, queries=None):
     jdk17 = "/usr/lib/jvm/java-17-openjdk-amd64"
     if os.path.isdir(jdk17):
         os.environ["JAVA_HOME"] = jdk17
@@ -50,6 +64,8 @@ def spark_view(d):
     try:
         df = s.read.parquet(d)
         df.createOrReplaceTempView("t")
+        if queries is not None:
+            return {k: select(lambda q: s.sql(q).collect(), sql) for k, sql in queries.items()}
         rows = s.sql(
             f"select host, volume, {FIGURES.format(us='unix_micros')} from t group by host, volume"
         ).collect()
@@ -65,7 +81,11 @@ def spark_view(d):
 
 def main():
     engine, d = sys.argv[1], sys.argv[2]
-    out = {"duckdb": duckdb_view, "spark": spark_view}[engine](d)
+    queries = None
+    if len(sys.argv) > 3:
+        with open(sys.argv[3], encoding="utf-8") as f:
+            queries = json.load(f)
+    out = {"duckdb": duckdb_view, "spark": spark_view}[engine](d, queries)
     print(json.dumps(out))
 
 
