@@ -31,7 +31,7 @@ PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       ripgrep hashdeep file gzip bzip2 zstd  # contents (rg -z runs gzip, bzip2, xz, zstd): uffs grep against rg, uffs hash against hashdeep, types against file(1)
       xxhash  # xxhsum: uffs-hash's XXH3 lines against xxhsum -H3
       mtools exfatprogs exfat-fuse e2fsprogs
-      openjdk-17-jre-headless  # Java 17 for Spark (pyspark below), the fleet engine the dataset tests start
+      openjdk-17-jre-headless curl  # Java 17 for Spark (pyspark below); curl fetches Trino from Maven Central
       ewf-tools libvshadow-utils)  # ewfacquire/ewfinfo make and read E01 test images; vshadowinfo/vshadowmount read shadow copies  # FAT (mkfs.vfat, mcopy, fsck.fat) and exFAT volumes written by their real tools
 
 missing=()
@@ -87,5 +87,28 @@ else
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PY_PKGS[@]}"
     echo "${PY_PKGS[*]}" > "$VENV/.uffs-packages"
 fi
+
+# Trino, the third fleet engine of the dataset tests: its server from Maven Central, with only the Hive
+# connector kept (the tests read the dataset through it, as a table over local files; without the other
+# plugins it starts in about 10 s). Trino 476 needs Java 24 or later: the Temurin 25 beside Debian's Java
+# (UFFS_TRINO_JAVA, default /usr/lib/jvm/temurin-25-jdk-amd64).
+TRINO_VERSION=476
+TRINO=/opt/uffs-trino-$TRINO_VERSION
+if [[ -x $TRINO/bin/launcher ]]; then
+    step "Trino $TRINO_VERSION already in $TRINO"
+else
+    step "Trino $TRINO_VERSION server from Maven Central into $TRINO"
+    tmp=$(mktemp -d)
+    curl -fsSL -o "$tmp/trino.tar.gz" \
+        "https://repo1.maven.org/maven2/io/trino/trino-server/$TRINO_VERSION/trino-server-$TRINO_VERSION.tar.gz"
+    tar -xzf "$tmp/trino.tar.gz" -C "$tmp"
+    find "$tmp/trino-server-$TRINO_VERSION/plugin" -mindepth 1 -maxdepth 1 ! -name hive -exec rm -rf {} +
+    rm -rf "$TRINO"
+    mv "$tmp/trino-server-$TRINO_VERSION" "$TRINO"
+    rm -rf "$tmp"
+fi
+ln -sfn "$TRINO" /opt/uffs-trino
+java25=${UFFS_TRINO_JAVA:-/usr/lib/jvm/temurin-25-jdk-amd64}
+[[ -x $java25/bin/java ]] || step "WARNING: no Java 25 at $java25 for Trino; the Trino tests will fail (set UFFS_TRINO_JAVA)"
 
 step "done"

@@ -1,5 +1,6 @@
 //! `uffs export SOURCE... --dataset DIR --host NAME`: a hive-style Parquet dataset that Spark 4 (a real
-//! multi-process local cluster on Java 17, default settings) and DuckDB read as one table, with the row count, size
+//! multi-process local cluster on Java 17, default settings), Trino (a server started for the test, the Hive
+//! connector over the local folder) and DuckDB read as one table, with the row count, size
 //! sum, newest time (to the microsecond and to the FILETIME tick) and paths of each volume that uffs's own CSV of
 //! that volume gives; a volume exported again after changes made through ntfs-3g replaces its rows (none stale,
 //! none twice), and a reader while it is written sees the old file or the new one, never a mix.
@@ -86,7 +87,7 @@ fn export_dataset(sources: &[&Path], dir: &Path, host: &str) -> String {
 }
 
 #[test]
-fn spark_and_duckdb_read_a_dataset_of_two_hosts_as_csv_says() {
+fn spark_trino_and_duckdb_read_a_dataset_of_two_hosts_as_csv_says() {
     let dir = scratch("dataset-engines");
     let lake = dir.join("lake");
     // An index file named `2`: a partition value an engine would read as a number, so it is `v2`.
@@ -131,7 +132,7 @@ fn spark_and_duckdb_read_a_dataset_of_two_hosts_as_csv_says() {
     // The files leave `volume` out: the folders give `host` and `volume`, once each.
     let mut columns: Vec<String> = uffs_results_columns();
     columns.retain(|c| c != "volume");
-    for engine in ["duckdb", "spark"] {
+    for engine in ["duckdb", "spark", "trino"] {
         let view = engine_view(engine, &lake);
         assert_eq!(volumes_of(&view), want, "{engine}");
         let mut got: Vec<String> = serde_json::from_value(view["columns"].clone()).unwrap();

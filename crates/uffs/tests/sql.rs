@@ -235,7 +235,7 @@ fn sql(q: &str, dialect: &str) -> String {
 }
 
 #[test]
-fn the_sql_of_every_query_selects_what_uffs_answers_in_duckdb_and_spark() {
+fn the_sql_of_every_query_selects_what_uffs_answers_in_duckdb_spark_and_trino() {
     let dir = scratch("sql-corpus");
     std::fs::create_dir_all(dir.join("ntfs")).unwrap();
     let sources = [
@@ -278,7 +278,7 @@ fn the_sql_of_every_query_selects_what_uffs_answers_in_duckdb_and_spark() {
         .count();
     assert!(some > queries.len() * 2 / 3, "{some} of {}", queries.len());
 
-    for (engine, dialect) in [("duckdb", "duckdb"), ("spark", "spark")] {
+    for (engine, dialect) in [("duckdb", "duckdb"), ("spark", "spark"), ("trino", "trino")] {
         let conditions: BTreeMap<String, String> = queries
             .iter()
             .enumerate()
