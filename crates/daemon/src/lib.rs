@@ -17,6 +17,7 @@
 //! from a snapshot and a request to printed output.
 
 pub mod client;
+pub mod dataset;
 pub mod dirs;
 pub mod ipc;
 pub mod os;

@@ -2,7 +2,8 @@
 //!
 //! Requests: `{"op":"query","request":{…},"terminal":false}` (a [`uffs_search::SearchRequest`]),
 //! `{"op":"status"}`, `{"op":"reload"}` (re-read the registry, check every source for changes and rebuild
-//! what changed), `{"op":"refresh","name":"D"}` (apply changes now), `{"op":"stop"}`, `{"op":"ping"}`.
+//! what changed), `{"op":"refresh","name":"D"}` (apply changes now), `{"op":"dataset","dir":"/lake","host":"pc1","keep":true}`
+//! (write every volume into a Parquet dataset, and again after each update), `{"op":"stop"}`, `{"op":"ping"}`.
 //!
 //! Answers: a query streams `{"out":"…"}` lines (printed output, in pieces of at most [`CHUNK`] bytes) and ends
 //! with `{"done":{"found":N}}`; anything else answers one line. A failure is `{"error":"…"}`, a request the
@@ -44,6 +45,19 @@ pub enum Request {
     Refresh {
         #[serde(default)]
         name: Option<String>,
+    },
+    /// Write every loaded volume into a Parquet dataset now (`dir`, absolute; `host`, already safe), answering
+    /// one `out` line per volume, then `done` with the number written; `keep`: and again after each update of a
+    /// volume. `forget`: stop keeping a dataset current (nothing is written).
+    Dataset {
+        #[serde(default)]
+        dir: Option<String>,
+        #[serde(default)]
+        host: Option<String>,
+        #[serde(default)]
+        keep: bool,
+        #[serde(default)]
+        forget: bool,
     },
     Stop {},
     Ping {},

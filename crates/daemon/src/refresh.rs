@@ -225,6 +225,7 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
         f.last_changes = records;
         f.total_changes += records;
     });
+    crate::dataset::after_update(shared, &e.name);
     (line, records)
 }
 

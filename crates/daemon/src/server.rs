@@ -118,7 +118,6 @@ pub(crate) struct Shared {
     started: Instant,
 }
 
-#[cfg(windows)]
 impl Shared {
     /// The directory of the registry, the index files and the log.
     pub(crate) fn cache_dir(&self) -> &std::path::Path {
@@ -311,6 +310,55 @@ fn answer(shared: &Arc<Shared>, mut input: impl BufRead, mut output: impl Write)
                     }
                 }
                 Response::Done { found: total }
+            }
+        }
+        Ok(Request::Dataset {
+            dir,
+            host,
+            keep,
+            forget,
+        }) => {
+            let cache = shared.cache_dir();
+            if forget {
+                match crate::dataset::keep(cache, None) {
+                    Ok(()) => Response::Done { found: 0 },
+                    Err(e) => Response::Error(format!("forgetting the dataset: {e}")),
+                }
+            } else if let (Some(dir), Some(host)) = (dir, host) {
+                let t = crate::dataset::Target {
+                    dir: dir.into(),
+                    host,
+                };
+                let snap = current(shared);
+                let mut written = 0;
+                let mut failed = None;
+                for l in &snap.volumes {
+                    let line = match crate::dataset::write(l, &t) {
+                        Ok(w) => {
+                            written += 1;
+                            crate::dataset::said(&l.entry.name, &w)
+                        }
+                        Err(why) => {
+                            failed = Some(format!("{}: {why}", l.entry.name));
+                            format!("{}: {why}", l.entry.name)
+                        }
+                    };
+                    if protocol::send(&mut w, &Response::Out(format!("{line}\n"))).is_err() {
+                        return;
+                    }
+                }
+                let kept = if keep {
+                    crate::dataset::keep(cache, Some(&t))
+                } else {
+                    Ok(())
+                };
+                match (failed, kept) {
+                    (Some(f), _) => Response::Error(f),
+                    (None, Err(e)) => Response::Error(format!("keeping the dataset: {e}")),
+                    (None, Ok(())) => Response::Done { found: written },
+                }
+            } else {
+                Response::Error("a dataset needs a folder and a host".into())
             }
         }
         Ok(Request::Stop {}) => {
@@ -747,6 +795,7 @@ pub(crate) fn start_rebuild(shared: &Arc<Shared>, e: VolumeEntry, state: &str) {
                         e.name,
                         t.elapsed().as_secs_f64()
                     ));
+                    crate::dataset::after_update(&shared, &e.name);
                 }
                 Err(why) => {
                     log(&format!("{}: the new index did not load: {why}", e.name));

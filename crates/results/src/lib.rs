@@ -6,6 +6,7 @@
 
 pub mod bodyfile;
 pub mod column;
+pub mod dataset;
 pub mod export;
 pub mod parquet;
 pub mod printer;

@@ -657,6 +657,55 @@ pub fn volumes_refresh(name: Option<String>) -> Result<()> {
     }
 }
 
+/// `uffs volumes export --dataset DIR [--host NAME] [--keep]` and `--forget`: the daemon writes the dataset.
+pub fn volumes_export(
+    dir: Option<&std::path::Path>,
+    host: Option<String>,
+    keep: bool,
+    forget: bool,
+) -> Result<()> {
+    use uffs_results::dataset::{machine_name, safe_name};
+    let Some(conn) = client::connect(&runtime()?)? else {
+        bail!("the uffs daemon is not running; start it with `uffs daemon start`");
+    };
+    let (dir, host) = match dir {
+        Some(d) => {
+            // The daemon's working folder is not this one: it gets the folder's whole path.
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            let d =
+                std::fs::canonicalize(d).with_context(|| format!("resolving {}", d.display()))?;
+            let host = safe_name(&host.unwrap_or_else(machine_name));
+            (Some(d.to_string_lossy().into_owned()), Some(host))
+        }
+        None => (None, None),
+    };
+    let req = Request::Dataset {
+        dir,
+        host,
+        keep,
+        forget,
+    };
+    let wait = std::time::Duration::from_secs(60 * 60);
+    let last = client::request_within(conn, &req, wait, |r| {
+        if let Response::Out(s) = r {
+            print!("{s}");
+        }
+        Ok(())
+    })?;
+    match last {
+        Response::Done { .. } => {
+            if keep {
+                println!("the daemon writes each volume again after every update (until `uffs volumes export --forget`)");
+            } else if forget {
+                println!("the daemon no longer keeps a dataset current");
+            }
+            Ok(())
+        }
+        Response::Error(e) => bail!("{e}"),
+        other => bail!("unexpected answer from the daemon: {other:?}"),
+    }
+}
+
 /// The entries of index file `path` under the delta beside it (a live update's, or a shadow copy's over the
 /// index of its volume); `None` without one.
 fn entries_with_delta(path: &std::path::Path) -> Option<u64> {

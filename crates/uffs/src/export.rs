@@ -12,6 +12,7 @@ use uffs_results::TempFile;
 
 use crate::common::load_indexes_with;
 use crate::dataset;
+use uffs_results::dataset::{machine_name, safe_name, write_volume};
 
 /// Which entries of a source are exported: the flags.
 pub struct Scope {
@@ -143,7 +144,7 @@ pub fn run_dataset(
             format!("{f:?}").to_lowercase()
         );
     }
-    let host = dataset::safe_name(&host.unwrap_or_else(dataset::machine_name));
+    let host = safe_name(&host.unwrap_or_else(machine_name));
     let Scope {
         partition,
         deleted,
@@ -167,17 +168,11 @@ pub fn run_dataset(
         "export",
         "{prefix} [{bar:30}] {human_pos}/{human_len} entries ({percent}%), eta {eta}",
     );
-    pb.set_length(
-        volumes
-            .iter()
-            .flat_map(|v| &v.parts)
-            .map(|p| p.index.len() as u64)
-            .sum(),
-    );
+    pb.set_length(volumes.iter().map(|v| v.entries()).sum());
     let mut base = 0u64;
     for v in &volumes {
         let progress = |n: u64| pb.set_position(base + n);
-        let w = dataset::write_volume(dir, &host, v, deleted, streams, &progress)?;
+        let w = write_volume(dir, &host, &v.name, &v.parts(), deleted, streams, &progress)?;
         pb.suspend(|| {
             eprintln!(
                 "uffs: {}: {} rows, {} bytes",
@@ -186,7 +181,7 @@ pub fn run_dataset(
                 w.bytes
             )
         });
-        base += v.parts.iter().map(|p| p.index.len() as u64).sum::<u64>();
+        base += v.entries();
     }
     pb.finish_and_clear();
     Ok(())

@@ -384,6 +384,26 @@ enum VolumesAction {
         #[arg(long, value_name = "INTERVAL")]
         refresh: Option<String>,
     },
+    /// Write every registered volume into a Parquet dataset (through the daemon, from the index it answers
+    /// from): DIR/host=HOST/volume=NAME/uffs.parquet, each volume's file replaced whole. With --keep the daemon
+    /// writes a volume again after each update, so the dataset stays as current as the daemon.
+    #[command(
+        after_help = "EXAMPLES:\n  uffs volumes export --dataset /mnt/lake/files                 (now; the host is this machine's name)\n  uffs volumes export --dataset \\\\server\\lake\\files --host pc1 --keep   (now and after every update)\n  uffs volumes export --forget                                  (stop keeping it current)\n\ndocs/fleet.md shows how Spark, Trino and DuckDB read the dataset."
+    )]
+    Export {
+        /// The dataset's folder.
+        #[arg(long, value_name = "DIR", required_unless_present = "forget")]
+        dataset: Option<PathBuf>,
+        /// The host folder (default: this machine's name).
+        #[arg(long, value_name = "NAME", requires = "dataset")]
+        host: Option<String>,
+        /// Also write each volume again after every update the daemon applies.
+        #[arg(long, requires = "dataset")]
+        keep: bool,
+        /// Stop keeping a dataset current (writes nothing).
+        #[arg(long, conflicts_with_all = ["dataset", "host", "keep"])]
+        forget: bool,
+    },
     /// Check volumes for changes now and apply them (through the daemon).
     Refresh {
         /// The volume to check (default: every volume).
@@ -691,6 +711,12 @@ fn run(command: Command) -> anyhow::Result<()> {
                 daemon_cmd::volumes_add(&sources, all, &add)
             }
             VolumesAction::Refresh { name } => daemon_cmd::volumes_refresh(name),
+            VolumesAction::Export {
+                dataset,
+                host,
+                keep,
+                forget,
+            } => daemon_cmd::volumes_export(dataset.as_deref(), host, keep, forget),
             VolumesAction::List { json } => daemon_cmd::volumes_list(json),
             VolumesAction::Remove { names } => daemon_cmd::volumes_remove(&names),
         },

@@ -56,7 +56,18 @@ fn filetime(iso: &str) -> i64 {
 
 /// What uffs's CSV of `src` says of it.
 fn csv_figures(src: &Path) -> Figures {
-    let out = run_ok(uffs().arg("export").arg(src).args(["--format", "csv"]));
+    csv_figures_with(src, &[])
+}
+
+/// What uffs's CSV of `src` with `extra` flags says of it.
+fn csv_figures_with(src: &Path, extra: &[&str]) -> Figures {
+    let out = run_ok(
+        uffs()
+            .arg("export")
+            .arg(src)
+            .args(["--format", "csv"])
+            .args(extra),
+    );
     let rows = csv_rows(&out.stdout);
     let newest = rows
         .iter()
@@ -285,4 +296,82 @@ fn a_dataset_is_refused_what_it_cannot_hold() {
     let o = uffs().arg("export").arg(&xp).arg(&xp).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `uffs volumes export --dataset DIR --keep`: the daemon writes every registered volume from what it answers
+/// (its index and the changes applied since), then each volume again after every update; `--forget` stops that.
+#[cfg(unix)]
+#[test]
+fn the_daemon_writes_its_volumes_and_keeps_them_current() {
+    use common::daemon::World;
+    use common::live::{make_volume, Mounted};
+    let w = World::new("dataset");
+    std::fs::create_dir_all(&w.dir).unwrap();
+    let img = make_volume(&w.dir, 16);
+    let change = |from: usize, to: usize| {
+        let m = Mounted::new(&img, &w.dir.join("mnt"));
+        for i in from..to {
+            std::fs::write(m.dir.join(format!("f{i}.txt")), vec![b'a'; i * 10]).unwrap();
+        }
+        for i in from.saturating_sub(10)..from {
+            let _ = std::fs::remove_file(m.dir.join(format!("f{i}.txt")));
+        }
+    };
+    change(0, 40);
+    let xp = w.copy("windows-xp-mft/MFT", "xp.mft");
+    let img_s = img.to_string_lossy().into_owned();
+    w.ok(&[
+        "volumes",
+        "add",
+        &img_s,
+        "--name",
+        "live",
+        "--refresh",
+        "never",
+    ]);
+    w.ok(&["volumes", "add", &xp, "--name", "C"]);
+    w.start();
+    w.wait_ready(60);
+    let lake = w.dir.join("lake");
+    let lake_s = lake.to_string_lossy().into_owned();
+    let said = w.ok(&[
+        "volumes",
+        "export",
+        "--dataset",
+        &lake_s,
+        "--host",
+        "pc 1",
+        "--keep",
+    ]);
+    assert!(
+        said.contains("live: ") && said.contains("C: ") && said.contains("--forget"),
+        "{said}"
+    );
+    let figures = |live: &Path| {
+        BTreeMap::from([
+            (
+                "pc_1/C".to_string(),
+                csv_figures_with(Path::new(&xp), &["--streams"]),
+            ),
+            (
+                "pc_1/live".to_string(),
+                csv_figures_with(live, &["--streams"]),
+            ),
+        ])
+    };
+    assert_eq!(volumes_of(&engine_view("duckdb", &lake)), figures(&img));
+
+    // Changed through ntfs-3g, then refreshed: the daemon writes the volume again.
+    change(40, 70);
+    w.ok(&["volumes", "refresh", "live"]);
+    assert_eq!(volumes_of(&engine_view("duckdb", &lake)), figures(&img));
+    assert!(w.log().contains("dataset: live: "), "{}", w.log());
+
+    // Forgotten: a change is applied, the dataset stays as it was.
+    let file = lake.join("host=pc_1/volume=live/uffs.parquet");
+    let before = std::fs::read(&file).unwrap();
+    w.ok(&["volumes", "export", "--forget"]);
+    change(70, 80);
+    w.ok(&["volumes", "refresh", "live"]);
+    assert_eq!(std::fs::read(&file).unwrap(), before);
 }
