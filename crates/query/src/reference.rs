@@ -49,7 +49,8 @@ pub fn matches(idx: &Index, expr: &Expr, opts: &SearchOptions) -> Vec<EntryId> {
         .collect()
 }
 
-fn mentions(e: &Expr, k: &dyn Fn(&TermKind) -> bool) -> bool {
+/// Whether a term of `e` is of a kind `k` picks.
+pub(crate) fn mentions(e: &Expr, k: &dyn Fn(&TermKind) -> bool) -> bool {
     match e {
         Expr::All => false,
         Expr::Term(t) => k(&t.kind),

@@ -22,6 +22,7 @@
 use std::fmt::Write as _;
 
 use crate::ast::*;
+use crate::reference::mentions;
 use crate::QueryError;
 
 /// The engine whose SQL to write.
@@ -57,15 +58,6 @@ pub fn to_sql(expr: &Expr, dialect: Dialect, opts: SqlOptions) -> Result<String,
         parts.push(format!("({})", w.expr(expr)?));
     }
     Ok(parts.join(" AND "))
-}
-
-fn mentions(e: &Expr, k: &dyn Fn(&TermKind) -> bool) -> bool {
-    match e {
-        Expr::All => false,
-        Expr::Term(t) => k(&t.kind),
-        Expr::Not(x) => mentions(x, k),
-        Expr::And(xs) | Expr::Or(xs) => xs.iter().any(|x| mentions(x, k)),
-    }
 }
 
 struct Writer {

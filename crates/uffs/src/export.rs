@@ -24,6 +24,13 @@ pub struct Scope {
     pub snapshots: bool,
 }
 
+impl Scope {
+    /// The parts of `spec` this scope exports.
+    fn load(&self, spec: &str) -> Result<Vec<crate::common::Part>> {
+        load_indexes_with(spec, self.partition, self.deleted, self.snapshots)
+    }
+}
+
 pub fn run(
     specs: &[String],
     scope: Scope,
@@ -37,16 +44,13 @@ pub fn run(
         );
     };
     let format = format.unwrap_or(Format::Csv);
-    let Scope {
-        partition,
-        deleted,
-        streams,
-        snapshots,
-    } = scope;
     if format == Format::Parquet && output.is_none() && io::stdout().is_terminal() {
         bail!("{PARQUET_TO_TERMINAL}");
     }
-    let indexes = load_indexes_with(spec, partition, deleted, snapshots)?;
+    let indexes = scope.load(spec)?;
+    let Scope {
+        deleted, streams, ..
+    } = scope;
     if format == Format::Bodyfile && indexes.iter().any(|p| !p.index.has_timeline()) {
         bail!(
             "{spec} was indexed by an older uffs, which kept no $FILE_NAME times; rebuild the index for a body file"
@@ -146,18 +150,12 @@ pub fn run_dataset(
     }
     let host = safe_name(&host.unwrap_or_else(machine_name));
     let Scope {
-        partition,
-        deleted,
-        streams,
-        snapshots,
+        deleted, streams, ..
     } = scope;
     // Every source is read before anything is written: a bad one leaves the dataset as it was.
     let mut loaded = Vec::with_capacity(specs.len());
     for spec in specs {
-        loaded.push((
-            spec,
-            load_indexes_with(spec, partition, deleted, snapshots)?,
-        ));
+        loaded.push((spec, scope.load(spec)?));
     }
     let volumes: Vec<dataset::DatasetVolume<'_>> = loaded
         .iter()
