@@ -29,6 +29,7 @@ const S_IFBLK: u32 = 0o060_000;
 const S_IFDIR: u32 = 0o040_000;
 const S_IFCHR: u32 = 0o020_000;
 const S_IFIFO: u32 = 0o010_000;
+const S_IFREG: u32 = 0o100_000;
 
 impl Posix {
     /// The kind the mode's file type gives a file that is not a folder (a regular file, or a file type
@@ -86,6 +87,46 @@ impl Posix {
         ]
         .iter()
         .collect()
+    }
+
+    /// The mode [`Posix::symbolic`] wrote as `s` (`-rwsr-xr-x`), with a plain `-` read as a regular file;
+    /// `None` for anything else.
+    pub fn mode_from_symbolic(s: &str) -> Option<u32> {
+        let b = s.as_bytes();
+        if b.len() != 10 {
+            return None;
+        }
+        let mut mode = match b[0] {
+            b'd' => S_IFDIR,
+            b'l' => S_IFLNK,
+            b's' => S_IFSOCK,
+            b'b' => S_IFBLK,
+            b'c' => S_IFCHR,
+            b'p' => S_IFIFO,
+            b'-' => S_IFREG,
+            _ => return None,
+        };
+        // Each place: the letter it shows when set, and for the execute places the special bit behind an
+        // `s`/`t` (with execute) or `S`/`T` (without).
+        for (i, &c) in b[1..].iter().enumerate() {
+            let bit = 0o400 >> i;
+            let special = match i {
+                2 => 0o4000,
+                5 => 0o2000,
+                8 => 0o1000,
+                _ => 0,
+            };
+            let letter = [b'r', b'w', b'x'][i % 3];
+            let (sx, sn) = if i == 8 { (b't', b'T') } else { (b's', b'S') };
+            mode |= match c {
+                b'-' => 0,
+                c if c == letter => bit,
+                c if special != 0 && c == sx => bit | special,
+                c if special != 0 && c == sn => special,
+                _ => return None,
+            };
+        }
+        Some(mode)
     }
 }
 
@@ -196,6 +237,19 @@ mod tests {
         assert_eq!(p(0o102_644).symbolic(), "-rw-r-Sr--");
         assert_eq!(p(0o120_777).symbolic(), "lrwxrwxrwx");
         assert_eq!(p(0o020_620).symbolic(), "crw--w----");
+        for m in [
+            0o100_644, 0o040_755, 0o041_777, 0o104_755, 0o102_644, 0o120_777, 0o020_620, 0o147_000,
+            0o010_000,
+        ] {
+            assert_eq!(
+                Posix::mode_from_symbolic(&p(m).symbolic()),
+                Some(m),
+                "{m:o}"
+            );
+        }
+        assert_eq!(Posix::mode_from_symbolic("-rwxr-xr-"), None);
+        assert_eq!(Posix::mode_from_symbolic("-rwsr-xr-q"), None);
+        assert_eq!(Posix::mode_from_symbolic("-rSxr-xr-x"), None);
         assert_eq!(p(0o120_777).kind(), EntryKind::Symlink);
         assert_eq!(p(0o010_644).kind(), EntryKind::Fifo);
         assert_eq!(p(0o104_755).permissions(), 0o4755);

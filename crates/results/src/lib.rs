@@ -5,6 +5,7 @@
 //! A column added to [`Column`] appears in each format.
 
 pub mod bodyfile;
+pub mod changes;
 pub mod column;
 pub mod dataset;
 pub mod export;

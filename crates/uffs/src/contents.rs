@@ -43,6 +43,7 @@ impl FilesArgs {
     pub fn select(&self, mut req: SearchRequest, what: &str) -> Result<Selection> {
         let place = Place {
             index: self.index.clone(),
+            dataset: None,
             source: self.source.clone(),
             partition: self.partition,
             snapshots: false,

@@ -1,7 +1,12 @@
-//! How `uffs export SOURCE... --dataset DIR` names and groups the volumes of its sources; the dataset itself
-//! (folders, safe names, writing a volume whole) is `uffs_results::dataset`'s.
+//! Datasets on the command line: how `uffs export SOURCE... --dataset DIR` names and groups the volumes of its
+//! sources, and how `uffs --dataset DIR QUERY` opens a dataset's volumes as indexes (each file read back once
+//! into an index file kept in the cache, opened in O(1) afterwards). The dataset itself (folders, safe names,
+//! writing a volume whole, reading one back) is `uffs_results::dataset`'s.
 
-use anyhow::{bail, Result};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context, Result};
 use uffs_results::dataset::{self, safe_name};
 
 use crate::common::Part;
@@ -80,6 +85,211 @@ pub fn check_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// One volume file of a dataset: its host and volume as its folders name them.
+struct VolumeFile {
+    host: String,
+    volume: String,
+    file: PathBuf,
+}
+
+/// Every `host=H/volume=V/uffs.parquet` under `dir`, by host then volume.
+fn volume_files(dir: &Path) -> Result<Vec<VolumeFile>> {
+    let folders = |d: &Path, key: &str| -> Result<Vec<(String, PathBuf)>> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(d).with_context(|| format!("reading {}", d.display()))? {
+            let e = e.with_context(|| format!("reading {}", d.display()))?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(v) = name.strip_prefix(key) {
+                if e.path().is_dir() {
+                    out.push((v.to_string(), e.path()));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    };
+    let mut out = Vec::new();
+    for (host, h) in folders(dir, "host=")? {
+        for (volume, v) in folders(&h, "volume=")? {
+            let file = v.join(dataset::FILE_NAME);
+            if file.is_file() {
+                out.push(VolumeFile {
+                    host: host.clone(),
+                    volume,
+                    file,
+                });
+            }
+        }
+    }
+    if out.is_empty() {
+        bail!(
+            "{} is no dataset: it has no host=NAME/volume=NAME/{} (`uffs export SOURCE --dataset {}` writes one)",
+            dir.display(),
+            dataset::FILE_NAME,
+            dir.display()
+        );
+    }
+    Ok(out)
+}
+
+/// The volumes of dataset `dir` as parts to search, each named `HOST/VOLUME:` (`pc1/C:/Windows/…`). A volume
+/// file is read into an index once and that index kept in the cache (`datasets/`), keyed by the file's path,
+/// size and time, so later queries open it in O(1); without a usable cache the index is kept in memory only.
+pub fn open(dir: &Path) -> Result<Vec<Part>> {
+    let files = volume_files(dir)?;
+    let cache = uffs_daemon::dirs::cache_dir()
+        .ok()
+        .map(|d| d.join("datasets"))
+        .filter(|d| std::fs::create_dir_all(d).is_ok());
+    let keys: Vec<Option<(PathBuf, String)>> = files
+        .iter()
+        .map(|f| cache.as_deref().and_then(|c| cache_key(c, &f.file)))
+        .collect();
+    let missing = keys
+        .iter()
+        .filter(|k| !k.as_ref().is_some_and(|(p, _)| p.exists()))
+        .count();
+    let pb = if missing > 0 {
+        let pb = crate::common::styled_bar(
+            "reading the dataset",
+            "{prefix} {bar:30} {pos}/{len} volumes [{elapsed}]",
+        );
+        pb.set_length(missing as u64);
+        pb
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    // One volume at a time: each read and build is parallel within, and the index file's writer waits on threads
+    // of its own that use the thread pool (from a pool thread, waiting on those could leave it none).
+    let mut parts = Vec::with_capacity(files.len());
+    for (f, key) in files.iter().zip(&keys) {
+        let index = match key {
+            Some((path, _)) if path.exists() => match uffs_index::file::open(path) {
+                Ok(idx) => idx,
+                Err(_) => read_into_cache(f, key.as_ref(), &pb)?,
+            },
+            _ => read_into_cache(f, key.as_ref(), &pb)?,
+        };
+        parts.push(Part {
+            prefix: format!("{}/{}:", f.host, f.volume),
+            index: Arc::new(index),
+            hidden: None,
+        });
+    }
+    pb.finish_and_clear();
+    Ok(parts)
+}
+
+/// Where the index of volume file `file` is kept in cache folder `cache`: `HASH-SIZE-TIME.uffs`, HASH of its
+/// path; with the file name's `HASH-` prefix that finds the versions of before.
+fn cache_key(cache: &Path, file: &Path) -> Option<(PathBuf, String)> {
+    use std::hash::Hasher as _;
+    let m = std::fs::metadata(file).ok()?;
+    let time = m
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    let full = std::fs::canonicalize(file).ok()?;
+    let mut h = twox_hash::XxHash3_64::new();
+    h.write(full.as_os_str().as_encoded_bytes());
+    let stem = format!("{:016x}-", h.finish());
+    Some((cache.join(format!("{stem}{}-{time}.uffs", m.len())), stem))
+}
+
+/// Reads volume file `f` into an index, and keeps it at `key` (its older versions removed) when there is one.
+fn read_into_cache(
+    f: &VolumeFile,
+    key: Option<&(PathBuf, String)>,
+    pb: &indicatif::ProgressBar,
+) -> Result<uffs_index::Index> {
+    let written = std::fs::metadata(&f.file)
+        .and_then(|m| m.modified())
+        .map(filetime_of)
+        .unwrap_or(0);
+    let mut idx =
+        uffs_results::dataset::read::read_volume(&f.file, written).map_err(|e| anyhow!("{e}"))?;
+    if let Some((path, stem)) = key {
+        if uffs_index::file::write_with_aids(&mut idx, path).is_ok() {
+            remove_older(path, stem);
+        }
+    }
+    pb.inc(1);
+    Ok(idx)
+}
+
+/// Removes the cached indexes named `STEM…` other than `keep`.
+fn remove_older(keep: &Path, stem: &str) {
+    let Some(dir) = keep.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if name.to_string_lossy().starts_with(stem) && e.path() != keep {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Volume `name` of `host` as dataset `dir` holds it now, read back into an index with the time its file was
+/// written; `None` when the dataset does not hold it yet.
+pub fn held(dir: &Path, host: &str, name: &str) -> Result<Option<(uffs_index::Index, u64)>> {
+    let file = dataset::volume_file(dir, host, name);
+    let Ok(m) = std::fs::metadata(&file) else {
+        return Ok(None);
+    };
+    let at = m.modified().map(filetime_of).unwrap_or(0);
+    let idx = dataset::read::read_volume(&file, at).map_err(|e| anyhow!("{e}"))?;
+    Ok(Some((idx, at)))
+}
+
+/// Writes the change set of volume `name` of `host` into `cdir`: `old` (as [`held`] read it) against what
+/// `file` holds now. Returns what to tell the user.
+pub fn write_changes(
+    cdir: &Path,
+    host: &str,
+    name: &str,
+    old: &(uffs_index::Index, u64),
+    file: &Path,
+    prefix: &str,
+    streams: bool,
+) -> Result<String> {
+    let now = uffs_index::time::now();
+    let new = dataset::read::read_volume(file, now).map_err(|e| anyhow!("{e}"))?;
+    let w = dataset::write_changes(
+        cdir,
+        host,
+        name,
+        (&old.0, old.1),
+        (&new, now),
+        prefix,
+        streams,
+    )?;
+    Ok(match w {
+        Some(w) => format!(
+            "{}: {} changes, {} bytes",
+            w.file.display(),
+            w.rows,
+            w.bytes
+        ),
+        None => format!(
+            "{host}/{name}: no changes since {}",
+            uffs_results::column::iso(old.1, false)
+        ),
+    })
+}
+
+/// A file time as a FILETIME.
+fn filetime_of(t: std::time::SystemTime) -> u64 {
+    let since = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    (since / 100) as u64 + 116_444_736_000_000_000
 }
 
 #[cfg(test)]

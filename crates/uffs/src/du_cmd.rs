@@ -25,8 +25,11 @@ pub struct DuArgs {
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::common::count)]
     pub limit: Option<usize>,
     /// Use this index file instead of the daemon.
-    #[arg(long, value_name = "FILE", conflicts_with = "source")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "dataset"])]
     pub index: Option<std::path::PathBuf>,
+    /// Use every volume of this Parquet dataset (`uffs export --dataset`) instead of the daemon.
+    #[arg(long, value_name = "DIR", conflicts_with = "source")]
+    pub dataset: Option<std::path::PathBuf>,
     /// Index this source first instead of asking the daemon.
     #[arg(long, value_name = "SOURCE")]
     pub source: Option<String>,
@@ -40,6 +43,7 @@ pub struct DuArgs {
 pub fn run(a: DuArgs) -> Result<bool> {
     let place = Place {
         index: a.index,
+        dataset: a.dataset,
         source: a.source,
         partition: a.partition,
         snapshots: false,

@@ -135,13 +135,20 @@ pub fn run(
 
 /// `uffs export SOURCE... --dataset DIR [--host NAME]`: each volume of each source as its own Parquet file of the
 /// dataset (see `crate::dataset`), one line on stderr per volume written.
+/// Where `uffs export --dataset` writes: the dataset's folder, its host, and where change sets go.
+pub struct DatasetTarget<'a> {
+    pub dir: &'a Path,
+    pub host: Option<String>,
+    pub changes: Option<&'a Path>,
+}
+
 pub fn run_dataset(
     specs: &[String],
     scope: Scope,
     format: Option<Format>,
-    dir: &Path,
-    host: Option<String>,
+    target: DatasetTarget<'_>,
 ) -> Result<()> {
+    let DatasetTarget { dir, host, changes } = target;
     if let Some(f) = format.filter(|&f| f != Format::Parquet) {
         bail!(
             "--dataset writes Parquet, not {}: leave --format out or give --format parquet",
@@ -170,6 +177,11 @@ pub fn run_dataset(
     let mut base = 0u64;
     for v in &volumes {
         let progress = |n: u64| pb.set_position(base + n);
+        // The volume as the dataset held it, for its change set.
+        let before = match changes {
+            Some(_) => dataset::held(dir, &host, &v.name)?,
+            None => None,
+        };
         let w = write_volume(dir, &host, &v.name, &v.parts(), deleted, streams, &progress)?;
         pb.suspend(|| {
             eprintln!(
@@ -179,6 +191,12 @@ pub fn run_dataset(
                 w.bytes
             )
         });
+        if let (Some(cdir), Some(old)) = (changes, before) {
+            let prefix = v.parts.first().map_or("", |p| p.prefix.as_str());
+            let said =
+                dataset::write_changes(cdir, &host, &v.name, &old, &w.file, prefix, streams)?;
+            pb.suspend(|| eprintln!("uffs: {said}"));
+        }
         base += v.entries();
     }
     pb.finish_and_clear();

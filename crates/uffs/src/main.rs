@@ -41,7 +41,7 @@ use clap::{Parser, Subcommand};
     name = "uffs",
     version = env!("UFFS_VERSION"),
     about = "Ultra Fast File Search: index and search NTFS volumes by reading the MFT directly",
-    override_usage = "uffs [OPTIONS] QUERY...            (through the daemon)\n       uffs [OPTIONS] QUERY... --index FILE | --source SOURCE\n       uffs <COMMAND>",
+    override_usage = "uffs [OPTIONS] QUERY...            (through the daemon)\n       uffs [OPTIONS] QUERY... --index FILE | --source SOURCE | --dataset DIR\n       uffs <COMMAND>",
     args_conflicts_with_subcommands = true,
     arg_required_else_help = true,
     after_help = after_help()
@@ -110,7 +110,7 @@ enum Command {
     /// Write one row per entry (path, name, kind, sizes, times, $FILE_NAME times, attributes, record numbers) as
     /// CSV, JSON lines or Parquet (docs/parquet.md), or a timeline as The Sleuth Kit's body file (for mactime).
     #[command(
-        after_help = "EXAMPLES:\n  uffs export /dev/sdb1 --format csv -o files.csv\n  uffs export sdb1.uffs --format jsonl --streams\n  uffs export sdb1.uffs --format parquet -o files.parquet\n  uffs export MFT --deleted --format csv\n  uffs export disk.img@2 --format bodyfile --deleted --streams -o body && mactime -b body -d > timeline.csv\n  uffs export C.uffs D.uffs disk.img --dataset /lake/files --host pc1   # DIR/host=pc1/volume=C/uffs.parquet, ...\n  duckdb -c \"select host, volume, count(*) from read_parquet('/lake/files/*/*/*.parquet', hive_partitioning=true) group by all\""
+        after_help = "EXAMPLES:\n  uffs export /dev/sdb1 --format csv -o files.csv\n  uffs export sdb1.uffs --format jsonl --streams\n  uffs export sdb1.uffs --format parquet -o files.parquet\n  uffs export MFT --deleted --format csv\n  uffs export disk.img@2 --format bodyfile --deleted --streams -o body && mactime -b body -d > timeline.csv\n  uffs export C.uffs D.uffs disk.img --dataset /lake/files --host pc1   # DIR/host=pc1/volume=C/uffs.parquet, ...\n  uffs export C.uffs --dataset /lake/files --changes /lake/changes      # and what changed since the last export\n  duckdb -c \"select host, volume, count(*) from read_parquet('/lake/files/*/*/*.parquet', hive_partitioning=true) group by all\""
     )]
     Export {
         /// Sources or index files written by `uffs index` (several only with --dataset).
@@ -129,6 +129,11 @@ enum Command {
         /// The host folder of --dataset (default: this machine's name).
         #[arg(long, value_name = "NAME", requires = "dataset")]
         host: Option<String>,
+        /// With --dataset: also write what changed in each volume since the dataset last held it (created,
+        /// deleted, renamed, moved, changed; `uffs diff`'s columns) as CDIR/host=HOST/volume=NAME/changes-TIME.parquet,
+        /// a file per export, for engines that ingest increments.
+        #[arg(long, value_name = "CDIR", requires = "dataset")]
+        changes: Option<PathBuf>,
         /// Include deleted entries.
         #[arg(long)]
         deleted: bool,
@@ -625,6 +630,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             output,
             dataset,
             host,
+            changes,
             deleted,
             streams,
             partition,
@@ -637,7 +643,14 @@ fn run(command: Command) -> anyhow::Result<()> {
                 snapshots,
             };
             match dataset {
-                Some(dir) => export::run_dataset(&sources, scope, format, &dir, host),
+                Some(dir) => {
+                    let target = export::DatasetTarget {
+                        dir: &dir,
+                        host,
+                        changes: changes.as_deref(),
+                    };
+                    export::run_dataset(&sources, scope, format, target)
+                }
                 None => export::run(&sources, scope, format, output.as_deref()),
             }
         }

@@ -14,8 +14,12 @@ pub struct SearchArgs {
     #[arg(value_name = "QUERY")]
     pub query: Vec<String>,
     /// Search this index file (written by `uffs index`).
-    #[arg(long, value_name = "FILE", conflicts_with = "source")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["source", "dataset"])]
     pub index: Option<PathBuf>,
+    /// Search every volume of this Parquet dataset (written by `uffs export --dataset` or the daemon), each as
+    /// `HOST/VOLUME:`; each file is read into an index once and kept in the cache.
+    #[arg(long, value_name = "DIR", conflicts_with = "source")]
+    pub dataset: Option<PathBuf>,
     /// Search this source (volume, disk image or $MFT capture), indexing it first.
     #[arg(long, value_name = "SOURCE")]
     pub source: Option<String>,
@@ -103,6 +107,8 @@ pub struct SearchArgs {
 #[derive(Debug, Default, Clone)]
 pub struct Place {
     pub index: Option<PathBuf>,
+    /// A Parquet dataset's folder.
+    pub dataset: Option<PathBuf>,
     pub source: Option<String>,
     pub partition: Option<u32>,
     /// With `source`: its shadow copies too.
@@ -114,6 +120,7 @@ impl SearchArgs {
     pub fn place(&self) -> Place {
         Place {
             index: self.index.clone(),
+            dataset: self.dataset.clone(),
             source: self.source.clone(),
             partition: self.partition,
             snapshots: self.snapshots,
@@ -179,12 +186,25 @@ pub fn run(a: &SearchArgs) -> Result<bool> {
 
 /// Runs `req` where `place` says, printing to stdout or `req.output.output`: whether anything matched.
 pub fn run_request(place: &Place, req: &SearchRequest) -> Result<bool> {
-    if place.index.is_none() && place.source.is_none() {
+    if place.index.is_none() && place.source.is_none() && place.dataset.is_none() {
         return crate::daemon_cmd::query(req);
     }
     // A bad query is reported before anything is opened or indexed.
     let expr = uffs_search::compile(req, now_filetime())?;
     let parts = match (&place.index, &place.source) {
+        _ if place.dataset.is_some() => {
+            let dir = place
+                .dataset
+                .as_deref()
+                .unwrap_or(std::path::Path::new("."));
+            if uffs_search::contents::reads_data(req, &expr) {
+                bail!(
+                    "a dataset holds the entries, not the files' data that content:, type: and hash: read: \
+                     query the volume or its index file"
+                );
+            }
+            crate::dataset::open(dir)?
+        }
         (Some(f), _) => {
             // Opened in O(1): what the query reads is checked before anything is printed.
             let parts = crate::common::open_index_file(f)?;

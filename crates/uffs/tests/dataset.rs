@@ -262,7 +262,84 @@ fn a_volume_exported_again_replaces_its_rows_and_a_reader_never_sees_a_mix() {
     });
     assert!(reads > 10, "{reads}");
     assert_eq!(std::fs::read(&file).unwrap(), bytes[1]);
+    change_sets_hold_what_uffs_diff_says(&dir, &a, &b);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+/// `--changes`: exporting image `b` over a dataset that holds image `a` writes one change file whose rows are
+/// the ones `uffs diff a b` writes; exporting `b` again writes none.
+fn change_sets_hold_what_uffs_diff_says(dir: &Path, a: &Path, b: &Path) {
+    let (lake, changes) = (dir.join("lake2"), dir.join("changes"));
+    let export = |img: &Path| {
+        let o = run_ok(
+            uffs()
+                .arg("export")
+                .arg(img)
+                .arg("--dataset")
+                .arg(&lake)
+                .args(["--host", "h", "--changes"])
+                .arg(&changes),
+        );
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    export(a);
+    assert!(!changes.exists(), "a first export has nothing to compare");
+    export(b);
+    let folder = changes.join("host=h/volume=vol.img");
+    let files: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let name = files[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("changes-2") && name.ends_with("Z.parquet"),
+        "{name}"
+    );
+    let columns = "change,kind,path,old_path,record,sequence,fields";
+    let script = format!(
+        "import duckdb, json, sys\n\
+         rows = duckdb.connect().execute(\"select {columns}, since < until from read_parquet(\
+         '{}', hive_partitioning=false) \").fetchall()\n\
+         print(json.dumps([[str(v) if v is not None else '' for v in r] for r in rows]))",
+        files[0].display()
+    );
+    let o = run_ok(
+        Command::new(common::python("DuckDB"))
+            .arg("-c")
+            .arg(&script),
+    );
+    let mut got: Vec<Vec<String>> = serde_json::from_slice(&o.stdout).unwrap();
+    got.sort();
+    let o = uffs()
+        .arg("diff")
+        .arg(a)
+        .arg(b)
+        .args(["--format", "csv", "--columns", columns])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut want: Vec<Vec<String>> = csv_rows(&o.stdout)
+        .into_iter()
+        .map(|r| {
+            let mut row: Vec<String> = columns.split(',').map(|c| r[c].clone()).collect();
+            row.push("True".into());
+            row
+        })
+        .collect();
+    want.sort();
+    // 20 deleted, 10 renamed, 30 created, one changed (and the folder that holds them).
+    assert!(want.len() >= 61, "{want:?}");
+    assert_eq!(got, want);
+    let said = export(b);
+    assert!(said.contains("h/vol.img: no changes since"), "{said}");
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 1);
 }
 
 #[test]

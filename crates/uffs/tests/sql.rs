@@ -4,6 +4,10 @@
 //! default settings), are exactly the rows `uffs QUERY` writes from the index files the dataset was made from.
 //! Terms SQL cannot answer are refused with a caret.
 //!
+//! `uffs --dataset DIR` (the dataset's files read back into indexes) answers every query of the corpus, and the
+//! terms SQL refuses, as the index files do, and writes every column of every entry as they do: from schema
+//! version 2 files and from the same files rewritten by DuckDB in version 1's types.
+//!
 //! Volumes: the Windows XP MFT sample, the ntfs-3g fixture, an NTFS volume written through ntfs-3g with
 //! awkward names, hard links and a stream, an ext4 volume made by `mkfs.ext4 -d` with owners, modes, a symlink
 //! and a FIFO, and the Linux-made NTFS sample.
@@ -270,6 +274,7 @@ fn the_sql_of_every_query_selects_what_uffs_answers_in_duckdb_spark_and_trino() 
 
     let queries = corpus();
     let want: Vec<Vec<(String, String)>> = queries.iter().map(|q| uffs_rows(&indexes, q)).collect();
+    uffs_dataset_answers_as_the_indexes(&dir, &lake, &indexes, &queries, &want);
     // The corpus means something: most queries select some rows and leave others.
     let total: usize = uffs_rows(&indexes, "").len();
     let some = want
@@ -319,6 +324,182 @@ fn the_sql_of_every_query_selects_what_uffs_answers_in_duckdb_spark_and_trino() 
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every column `uffs --format csv` writes, folder totals included.
+const ALL_COLUMNS: &str = "path,name,ext,kind,size,allocated,created,modified,mft_changed,accessed,attributes,\
+    record,sequence,parent_record,deleted,reparse_tag,fn_created,fn_modified,fn_mft_changed,fn_accessed,mode,uid,\
+    gid,link_target,tree_size,tree_allocated,descendants,children";
+
+/// Queries `uffs sql` refuses (a dataset read back into indexes answers them).
+const NOT_SQL: &[&str] = &[
+    "dupe:",
+    "sizedupe: ext:txt",
+    "treesize:>100kb",
+    "descendants:>10",
+    "childcount:0 folder:",
+    "empty:",
+    "folder: !childcount:0 depth:2",
+];
+
+/// `uffs --dataset lake QUERY`: (volume, path) of every row, the `h/VOLUME:` prefix taken apart, sorted.
+fn dataset_rows(lake: &Path, q: &str, env: &[(&str, &Path)]) -> Vec<(String, String)> {
+    let o = uffs()
+        .envs(env.iter().copied())
+        .arg("--dataset")
+        .arg(lake)
+        .arg(q)
+        .arg("-0")
+        .output()
+        .unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "uffs --dataset {q:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut rows: Vec<(String, String)> = o
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let p = String::from_utf8_lossy(p);
+            let rest = p.strip_prefix("h/").expect("h/ prefix");
+            let (v, path) = rest.split_once(':').expect("VOLUME: prefix");
+            (v.to_string(), path.to_string())
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// Every row of `--deleted --streams` with every column, as sorted CSV lines, from `place` (`--index FILE` or
+/// `--dataset DIR --volume h/NAME`), with `strip` taken out of each line once (the dataset's volume prefix).
+fn all_columns(place: &[&std::ffi::OsStr], strip: &str, env: &[(&str, &Path)]) -> Vec<String> {
+    let o = run_ok(uffs().envs(env.iter().copied()).args(place).args([
+        "--deleted",
+        "--streams",
+        "--format",
+        "csv",
+        "--columns",
+        ALL_COLUMNS,
+    ]));
+    let mut lines: Vec<String> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.replacen(strip, "", 1))
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// The dataset `lake` rewritten into `to` in schema version 1's types (by DuckDB): times as nanosecond
+/// timestamps without a zone, null outside 1677-2262 and for no time, integers unsigned, no `_filetime` columns,
+/// the `volume` column in the file.
+fn as_version_1(lake: &Path, to: &Path) {
+    let script = r#"
+import duckdb, glob, os, sys
+lake, to = sys.argv[1], sys.argv[2]
+c = duckdb.connect()
+times = ["created", "modified", "mft_changed", "accessed", "fn_created", "fn_modified", "fn_mft_changed", "fn_accessed"]
+for f in glob.glob(os.path.join(lake, "host=*", "volume=*", "uffs.parquet")):
+    rel = os.path.relpath(f, lake)
+    vol = rel.split(os.sep)[1][len("volume="):]
+    cols = {r[0]: r[1] for r in c.execute(f"describe select * from read_parquet('{f}', hive_partitioning=false)").fetchall()}
+    sel = [f"'{vol}' as volume"]
+    for n, ty in cols.items():
+        if n.endswith("_filetime"):
+            continue
+        if n in times:
+            ft = f"{n}_filetime"
+            sel.append(f"case when {ft} <> 0 and abs({ft} - 116444736000000000) < 92233720368547758 "
+                       f"then make_timestamp_ns(({ft} - 116444736000000000) * 100) end as {n}")
+        elif n == "attributes_mask":
+            sel.append(f"{n}::UINTEGER as {n}")
+        elif ty == "BIGINT":
+            # The same 64 bits, unsigned.
+            sel.append(f"(({n}::HUGEINT + 18446744073709551616) % 18446744073709551616)::UBIGINT as {n}")
+        else:
+            sel.append(n)
+    out = os.path.join(to, rel)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    c.execute(f"copy (select {', '.join(sel)} from read_parquet('{f}', hive_partitioning=false)) to '{out}' (format parquet)")
+"#;
+    run_ok(
+        Command::new(common::python("DuckDB"))
+            .arg("-c")
+            .arg(script)
+            .arg(lake)
+            .arg(to),
+    );
+}
+
+/// `uffs --dataset` over `lake` (and over it in schema version 1's types) against the index files it was made
+/// from: every column of every entry, the rows of every query of `queries` (whose rows from the indexes are
+/// `want`) and of the queries SQL cannot answer.
+fn uffs_dataset_answers_as_the_indexes(
+    dir: &Path,
+    lake: &Path,
+    indexes: &[(String, PathBuf)],
+    queries: &[String],
+    want: &[Vec<(String, String)>],
+) {
+    let cache = dir.join("cache");
+    let env = [("UFFS_CACHE_DIR", cache.as_path())];
+    let v1 = dir.join("lake-v1");
+    as_version_1(lake, &v1);
+    for (volume, idx) in indexes {
+        let from_index = all_columns(&["--index".as_ref(), idx.as_os_str()], "", &env);
+        assert!(from_index.len() > 10, "{volume}");
+        let prefix = format!("h/{volume}:");
+        for l in [lake, v1.as_path()] {
+            let name = format!("h/{volume}");
+            let from_dataset = all_columns(
+                &[
+                    "--dataset".as_ref(),
+                    l.as_os_str(),
+                    "--volume".as_ref(),
+                    name.as_ref(),
+                ],
+                &prefix,
+                &env,
+            );
+            let only_index: Vec<_> = from_index
+                .iter()
+                .filter(|x| !from_dataset.contains(x))
+                .take(3)
+                .collect();
+            let only_dataset: Vec<_> = from_dataset
+                .iter()
+                .filter(|x| !from_index.contains(x))
+                .take(3)
+                .collect();
+            assert!(
+                from_dataset == from_index,
+                "{volume} from {}: {} rows against {}; only the index's {only_index:#?}; only the dataset's \
+                 {only_dataset:#?}",
+                l.display(),
+                from_dataset.len(),
+                from_index.len()
+            );
+        }
+    }
+    // Each volume file was read into an index once, kept in the cache and opened from there afterwards.
+    let kept = std::fs::read_dir(cache.join("datasets")).unwrap().count();
+    assert_eq!(kept, 2 * indexes.len());
+    let mut wrong = Vec::new();
+    for (q, w) in queries.iter().zip(want) {
+        if &dataset_rows(lake, q, &env) != w {
+            wrong.push(q.clone());
+        }
+    }
+    for q in NOT_SQL {
+        let w = uffs_rows(indexes, q);
+        assert!(!w.is_empty(), "{q}");
+        if dataset_rows(lake, q, &env) != w {
+            wrong.push(q.to_string());
+        }
+    }
+    assert!(wrong.is_empty(), "uffs --dataset differs on {wrong:?}");
 }
 
 #[test]

@@ -4,6 +4,8 @@
 //! temporary name, then renamed over it), so a reader sees the old volume or the new one, never half of one, and
 //! a re-export replaces rows instead of adding them. Written by `uffs export --dataset` and by the daemon.
 
+pub mod read;
+
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -116,6 +118,96 @@ pub fn write_volume(
     }
     let bytes = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
     Ok(Written { file, rows, bytes })
+}
+
+/// Where a change set of volume `volume` of host `host` goes in change folder `dir`, named for when its new state
+/// was written (`changes-20261128T161500.1234567Z.parquet`, so names sort by time).
+pub fn changes_file(dir: &Path, host: &str, volume: &str, at: u64) -> PathBuf {
+    let stamp: String = crate::column::iso(at, false)
+        .chars()
+        .filter(|c| !matches!(c, '-' | ':'))
+        .collect();
+    dir.join(format!("host={host}"))
+        .join(format!("volume={volume}"))
+        .join(format!("changes-{stamp}.parquet"))
+}
+
+/// Writes the change set of volume `name` of `host` into change folder `dir`: what differs between `old`, the
+/// volume as the dataset held it (written at `old_at`), and `new`, as it holds it now (written at `new_at`), as
+/// `uffs diff` compares them (access times ignored; streams with `streams`), one row per change with `uffs diff`'s
+/// columns after `since` and `until` (the two states' times), paths starting with `prefix` as the dataset's do.
+/// Nothing is written when nothing changed (`Ok(None)`).
+#[allow(clippy::too_many_arguments)]
+pub fn write_changes(
+    dir: &Path,
+    host: &str,
+    name: &str,
+    old: (&Index, u64),
+    new: (&Index, u64),
+    prefix: &str,
+    streams: bool,
+) -> Result<Option<Written>> {
+    use uffs_index::diff::{self, field};
+    let ((old, old_at), (new, new_at)) = (old, new);
+    let opts = diff::Options {
+        streams,
+        ignore: field::ACCESSED,
+    };
+    let mut changes: Vec<(String, diff::Change)> = diff::diff(old, new, &opts)
+        .into_iter()
+        .map(|c| {
+            let p = match (c.new, c.old) {
+                (Some(n), _) => new.path(n),
+                (None, Some(o)) => old.path(o),
+                (None, None) => String::new(),
+            };
+            (format!("{prefix}{p}"), c)
+        })
+        .collect();
+    if changes.is_empty() {
+        return Ok(None);
+    }
+    changes.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.kind.cmp(&y.1.kind)));
+    let (names, types) = crate::changes::columns();
+    let names: Vec<&str> = ["since", "until"].into_iter().chain(names).collect();
+    let types: Vec<crate::ColumnType> = [crate::ColumnType::Time; 2]
+        .into_iter()
+        .chain(types)
+        .collect();
+    let rows: Vec<Vec<crate::Value>> = changes
+        .iter()
+        .map(|(path, c)| {
+            let mut r = vec![
+                crate::Value::Time(Some(old_at)),
+                crate::Value::Time(Some(new_at)),
+            ];
+            r.extend(crate::changes::row(path, c, old, new));
+            // Old paths carry the dataset's prefix too.
+            if let crate::Value::Text(p) = &mut r[5] {
+                if !p.is_empty() {
+                    p.insert_str(0, prefix);
+                }
+            }
+            r
+        })
+        .collect();
+    let bytes = crate::parquet::values_file(&names, &types, &rows)?;
+    let file = changes_file(dir, host, name, new_at);
+    let folder = file.parent().unwrap_or(dir);
+    std::fs::create_dir_all(folder).map_err(io_err(format!("creating {}", folder.display())))?;
+    let (mut f, temp) = crate::create_output(&file)?;
+    f.write_all(&bytes)
+        .and_then(|()| f.flush())
+        .map_err(io_err(format!("writing {}", file.display())))?;
+    drop(f);
+    if let Some(t) = temp {
+        t.commit()?;
+    }
+    Ok(Some(Written {
+        file,
+        rows: rows.len() as u64,
+        bytes: bytes.len() as u64,
+    }))
 }
 
 #[cfg(test)]
