@@ -17,10 +17,10 @@ Work goes to VOLUME.dataset/ beside the volume (removed at the end unless --keep
 * three queries (a name substring, an extension, a size), each counted by: DuckDB (`count(*)` where the condition
   `uffs sql` writes, over `read_parquet(.../*/*/*.parquet, hive_partitioning=true)`; median of --runs in one
   connection, after one untimed run), Spark 4 (`local-cluster[2,1,1024]`, the same condition from `uffs sql --dialect
-  spark`; median of --runs after one untimed run; the session's start reported apart), `uffs --dataset DIR QUERY
+  spark`; median of --spark-runs (default 1) after one untimed run; the session's start reported apart), `uffs --dataset DIR QUERY
   --count` (the whole process, median of --runs; its first run, which reads every volume's file into the cache, is
-  reported apart), and `grep -c`/`awk` over the CSV export hard-linked the same number of times (the whole
-  process). Every engine's count must agree with uffs's (the script stops if not).
+  reported apart), and `grep -c` (on the name column) or `awk` (on the size column) over the CSV export
+  hard-linked the same number of times (the whole process, once). Every engine's count must agree with uffs's (the script stops if not).
 
 Prints a table and, with --json, the figures as JSON. Asserts nothing about time.
 """
@@ -38,11 +38,12 @@ from benchlib import UFFS, PrivateDaemon, median, need_release_build, print_tabl
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = os.environ.get("UFFS_PY", "/opt/uffs-py/bin/python")
 
-# (label, uffs query, the CSV peer's command over the files, given as {files}; CSV columns: path,name,ext,size,...)
+# (label, uffs query, the CSV peer's command over the files, given as {files}: grep on the name column (the CSV's
+# columns are path,name,kind,size,...; a quoted name with a comma is missed), awk for the size)
 QUERIES = [
-    ("name substring", "kernel32", "cat {files} | grep -c -i -F kernel32"),
-    ("extension", "ext:dll", "cat {files} | grep -c -i -E '^[^,]*,[^,]*,dll,'"),
-    ("size", "size:>100mb", "cat {files} | awk -F, '$5 > 104857600' | wc -l"),
+    ("name substring", "kernel32", "LC_ALL=C grep -h -c -i -E '^[^,]*,[^,]*kernel32[^,]*,' {files} | awk '{{s += $1}} END {{print s}}'"),
+    ("extension", "ext:dll", "LC_ALL=C grep -h -c -i -E '^[^,]*,[^,]*[.]dll,file,' {files} | awk '{{s += $1}} END {{print s}}'"),
+    ("size", "size:>100mb", "LC_ALL=C awk -F, '$4 > 104857600' {files} | wc -l"),
 ]
 
 
@@ -60,6 +61,7 @@ def main():
     ap.add_argument("--volumes", type=int, default=100)
     ap.add_argument("--hosts", type=int, default=10)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--spark-runs", type=int, default=1, help="timed Spark runs of each query (after an untimed one)")
     ap.add_argument("--no-spark", action="store_true")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--json", action="store_true")
@@ -140,6 +142,7 @@ def main():
         duck = subprocess.run([PY, "-c", f"""
 import duckdb, json, statistics, time
 c = duckdb.connect()
+c.execute("set enable_progress_bar = false")
 out = {{}}
 for q, cond in {json.dumps({q: c['duckdb'] for q, c in conds.items()})}.items():
     sql = "select count(*) from read_parquet('{glob}', hive_partitioning=true) where " + cond
@@ -150,7 +153,7 @@ for q, cond in {json.dumps({q: c['duckdb'] for q, c in conds.items()})}.items():
     out[q] = [n, statistics.median(ts)]
 print(json.dumps(out))
 """], check=True, capture_output=True, text=True)
-        duck = json.loads(duck.stdout)
+        duck = json.loads(duck.stdout.strip().splitlines()[-1])
         spark = {}
         if not a.no_spark:
             sp = subprocess.run([PY, "-c", f"""
@@ -166,7 +169,7 @@ for q, cond in {json.dumps({q: c['spark'] for q, c in conds.items()})}.items():
     sql = "select count(*) from files where " + cond
     n = spark.sql(sql).collect()[0][0]
     ts = []
-    for _ in range({a.runs}):
+    for _ in range({a.spark_runs}):
         t = time.perf_counter(); spark.sql(sql).collect(); ts.append(time.perf_counter() - t)
     out[q] = [n, statistics.median(ts)]
 print(json.dumps(out))

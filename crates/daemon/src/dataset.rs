@@ -2,12 +2,13 @@
 //! `DIR/host=HOST/volume=NAME/uffs.parquet` (`uffs_results::dataset`) from what the daemon answers, its index and
 //! the delta of the changes applied since; on request and, when kept (`--keep`, recorded as `dataset.json` in the
 //! cache directory), again after each update or rebuild of a volume, so the dataset stays as current as the
-//! daemon.
+//! daemon. With a change folder, each write also writes what changed since the dataset last held the volume
+//! (`uffs_results::dataset::write_changes`).
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use uffs_results::dataset::{safe_name, write_volume, Part, Written};
+use uffs_results::dataset::{held, safe_name, write_changes_since, write_volume, Part, Written};
 
 use crate::server::{log, Loaded, Shared};
 
@@ -17,6 +18,9 @@ pub struct Target {
     pub dir: PathBuf,
     /// Already [safe](safe_name).
     pub host: String,
+    /// Where each volume's change set goes, if anywhere.
+    #[serde(default)]
+    pub changes: Option<PathBuf>,
 }
 
 const KEPT: &str = "dataset.json";
@@ -47,8 +51,38 @@ pub fn keep(cache: &Path, target: Option<&Target>) -> std::io::Result<()> {
 }
 
 /// Writes volume `l` into `t`: its index (less what its delta replaces), then the delta; deleted entries when the
-/// volume keeps them, and streams.
-pub fn write(l: &Loaded, t: &Target) -> Result<Written, String> {
+/// volume keeps them, and streams; then its change set when `t` has a change folder. Returns what to say.
+pub fn write(l: &Loaded, t: &Target) -> Result<String, String> {
+    let name = safe_name(&l.entry.name);
+    // What the dataset held, read back; a file that cannot be read costs the change set, not the write.
+    let before = match &t.changes {
+        Some(_) => held(&t.dir, &t.host, &name),
+        None => Ok(None),
+    };
+    let w = write_parts(l, t, &name)?;
+    let mut line = said(&l.entry.name, &w);
+    let before = match before {
+        Ok(b) => b,
+        Err(e) => {
+            line.push_str(&format!(
+                "; no change set: reading what the dataset held: {e}"
+            ));
+            None
+        }
+    };
+    if let (Some(cdir), Some(old)) = (&t.changes, before) {
+        let at = (t.dir.as_path(), t.host.as_str(), name.as_str());
+        match write_changes_since(cdir, at, &old, &l.entry.prefix(), true) {
+            Ok(Some(c)) => line.push_str(&format!("; {} changes to {}", c.rows, c.file.display())),
+            Ok(None) => line.push_str("; no changes"),
+            Err(e) => return Err(format!("its change set: {e}")),
+        }
+    }
+    Ok(line)
+}
+
+/// Writes volume `l`'s file as `name` into `t`.
+fn write_parts(l: &Loaded, t: &Target, name: &str) -> Result<Written, String> {
     let prefix = l.entry.prefix();
     let base = l.base();
     let mut parts = vec![Part {
@@ -66,7 +100,7 @@ pub fn write(l: &Loaded, t: &Target) -> Result<Written, String> {
     write_volume(
         &t.dir,
         &t.host,
-        &safe_name(&l.entry.name),
+        name,
         &parts,
         l.entry.deleted,
         true,
@@ -76,7 +110,7 @@ pub fn write(l: &Loaded, t: &Target) -> Result<Written, String> {
 }
 
 /// The line a volume written says.
-pub fn said(name: &str, w: &Written) -> String {
+fn said(name: &str, w: &Written) -> String {
     format!(
         "{name}: {} rows to {} ({} bytes)",
         w.rows,
@@ -95,7 +129,7 @@ pub(crate) fn after_update(shared: &Shared, name: &str) {
         return;
     };
     match write(l, &t) {
-        Ok(w) => log(&format!("dataset: {}", said(name, &w))),
+        Ok(line) => log(&format!("dataset: {line}")),
         Err(why) => log(&format!("dataset: {name}: {why}")),
     }
 }

@@ -47,13 +47,16 @@ pub enum Request {
         name: Option<String>,
     },
     /// Write every loaded volume into a Parquet dataset now (`dir`, absolute; `host`, already safe), answering
-    /// one `out` line per volume, then `done` with the number written; `keep`: and again after each update of a
-    /// volume. `forget`: stop keeping a dataset current (nothing is written).
+    /// one `out` line per volume, then `done` with the number written; `changes` (absolute): also each volume's
+    /// change set since the dataset last held it; `keep`: and again after each update of a volume. `forget`: stop
+    /// keeping a dataset current (nothing is written).
     Dataset {
         #[serde(default)]
         dir: Option<String>,
         #[serde(default)]
         host: Option<String>,
+        #[serde(default)]
+        changes: Option<String>,
         #[serde(default)]
         keep: bool,
         #[serde(default)]

@@ -315,6 +315,7 @@ fn answer(shared: &Arc<Shared>, mut input: impl BufRead, mut output: impl Write)
         Ok(Request::Dataset {
             dir,
             host,
+            changes,
             keep,
             forget,
         }) => {
@@ -328,15 +329,16 @@ fn answer(shared: &Arc<Shared>, mut input: impl BufRead, mut output: impl Write)
                 let t = crate::dataset::Target {
                     dir: dir.into(),
                     host,
+                    changes: changes.map(Into::into),
                 };
                 let snap = current(shared);
                 let mut written = 0;
                 let mut failed = None;
                 for l in &snap.volumes {
                     let line = match crate::dataset::write(l, &t) {
-                        Ok(w) => {
+                        Ok(line) => {
                             written += 1;
-                            crate::dataset::said(&l.entry.name, &w)
+                            line
                         }
                         Err(why) => {
                             failed = Some(format!("{}: {why}", l.entry.name));

@@ -90,6 +90,29 @@ pub const HEAD: [(&str, ColumnType); 7] = [
     ("fields", ColumnType::Text),
 ];
 
+/// Each change with its path (the new one, or the old for a deleted entry) after `prefix`, by path, then kind: a
+/// folder's changes before those inside it.
+pub fn by_path(
+    changes: Vec<Change>,
+    old: &Index,
+    new: &Index,
+    prefix: &str,
+) -> Vec<(String, Change)> {
+    let mut rows: Vec<(String, Change)> = changes
+        .into_iter()
+        .map(|c| {
+            let p = match (c.new, c.old) {
+                (Some(n), _) => new.path(n),
+                (None, Some(o)) => old.path(o),
+                (None, None) => String::new(),
+            };
+            (format!("{prefix}{p}"), c)
+        })
+        .collect();
+    rows.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.kind.cmp(&y.1.kind)));
+    rows
+}
+
 /// The names and types of every machine-format column.
 pub fn columns() -> (Vec<&'static str>, Vec<ColumnType>) {
     let mut names: Vec<&'static str> = HEAD.iter().map(|h| h.0).collect();

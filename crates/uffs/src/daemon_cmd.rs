@@ -658,30 +658,45 @@ pub fn volumes_refresh(name: Option<String>) -> Result<()> {
 }
 
 /// `uffs volumes export --dataset DIR [--host NAME] [--keep]` and `--forget`: the daemon writes the dataset.
-pub fn volumes_export(
-    dir: Option<&std::path::Path>,
-    host: Option<String>,
-    keep: bool,
-    forget: bool,
-) -> Result<()> {
+/// What `uffs volumes export` asks of the daemon.
+pub struct DatasetRequest<'a> {
+    pub dir: Option<&'a std::path::Path>,
+    pub host: Option<String>,
+    pub changes: Option<&'a std::path::Path>,
+    pub keep: bool,
+    pub forget: bool,
+}
+
+pub fn volumes_export(r: DatasetRequest<'_>) -> Result<()> {
     use uffs_results::dataset::{machine_name, safe_name};
+    let DatasetRequest {
+        dir,
+        host,
+        changes,
+        keep,
+        forget,
+    } = r;
+    // The daemon's working folder is not this one: it gets the folders' whole paths.
+    let absolute = |d: &std::path::Path| -> Result<String> {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        let d = std::fs::canonicalize(d).with_context(|| format!("resolving {}", d.display()))?;
+        Ok(d.to_string_lossy().into_owned())
+    };
+    let changes = changes.map(absolute).transpose()?;
     let Some(conn) = client::connect(&runtime()?)? else {
         bail!("the uffs daemon is not running; start it with `uffs daemon start`");
     };
     let (dir, host) = match dir {
-        Some(d) => {
-            // The daemon's working folder is not this one: it gets the folder's whole path.
-            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-            let d =
-                std::fs::canonicalize(d).with_context(|| format!("resolving {}", d.display()))?;
-            let host = safe_name(&host.unwrap_or_else(machine_name));
-            (Some(d.to_string_lossy().into_owned()), Some(host))
-        }
+        Some(d) => (
+            Some(absolute(d)?),
+            Some(safe_name(&host.unwrap_or_else(machine_name))),
+        ),
         None => (None, None),
     };
     let req = Request::Dataset {
         dir,
         host,
+        changes,
         keep,
         forget,
     };

@@ -208,16 +208,20 @@ fn read_into_cache(
 ) -> Result<uffs_index::Index> {
     let written = std::fs::metadata(&f.file)
         .and_then(|m| m.modified())
-        .map(filetime_of)
+        .map(dataset::filetime_of)
         .unwrap_or(0);
     let mut idx =
         uffs_results::dataset::read::read_volume(&f.file, written).map_err(|e| anyhow!("{e}"))?;
+    pb.inc(1);
     if let Some((path, stem)) = key {
         if uffs_index::file::write_with_aids(&mut idx, path).is_ok() {
             remove_older(path, stem);
+            // Mapped from the file rather than held: a dataset of many volumes would not fit in memory.
+            if let Ok(mapped) = uffs_index::file::open(path) {
+                return Ok(mapped);
+            }
         }
     }
-    pb.inc(1);
     Ok(idx)
 }
 
@@ -235,41 +239,10 @@ fn remove_older(keep: &Path, stem: &str) {
     }
 }
 
-/// Volume `name` of `host` as dataset `dir` holds it now, read back into an index with the time its file was
-/// written; `None` when the dataset does not hold it yet.
-pub fn held(dir: &Path, host: &str, name: &str) -> Result<Option<(uffs_index::Index, u64)>> {
-    let file = dataset::volume_file(dir, host, name);
-    let Ok(m) = std::fs::metadata(&file) else {
-        return Ok(None);
-    };
-    let at = m.modified().map(filetime_of).unwrap_or(0);
-    let idx = dataset::read::read_volume(&file, at).map_err(|e| anyhow!("{e}"))?;
-    Ok(Some((idx, at)))
-}
-
-/// Writes the change set of volume `name` of `host` into `cdir`: `old` (as [`held`] read it) against what
-/// `file` holds now. Returns what to tell the user.
-pub fn write_changes(
-    cdir: &Path,
-    host: &str,
-    name: &str,
-    old: &(uffs_index::Index, u64),
-    file: &Path,
-    prefix: &str,
-    streams: bool,
-) -> Result<String> {
-    let now = uffs_index::time::now();
-    let new = dataset::read::read_volume(file, now).map_err(|e| anyhow!("{e}"))?;
-    let w = dataset::write_changes(
-        cdir,
-        host,
-        name,
-        (&old.0, old.1),
-        (&new, now),
-        prefix,
-        streams,
-    )?;
-    Ok(match w {
+/// What a change set written after volume `name` of `host` was exported again says to the user (`old_at`: when
+/// the dataset held the volume before).
+pub fn changes_said(host: &str, name: &str, old_at: u64, w: Option<dataset::Written>) -> String {
+    match w {
         Some(w) => format!(
             "{}: {} changes, {} bytes",
             w.file.display(),
@@ -278,18 +251,9 @@ pub fn write_changes(
         ),
         None => format!(
             "{host}/{name}: no changes since {}",
-            uffs_results::column::iso(old.1, false)
+            uffs_results::column::iso(old_at, false)
         ),
-    })
-}
-
-/// A file time as a FILETIME.
-fn filetime_of(t: std::time::SystemTime) -> u64 {
-    let since = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    (since / 100) as u64 + 116_444_736_000_000_000
+    }
 }
 
 #[cfg(test)]

@@ -122,19 +122,7 @@ pub fn run(a: DiffArgs) -> Result<bool> {
         printer.finish()?;
         return Ok(differ);
     }
-    // By path, then kind: a folder's changes before those inside it.
-    let mut rows: Vec<(String, Change)> = changes
-        .into_iter()
-        .map(|c| {
-            let p = match (c.new, c.old) {
-                (Some(n), _) => new.path(n),
-                (None, Some(o)) => old.path(o),
-                (None, None) => String::new(),
-            };
-            (p, c)
-        })
-        .collect();
-    rows.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.kind.cmp(&y.1.kind)));
+    let rows = changes::by_path(changes, &old, &new, "");
 
     if printer.is_tabular() {
         if !columns.is_empty() {

@@ -178,8 +178,18 @@ pub fn run_dataset(
     for v in &volumes {
         let progress = |n: u64| pb.set_position(base + n);
         // The volume as the dataset held it, for its change set.
-        let before = match changes {
-            Some(_) => dataset::held(dir, &host, &v.name)?,
+        // What the dataset held, read back; a file that cannot be read costs the change set, not the export.
+        let before = match changes.map(|_| uffs_results::dataset::held(dir, &host, &v.name)) {
+            Some(Ok(b)) => b,
+            Some(Err(e)) => {
+                pb.suspend(|| {
+                    eprintln!(
+                        "uffs: {host}/{}: no change set: reading what the dataset held: {e}",
+                        v.name
+                    )
+                });
+                None
+            }
             None => None,
         };
         let w = write_volume(dir, &host, &v.name, &v.parts(), deleted, streams, &progress)?;
@@ -193,8 +203,9 @@ pub fn run_dataset(
         });
         if let (Some(cdir), Some(old)) = (changes, before) {
             let prefix = v.parts.first().map_or("", |p| p.prefix.as_str());
-            let said =
-                dataset::write_changes(cdir, &host, &v.name, &old, &w.file, prefix, streams)?;
+            let at = (dir, host.as_str(), v.name.as_str());
+            let w = uffs_results::dataset::write_changes_since(cdir, at, &old, prefix, streams)?;
+            let said = dataset::changes_said(&host, &v.name, old.1, w);
             pb.suspend(|| eprintln!("uffs: {said}"));
         }
         base += v.entries();

@@ -393,7 +393,7 @@ enum VolumesAction {
     /// from): DIR/host=HOST/volume=NAME/uffs.parquet, each volume's file replaced whole. With --keep the daemon
     /// writes a volume again after each update, so the dataset stays as current as the daemon.
     #[command(
-        after_help = "EXAMPLES:\n  uffs volumes export --dataset /mnt/lake/files                 (now; the host is this machine's name)\n  uffs volumes export --dataset \\\\server\\lake\\files --host pc1 --keep   (now and after every update)\n  uffs volumes export --forget                                  (stop keeping it current)\n\ndocs/fleet.md shows how Spark, Trino and DuckDB read the dataset."
+        after_help = "EXAMPLES:\n  uffs volumes export --dataset /mnt/lake/files                 (now; the host is this machine's name)\n  uffs volumes export --dataset \\\\server\\lake\\files --host pc1 --keep   (now and after every update)\n  uffs volumes export --dataset /lake/files --changes /lake/changes --keep   (and each update's change set)\n  uffs volumes export --forget                                  (stop keeping it current)\n\ndocs/fleet.md shows how Spark, Trino and DuckDB read the dataset."
     )]
     Export {
         /// The dataset's folder.
@@ -405,8 +405,12 @@ enum VolumesAction {
         /// Also write each volume again after every update the daemon applies.
         #[arg(long, requires = "dataset")]
         keep: bool,
+        /// Also write, with each volume, what changed since the dataset last held it, as
+        /// CDIR/host=HOST/volume=NAME/changes-TIME.parquet (as `uffs export --changes`).
+        #[arg(long, value_name = "CDIR", requires = "dataset")]
+        changes: Option<PathBuf>,
         /// Stop keeping a dataset current (writes nothing).
-        #[arg(long, conflicts_with_all = ["dataset", "host", "keep"])]
+        #[arg(long, conflicts_with_all = ["dataset", "host", "keep", "changes"])]
         forget: bool,
     },
     /// Check volumes for changes now and apply them (through the daemon).
@@ -728,8 +732,18 @@ fn run(command: Command) -> anyhow::Result<()> {
                 dataset,
                 host,
                 keep,
+                changes,
                 forget,
-            } => daemon_cmd::volumes_export(dataset.as_deref(), host, keep, forget),
+            } => {
+                let target = daemon_cmd::DatasetRequest {
+                    dir: dataset.as_deref(),
+                    host,
+                    changes: changes.as_deref(),
+                    keep,
+                    forget,
+                };
+                daemon_cmd::volumes_export(target)
+            }
             VolumesAction::List { json } => daemon_cmd::volumes_list(json),
             VolumesAction::Remove { names } => daemon_cmd::volumes_remove(&names),
         },

@@ -411,6 +411,8 @@ fn the_daemon_writes_its_volumes_and_keeps_them_current() {
     w.wait_ready(60);
     let lake = w.dir.join("lake");
     let lake_s = lake.to_string_lossy().into_owned();
+    let changes = w.dir.join("changes");
+    let changes_s = changes.to_string_lossy().into_owned();
     let said = w.ok(&[
         "volumes",
         "export",
@@ -419,6 +421,8 @@ fn the_daemon_writes_its_volumes_and_keeps_them_current() {
         "--host",
         "pc 1",
         "--keep",
+        "--changes",
+        &changes_s,
     ]);
     assert!(
         said.contains("live: ") && said.contains("C: ") && said.contains("--forget"),
@@ -443,6 +447,37 @@ fn the_daemon_writes_its_volumes_and_keeps_them_current() {
     w.ok(&["volumes", "refresh", "live"]);
     assert_eq!(volumes_of(&engine_view("duckdb", &lake)), figures(&img));
     assert!(w.log().contains("dataset: live: "), "{}", w.log());
+    // ... and its change set: the 30 files made and the 10 deleted.
+    let folder = changes.join("host=pc_1/volume=live");
+    let files: Vec<PathBuf> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let script = format!(
+        "import duckdb\n\
+         for r in duckdb.connect().execute(\"select change, path from read_parquet('{}', \
+         hive_partitioning=false) where path like '%.txt'\").fetchall(): print(r[0], r[1])",
+        files[0].display()
+    );
+    let o = run_ok(
+        Command::new(common::python("DuckDB"))
+            .arg("-c")
+            .arg(&script),
+    );
+    let mut got: Vec<String> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = (30..40)
+        .map(|i| format!("deleted live:/f{i}.txt"))
+        .chain((40..70).map(|i| format!("created live:/f{i}.txt")))
+        .collect();
+    want.sort();
+    assert_eq!(got, want);
+    assert!(w.log().contains(" changes to "), "{}", w.log());
 
     // Forgotten: a change is applied, the dataset stays as it was.
     let file = lake.join("host=pc_1/volume=live/uffs.parquet");

@@ -120,6 +120,48 @@ pub fn write_volume(
     Ok(Written { file, rows, bytes })
 }
 
+/// Volume `name` of `host` as dataset `dir` holds it now, read back into an index, with the time its file was
+/// written (FILETIME); `None` when the dataset does not hold it yet.
+pub fn held(dir: &Path, host: &str, name: &str) -> Result<Option<(Index, u64)>> {
+    let file = volume_file(dir, host, name);
+    let Ok(m) = std::fs::metadata(&file) else {
+        return Ok(None);
+    };
+    let at = m.modified().map(filetime_of).unwrap_or(0);
+    Ok(Some((read::read_volume(&file, at)?, at)))
+}
+
+/// After volume `name` of `host` was written into dataset `dir` again: its change set against `old` (the volume
+/// as [`held`] read it before) into change folder `cdir` (see [`write_changes`]).
+pub fn write_changes_since(
+    cdir: &Path,
+    (dir, host, name): (&Path, &str, &str),
+    old: &(Index, u64),
+    prefix: &str,
+    streams: bool,
+) -> Result<Option<Written>> {
+    let now = uffs_index::time::now();
+    let new = read::read_volume(&volume_file(dir, host, name), now)?;
+    write_changes(
+        cdir,
+        host,
+        name,
+        (&old.0, old.1),
+        (&new, now),
+        prefix,
+        streams,
+    )
+}
+
+/// A file time as a FILETIME.
+pub fn filetime_of(t: std::time::SystemTime) -> u64 {
+    let since = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    (since / 100) as u64 + 116_444_736_000_000_000
+}
+
 /// Where a change set of volume `volume` of host `host` goes in change folder `dir`, named for when its new state
 /// was written (`changes-20261128T161500.1234567Z.parquet`, so names sort by time).
 pub fn changes_file(dir: &Path, host: &str, volume: &str, at: u64) -> PathBuf {
@@ -137,7 +179,6 @@ pub fn changes_file(dir: &Path, host: &str, volume: &str, at: u64) -> PathBuf {
 /// `uffs diff` compares them (access times ignored; streams with `streams`), one row per change with `uffs diff`'s
 /// columns after `since` and `until` (the two states' times), paths starting with `prefix` as the dataset's do.
 /// Nothing is written when nothing changed (`Ok(None)`).
-#[allow(clippy::too_many_arguments)]
 pub fn write_changes(
     dir: &Path,
     host: &str,
@@ -153,21 +194,10 @@ pub fn write_changes(
         streams,
         ignore: field::ACCESSED,
     };
-    let mut changes: Vec<(String, diff::Change)> = diff::diff(old, new, &opts)
-        .into_iter()
-        .map(|c| {
-            let p = match (c.new, c.old) {
-                (Some(n), _) => new.path(n),
-                (None, Some(o)) => old.path(o),
-                (None, None) => String::new(),
-            };
-            (format!("{prefix}{p}"), c)
-        })
-        .collect();
+    let changes = crate::changes::by_path(diff::diff(old, new, &opts), old, new, prefix);
     if changes.is_empty() {
         return Ok(None);
     }
-    changes.sort_by(|x, y| x.0.cmp(&y.0).then(x.1.kind.cmp(&y.1.kind)));
     let (names, types) = crate::changes::columns();
     let names: Vec<&str> = ["since", "until"].into_iter().chain(names).collect();
     let types: Vec<crate::ColumnType> = [crate::ColumnType::Time; 2]

@@ -7,7 +7,6 @@
 //! the rows of one record (its names, hard links, then its streams) make one record; the `$Orphan` folder uffs
 //! made is made again by the build, and an orphan (no `parent_record`) stays one.
 
-use std::fs::File;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
@@ -120,8 +119,12 @@ fn bad(file: &Path, what: impl std::fmt::Display) -> Error {
 /// The index of the volume whose dataset file is `file` (schema version 1 or 2); `built_at` is when the file
 /// was written (FILETIME).
 pub fn read_volume(file: &Path, built_at: u64) -> Result<Index> {
-    let open = || File::open(file).map_err(crate::io_err(format!("opening {}", file.display())));
-    let first = ParquetRecordBatchReaderBuilder::try_new(open()?).map_err(|e| bad(file, e))?;
+    // Read whole, once: row groups decoded from one file that an export may rename another over meanwhile would
+    // mix two versions of the volume.
+    let data = bytes::Bytes::from(
+        std::fs::read(file).map_err(crate::io_err(format!("reading {}", file.display())))?,
+    );
+    let first = ParquetRecordBatchReaderBuilder::try_new(data.clone()).map_err(|e| bad(file, e))?;
     let groups = first.metadata().num_row_groups();
     let schema = first.schema().clone();
     let has = |n: &str| schema.index_of(n).is_ok();
@@ -145,7 +148,8 @@ pub fn read_volume(file: &Path, built_at: u64) -> Result<Index> {
     let parts: Vec<Result<Rows>> = (0..groups)
         .into_par_iter()
         .map(|g| {
-            let b = ParquetRecordBatchReaderBuilder::try_new(open()?).map_err(|e| bad(file, e))?;
+            let b =
+                ParquetRecordBatchReaderBuilder::try_new(data.clone()).map_err(|e| bad(file, e))?;
             let wanted = wanted_columns(b.schema());
             let mask = ProjectionMask::roots(b.parquet_schema(), wanted);
             let reader = b
@@ -535,11 +539,4 @@ fn batch_of(rows: &Rows, order: &[u32], groups: &[(u32, u32)], no_parent: u64) -
         b.counts.parsed += 1;
     }
     b
-}
-
-/// Rows an index has: for a progress bar's length before the file is read.
-pub fn rows_in(file: &Path) -> Result<u64> {
-    let f = File::open(file).map_err(crate::io_err(format!("opening {}", file.display())))?;
-    let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| bad(file, e))?;
-    Ok(b.metadata().file_metadata().num_rows().max(0) as u64)
 }
