@@ -22,7 +22,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::io::Read;
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -268,6 +268,16 @@ fn a_signal_mid_write_leaves_no_file() {
         std::fs::create_dir_all(&world.cache).unwrap();
         for (mut cmd, watch, target) in cases {
             cmd.env("UFFS_TEST_HOLD_BEFORE_RENAME_MS", HOLD_MS);
+            // uffs keeps a signal ignored when it starts so (`nohup`, a background job): the child gets the default
+            // actions whatever this test inherited (a suite started as a background job has SIGINT ignored).
+            // SAFETY: signal(2) is async-signal-safe, as code between fork and exec must be.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::signal(libc::SIGINT, libc::SIG_DFL);
+                    libc::signal(libc::SIGTERM, libc::SIG_DFL);
+                    Ok(())
+                });
+            }
             let what = format!("{cmd:?} and signal {sig}");
             let mut caught = false;
             // Tries, each until the signal lands while the file is written: on a loaded machine the process can
