@@ -6,9 +6,12 @@ pub const TICKS_PER_SECOND: u64 = 10_000_000;
 
 /// The current time as a FILETIME.
 pub fn now() -> u64 {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    of(std::time::SystemTime::now())
+}
+
+/// A system time (a file's modification time) as a FILETIME; a time before 1970 as 1970.
+pub fn of(t: std::time::SystemTime) -> u64 {
+    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     UNIX_EPOCH + d.as_secs() * TICKS_PER_SECOND + u64::from(d.subsec_nanos() / 100)
 }
 

@@ -156,15 +156,18 @@ fn none(ty: ColumnType) -> Value {
 
 /// A change's row in the machine formats: created rows hold the entry's values in the `_new` columns, deleted
 /// rows in the `_old` ones, changed rows the old and new values of the fields they name; renamed and moved rows
-/// hold the old path.
-pub fn row(path: &str, c: &Change, old: &Index, new: &Index) -> Vec<Value> {
+/// hold the old path (after `prefix`, as `path` has it).
+pub fn row(path: &str, c: &Change, old: &Index, new: &Index, prefix: &str) -> Vec<Value> {
     let (idx, id) = match (c.new, c.old) {
         (Some(n), _) => (new, n),
         (None, Some(o)) => (old, o),
         (None, None) => (new, 0),
     };
     let old_path = match c.kind {
-        ChangeKind::Renamed | ChangeKind::Moved => c.old.map(|o| old.path(o)).unwrap_or_default(),
+        ChangeKind::Renamed | ChangeKind::Moved => c
+            .old
+            .map(|o| format!("{prefix}{}", old.path(o)))
+            .unwrap_or_default(),
         _ => String::new(),
     };
     let mut r = vec![

@@ -143,13 +143,13 @@ pub fn open(dir: &Path) -> Result<Vec<Part>> {
         .ok()
         .map(|d| d.join("datasets"))
         .filter(|d| std::fs::create_dir_all(d).is_ok());
-    let keys: Vec<Option<(PathBuf, String)>> = files
+    let keys: Vec<Option<CacheKey>> = files
         .iter()
         .map(|f| cache.as_deref().and_then(|c| cache_key(c, &f.file)))
         .collect();
     let missing = keys
         .iter()
-        .filter(|k| !k.as_ref().is_some_and(|(p, _)| p.exists()))
+        .filter(|k| !k.as_ref().is_some_and(|k| k.cached))
         .count();
     let pb = if missing > 0 {
         let pb = crate::common::styled_bar(
@@ -166,7 +166,7 @@ pub fn open(dir: &Path) -> Result<Vec<Part>> {
     let mut parts = Vec::with_capacity(files.len());
     for (f, key) in files.iter().zip(&keys) {
         let index = match key {
-            Some((path, _)) if path.exists() => match uffs_index::file::open(path) {
+            Some(k) if k.cached => match uffs_index::file::open(&k.path) {
                 Ok(idx) => idx,
                 Err(_) => read_into_cache(f, key.as_ref(), &pb)?,
             },
@@ -182,42 +182,57 @@ pub fn open(dir: &Path) -> Result<Vec<Part>> {
     Ok(parts)
 }
 
-/// Where the index of volume file `file` is kept in cache folder `cache`: `HASH-SIZE-TIME.uffs`, HASH of its
-/// path; with the file name's `HASH-` prefix that finds the versions of before.
-fn cache_key(cache: &Path, file: &Path) -> Option<(PathBuf, String)> {
+/// Where the index of a volume file is kept in the cache.
+struct CacheKey {
+    /// `HASH-SIZE-TIME.uffs`, HASH of the volume file's path.
+    path: PathBuf,
+    /// `HASH-`: the names of the versions of before start with it.
+    stem: String,
+    /// The volume file's modification time (FILETIME).
+    written: u64,
+    /// The index is in the cache already.
+    cached: bool,
+}
+
+/// Where the index of volume file `file` is kept in cache folder `cache`.
+fn cache_key(cache: &Path, file: &Path) -> Option<CacheKey> {
     use std::hash::Hasher as _;
     let m = std::fs::metadata(file).ok()?;
-    let time = m
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_nanos();
+    let written = uffs_index::time::of(m.modified().ok()?);
     let full = std::fs::canonicalize(file).ok()?;
     let mut h = twox_hash::XxHash3_64::new();
     h.write(full.as_os_str().as_encoded_bytes());
     let stem = format!("{:016x}-", h.finish());
-    Some((cache.join(format!("{stem}{}-{time}.uffs", m.len())), stem))
+    let path = cache.join(format!("{stem}{}-{written}.uffs", m.len()));
+    Some(CacheKey {
+        cached: path.exists(),
+        path,
+        stem,
+        written,
+    })
 }
 
 /// Reads volume file `f` into an index, and keeps it at `key` (its older versions removed) when there is one.
 fn read_into_cache(
     f: &VolumeFile,
-    key: Option<&(PathBuf, String)>,
+    key: Option<&CacheKey>,
     pb: &indicatif::ProgressBar,
 ) -> Result<uffs_index::Index> {
-    let written = std::fs::metadata(&f.file)
-        .and_then(|m| m.modified())
-        .map(dataset::filetime_of)
-        .unwrap_or(0);
+    let written = match key {
+        Some(k) => k.written,
+        None => std::fs::metadata(&f.file)
+            .and_then(|m| m.modified())
+            .map(uffs_index::time::of)
+            .unwrap_or(0),
+    };
     let mut idx =
         uffs_results::dataset::read::read_volume(&f.file, written).map_err(|e| anyhow!("{e}"))?;
     pb.inc(1);
-    if let Some((path, stem)) = key {
-        if uffs_index::file::write_with_aids(&mut idx, path).is_ok() {
-            remove_older(path, stem);
+    if let Some(k) = key {
+        if uffs_index::file::write_with_aids(&mut idx, &k.path).is_ok() {
+            remove_older(&k.path, &k.stem);
             // Mapped from the file rather than held: a dataset of many volumes would not fit in memory.
-            if let Ok(mapped) = uffs_index::file::open(path) {
+            if let Ok(mapped) = uffs_index::file::open(&k.path) {
                 return Ok(mapped);
             }
         }

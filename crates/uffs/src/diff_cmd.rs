@@ -172,7 +172,7 @@ pub fn run(a: DiffArgs) -> Result<bool> {
     let out: Vec<Vec<Value>> = rows
         .iter()
         .map(|(path, c)| {
-            let all = changes::row(path, c, &old, &new);
+            let all = changes::row(path, c, &old, &new, "");
             pick.iter().map(|&i| all[i].clone()).collect()
         })
         .collect();

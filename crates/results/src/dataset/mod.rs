@@ -55,11 +55,15 @@ pub fn machine_name() -> String {
         .unwrap_or_else(|| "localhost".to_string())
 }
 
-/// Where volume `volume` of host `host` goes in dataset `dir`.
-pub fn volume_file(dir: &Path, host: &str, volume: &str) -> PathBuf {
+/// The folder of volume `volume` of host `host` in dataset (or change folder) `dir`.
+fn volume_folder(dir: &Path, host: &str, volume: &str) -> PathBuf {
     dir.join(format!("host={host}"))
         .join(format!("volume={volume}"))
-        .join(FILE_NAME)
+}
+
+/// Where volume `volume` of host `host` goes in dataset `dir`.
+pub fn volume_file(dir: &Path, host: &str, volume: &str) -> PathBuf {
+    volume_folder(dir, host, volume).join(FILE_NAME)
 }
 
 /// One index a volume's rows come from: a volume is its index, or its index less the entries a delta replaces
@@ -127,7 +131,7 @@ pub fn held(dir: &Path, host: &str, name: &str) -> Result<Option<(Index, u64)>> 
     let Ok(m) = std::fs::metadata(&file) else {
         return Ok(None);
     };
-    let at = m.modified().map(filetime_of).unwrap_or(0);
+    let at = m.modified().map(uffs_index::time::of).unwrap_or(0);
     Ok(Some((read::read_volume(&file, at)?, at)))
 }
 
@@ -153,15 +157,6 @@ pub fn write_changes_since(
     )
 }
 
-/// A file time as a FILETIME.
-pub fn filetime_of(t: std::time::SystemTime) -> u64 {
-    let since = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    (since / 100) as u64 + 116_444_736_000_000_000
-}
-
 /// Where a change set of volume `volume` of host `host` goes in change folder `dir`, named for when its new state
 /// was written (`changes-20261128T161500.1234567Z.parquet`, so names sort by time).
 pub fn changes_file(dir: &Path, host: &str, volume: &str, at: u64) -> PathBuf {
@@ -169,9 +164,7 @@ pub fn changes_file(dir: &Path, host: &str, volume: &str, at: u64) -> PathBuf {
         .chars()
         .filter(|c| !matches!(c, '-' | ':'))
         .collect();
-    dir.join(format!("host={host}"))
-        .join(format!("volume={volume}"))
-        .join(format!("changes-{stamp}.parquet"))
+    volume_folder(dir, host, volume).join(format!("changes-{stamp}.parquet"))
 }
 
 /// Writes the change set of volume `name` of `host` into change folder `dir`: what differs between `old`, the
@@ -211,13 +204,7 @@ pub fn write_changes(
                 crate::Value::Time(Some(old_at)),
                 crate::Value::Time(Some(new_at)),
             ];
-            r.extend(crate::changes::row(path, c, old, new));
-            // Old paths carry the dataset's prefix too.
-            if let crate::Value::Text(p) = &mut r[5] {
-                if !p.is_empty() {
-                    p.insert_str(0, prefix);
-                }
-            }
+            r.extend(crate::changes::row(path, c, old, new, prefix));
             r
         })
         .collect();

@@ -24,8 +24,6 @@ use uffs_index::{flags, BuildOptions, Builder, FileSystem, Index, Posix, VolumeM
 
 use crate::{Error, Result};
 
-/// FILETIME ticks from 1601 to 1970.
-const UNIX_EPOCH_TICKS: i128 = 116_444_736_000_000_000;
 /// The record number uffs gives the `$Orphan` folder it makes (no volume has it).
 const ORPHAN_RECORD: u64 = u32::MAX as u64;
 /// A parent reference no record has: an entry without `parent_record` is an orphan again.
@@ -233,7 +231,9 @@ fn filetimes(a: &ArrayRef) -> std::result::Result<Vec<u64>, String> {
     let per_tick = |ticks_per_unit: i128, divisor: i128| {
         move |v: Option<i64>| {
             v.map_or(0, |v| {
-                (i128::from(v) * ticks_per_unit / divisor + UNIX_EPOCH_TICKS).max(0) as u64
+                (i128::from(v) * ticks_per_unit / divisor
+                    + i128::from(uffs_index::time::UNIX_EPOCH))
+                .max(0) as u64
             })
         }
     };
