@@ -31,6 +31,7 @@ command -v x86_64-w64-mingw32-gcc >/dev/null ||
 export WINEPREFIX="$PWD/target/wine-prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 if [[ ! -d $WINEPREFIX/drive_c/windows/system32 ]]; then
     echo "test-windows: making the Wine prefix $WINEPREFIX"
+    mkdir -p target
     "$wine" wineboot --init >/dev/null 2>&1 || true
     /usr/lib/wine/wineserver -w
 fi
@@ -92,12 +93,12 @@ target/release/uffs export "$loop_fat" --format csv -o target/live-f.csv
 export UFFS_TEST_LIVE_DRIVE=D: UFFS_TEST_LIVE_EXPORT="Z:${PWD//\//\\}\\target\\live-d.csv"
 export UFFS_TEST_LIVE_FAT_DRIVE=F: UFFS_TEST_LIVE_FAT_EXPORT="Z:${PWD//\//\\}\\target\\live-f.csv"
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=$wine
-# uffs-hash as a Windows program: its unit tests (hashdeep's prompt, formats, known sets) and the RDS tests (SQLite).
-cargo test --target "$target" -p uffs-hash --lib --test rds "$@"
-cargo test --target "$target" -p uffs-daemon "$@"
-cargo test --target "$target" -p uffs --test daemon_windows "$@"
-
-cargo test --target "$target" -p uffs --test live_windows "$@"
+# As Windows programs: uffs-hash's unit tests (hashdeep's prompt, formats, known sets) and RDS tests (SQLite),
+# uffs-daemon's unit tests, the daemon's end-to-end tests and the live-drive tests. One cargo call for the three
+# packages: called one package at a time, cargo unifies features anew for each and rebuilds most dependencies
+# (about 6 minutes each on 2 cores).
+cargo test --target "$target" -p uffs-hash -p uffs-daemon -p uffs \
+    --lib --test rds --test daemon_windows --test live_windows "$@"
 
 # Following a live drive that another driver writes: the Windows daemon serves E:, ntfs-3g (on Linux) makes a
 # file on the same device, and `uffs.exe volumes refresh E` finds it (by a re-scan: Wine answers no change
@@ -109,13 +110,20 @@ uffsw() {
     UFFS_CACHE_DIR="Z:${state//\//\\}\\cache" UFFS_RUNTIME_DIR="Z:${state//\//\\}\\run" \
         "$wine" "target/$target/debug/uffs.exe" "$@"
 }
+# What a failed start printed and the daemon's log, for a failure that explains itself. To a file, not $(…):
+# the daemon's Wine process could hold a captured pipe open.
+said() {
+    cat "$state/said" 2>/dev/null
+    echo "daemon.log: $(tail -n 5 "$state/cache/daemon.log" 2>/dev/null)"
+}
 fail() {
     echo "test-windows: FAILED: $*" >&2
     uffsw daemon stop >/dev/null 2>&1 || true
     exit 1
 }
 uffsw volumes add E: --refresh never >/dev/null 2>&1 || fail "volumes add E:"
-uffsw daemon start >/dev/null 2>&1 || fail "daemon start"
+uffsw daemon start >"$state/said" 2>&1 || fail "daemon start: $(said)"
+echo "test-windows: $(tr -d '\r' <"$state/said")"
 for _ in $(seq 100); do
     uffsw many_subdirs >/dev/null 2>&1 && break
     sleep 0.3
@@ -136,7 +144,7 @@ echo "test-windows: a file made on the live drive E: by another driver is found 
 uffsw daemon stop >/dev/null 2>&1 || fail "daemon stop"
 uffsw volumes remove E >/dev/null 2>&1 || fail "volumes remove E"
 uffsw volumes add E: --refresh 1s >/dev/null 2>&1 || fail "volumes add E: --refresh 1s"
-uffsw daemon start >/dev/null 2>&1 || fail "daemon start (interval)"
+uffsw daemon start >"$state/said" 2>&1 || fail "daemon start (interval): $(said)"
 ntfs-3g "$loop_rw" "$state/mnt"
 echo "made while the daemon checked the drive every second" > "$state/mnt/made-by-linux-2.txt"
 umount "$state/mnt"

@@ -2,7 +2,7 @@
 //! search selects from an index file or a source, each mapped to its volume and data stream, and read with
 //! [`uffs_mft::content::many`] (in volume order, on every core, a progress bar on a terminal).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -213,27 +213,33 @@ pub struct Outcome {
     pub failed: usize,
     pub encrypted: usize,
     pub deleted: usize,
+    /// Files left unread because the reading was stopped.
+    pub unread: usize,
 }
 
-/// Reads every hit's data (the first `limit` bytes of each) and gives each `visit(hit, file)`'s answer in the
+/// Reads every hit's data (the first `limit` bytes of each) and gives each `visit(hits, file)`'s answer in the
 /// order of the hits: `Err` with the reason for one that could not be read (also printed on stderr, once per
-/// file), or an empty `Err` for one without data (a metafile with named streams only). Hard links of one file are read once (`hit` is the first of them, an index into `sel.hits`). Shows a
-/// progress bar labelled `label` on a terminal.
+/// file), or an empty `Err` for one without data (a metafile with named streams only). A file is read once for
+/// all the hits that name it (its hard links): `hits` holds them (indexes into `sel.hits`, in their order), and
+/// each gets the answer. Shows a progress bar labelled `label` on a terminal. Setting `stop` (from `visit` when
+/// its reader went away, or from elsewhere) ends the reading at once: the files not read yet get an empty `Err`
+/// and are counted as [`Outcome::unread`], without a word.
 pub fn read_each<T, V>(
     sel: &Selection,
     limit: u64,
     label: &str,
+    stop: &Arc<AtomicBool>,
     visit: V,
 ) -> Result<(Vec<Result<T, String>>, Outcome)>
 where
     T: Clone + Send,
-    V: Fn(usize, &mut File<'_>) -> Result<T, String> + Sync,
+    V: Fn(&[usize], &mut File<'_>) -> Result<T, String> + Sync,
 {
     let refs: Vec<(&str, &Searcher)> = sel.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     // Each volume's distinct streams, and which of them each hit is.
     let mut per_volume: Vec<Vec<Wanted>> = vec![Vec::new(); sel.source.volumes.len()];
-    // The first hit of each volume's streams.
-    let mut first_hit: Vec<Vec<usize>> = vec![Vec::new(); sel.source.volumes.len()];
+    // The hits that name each of a volume's streams.
+    let mut hits_of: Vec<Vec<Vec<usize>>> = vec![Vec::new(); sel.source.volumes.len()];
     let mut slot_of: Vec<(usize, usize)> = Vec::with_capacity(sel.hits.len());
     let mut seen: std::collections::HashMap<(usize, u64, String), usize> = Default::default();
     for (k, &(t, id)) in sel.hits.iter().enumerate() {
@@ -249,9 +255,10 @@ where
         let next = per_volume[v].len();
         let i = *seen.entry((v, record, stream.clone())).or_insert_with(|| {
             per_volume[v].push(Wanted { record, stream });
-            first_hit[v].push(k);
+            hits_of[v].push(Vec::new());
             next
         });
+        hits_of[v][i].push(k);
         slot_of.push((v, i));
     }
     let mut answers: Vec<Vec<Option<Result<T, String>>>> = Vec::new();
@@ -277,7 +284,7 @@ where
         pb.set_length(pb.length().unwrap_or(0) + plan.bytes());
         let files_done = done_before;
         done_before += plan.files();
-        let progress = Progress::default();
+        let progress = Progress::stopped_by(stop);
         let done = std::sync::Mutex::new((0..n).map(|_| None).collect::<Vec<_>>());
         let counts = std::sync::Mutex::new(Outcome::default());
         let base = pb.position();
@@ -301,7 +308,7 @@ where
                         if !f.info().in_use {
                             counts.lock().expect("counts").deleted += 1;
                         }
-                        visit(first_hit[v][item], f)
+                        visit(&hits_of[v][item], f)
                     }
                     // A file without data to read (a metafile such as $Secure, whose data is in named streams
                     // only) is passed over in silence: it has no content, which is not an error.
@@ -325,10 +332,17 @@ where
     }
     pb.finish_and_clear();
     let mut out = Vec::with_capacity(sel.hits.len());
+    let stopped = stop.load(Ordering::Relaxed);
     for (k, &(v, i)) in slot_of.iter().enumerate() {
-        let a = answers[v][i]
-            .clone()
-            .unwrap_or_else(|| Err("not read".to_string()));
+        let a = match answers[v][i].clone() {
+            Some(Err(e)) if stopped && e.contains(many::STOPPED) => None,
+            a => a,
+        };
+        let Some(a) = a.or_else(|| (!stopped).then(|| Err("not read".to_string()))) else {
+            outcome.unread += 1;
+            out.push(Err(String::new()));
+            continue;
+        };
         match &a {
             Ok(_) => outcome.read += 1,
             Err(e) if e.is_empty() => outcome.no_data += 1,

@@ -6,8 +6,9 @@
 //! Exit status as rg's: 0 a match, 1 none, 2 an error (a file that could not be read, even beside matches; with
 //! `-q` a match gives 0 all the same).
 
-use std::io::Write;
-use std::sync::Mutex;
+use std::io::{Seek, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Result};
 use uffs_grep::{Binary, FileSeparator, Found, Grep, Options, Output, Worker};
@@ -150,17 +151,31 @@ pub fn run(a: GrepArgs) -> Result<bool> {
     ));
     // One searcher per thread, taken from the pool for a file and given back after.
     let pool: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
-    let (answers, outcome) = contents::read_each(&sel, u64::MAX, "searching", |hit, f| {
+    let path_of = |hit: usize| {
         let (t, id) = sel.hits[hit];
-        let path = full_path(refs[t].1.index(), refs[t].0, id);
-        let (found, buf) = search_file(&grep, &pool, &path, f)?;
-        if !buf.is_empty() && !a.quiet {
-            let mut o = out.lock().expect("output");
-            let (w, sep) = &mut *o;
-            sep.print(w, &found, &buf).map_err(|e| e.to_string())?;
-        }
-        Ok(found.matched)
-    })?;
+        full_path(refs[t].1.index(), refs[t].0, id)
+    };
+    // Set when stdout is closed (`uffs grep … | head`): the reading ends at once, and uffs with it, quietly, as rg.
+    let closed = Arc::new(AtomicBool::new(false));
+    let (answers, outcome) =
+        contents::read_each(&sel, u64::MAX, "searching", &closed, |hits, f| {
+            search_every_path(&grep, &pool, hits, &path_of, f, |_, found, buf| {
+                if !buf.is_empty() && !a.quiet {
+                    let mut o = out.lock().expect("output");
+                    let (w, sep) = &mut *o;
+                    match sep.print(w, found, buf) {
+                        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                            closed.store(true, Ordering::Relaxed)
+                        }
+                        r => r.map_err(|e| e.to_string())?,
+                    }
+                }
+                Ok(())
+            })
+        })?;
+    if closed.load(Ordering::Relaxed) {
+        return Ok(true);
+    }
     let mut w = out.into_inner().expect("output").0;
     if options.output == Output::Json {
         let mut stats = uffs_grep::Stats::new();
@@ -174,6 +189,33 @@ pub fn run(a: GrepArgs) -> Result<bool> {
     if outcome.failed > 0 {
         // As rg: each file's error was said; the exit status says there were some (2).
         crate::common::mark_partial();
+    }
+    Ok(matched)
+}
+
+/// Searches one file under each of its paths (`hits`, its hard links: `path_of` names each), as `rg` finds and
+/// searches it once under every path, and hands `each` what each search found and printed; true when a line
+/// matched. The same bytes print nothing under any name when they print nothing under the first, so the file is
+/// searched again (rewound) only when the first search printed something.
+pub(crate) fn search_every_path(
+    grep: &Grep,
+    pool: &Mutex<Vec<Worker>>,
+    hits: &[usize],
+    path_of: &dyn Fn(usize) -> String,
+    f: &mut File<'_>,
+    mut each: impl FnMut(usize, &Found, &[u8]) -> Result<(), String>,
+) -> Result<bool, String> {
+    let mut matched = false;
+    for (n, &hit) in hits.iter().enumerate() {
+        if n > 0 {
+            f.rewind().map_err(|e| e.to_string())?;
+        }
+        let (found, buf) = search_file(grep, pool, &path_of(hit), f)?;
+        matched |= found.matched;
+        each(hit, &found, &buf)?;
+        if buf.is_empty() && !found.matched {
+            break;
+        }
     }
     Ok(matched)
 }

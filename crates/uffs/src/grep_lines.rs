@@ -38,21 +38,33 @@ pub fn grep(
     let refs: Vec<(&str, &Searcher)> = sel.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     let kept = Mutex::new(Kept::new(req.max_lines));
     let pool = Mutex::new(Vec::new());
-    let (answers, _) = contents::read_each(&sel, u64::MAX, "grep", |hit, f| {
+    let path_of = |hit: usize| {
         let (t, id) = sel.hits[hit];
-        let path = full_path(refs[t].1.index(), refs[t].0, id);
-        let (found, out) = crate::grep_cmd::search_file(&grep, &pool, &path, f)?;
-        let mut k = kept.lock().expect("kept");
-        k.lines_matched += found.lines;
-        if found.matched {
-            k.files_matched += 1;
-        }
-        if !out.is_empty() {
-            k.add(hit, file_lines(&path, &out));
-        }
-        Ok(())
-    })
-    .map_err(|e| Error::Failed(format!("{e:#}")))?;
+        full_path(refs[t].1.index(), refs[t].0, id)
+    };
+    let (answers, _) =
+        contents::read_each(&sel, u64::MAX, "grep", &Default::default(), |hits, f| {
+            crate::grep_cmd::search_every_path(
+                &grep,
+                &pool,
+                hits,
+                &path_of,
+                f,
+                |hit, found, out| {
+                    let mut k = kept.lock().expect("kept");
+                    k.lines_matched += found.lines;
+                    if found.matched {
+                        k.files_matched += 1;
+                    }
+                    if !out.is_empty() {
+                        k.add(hit, file_lines(&path_of(hit), out));
+                    }
+                    Ok(())
+                },
+            )?;
+            Ok(())
+        })
+        .map_err(|e| Error::Failed(format!("{e:#}")))?;
     let unreadable = answers
         .iter()
         .zip(&sel.hits)

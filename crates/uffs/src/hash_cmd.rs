@@ -88,24 +88,25 @@ pub fn run(a: HashArgs) -> Result<bool> {
     req.sort = a.sort;
     req.limit = a.limit;
     let sel = a.files.select(req, "uffs hash")?;
-    let (answers, outcome) = contents::read_each(&sel, u64::MAX, "hashing", |_, f| {
-        let mut h = Hasher::new(algos);
-        let size = f.len();
-        match f.as_slice() {
-            Some(bytes) => h.update(bytes),
-            None => {
-                let mut buf = vec![0u8; (1 << 20).min(size as usize).max(1)];
-                loop {
-                    match f.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => h.update(&buf[..n]),
-                        Err(e) => return Err(e.to_string()),
+    let (answers, outcome) =
+        contents::read_each(&sel, u64::MAX, "hashing", &Default::default(), |_, f| {
+            let mut h = Hasher::new(algos);
+            let size = f.len();
+            match f.as_slice() {
+                Some(bytes) => h.update(bytes),
+                None => {
+                    let mut buf = vec![0u8; (1 << 20).min(size as usize).max(1)];
+                    loop {
+                        match f.read(&mut buf) {
+                            Ok(0) => break,
+                            Ok(n) => h.update(&buf[..n]),
+                            Err(e) => return Err(e.to_string()),
+                        }
                     }
                 }
             }
-        }
-        Ok((size, h.finish()))
-    })?;
+            Ok((size, h.finish()))
+        })?;
     let rows: Vec<Row> = answers
         .into_iter()
         .enumerate()

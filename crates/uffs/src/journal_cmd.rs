@@ -2,7 +2,6 @@
 //! capture, one row per record, with the full path of each file where the volume's MFT still resolves its parent.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::Path;
 
@@ -47,9 +46,14 @@ pub fn run(
     output: Option<&Path>,
 ) -> Result<()> {
     let from = since.unwrap_or(0);
-    let out: Box<dyn Write> = match output {
-        Some(p) => Box::new(File::create(p).with_context(|| format!("creating {}", p.display()))?),
-        None => Box::new(io::stdout().lock()),
+    // A file goes to a temporary name renamed into place once whole: an error or an interruption leaves
+    // nothing, and an earlier FILE stays as it was (see `uffs_results::create_output`).
+    let (out, temp): (Box<dyn Write>, _) = match output {
+        Some(p) => {
+            let (f, t) = uffs_results::create_output(p)?;
+            (Box::new(f), t)
+        }
+        None => (Box::new(io::stdout().lock()), None),
     };
     let mut w = Writer::new(BufWriter::with_capacity(1 << 20, out), format);
     let (counts, what) = if let Some(dev) = raw_journal(spec, partition)? {
@@ -90,6 +94,9 @@ pub fn run(
         )
     };
     w.finish()?;
+    if let Some(t) = temp {
+        t.commit()?;
+    }
     if io::stderr().is_terminal() {
         eprintln!("{}", summary(&what, &counts));
     }

@@ -4,7 +4,8 @@ the kernel for uffs's fault tests (crates/uffs/tests/faults.rs), on a kernel wit
 
     eio_fs.py IMAGE MOUNTPOINT RANGES
 
-serves IMAGE as MOUNTPOINT/image until unmounted. RANGES is a file of byte ranges `START END` (END exclusive),
+serves IMAGE as MOUNTPOINT/image until unmounted, and MOUNTPOINT/served: the bytes of the image read so far, as
+decimal text (how much a reader read, for the tests of a reader that must stop). RANGES is a file of byte ranges `START END` (END exclusive),
 one a line; it is read again whenever it changes, so a test turns errors on and off while the image is mounted
 (a missing file: no errors). A read that overlaps a range fails with EIO; the rest are read from IMAGE. The
 image is served with direct_io and no attribute caching: every read reaches this program (the page cache hides
@@ -33,6 +34,7 @@ class EioFs(Operations):
         self.lock = threading.Lock()
         self.seen = None
         self.ranges = []
+        self.served = 0
 
     def bad_ranges(self):
         try:
@@ -60,23 +62,33 @@ class EioFs(Operations):
                 st_mtime=st.st_mtime,
                 st_ctime=st.st_ctime,
             )
+        if path == "/served":
+            return dict(st_mode=stat.S_IFREG | 0o444, st_nlink=1, st_size=len(self.served_text()))
         raise FuseOSError(errno.ENOENT)
 
+    def served_text(self):
+        return b"%20d\n" % self.served
+
     def readdir(self, path, fh):
-        return [".", "..", "image"]
+        return [".", "..", "image", "served"]
 
     def open(self, path, flags):
-        if path != "/image":
+        if path not in ("/image", "/served"):
             raise FuseOSError(errno.ENOENT)
         if flags & (os.O_WRONLY | os.O_RDWR):
             raise FuseOSError(errno.EROFS)
         return 0
 
     def read(self, path, size, offset, fh):
+        if path == "/served":
+            return self.served_text()[offset : offset + size]
         for start, end in self.bad_ranges():
             if offset < end and start < offset + size:
                 raise FuseOSError(errno.EIO)
-        return os.pread(self.fd, size, offset)
+        data = os.pread(self.fd, size, offset)
+        with self.lock:
+            self.served += len(data)
+        return data
 
 
 def main():

@@ -517,6 +517,12 @@ impl EioMount {
         self.dir.join("image")
     }
 
+    /// Bytes of the image read through the mount so far.
+    fn served(&self) -> u64 {
+        let text = std::fs::read_to_string(self.dir.join("served")).unwrap();
+        text.trim().parse().unwrap()
+    }
+
     /// From now on, reads that overlap one of `ranges` (byte ranges of the image) fail with EIO.
     fn fail(&self, ranges: &[std::ops::Range<u64>]) {
         let text: String = ranges
@@ -605,6 +611,65 @@ fn read_errors_are_counted_and_the_rest_indexed() {
     let out = run_bounded(uffs().args(["export", s(&m.image()), "--format", "csv"]));
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert_eq!(entries(&csv_rows(&out.stdout)), want);
+}
+
+/// `uffs grep … | head -1`: when its reader goes away, uffs stops reading the volume at once and ends quietly
+/// (exit 0, as rg), instead of reading every file and saying "Broken pipe" for each. The volume is read through
+/// a FUSE mount that counts the bytes it serves: 40 MB of matching lines, of which uffs reads a small part.
+#[test]
+fn a_grep_whose_reader_goes_away_stops_reading() {
+    if !is_root() {
+        return cannot_run("a FUSE mount needs root");
+    }
+    let dir = scratch("faults-closed-pipe");
+    let img = make_volume(&dir, 64);
+    {
+        let m = Mounted::new(&img, &dir.join("mnt"));
+        let line = "a needle in every line of this file\n".repeat(5000);
+        for i in 0..200 {
+            std::fs::write(m.dir.join(format!("f{i}.txt")), &line).unwrap();
+        }
+    }
+    let total = 200 * 5000 * 36u64;
+    let Some(m) = EioMount::new(&img, &dir.join("counted")) else {
+        return cannot_run("python3-fusepy is not installed (scripts/setup.sh installs it)");
+    };
+    // The whole search reads every file through the mount.
+    let before = m.served();
+    let out = run_bounded(uffs().args(["grep", "-c", "needle", "--source", s(&m.image())]));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 200);
+    let whole = m.served() - before;
+    assert!(
+        whole >= total,
+        "{whole} bytes served for {total} bytes of files"
+    );
+    // Its reader reads one line and goes away.
+    let before = m.served();
+    let mut child = uffs()
+        .args(["grep", "needle", "--source", s(&m.image())])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.contains(":1:a needle"), "{first}");
+    let status = wait_bounded(&mut child, "uffs grep with its reader gone");
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    // Nothing but the index's summary line: no error for each file left unread.
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(err.lines().count() <= 1 && !err.contains("uffs:"), "{err}");
+    let read = m.served() - before;
+    assert!(
+        read < whole / 4,
+        "{read} of {whole} bytes read after the reader went away"
+    );
 }
 
 #[test]

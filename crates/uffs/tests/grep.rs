@@ -173,6 +173,63 @@ fn utf16_and_binary_files_as_rg_reads_them() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A file with hard links is found under every path, as `rg` walking the mount finds and prints it under each:
+/// `-l`, lines, counts and context, for a small file, one of 3 MB (read as a stream and searched again for each
+/// name) and a linked file that does not match.
+#[test]
+fn every_path_of_a_hard_linked_file_as_rg_lists_them() {
+    let dir = scratch("grep-links");
+    let img = make_volume(&dir, 32);
+    {
+        let m = Mounted::new(&img, &dir.join("mnt"));
+        let d = &m.dir;
+        for sub in ["a", "b", "c/deep"] {
+            std::fs::create_dir_all(d.join(sub)).unwrap();
+        }
+        std::fs::write(d.join("a/one.txt"), b"first\na needle here\nlast\n").unwrap();
+        std::fs::hard_link(d.join("a/one.txt"), d.join("b/two.txt")).unwrap();
+        std::fs::hard_link(d.join("a/one.txt"), d.join("c/deep/three.txt")).unwrap();
+        let big: Vec<u8> = (0..150_000)
+            .flat_map(|i| {
+                format!("row {i} {}\n", if i == 149_000 { "needle" } else { "hay" }).into_bytes()
+            })
+            .collect();
+        assert!(big.len() > 2 << 20);
+        std::fs::write(d.join("a/big.log"), &big).unwrap();
+        std::fs::hard_link(d.join("a/big.log"), d.join("b/big-link.log")).unwrap();
+        std::fs::write(d.join("a/plain.txt"), b"nothing to see\n").unwrap();
+        std::fs::hard_link(d.join("a/plain.txt"), d.join("b/plain-link.txt")).unwrap();
+        std::fs::write(d.join("alone.txt"), b"one needle\n").unwrap();
+    }
+    let m = Mounted::new(&img, &dir.join("mnt"));
+    compare(
+        &img,
+        &m.dir,
+        &[
+            &["-l", "needle"],
+            &["needle"],
+            &["-c", "needle"],
+            &["-C", "1", "needle"],
+            &["-l", "see"],
+            &["-v", "-l", "needle"],
+        ],
+    );
+    drop(m);
+    let (ours, _) = uffs_grep(&img, &["-l", "needle"]);
+    assert_eq!(
+        ours,
+        [
+            "/a/big.log",
+            "/a/one.txt",
+            "/alone.txt",
+            "/b/big-link.log",
+            "/b/two.txt",
+            "/c/deep/three.txt"
+        ]
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `-z` decompresses gzip, bzip2, xz, lzma and zstd files (written here by their own tools) as rg -z does with
 /// those tools; a file that is not what its name says is an error (exit 2) while the others still print; and
 /// `--json` gives rg's messages, field for field but the times (and the bytes printed, by the `/` before each

@@ -113,6 +113,32 @@ fn a_volume_without_a_journal_is_an_error() {
     );
 }
 
+/// `-o FILE` writes through a temporary file renamed into place: the file holds what stdout would, and a run
+/// that fails leaves an earlier FILE as it was and no temporary beside it.
+#[test]
+fn journal_output_files_are_whole_or_untouched() {
+    let dir = scratch("journal-output");
+    let out = dir.join("j.csv");
+    run_ok(uffs().arg("journal").arg(data(PLASO)).arg("-o").arg(&out));
+    let stdout = run_ok(uffs().arg("journal").arg(data(PLASO))).stdout;
+    assert_eq!(std::fs::read(&out).unwrap(), stdout);
+    let failed = uffs()
+        .arg("journal")
+        .arg(data("linux-made/testfs1"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(2));
+    assert_eq!(std::fs::read(&out).unwrap(), stdout);
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["j.csv"]);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// The three samples in one `$J`, each starting on a page and the go-ntfs one at its own offset in its page (its
 /// first USN is 3120 bytes into a page), so every record sits in the page Windows wrote it in.
 fn combined_j() -> Vec<u8> {

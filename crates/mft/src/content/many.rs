@@ -36,8 +36,8 @@
 //! then read one by one.
 
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::{open_stream, ContentError, ReadAt, StreamInfo, StreamReader};
 use crate::device::Device;
@@ -83,14 +83,35 @@ impl Default for Options {
     }
 }
 
-/// What has been read so far, for a progress bar: updated by the workers as they go.
+/// What has been read so far, for a progress bar: updated by the workers as they go; and the means to end the
+/// reading early.
 #[derive(Debug, Default)]
 pub struct Progress {
     /// Files handed to the visitor (those that failed to open included).
     pub files: AtomicU64,
     /// Bytes of file data read.
     pub bytes: AtomicU64,
+    /// Set (by anyone holding it) when nobody wants the rest, a reader that went away: the workers hand over no
+    /// further file, and a file being read fails its next read ([`STOPPED`]).
+    pub stop: Arc<AtomicBool>,
 }
+
+impl Progress {
+    /// A progress whose reading ends when `stop` is set.
+    pub fn stopped_by(stop: &Arc<AtomicBool>) -> Progress {
+        Progress {
+            stop: Arc::clone(stop),
+            ..Progress::default()
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// The message of the error a file's read fails with once [`Progress::stop`] is set.
+pub const STOPPED: &str = "reading stopped: nobody wants the rest";
 
 /// The streams to read, opened and ordered by where their data is: [`Plan::read`] reads them.
 #[derive(Debug)]
@@ -273,7 +294,7 @@ impl Plan {
             for _ in 0..threads {
                 s.spawn(|| {
                     let mut buf: Vec<u8> = Vec::new();
-                    loop {
+                    while !progress.stopped() {
                         let i = next.fetch_add(1, Ordering::Relaxed) as usize;
                         let Some(slot) = queue.get(i) else { break };
                         let group = slot.lock().expect("one worker per group").take();
@@ -295,6 +316,9 @@ impl Plan {
                             None => Window::none(&device),
                         };
                         for o in group.files {
+                            if progress.stopped() {
+                                break;
+                            }
                             match o.stream {
                                 Ok(stream) => {
                                     let mut f =
@@ -438,6 +462,9 @@ impl io::Read for File<'_> {
         let n = usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()));
         if n == 0 {
             return Ok(0);
+        }
+        if self.progress.stopped() {
+            return Err(io::Error::other(STOPPED));
         }
         let got = self.stream.read_at(self.pos, &mut buf[..n])?;
         self.pos += got as u64;
