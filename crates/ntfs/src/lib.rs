@@ -1,5 +1,5 @@
 //! Pure parsing of NTFS on-disk structures: boot sector, MFT file records with their update-sequence fixups,
-//! attributes and their values, data runlists, and LZNT1 (compressed streams). Partition tables are the image
+//! attributes and their values, data runlists, `$I30` index blocks (and the names their slack keeps), and LZNT1 (compressed streams). Partition tables are the image
 //! layer's (`uffs_image::partition`).
 //!
 //! Everything here works on byte slices handed in by the caller and performs no I/O. Every offset and length read
@@ -9,6 +9,7 @@
 pub mod attr;
 pub mod boot;
 mod error;
+pub mod indx;
 pub mod le;
 pub mod lznt1;
 pub mod record;
