@@ -362,29 +362,40 @@ fn volume_text(v: &Volume) -> String {
         }
         Err(e) => s += &format!("  shadow copies unreadable: {e}\n"),
     }
-    if let Ok(times) = storeless(v) {
+    if let Ok((times, storage)) = storeless(v) {
         if !times.is_empty() {
             let when: Vec<String> = times
                 .iter()
                 .map(|&t| uffs_results::column::iso(t, false))
                 .collect();
-            s += &format!(
-                "  shadow copies without a store on the volume {} (created {}): Windows Server 2003 kept \
-                 their data in a layout no public documentation describes; they cannot be read\n",
-                times.len(),
-                when.join(", ")
-            );
+            let (n, when) = (times.len(), when.join(", "));
+            s += &match storage {
+                Some(g) => format!(
+                    "  shadow copies stored on another volume {n} (created {when}): their data is on volume \
+                     {{{}}} (the volume whose shadow storage holds them, `vssadmin list shadowstorage`); uffs \
+                     cannot read stores kept on another volume yet\n",
+                    uffs_mft::vss::guid_text(&g)
+                ),
+                None => format!(
+                    "  shadow copies without a store {n} (created {when}): the catalog lists them but holds no \
+                     store for them; they cannot be read\n"
+                ),
+            };
         }
     }
     s
 }
 
-/// The shadow copies the catalog lists without a store ([`uffs_mft::vss::without_store`]).
-fn storeless(v: &Volume) -> std::io::Result<Vec<u64>> {
+/// The shadow copies the catalog lists without a store ([`uffs_mft::vss::without_store`]), and the volume that
+/// holds their stores when the VSS header names another one.
+fn storeless(v: &Volume) -> std::io::Result<(Vec<u64>, Option<[u8; 16]>)> {
     if !has_catalog(v) {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
-    uffs_mft::vss::without_store(&v.device)
+    Ok((
+        uffs_mft::vss::without_store(&v.device)?,
+        uffs_mft::vss::storage_volume(&v.device)?,
+    ))
 }
 
 /// The shadow copies of a volume read as it is now.

@@ -7,7 +7,7 @@
 //! - `uffs index --snapshots` keeps each store as a delta over the present's index that exports as the store's
 //!   whole build does;
 //! - a catalog or block list pointing outside the volume, or looping, is one line and exit 2; a shadow copy
-//!   without a store (Windows Server 2003's) is said to be unreadable.
+//!   without a store is said to be unreadable, and one whose store is on another volume names that volume.
 #![cfg(unix)]
 
 mod common;
@@ -537,10 +537,48 @@ fn damaged_shadow_copy_metadata_is_one_line_and_exit_2() {
     let text = String::from_utf8(info.stdout).unwrap();
     assert!(text.contains("shadow copies 1 "), "{text}");
     assert!(
-        text.contains("shadow copies without a store on the volume 1 (created 20"),
+        text.contains("shadow copies without a store 1 (created 20"),
         "{text}"
     );
     run_ok(uffs().args(["export", &format!("{}@vss1", img.display())]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Shadow copies whose stores Windows keeps on another volume (`vssadmin add shadowstorage`), as
+/// scripts/make-vss-elsewhere.py writes them: libvshadow lists both stores as "Data stored outside volume", and
+/// `uffs info` says where their data is, naming the storage volume's GUID from the VSS header.
+#[test]
+fn stores_on_another_volume_name_that_volume() {
+    let dir = scratch("vss-elsewhere");
+    for name in ["orig.img", "stor.img"] {
+        let img = dir.join(name);
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
+        run_ok(Command::new("mkntfs").args(["-q", "-F", "-f"]).arg(&img));
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/make-vss-elsewhere.py");
+    run_ok(Command::new("python3").arg(script).current_dir(&dir));
+    let orig = dir.join("orig.img");
+    let theirs = String::from_utf8(run_ok(tool("vshadowinfo").arg(&orig)).stdout).unwrap();
+    assert_eq!(
+        theirs.matches("Data stored outside volume.").count(),
+        2,
+        "{theirs}"
+    );
+    let text = String::from_utf8(run_ok(uffs().args(["info", path_str(&orig)])).stdout).unwrap();
+    assert!(
+        text.contains("shadow copies stored on another volume 2 (created 2019-04-17T18:40:00")
+            && text.contains("their data is on volume {11111112-2222-3333-4444-806e6f6e6963}"),
+        "{text}"
+    );
+    assert!(!text.contains("Server 2003"), "{text}");
+    // The storage volume's own header names itself twice: no shadow copies of its own, nothing elsewhere.
+    let text =
+        String::from_utf8(run_ok(uffs().args(["info", path_str(&dir.join("stor.img"))])).stdout)
+            .unwrap();
+    assert!(!text.contains("another volume"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

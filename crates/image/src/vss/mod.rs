@@ -71,7 +71,7 @@ pub fn stores(volume: &dyn ReadAt) -> io::Result<Vec<StoreInfo>> {
     let mut block = vec![0u8; BLOCK as usize];
     let mut stores = Vec::new();
     for (id, volume_size, created) in described {
-        // A type-2 entry without its type-3 entry is a shadow copy with no store (Windows 2003's are elsewhere).
+        // A type-2 entry without its type-3 entry is a shadow copy whose store is not here (see `storage_volume`).
         let Some((_, [block_list, header_at, _, bitmap, previous_bitmap])) =
             located.iter().find(|l| l.0 == id).copied()
         else {
@@ -101,8 +101,7 @@ pub fn stores(volume: &dyn ReadAt) -> io::Result<Vec<StoreInfo>> {
 }
 
 /// The shadow copies the catalog lists without a store on the volume, by creation time (FILETIME), oldest
-/// first: Windows Server 2003 kept its shadow copies' data in a layout no public documentation describes, and
-/// they cannot be read. Errors as [`stores`].
+/// first. Errors as [`stores`]. Where their stores are, [`storage_volume`] says.
 pub fn without_store(volume: &dyn ReadAt) -> io::Result<Vec<u64>> {
     let (described, located) = catalog(volume)?;
     let mut times: Vec<u64> = described
@@ -112,6 +111,26 @@ pub fn without_store(volume: &dyn ReadAt) -> io::Result<Vec<u64>> {
         .collect();
     times.sort_unstable();
     Ok(times)
+}
+
+/// The volume that holds this volume's shadow-copy stores, when it is another one: its GUID as stored (text by
+/// [`guid_text`]). Windows keeps a volume's shadow copies on another volume when told to (`vssadmin add
+/// shadowstorage /for=D: /on=E:`): the VSS header then names this volume at 0x40 and the storage volume at
+/// 0x50 (equal when the stores are here), and this volume's catalog holds only the type-2 entries; the type-3
+/// entries and the stores are on the storage volume (docs/research/vss-store-on-another-volume.md; libvshadow
+/// says "Data stored outside volume"). `None` without a VSS header, or when the stores are on this volume.
+pub fn storage_volume(volume: &dyn ReadAt) -> io::Result<Option<[u8; 16]>> {
+    let mut header = [0u8; 128];
+    if volume.len() < HEADER_AT + 128 {
+        return Ok(None);
+    }
+    volume.read_exact_at(&mut header, HEADER_AT)?;
+    if header[..16] != VSS_ID || le32(&header, 20) != 1 {
+        return Ok(None);
+    }
+    let (this, storage) = (&header[64..80], &header[80..96]);
+    Ok((this != storage && storage.iter().any(|&b| b != 0))
+        .then(|| storage.try_into().unwrap_or_default()))
 }
 
 /// A type-2 catalog entry: store id, volume size, creation time.

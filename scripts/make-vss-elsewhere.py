@@ -1,7 +1,11 @@
-# Prototype from the research of docs/research/vss-store-on-another-volume.md (not a test yet): writes, into two
-# existing files orig.img and stor.img (64 MiB NTFS volumes), an original volume with two shadow copies whose stores
-# live on the storage volume: the block at X holds 1s in store 1, 2s in store 2 and 3s now. vshadowinfo and dfir_ntfs
-# read it back as such. Own code of the project.
+#!/usr/bin/env python3
+# Writes, into two existing 64 MiB NTFS volume images orig.img and stor.img in the current folder, an original
+# volume with two shadow copies whose stores live on the storage volume (the layout of
+# docs/research/vss-store-on-another-volume.md): the 16 KiB blocks at X = 3000 * 16 KiB hold 1s in store 1, 2s in
+# store 2 and 3s now. The original's VSS header names volume 11111111-2222-3333-4444-806e6f6e6963 and storage
+# volume 11111112-…; its catalog holds the type-2 entries, the storage volume's catalog the type-3 entries.
+# libvshadow's vshadowinfo lists the two stores of orig.img as "Data stored outside volume". Own code of the
+# project, written from the research notes (tests/vss.rs uses it).
 # Prototype (research only): original volume with 2 shadow copies whose stores live on another volume.
 import struct, uuid
 B=0x4000
