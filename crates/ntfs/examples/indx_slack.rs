@@ -28,13 +28,7 @@ fn main() {
             continue;
         };
         for s in slack_names(&node, folder, latest) {
-            let name = String::from_utf16_lossy(
-                &s.key
-                    .name
-                    .chunks_exact(2)
-                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                    .collect::<Vec<_>>(),
-            );
+            let name = uffs_ntfs::utf16::decode(s.key.name);
             let file = s.file.map_or("-".to_string(), |f| {
                 format!("{}-{}", f.record(), f.sequence())
             });

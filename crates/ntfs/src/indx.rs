@@ -112,11 +112,6 @@ impl<'a> Node<'a> {
             done: false,
         }
     }
-
-    /// The bytes past the used end: what the node's slack holds, and where in the node it starts.
-    pub fn slack(&self) -> (usize, &'a [u8]) {
-        (self.used_end, &self.bytes[self.used_end..self.room_end])
-    }
 }
 
 /// An entry of an index node.
@@ -141,7 +136,7 @@ impl<'a> Iterator for Entries<'a> {
         if self.done {
             return None;
         }
-        let r = (|| -> Result<Option<Entry<'a>>> {
+        let step = (|| -> Result<Option<Entry<'a>>> {
             const WHAT: &str = "index entry";
             let at = self.pos;
             let len = usize::from(u16_at(self.bytes, at + 0x08, WHAT)?);
@@ -163,17 +158,7 @@ impl<'a> Iterator for Entries<'a> {
                 key,
             }))
         })();
-        match r {
-            Ok(Some(e)) => Some(Ok(e)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        crate::end_after_error(&mut self.done, step)
     }
 }
 
@@ -193,8 +178,7 @@ pub struct SlackName<'a> {
 /// starts and passes [`plausible`] with times up to `latest` (a FILETIME: now, or the volume's newest time).
 /// Keys that overlap one found before are left: a later key in an earlier one's bytes is part of it.
 pub fn slack_names<'a>(node: &Node<'a>, folder: FileRef, latest: u64) -> Vec<SlackName<'a>> {
-    let b = node.bytes;
-    let (start, _) = node.slack();
+    let (b, start) = (node.bytes, node.used_end);
     let mut out = Vec::new();
     let mut at = start.next_multiple_of(8);
     let parent = folder.0.to_le_bytes();
@@ -340,11 +324,7 @@ mod tests {
     fn names(found: &[SlackName<'_>]) -> Vec<String> {
         found
             .iter()
-            .map(|s| {
-                let mut v = Vec::new();
-                crate::utf16::decode_into(s.key.name, &mut v);
-                String::from_utf8(v).unwrap()
-            })
+            .map(|s| crate::utf16::decode(s.key.name))
             .collect()
     }
 

@@ -217,21 +217,13 @@ impl<'a> Iterator for Attributes<'a> {
         if self.done {
             return None;
         }
-        let r = parse_attribute(self.rec, self.pos);
-        match r {
-            Ok(Some((attr, len))) => {
+        let step = parse_attribute(self.rec, self.pos).map(|found| {
+            found.map(|(attr, len)| {
                 self.pos += len;
-                Some(Ok(attr))
-            }
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+                attr
+            })
+        });
+        crate::end_after_error(&mut self.done, step)
     }
 }
 

@@ -100,17 +100,8 @@ impl Iterator for Runlist<'_> {
         if self.done {
             return None;
         }
-        match self.step() {
-            Ok(Some(r)) => Some(Ok(r)),
-            Ok(None) => {
-                self.done = true;
-                None
-            }
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
+        let step = self.step();
+        crate::end_after_error(&mut self.done, step)
     }
 }
 

@@ -133,6 +133,18 @@ pub fn create_output(dest: &Path) -> Result<(File, Option<TempFile>)> {
     }
 }
 
+/// Where a command's output goes: `dest` through [`create_output`] (the [`TempFile`] to commit once the output
+/// is whole), or stdout, locked, when there is none.
+pub fn output_or_stdout(dest: Option<&Path>) -> Result<(Box<dyn io::Write>, Option<TempFile>)> {
+    Ok(match dest {
+        Some(p) => {
+            let (f, t) = create_output(p)?;
+            (Box::new(f), t)
+        }
+        None => (Box::new(io::stdout().lock()), None),
+    })
+}
+
 impl Drop for TempFile {
     fn drop(&mut self) {
         if !self.tmp.as_os_str().is_empty() {

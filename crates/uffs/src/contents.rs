@@ -238,8 +238,10 @@ where
     let refs: Vec<(&str, &Searcher)> = sel.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
     // Each volume's distinct streams, and which of them each hit is.
     let mut per_volume: Vec<Vec<Wanted>> = vec![Vec::new(); sel.source.volumes.len()];
-    // The hits that name each of a volume's streams.
-    let mut hits_of: Vec<Vec<Vec<usize>>> = vec![Vec::new(); sel.source.volumes.len()];
+    // The first hit of each volume's streams, and all the hits of a stream that has more than one (hard links):
+    // no allocation for the many files named once.
+    let mut first_hit: Vec<Vec<usize>> = vec![Vec::new(); sel.source.volumes.len()];
+    let mut links: std::collections::HashMap<(usize, usize), Vec<usize>> = Default::default();
     let mut slot_of: Vec<(usize, usize)> = Vec::with_capacity(sel.hits.len());
     let mut seen: std::collections::HashMap<(usize, u64, String), usize> = Default::default();
     for (k, &(t, id)) in sel.hits.iter().enumerate() {
@@ -255,10 +257,15 @@ where
         let next = per_volume[v].len();
         let i = *seen.entry((v, record, stream.clone())).or_insert_with(|| {
             per_volume[v].push(Wanted { record, stream });
-            hits_of[v].push(Vec::new());
+            first_hit[v].push(k);
             next
         });
-        hits_of[v][i].push(k);
+        if first_hit[v][i] != k {
+            links
+                .entry((v, i))
+                .or_insert_with(|| vec![first_hit[v][i]])
+                .push(k);
+        }
         slot_of.push((v, i));
     }
     let mut answers: Vec<Vec<Option<Result<T, String>>>> = Vec::new();
@@ -308,7 +315,10 @@ where
                         if !f.info().in_use {
                             counts.lock().expect("counts").deleted += 1;
                         }
-                        visit(&hits_of[v][item], f)
+                        let hits = links
+                            .get(&(v, item))
+                            .map_or(std::slice::from_ref(&first_hit[v][item]), Vec::as_slice);
+                        visit(hits, f)
                     }
                     // A file without data to read (a metafile such as $Secure, whose data is in named streams
                     // only) is passed over in silence: it has no content, which is not an error.
@@ -334,11 +344,13 @@ where
     let mut out = Vec::with_capacity(sel.hits.len());
     let stopped = stop.load(Ordering::Relaxed);
     for (k, &(v, i)) in slot_of.iter().enumerate() {
+        // Stopped: a file never handed over, or whose read was cut, is unread; else one not handed over failed.
         let a = match answers[v][i].clone() {
             Some(Err(e)) if stopped && e.contains(many::STOPPED) => None,
+            None if !stopped => Some(Err("not read".to_string())),
             a => a,
         };
-        let Some(a) = a.or_else(|| (!stopped).then(|| Err("not read".to_string()))) else {
+        let Some(a) = a else {
             outcome.unread += 1;
             out.push(Err(String::new()));
             continue;

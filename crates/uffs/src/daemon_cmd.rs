@@ -44,18 +44,8 @@ pub fn query(a: &SearchRequest) -> Result<bool> {
         bail!("{}", uffs_results::printer::PARQUET_TO_TERMINAL);
     }
     // A file goes to a temporary name renamed into place once whole.
-    let mut temp = None;
-    let (out, terminal): (Box<dyn Write>, bool) = match &a.output.output {
-        Some(p) => {
-            let (f, t) = uffs_results::create_output(p)?;
-            temp = t;
-            (Box::new(f), false)
-        }
-        None => (
-            Box::new(std::io::stdout().lock()),
-            std::io::stdout().is_terminal(),
-        ),
-    };
+    let (out, temp) = uffs_results::output_or_stdout(a.output.output.as_deref())?;
+    let terminal = a.output.output.is_none() && std::io::stdout().is_terminal();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     let mut args = a.clone();
     args.output.output = None;

@@ -8,7 +8,6 @@ use anyhow::{bail, Context, Result};
 use uffs_results::export::{self, Filter, Format};
 use uffs_results::parquet::{Layout, ParquetWriter};
 use uffs_results::printer::PARQUET_TO_TERMINAL;
-use uffs_results::TempFile;
 
 use crate::common::load_indexes_with;
 use crate::dataset;
@@ -58,13 +57,7 @@ pub fn run(
     }
     // A file goes to a temporary name renamed into place once whole: an error or an interruption leaves
     // nothing (see `uffs_results::create_output`).
-    let (out, temp): (Box<dyn Write>, Option<TempFile>) = match output {
-        Some(p) => {
-            let (f, t) = uffs_results::create_output(p)?;
-            (Box::new(f), t)
-        }
-        None => (Box::new(io::stdout().lock()), None),
-    };
+    let (out, temp) = uffs_results::output_or_stdout(output)?;
     let writing = || match output {
         Some(p) => format!("writing {}", p.display()),
         None => "writing export".to_string(),

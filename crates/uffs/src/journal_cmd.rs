@@ -48,13 +48,7 @@ pub fn run(
     let from = since.unwrap_or(0);
     // A file goes to a temporary name renamed into place once whole: an error or an interruption leaves
     // nothing, and an earlier FILE stays as it was (see `uffs_results::create_output`).
-    let (out, temp): (Box<dyn Write>, _) = match output {
-        Some(p) => {
-            let (f, t) = uffs_results::create_output(p)?;
-            (Box::new(f), t)
-        }
-        None => (Box::new(io::stdout().lock()), None),
-    };
+    let (out, temp) = uffs_results::output_or_stdout(output)?;
     let mut w = Writer::new(BufWriter::with_capacity(1 << 20, out), format);
     let (counts, what) = if let Some(dev) = raw_journal(spec, partition)? {
         let c =

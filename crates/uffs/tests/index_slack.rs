@@ -83,13 +83,7 @@ fn slack_names_of_a_churned_folder_are_real_and_more_than_fls_finds() {
             continue;
         };
         for s in slack_names(&node, folder, latest) {
-            let units: Vec<u16> = s
-                .key
-                .name
-                .chunks_exact(2)
-                .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                .collect();
-            found.insert(String::from_utf16(&units).unwrap());
+            found.insert(uffs_ntfs::utf16::decode(s.key.name));
         }
     }
     let invented: Vec<_> = found.difference(&made).collect();

@@ -120,14 +120,9 @@ pub fn without_store(volume: &dyn ReadAt) -> io::Result<Vec<u64>> {
 /// entries and the stores are on the storage volume (docs/research/vss-store-on-another-volume.md; libvshadow
 /// says "Data stored outside volume"). `None` without a VSS header, or when the stores are on this volume.
 pub fn storage_volume(volume: &dyn ReadAt) -> io::Result<Option<[u8; 16]>> {
-    let mut header = [0u8; 128];
-    if volume.len() < HEADER_AT + 128 {
+    let Some(header) = volume_header(volume)? else {
         return Ok(None);
-    }
-    volume.read_exact_at(&mut header, HEADER_AT)?;
-    if header[..16] != VSS_ID || le32(&header, 20) != 1 {
-        return Ok(None);
-    }
+    };
     let (this, storage) = (&header[64..80], &header[80..96]);
     Ok((this != storage && storage.iter().any(|&b| b != 0))
         .then(|| storage.try_into().unwrap_or_default()))
@@ -143,15 +138,10 @@ type Located = ([u8; 16], [u64; 5]);
 /// (store id, [block list, store header, block range list, bitmap, previous bitmap]) from the type-3 ones;
 /// none when the volume has no VSS header or no catalog.
 fn catalog(volume: &dyn ReadAt) -> io::Result<(Vec<Described>, Vec<Located>)> {
-    let mut header = [0u8; 128];
     let (mut described, mut located) = (Vec::new(), Vec::new());
-    if volume.len() < HEADER_AT + 128 {
+    let Some(header) = volume_header(volume)? else {
         return Ok((described, located));
-    }
-    volume.read_exact_at(&mut header, HEADER_AT)?;
-    if header[..16] != VSS_ID || le32(&header, 20) != 1 {
-        return Ok((described, located));
-    }
+    };
     let catalog = le64(&header, 48);
     if catalog == 0 {
         return Ok((described, located));
@@ -188,6 +178,16 @@ fn catalog(volume: &dyn ReadAt) -> io::Result<(Vec<Described>, Vec<Located>)> {
         at = le64(&block, 40);
     }
     Ok((described, located))
+}
+
+/// The volume's VSS header (128 bytes at 0x1E00), when it has one: the VSS identifier and record type 1.
+fn volume_header(volume: &dyn ReadAt) -> io::Result<Option<[u8; 128]>> {
+    let mut header = [0u8; 128];
+    if volume.len() < HEADER_AT + 128 {
+        return Ok(None);
+    }
+    volume.read_exact_at(&mut header, HEADER_AT)?;
+    Ok((header[..16] == VSS_ID && le32(&header, 20) == 1).then_some(header))
 }
 
 /// Reads the 16 KiB block at `at`, which must lie inside the volume.
