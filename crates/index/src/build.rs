@@ -539,6 +539,10 @@ impl Builder {
                     c.link_targets.push(at, t);
                 }
                 c.push_posix(at as usize, old.posix(i as EntryId));
+                // Names from index slack stand for no record (see `add_from_index_slack`).
+                if old.flags[i] & flags::FROM_INDEX_SLACK != 0 {
+                    continue;
+                }
                 if i == start || old.record[i - 1] != old.record[i] {
                     firsts.push((u64::from(old.record[i]), base + (i - start) as u32));
                 }
@@ -587,6 +591,41 @@ impl Builder {
                 copy_record(&p.deferred, rec, &mut self.deferred);
             }
         }
+    }
+
+    /// Adds deleted entries whose names only a folder's index slack keeps (one record of `batch` per name, not in
+    /// use, numbered as the index entry named it or [`crate::NO_RECORD`]): flagged
+    /// [`flags::FROM_INDEX_SLACK`], and never the entry of their record number, which other entries resolve
+    /// their parent through (the record may hold another file now).
+    pub fn add_from_index_slack(&mut self, batch: &RecordBatch) {
+        let mut p = Prepared::made(
+            batch,
+            BuildOptions {
+                include_deleted: true,
+            },
+            self.cols.keep_aliases,
+        );
+        for f in &mut p.cols.flags {
+            *f |= flags::DELETED | flags::FROM_INDEX_SLACK;
+        }
+        p.firsts.clear();
+        self.append(p);
+    }
+
+    /// The entries made so far, each as (its parent's file reference, name, record, sequence, flags): what a
+    /// caller adding entries from elsewhere checks them against.
+    pub fn entries_so_far(&self) -> impl Iterator<Item = (u64, &[u8], u32, u16, u32)> + '_ {
+        let c = &self.cols;
+        (0..c.len()).map(move |i| {
+            let name = &c.names[c.name_start[i] as usize..c.name_start[i + 1] as usize];
+            (
+                c.parent_ref[i],
+                name,
+                c.record[i],
+                c.sequence[i],
+                c.flags[i],
+            )
+        })
     }
 
     /// Records that record `record`'s first entry is `entry`.

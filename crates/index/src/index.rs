@@ -11,6 +11,10 @@ use crate::timecol::Times;
 /// A 32-bit entry id: the position of the entry in every column.
 pub type EntryId = u32;
 
+/// The record number of an entry whose record is not known (a name from index slack whose entry header was
+/// overwritten).
+pub const NO_RECORD: u32 = u32::MAX;
+
 /// The deepest an entry can be: every component of an NTFS path takes at least two of its bytes.
 pub const MAX_DEPTH: usize = crate::build::MAX_PATH_BYTES as usize / 2;
 
@@ -39,6 +43,10 @@ pub mod flags {
     pub const ORPHAN: u32 = 1 << 18;
     /// Made by uffs, not read from the volume (`$Orphan`, or a root that the MFT did not have).
     pub const SYNTHETIC: u32 = 1 << 19;
+    /// A deleted entry whose name was found only in the slack of its folder's `$I30` index (past the used end of
+    /// an index node), not in any MFT record: its record number (when the index entry kept it) may belong to
+    /// another file now, so nothing is read through it. Always with [`DELETED`].
+    pub const FROM_INDEX_SLACK: u32 = 1 << 20;
 
     /// Attribute letters in the order `uffs export` prints them, with their bits.
     pub const LETTERS: [(char, u32); 11] = [
@@ -527,6 +535,11 @@ impl Index {
     }
     pub fn is_deleted(&self, id: EntryId) -> bool {
         self.flags(id) & flags::DELETED != 0
+    }
+
+    /// Whether the entry's name comes from index slack ([`flags::FROM_INDEX_SLACK`]).
+    pub fn is_from_index_slack(&self, id: EntryId) -> bool {
+        self.flags(id) & flags::FROM_INDEX_SLACK != 0
     }
 
     /// Record number of the parent directory as the volume stores it (the synthetic `$Orphan` has none).

@@ -54,6 +54,10 @@ impl BaseMap {
                 m.synthetic.push((r, i as EntryId));
                 continue;
             }
+            // A name from index slack is no entry of its record: an update keeps it as the build found it.
+            if f & flags::FROM_INDEX_SLACK != 0 {
+                continue;
+            }
             match m.first.get_mut(r as usize) {
                 Some(slot) if *slot == NONE => *slot = i as u32,
                 Some(_) => {}
@@ -115,6 +119,16 @@ fn hide(words: &mut [u64], i: usize) -> bool {
 }
 
 impl Delta {
+    /// Hides every base entry whose name came from index slack: for a delta that gives another state of the
+    /// volume (a shadow copy's), whose folders' slack was never read, the base's slack names are not its own.
+    pub fn hide_names_from_index_slack(&mut self, base: &Index) {
+        for (i, &f) in base.flags.iter().enumerate() {
+            if f & flags::FROM_INDEX_SLACK != 0 {
+                hide(&mut self.hidden, i);
+            }
+        }
+    }
+
     pub fn is_hidden(&self, base_entry: EntryId) -> bool {
         bit(&self.hidden, base_entry as usize)
     }

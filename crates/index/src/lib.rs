@@ -45,5 +45,5 @@ pub mod timeline;
 pub mod update;
 
 pub use build::{BuildOptions, BuildStats, Builder};
-pub use index::{flags, EntryId, EntryKind, FileSystem, Index, VolumeMeta, MAX_DEPTH};
+pub use index::{flags, EntryId, EntryKind, FileSystem, Index, VolumeMeta, MAX_DEPTH, NO_RECORD};
 pub use posix::Posix;

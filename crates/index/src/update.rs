@@ -36,7 +36,7 @@ impl Index {
         let mut v: Vec<u64> = (0..self.len())
             .filter(|&i| {
                 let f = self.flags[i];
-                if f & flags::SYNTHETIC != 0 {
+                if f & (flags::SYNTHETIC | flags::FROM_INDEX_SLACK) != 0 {
                     return false;
                 }
                 if f & flags::ORPHAN != 0 {

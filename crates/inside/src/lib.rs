@@ -29,6 +29,7 @@ mod utf16;
 pub struct VolumeContents<'a> {
     volumes: Vec<&'a Volume>,
     unreadable: AtomicUsize,
+    from_index_slack: AtomicUsize,
 }
 
 impl<'a> VolumeContents<'a> {
@@ -37,6 +38,7 @@ impl<'a> VolumeContents<'a> {
         VolumeContents {
             volumes,
             unreadable: AtomicUsize::new(0),
+            from_index_slack: AtomicUsize::new(0),
         }
     }
 
@@ -52,6 +54,12 @@ impl<'a> VolumeContents<'a> {
     /// Files whose data could not be read so far (they matched no data term, or have no `type`).
     pub fn unreadable(&self) -> usize {
         self.unreadable.load(Ordering::Relaxed)
+    }
+
+    /// Names from index slack a data term passed over so far: their record may hold another file now, so
+    /// nothing is read through them and they match no data term.
+    pub fn from_index_slack(&self) -> usize {
+        self.from_index_slack.load(Ordering::Relaxed)
     }
 }
 
@@ -214,11 +222,17 @@ impl VolumeContents<'_> {
         limit: u64,
         answer: impl Fn(EntryId, Result<&mut File<'_>, ContentError>) -> Option<T> + Sync,
     ) -> Vec<Option<T>> {
-        let wanted: Vec<Wanted> = ids
+        // Names from index slack are not read (see `from_index_slack`): their answer stays `None`.
+        let read: Vec<usize> = (0..ids.len())
+            .filter(|&k| !idx.is_from_index_slack(ids[k]))
+            .collect();
+        self.from_index_slack
+            .fetch_add(ids.len() - read.len(), Ordering::Relaxed);
+        let wanted: Vec<Wanted> = read
             .iter()
-            .map(|&id| Wanted {
-                record: u64::from(idx.record(id)),
-                stream: stream_name(idx, id),
+            .map(|&k| Wanted {
+                record: u64::from(idx.record(ids[k])),
+                stream: stream_name(idx, ids[k]),
             })
             .collect();
         let plan = many::plan(
@@ -231,11 +245,12 @@ impl VolumeContents<'_> {
         );
         let answers = Mutex::new(vec![None; ids.len()]);
         plan.read(&Progress::default(), |item, file| {
-            let held = answer(ids[item], file);
+            let k = read[item];
+            let held = answer(ids[k], file);
             if held.is_none() {
                 self.unreadable.fetch_add(1, Ordering::Relaxed);
             }
-            answers.lock().expect("answers")[item] = held;
+            answers.lock().expect("answers")[k] = held;
         });
         answers.into_inner().expect("answers")
     }

@@ -14,6 +14,7 @@
 //!   `uffs_image::partition`, each one's file system told by its first sector) or a raw `$MFT`.
 //! * [`live`]: live volumes of the running system (Windows): their names, and reading them raw.
 //! * [`ioctl`]: the byte layouts of the Windows device and file-system controls a live volume is asked.
+//! * [`index_slack`]: names of deleted files that only folders' `$I30` index slack keeps (`--deleted` builds).
 //! * [`journal`]: the USN change journal (`$Extend\$UsnJrnl:$J`) of a volume, or a raw `$J` capture.
 //! * [`neutral`]: volumes of other file systems (FAT12/16/32, exFAT, ext2/3/4), read into `uffs-fs`'s neutral entries and
 //!   from there into an index; their files' data through the runs those entries keep.
@@ -29,6 +30,7 @@ pub mod content;
 pub mod device;
 mod error;
 pub mod fault;
+pub mod index_slack;
 pub mod ioctl;
 pub mod journal;
 pub mod live;

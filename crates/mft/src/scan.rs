@@ -85,6 +85,20 @@ pub struct ScanReport {
     pub io_size: usize,
     /// What was skipped and why (other file systems' scans: a FAT chain that loops …), one line each.
     pub warnings: Vec<String>,
+    /// What reading folders' index slack found (NTFS builds with deleted entries).
+    pub index_slack: Option<IndexSlackReport>,
+}
+
+/// What a `--deleted` build found in folders' index slack ([`crate::index_slack`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IndexSlackReport {
+    /// Folders whose index was read, and its bytes.
+    pub folders: u64,
+    pub bytes: u64,
+    /// Names found in slack, and those made entries (the rest are files the MFT lists).
+    pub keys: u64,
+    pub names: u64,
+    pub time: Duration,
 }
 
 impl ScanOptions {
@@ -396,6 +410,19 @@ pub fn build_index(
     report.reads = chunks.len() as u64;
     report.records_read = planned;
     report.bytes_read = planned * rs as u64;
+    if opts.include_deleted && vol.boot.is_some() {
+        let t = Instant::now();
+        let found = crate::index_slack::find(vol, &builder, uffs_index::time::now(), &|_, _| {});
+        builder.add_from_index_slack(&found.batch);
+        report.warnings.extend(found.warnings);
+        report.index_slack = Some(IndexSlackReport {
+            folders: found.folders,
+            bytes: found.bytes,
+            keys: found.keys,
+            names: found.batch.records.len() as u64,
+            time: t.elapsed(),
+        });
+    }
     let (mut index, stats) = builder.finish();
     match journal_before {
         Some(at) => (index.meta.journal_id, index.meta.journal_usn) = at,

@@ -20,6 +20,25 @@ pub mod kind {
     pub const INDEX_ALLOCATION: u32 = 0xA0;
     pub const BITMAP: u32 = 0xB0;
     pub const REPARSE_POINT: u32 = 0xC0;
+
+    /// The type's name, for messages (`$DATA`); `attribute` for a type not listed here.
+    pub fn name(code: u32) -> &'static str {
+        match code {
+            STANDARD_INFORMATION => "$STANDARD_INFORMATION",
+            ATTRIBUTE_LIST => "$ATTRIBUTE_LIST",
+            FILE_NAME => "$FILE_NAME",
+            OBJECT_ID => "$OBJECT_ID",
+            SECURITY_DESCRIPTOR => "$SECURITY_DESCRIPTOR",
+            VOLUME_NAME => "$VOLUME_NAME",
+            VOLUME_INFORMATION => "$VOLUME_INFORMATION",
+            DATA => "$DATA",
+            INDEX_ROOT => "$INDEX_ROOT",
+            INDEX_ALLOCATION => "$INDEX_ALLOCATION",
+            BITMAP => "$BITMAP",
+            REPARSE_POINT => "$REPARSE_POINT",
+            _ => "attribute",
+        }
+    }
 }
 
 /// Attribute header flags.

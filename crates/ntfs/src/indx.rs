@@ -103,6 +103,15 @@ impl<'a> Node<'a> {
         })
     }
 
+    /// The node of a block its index no longer uses (its bit in the index's `$BITMAP` is clear): every entry in
+    /// it is stale, so all of it past the first entry is slack to [`slack_names`].
+    pub fn freed(self) -> Node<'a> {
+        Node {
+            used_end: self.first,
+            ..self
+        }
+    }
+
     /// The entries in use, in order: each one's file reference and key. Ends at the last entry, or at the first
     /// that does not fit (then with that error).
     pub fn entries(&self) -> Entries<'a> {

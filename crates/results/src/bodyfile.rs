@@ -51,7 +51,8 @@ const FILE_NAME_HEADER: u64 = 0x42;
 /// (`None`: unknown, as in an index made before uffs kept it: then only the SI row, without attribute).
 pub fn rows(idx: &Index, id: EntryId, path: &[u8], tl: Option<EntryTimeline>, b: &mut Vec<u8>) {
     let f = idx.flags(id);
-    let record = u64::from(idx.record(id));
+    // A name from index slack whose record is unknown: 0, which no file has.
+    let record = crate::column::known_record(idx, id).map_or(0, u64::from);
     let deleted = f & flags::DELETED != 0;
     let stream = f & flags::STREAM != 0;
     // A stream's kind is its file's (a folder may have streams too).

@@ -83,6 +83,9 @@ columns! {
     Gid = "gid": Integer,
     /// A symbolic link's target (ext).
     LinkTarget = "link_target": Text,
+    /// The entry is a deleted file whose name only its folder's index slack keeps (NTFS, `--deleted`): its
+    /// record, if known, may hold another file now.
+    FromIndexSlack = "from_index_slack": Bool,
     /// A file's extension (empty for folders and streams).
     Ext = "ext": Text,
     /// A folder's totals below it (hard links once): the sum of `size` (streams included) and of `allocated`,
@@ -97,9 +100,9 @@ columns! {
 }
 
 impl Column {
-    /// `uffs export`'s CSV and JSON lines columns, in order (the first 23 of [`Column::ALL`]).
+    /// `uffs export`'s CSV and JSON lines columns, in order (the first 24 of [`Column::ALL`]).
     pub const EXPORT: &'static [Column] = {
-        let (head, _) = Column::ALL.split_at(23);
+        let (head, _) = Column::ALL.split_at(24);
         head
     };
 
@@ -164,10 +167,13 @@ impl Column {
                 Value::Time(idx.timeline(id).map(|t| t.fn_times[k]))
             }
             Column::Attributes => Value::Text(attribute_letters(idx.flags(id))),
-            Column::Record => Value::Int(Some(u64::from(idx.record(id)))),
-            Column::Sequence => Value::Int(Some(u64::from(idx.sequence(id)))),
+            Column::Record => Value::Int(known_record(idx, id).map(u64::from)),
+            Column::Sequence => {
+                Value::Int(known_record(idx, id).map(|_| u64::from(idx.sequence(id))))
+            }
             Column::ParentRecord => Value::Int(idx.parent_record(id).map(u64::from)),
             Column::Deleted => Value::Bool(idx.is_deleted(id)),
+            Column::FromIndexSlack => Value::Bool(idx.is_from_index_slack(id)),
             Column::ReparseTag => Value::Int(Some(u64::from(idx.reparse_tag(id)))),
             Column::Mode => Value::Text(idx.posix(id).map(|p| p.symbolic()).unwrap_or_default()),
             Column::Uid => Value::Int(idx.posix(id).map(|p| u64::from(p.uid))),
@@ -182,6 +188,12 @@ impl Column {
             Column::Type => Value::Text(String::new()),
         }
     }
+}
+
+/// The record of entry `id`: none for a name from index slack whose index entry lost it.
+pub fn known_record(idx: &Index, id: EntryId) -> Option<u32> {
+    let r = idx.record(id);
+    (r != uffs_index::NO_RECORD || !idx.is_from_index_slack(id)).then_some(r)
 }
 
 /// One column's value of one entry.

@@ -195,10 +195,13 @@ pub fn cell<'a>(
             Cell::Time(tl.map(|t| t.fn_times[c.fn_index().unwrap_or(0)]))
         }
         Column::Attributes => Cell::Letters(idx.flags(id)),
-        Column::Record => Cell::Int(Some(u64::from(idx.record(id)))),
-        Column::Sequence => Cell::Int(Some(u64::from(idx.sequence(id)))),
+        Column::Record => Cell::Int(crate::column::known_record(idx, id).map(u64::from)),
+        Column::Sequence => {
+            Cell::Int(crate::column::known_record(idx, id).map(|_| u64::from(idx.sequence(id))))
+        }
         Column::ParentRecord => Cell::Int(idx.parent_record(id).map(u64::from)),
         Column::Deleted => Cell::Bool(idx.is_deleted(id)),
+        Column::FromIndexSlack => Cell::Bool(idx.is_from_index_slack(id)),
         Column::ReparseTag => Cell::Int(Some(u64::from(idx.reparse_tag(id)))),
         Column::Mode => Cell::Text(Cow::Owned(
             idx.posix(id)

@@ -157,6 +157,12 @@ pub fn schema(layout: Layout) -> SchemaRef {
             fields.push(Field::new(filetime_column(c), DataType::Int64, true));
         }
     }
+    // Added after version 2's first columns, at the end as a version allows.
+    fields.push(Field::new(
+        Column::FromIndexSlack.name(),
+        DataType::Boolean,
+        false,
+    ));
     Arc::new(Schema::new(fields))
 }
 
@@ -211,6 +217,7 @@ pub struct Rows {
     source: StringBuilder,
     columns: Vec<Builder>,
     mask: Int32Builder,
+    from_index_slack: BooleanBuilder,
     rows: usize,
     letters: Vec<u8>,
 }
@@ -244,6 +251,7 @@ impl Rows {
             source: StringBuilder::new(),
             columns,
             mask: Int32Builder::new(),
+            from_index_slack: BooleanBuilder::new(),
             rows: 0,
             letters: Vec::with_capacity(16),
         }
@@ -274,7 +282,14 @@ impl Rows {
         self.serial.append_value(vol.serial as i64);
         self.source.append_value(&vol.source);
         for (b, &c) in self.columns.iter_mut().zip(PARQUET_COLUMNS.iter()) {
-            match (b, cell(idx, id, path, tl, c)) {
+            // Record and sequence are never null here: a name from index slack whose record is unknown keeps
+            // `uffs_index::NO_RECORD` (CSV leaves it empty).
+            let value = match c {
+                Column::Record => Cell::Int(Some(u64::from(idx.record(id)))),
+                Column::Sequence => Cell::Int(Some(u64::from(idx.sequence(id)))),
+                _ => cell(idx, id, path, tl, c),
+            };
+            match (b, value) {
                 (Builder::Text(b), Cell::Text(s)) => append_text(b, &s),
                 (Builder::Text(b), Cell::Letters(f)) => {
                     self.letters.clear();
@@ -299,6 +314,8 @@ impl Rows {
         }
         self.mask
             .append_value((idx.flags(id) & flags::WINDOWS_MASK) as i32);
+        self.from_index_slack
+            .append_value(idx.is_from_index_slack(id));
         self.rows += 1;
     }
 
@@ -326,6 +343,7 @@ impl Rows {
             });
         }
         arrays.extend(raw);
+        arrays.push(Arc::new(self.from_index_slack.finish()));
         self.rows = 0;
         Ok(RecordBatch::try_new(self.schema.clone(), arrays)?)
     }
@@ -590,12 +608,14 @@ mod tests {
             filetime_to_unix_micros(u64::MAX),
             ((u64::MAX as i128 - UNIX_EPOCH_TICKS) / 10) as i64
         );
-        // The files' columns: 3 + 24 + the mask + 8 raw FILETIMEs; a dataset's leave `volume` out.
-        assert_eq!(schema(Layout::File).fields().len(), 36);
-        assert_eq!(schema(Layout::Dataset).fields().len(), 35);
+        // The files' columns: 3 + 24 + the mask + 8 raw FILETIMEs + from_index_slack; a dataset's leave
+        // `volume` out.
+        assert_eq!(schema(Layout::File).fields().len(), 37);
+        assert_eq!(schema(Layout::Dataset).fields().len(), 36);
         assert_eq!(
-            schema(Layout::File).field(36 - 8).name(),
+            schema(Layout::File).field(37 - 9).name(),
             "created_filetime"
         );
+        assert_eq!(schema(Layout::File).field(36).name(), "from_index_slack");
     }
 }

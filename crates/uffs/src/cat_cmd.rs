@@ -294,6 +294,9 @@ fn resolve(vol: &Volume, parts: &[String], deleted: bool) -> Result<(u64, String
     if idx.kind(id) == EntryKind::Directory && idx.flags(id) & uffs_index::flags::SYNTHETIC != 0 {
         bail!("{path} is a folder uffs made up (it is not on the volume)");
     }
+    if idx.is_from_index_slack(id) {
+        bail!("{path}: {}", crate::contents::NOT_READ_FROM_SLACK);
+    }
     Ok((u64::from(idx.record(id)), path))
 }
 

@@ -245,13 +245,14 @@ fn truncation(name: &str, holds: u64, needs: u64) -> String {
 /// `N entries (the root, M files and folders, S streams, D deleted)`: M is what a query for everything counts
 /// (`uffs --count`), the streams and deleted entries it counts only when asked for them.
 fn entries_phrase(idx: &Index) -> String {
-    use uffs_index::flags::{DELETED, STREAM};
-    let (mut streams, mut deleted) = (0u64, 0u64);
+    use uffs_index::flags::{DELETED, FROM_INDEX_SLACK, STREAM};
+    let (mut streams, mut deleted, mut slack) = (0u64, 0u64, 0u64);
     for &f in idx.flags_column().iter() {
         if f & STREAM != 0 {
             streams += 1;
         } else if f & DELETED != 0 {
             deleted += 1;
+            slack += u64::from(f & FROM_INDEX_SLACK != 0);
         }
     }
     let all = idx.len() as u64;
@@ -266,6 +267,9 @@ fn entries_phrase(idx: &Index) -> String {
     }
     if deleted > 0 {
         s += &format!(", {} deleted", thousands(deleted));
+    }
+    if slack > 0 {
+        s += &format!(", {} of them from index slack", thousands(slack));
     }
     s + ")"
 }

@@ -194,6 +194,13 @@ pub fn report_unreadable(inside: &uffs_inside::VolumeContents<'_>) {
             inside.unreadable()
         );
     }
+    if inside.from_index_slack() > 0 {
+        eprintln!(
+            "uffs: note: {} deleted name(s) found only in index slack match no content:, type: or hash: term: \
+             their records may hold other files now, so nothing is read through them",
+            inside.from_index_slack()
+        );
+    }
 }
 
 /// The volume (its position in the source) of target `t`: a volume's parts (an index and its delta) are
@@ -216,6 +223,14 @@ pub struct Outcome {
     /// Files left unread because the reading was stopped.
     pub unread: usize,
 }
+
+/// The slot of a hit whose name comes from index slack (no volume has it).
+const FROM_INDEX_SLACK: (usize, usize) = (usize::MAX, 0);
+
+/// Why a name from index slack is not read.
+pub const NOT_READ_FROM_SLACK: &str =
+    "its name was found only in its folder's index slack: its record may hold \
+    another file now, so its data is not read";
 
 /// Reads every hit's data (the first `limit` bytes of each) and gives each `visit(hits, file)`'s answer in the
 /// order of the hits: `Err` with the reason for one that could not be read (also printed on stderr, once per
@@ -245,6 +260,11 @@ where
     let mut slot_of: Vec<(usize, usize)> = Vec::with_capacity(sel.hits.len());
     let mut seen: std::collections::HashMap<(usize, u64, String), usize> = Default::default();
     for (k, &(t, id)) in sel.hits.iter().enumerate() {
+        // A name from index slack stands for no file uffs can read: its record may hold another file now.
+        if refs[t].1.index().is_from_index_slack(id) {
+            slot_of.push(FROM_INDEX_SLACK);
+            continue;
+        }
         let v = volume_of(&refs, t);
         if v >= per_volume.len() {
             return Err(anyhow!(
@@ -345,7 +365,11 @@ where
     let stopped = stop.load(Ordering::Relaxed);
     for (k, &(v, i)) in slot_of.iter().enumerate() {
         // Stopped: a file never handed over, or whose read was cut, is unread; else one not handed over failed.
-        let a = match answers[v][i].clone() {
+        let a = match answers.get(v).map(|a| a[i].clone()) {
+            None => Some(Err(NOT_READ_FROM_SLACK.to_string())),
+            Some(a) => a,
+        };
+        let a = match a {
             Some(Err(e)) if stopped && e.contains(many::STOPPED) => None,
             None if !stopped => Some(Err("not read".to_string())),
             a => a,

@@ -136,3 +136,139 @@ fn slack_names_of_a_churned_folder_are_real_and_more_than_fls_finds() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// What `uffs index --deleted` lists from index slack, against a log of every name made and deleted through
+/// ntfs-3g in two folders (one churned once, one in several rounds with a subfolder): each name it lists from
+/// slack was made in that folder and deleted since, with the size written to it (its `$FILE_NAME` copy's); no
+/// deleted name is listed twice; every deleted name `fls -r -p -d` lists is among uffs's deleted entries, which
+/// hold more; nothing is read through a name from slack.
+#[test]
+fn deleted_builds_list_the_names_only_index_slack_keeps() {
+    let dir = scratch("index-slack-build");
+    let img = make_volume(&dir, 64);
+    // (folder, name) -> the size written; and the names deleted since, and those live at the end.
+    let mut made: std::collections::BTreeMap<(String, String), u64> = Default::default();
+    let mut deleted = BTreeSet::new();
+    {
+        let m = Mounted::new(&img, &dir.join("mnt"));
+        let mut write = |folder: &str, name: String, size: usize| {
+            std::fs::write(m.dir.join(folder).join(&name), vec![b'x'; size]).unwrap();
+            made.insert((folder.to_string(), name), size as u64);
+        };
+        for f in ["once", "rounds", "rounds/sub"] {
+            std::fs::create_dir(m.dir.join(f)).unwrap();
+        }
+        for i in 0..240 {
+            write("once", format!("report {i:03}.txt"), 10 + i);
+        }
+        for i in 0..4 {
+            write("rounds/sub", format!("kept {i}.bin"), 4096 * (i + 1));
+        }
+        let mut gone = Vec::new();
+        for i in (0..240).step_by(3) {
+            gone.push(("once".to_string(), format!("report {i:03}.txt")));
+        }
+        for round in 0..3 {
+            for i in 0..120 {
+                write(
+                    "rounds",
+                    format!("r{round} item {i:03}.dat"),
+                    100 * round + i,
+                );
+            }
+            for i in (0..120).filter(|i| i % 4 != round) {
+                gone.push(("rounds".to_string(), format!("r{round} item {i:03}.dat")));
+            }
+            for (f, n) in gone.drain(..) {
+                std::fs::remove_file(m.dir.join(&f).join(&n)).unwrap();
+                deleted.insert((f, n));
+            }
+        }
+        for i in 0..80 {
+            write("once", format!("late {i:02}.log"), 7);
+        }
+    }
+    let index = dir.join("v.uffs");
+    let built = run_ok(
+        uffs()
+            .args(["index", "--deleted"])
+            .arg(&img)
+            .arg("-o")
+            .arg(&index),
+    );
+    let summary = String::from_utf8_lossy(&built.stderr).into_owned()
+        + &String::from_utf8_lossy(&built.stdout);
+    assert!(summary.contains("from index slack"), "{summary}");
+    let rows = csv_rows(
+        &run_ok(
+            uffs()
+                .args(["--index"])
+                .arg(&index)
+                .args(["--deleted", "deleted:", "--format", "csv", "--columns"])
+                .arg("path,size,record,sequence,from_index_slack"),
+        )
+        .stdout,
+    );
+    let split = |p: &str| {
+        let (f, n) = p.trim_start_matches('/').rsplit_once('/').unwrap();
+        (f.to_string(), n.to_string())
+    };
+    let mut listed = BTreeSet::new();
+    let mut slack = 0;
+    for r in &rows {
+        let at = split(&r["path"]);
+        assert!(listed.insert(at.clone()), "{at:?} listed twice");
+        if r["from_index_slack"] == "true" {
+            slack += 1;
+            let size = made
+                .get(&at)
+                .unwrap_or_else(|| panic!("{at:?} never made there"));
+            assert!(
+                deleted.contains(&at),
+                "{at:?} listed from slack but never deleted"
+            );
+            assert_eq!(r["size"], size.to_string(), "{at:?}");
+        }
+    }
+    let fls = run_ok(tool("fls").args(["-r", "-p", "-d"]).arg(&img)).stdout;
+    let fls_deleted: BTreeSet<(String, String)> = String::from_utf8_lossy(&fls)
+        .lines()
+        .filter_map(|l| l.split_once('\t').map(|(_, p)| split(p)))
+        .filter(|(f, _)| f == "once" || f.starts_with("rounds"))
+        .collect();
+    let missed: Vec<_> = fls_deleted.difference(&listed).collect();
+    eprintln!(
+        "{} deleted names; uffs lists {} ({slack} from index slack), fls -d {}",
+        deleted.len(),
+        listed.len(),
+        fls_deleted.len()
+    );
+    assert!(
+        missed.is_empty(),
+        "fls lists deleted names uffs does not: {missed:?}"
+    );
+    assert!(
+        slack > 0 && listed.len() > fls_deleted.len(),
+        "uffs lists {} deleted names ({slack} from slack), fls {}",
+        listed.len(),
+        fls_deleted.len()
+    );
+    // Nothing is read through a name from slack.
+    let one = rows
+        .iter()
+        .find(|r| r["from_index_slack"] == "true")
+        .unwrap();
+    let cat = uffs()
+        .args(["cat", "--deleted"])
+        .arg(&img)
+        .arg(&one["path"])
+        .output()
+        .unwrap();
+    assert!(!cat.status.success());
+    assert!(
+        String::from_utf8_lossy(&cat.stderr).contains("found only in its folder's index slack"),
+        "{}",
+        String::from_utf8_lossy(&cat.stderr)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

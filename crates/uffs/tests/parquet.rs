@@ -121,7 +121,7 @@ fn documented_schema() -> Vec<(String, String)> {
 fn the_schema_is_the_documented_one_for_every_source() {
     let dir = scratch("parquet-schema");
     let doc = documented_schema();
-    assert_eq!(doc.len(), 36, "{doc:?}");
+    assert_eq!(doc.len(), 37, "{doc:?}");
     for (name, src) in samples() {
         let pq = export_to(&src, "parquet", &dir, name, &[]);
         let meta = check(&[&pq], "meta");

@@ -266,6 +266,8 @@ pub struct StreamReader<B: ReadAt = Device> {
 /// One `$DATA` attribute's pieces as found in the records.
 #[derive(Debug, Default)]
 struct Found {
+    /// The attribute's type (`$DATA` for a stream).
+    type_code: u32,
     raw_name: Vec<u8>,
     flags: u16,
     resident: Option<Vec<u8>>,
@@ -291,7 +293,7 @@ pub fn open_stream(vol: &Volume, record: u64, name: &str) -> Result<StreamReader
         let (info, body) = neutral_stream(vol, fs, record, name)?;
         return Ok(StreamReader::new(info, body, vol.device.clone()));
     }
-    let g = gather(vol, record)?;
+    let g = gather(vol, record, &[kind::DATA])?;
     let wanted: Vec<u16> = name.encode_utf16().collect();
     let raw: Vec<u8> = wanted.iter().flat_map(|u| u.to_le_bytes()).collect();
     let exact = g.streams.iter().position(|f| f.raw_name == raw);
@@ -336,6 +338,55 @@ pub fn open_stream(vol: &Volume, record: u64, name: &str) -> Result<StreamReader
     Ok(StreamReader::new(info, body, vol.device.clone()))
 }
 
+/// The most bytes of a folder's index blocks' `$BITMAP` read (a bit per block: 8 GiB of 4 KiB blocks).
+const MAX_INDEX_BITMAP: u64 = 256 << 10;
+
+/// A folder's `$I30` index as its records give it.
+#[derive(Debug)]
+pub struct FolderIndex {
+    /// The folder record's sequence number, and whether the record is in use.
+    pub sequence: u16,
+    pub in_use: bool,
+    /// The `$INDEX_ROOT` value (empty when the record has none).
+    pub root: Vec<u8>,
+    /// The index blocks (`$INDEX_ALLOCATION`), when the folder has outgrown its root.
+    pub blocks: Option<StreamReader>,
+    /// Which blocks are in use (`$BITMAP`, bit n for block n), when the folder has blocks.
+    pub bitmap: Option<Vec<u8>>,
+}
+
+/// Opens the `$I30` index of folder record `record` of `vol` (an NTFS volume).
+pub fn folder_index(vol: &Volume, record: u64) -> Result<FolderIndex> {
+    let types = [kind::INDEX_ROOT, kind::INDEX_ALLOCATION, kind::BITMAP];
+    let g = gather(vol, record, &types)?;
+    let i30: Vec<u8> = "$I30".encode_utf16().flat_map(u16::to_le_bytes).collect();
+    let span = Span::of(vol);
+    let mut out = FolderIndex {
+        sequence: g.sequence,
+        in_use: g.in_use,
+        root: Vec::new(),
+        blocks: None,
+        bitmap: None,
+    };
+    for f in g.streams.into_iter().filter(|f| f.raw_name == i30) {
+        let type_code = f.type_code;
+        if type_code == kind::INDEX_ROOT {
+            out.root = f.resident.unwrap_or_default();
+            continue;
+        }
+        let (info, body) = stream_of(record, g.sequence, g.in_use, g.directory, f, span)?;
+        let mut r = StreamReader::new(info, body, vol.device.clone());
+        if type_code == kind::INDEX_ALLOCATION {
+            out.blocks = Some(r);
+        } else {
+            let mut v = vec![0u8; r.len().min(MAX_INDEX_BITMAP) as usize];
+            r.read_exact_at(0, &mut v)?;
+            out.bitmap = Some(v);
+        }
+    }
+    Ok(out)
+}
+
 /// Every data stream of file record `record` (encrypted ones included), unnamed first, without opening them.
 pub fn streams(vol: &Volume, record: u64) -> Result<Vec<StreamInfo>> {
     if let Some(fs) = &vol.fs {
@@ -345,7 +396,7 @@ pub fn streams(vol: &Volume, record: u64) -> Result<Vec<StreamInfo>> {
             Err(e) => Err(e),
         };
     }
-    let g = gather(vol, record)?;
+    let g = gather(vol, record, &[kind::DATA])?;
     let span = Span::of(vol);
     let mut out = Vec::new();
     for f in g.streams {
@@ -510,7 +561,7 @@ fn read_record<'a>(vol: &Volume, number: u64, buf: &'a mut [u8]) -> Result<Recor
 }
 
 /// The `$DATA` attributes of a base record and of the extension records its attribute list names.
-fn gather(vol: &Volume, record: u64) -> Result<Gathered> {
+fn gather(vol: &Volume, record: u64, types: &[u32]) -> Result<Gathered> {
     if record >= vol.records_total {
         return Err(ContentError::NoRecord {
             record,
@@ -546,7 +597,7 @@ fn gather(vol: &Volume, record: u64) -> Result<Gathered> {
             };
         }
     }
-    take_data(&rec, &mut g.streams, record)?;
+    take(&rec, types, &mut g.streams, record)?;
     let Some(list) = list else {
         return Ok(g);
     };
@@ -558,7 +609,7 @@ fn gather(vol: &Volume, record: u64) -> Result<Gathered> {
             Err(_) if !g.in_use => break,
             Err(e) => return Err(corrupt(format!("attribute list: {e}"))),
         };
-        if e.type_code == kind::DATA && e.record.record() != record {
+        if types.contains(&e.type_code) && e.record.record() != record {
             wanted.push((e.record.record(), e.record.sequence()));
         }
     }
@@ -596,7 +647,7 @@ fn gather(vol: &Volume, record: u64) -> Result<Gathered> {
             }
             continue;
         }
-        take_data(&ext, &mut g.streams, record)?;
+        take(&ext, types, &mut g.streams, record)?;
     }
     Ok(g)
 }
@@ -663,22 +714,27 @@ fn read_attribute_list(
     }
 }
 
-/// Adds the `$DATA` attributes of `rec` to `out`, by name.
-fn take_data(rec: &Record<'_>, out: &mut Vec<Found>, record: u64) -> Result<()> {
+/// Adds the attributes of `rec` of the types `types` (`$DATA`: the streams) to `out`, by type and name.
+fn take(rec: &Record<'_>, types: &[u32], out: &mut Vec<Found>, record: u64) -> Result<()> {
     let corrupt = |why: String| ContentError::Corrupt { record, why };
     for a in rec.attributes() {
         let a = a.map_err(|e| corrupt(format!("attribute: {e}")))?;
-        if a.type_code != kind::DATA {
+        if !types.contains(&a.type_code) {
             continue;
         }
-        let name = a.name().map_err(|e| corrupt(format!("$DATA name: {e}")))?;
+        let what = kind::name(a.type_code);
+        let name = a.name().map_err(|e| corrupt(format!("{what} name: {e}")))?;
         let body = a
             .body()
-            .map_err(|e| corrupt(format!("$DATA attribute: {e}")))?;
-        let i = match out.iter().position(|f| f.raw_name == name) {
+            .map_err(|e| corrupt(format!("{what} attribute: {e}")))?;
+        let i = match out
+            .iter()
+            .position(|f| f.type_code == a.type_code && f.raw_name == name)
+        {
             Some(i) => i,
             None => {
                 out.push(Found {
+                    type_code: a.type_code,
                     raw_name: name.to_vec(),
                     ..Found::default()
                 });

@@ -127,6 +127,8 @@ pub fn delta(then: &Volume, base: &Index, map: &BaseMap, changed: &[u64]) -> Res
     let meta = crate::scan::volume_meta(then, include_deleted, then.space_bytes(u64::MAX));
     let opts = BuildOptions { include_deleted };
     let (mut d, _) = layer::apply(base, map, None, &records, &batch, meta, opts);
+    // The store's folders' index slack is not read: the present's slack names are not the store's.
+    d.hide_names_from_index_slack(base);
     // The record hashes that differ from the base's, as an update keeps them, so that a re-scan of the store (a
     // daemon checking it for changes) finds it unchanged: those of the records read, and none (0) past the
     // store's MFT.

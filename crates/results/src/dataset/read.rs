@@ -67,6 +67,8 @@ struct Rows {
     sequence: Vec<u16>,
     parent: Vec<Option<u64>>,
     deleted: Vec<bool>,
+    /// Names from index slack (`from_index_slack`, absent before uffs wrote it: none).
+    slack: Vec<bool>,
     reparse: Vec<u32>,
     mask: Vec<u32>,
     posix: Vec<Option<Posix>>,
@@ -97,6 +99,7 @@ impl Rows {
         self.sequence.append(&mut o.sequence);
         self.parent.append(&mut o.parent);
         self.deleted.append(&mut o.deleted);
+        self.slack.append(&mut o.slack);
         self.reparse.append(&mut o.reparse);
         self.mask.append(&mut o.mask);
         self.posix.append(&mut o.posix);
@@ -184,6 +187,7 @@ fn wanted_columns(schema: &arrow_schema::Schema) -> Vec<usize> {
         "sequence",
         "parent_record",
         "deleted",
+        "from_index_slack",
         "reparse_tag",
         "attributes_mask",
         "mode",
@@ -326,6 +330,12 @@ fn add_batch(rows: &mut Rows, b: &ArrowBatch) -> std::result::Result<(), String>
             .extend(a.as_boolean().iter().map(|v| v.unwrap_or(false))),
         None => rows.deleted.extend(std::iter::repeat_n(false, n)),
     }
+    match col("from_index_slack") {
+        Some(a) => rows
+            .slack
+            .extend(a.as_boolean().iter().map(|v| v.unwrap_or(false))),
+        None => rows.slack.extend(std::iter::repeat_n(false, n)),
+    }
     rows.reparse
         .extend(int_or("reparse_tag", 0)?.into_iter().map(|v| v as u32));
     rows.mask
@@ -382,7 +392,7 @@ fn build(rows: Rows, built_at: u64) -> Index {
     // The rows of each record together (a dataset holds a volume's rows in the order its index had them, which a
     // delta may have made unsorted), the $Orphan folder uffs made left out.
     let mut order: Vec<u32> = (0..n as u32)
-        .filter(|&i| rows.record[i as usize] != ORPHAN_RECORD)
+        .filter(|&i| rows.record[i as usize] != ORPHAN_RECORD && !rows.slack[i as usize])
         .collect();
     order.sort_by_key(|&i| (rows.record[i as usize], i));
     let is_root =
@@ -439,6 +449,10 @@ fn build(rows: Rows, built_at: u64) -> Index {
             builder.append(p);
         }
     }
+    // Names from index slack: each its own record, standing for no record of the volume.
+    let slack: Vec<u32> = (0..n as u32).filter(|&i| rows.slack[i as usize]).collect();
+    let each: Vec<(u32, u32)> = (0..slack.len() as u32).map(|k| (k, k + 1)).collect();
+    builder.add_from_index_slack(&batch_of(&rows, &slack, &each, no_parent));
     builder.finish().0
 }
 
