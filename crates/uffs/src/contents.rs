@@ -222,12 +222,14 @@ pub struct Outcome {
     pub deleted: usize,
     /// Files left unread because the reading was stopped.
     pub unread: usize,
+    /// Deleted names from index slack, passed over: their records may hold other files now.
+    pub from_index_slack: usize,
 }
 
 /// The slot of a hit whose name comes from index slack (no volume has it).
 const FROM_INDEX_SLACK: (usize, usize) = (usize::MAX, 0);
 
-/// Why a name from index slack is not read.
+/// Why a name from index slack is not read (`uffs cat`).
 pub const NOT_READ_FROM_SLACK: &str =
     "its name was found only in its folder's index slack: its record may hold \
     another file now, so its data is not read";
@@ -365,11 +367,13 @@ where
     let stopped = stop.load(Ordering::Relaxed);
     for (k, &(v, i)) in slot_of.iter().enumerate() {
         // Stopped: a file never handed over, or whose read was cut, is unread; else one not handed over failed.
-        let a = match answers.get(v).map(|a| a[i].clone()) {
-            None => Some(Err(NOT_READ_FROM_SLACK.to_string())),
-            Some(a) => a,
+        // A name from index slack: no data, passed over in silence and counted (one note below).
+        let Some(answers) = answers.get(v) else {
+            outcome.from_index_slack += 1;
+            out.push(Err(String::new()));
+            continue;
         };
-        let a = match a {
+        let a = match answers[i].clone() {
             Some(Err(e)) if stopped && e.contains(many::STOPPED) => None,
             None if !stopped => Some(Err("not read".to_string())),
             a => a,
@@ -395,6 +399,13 @@ where
         eprintln!(
             "uffs: warning: {} deleted file(s) read: their clusters are free and may belong to other files since",
             outcome.deleted
+        );
+    }
+    if outcome.from_index_slack > 0 {
+        eprintln!(
+            "uffs: note: {} deleted name(s) found only in index slack not read: their records may hold other files \
+             now",
+            outcome.from_index_slack
         );
     }
     Ok((out, outcome))

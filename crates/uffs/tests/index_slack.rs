@@ -270,5 +270,20 @@ fn deleted_builds_list_the_names_only_index_slack_keeps() {
         "{}",
         String::from_utf8_lossy(&cat.stderr)
     );
+    // A search of contents passes them over with one note, and lists only files it read.
+    let grep = uffs()
+        .args(["grep", "-l", "--deleted", "x", "--index"])
+        .arg(&index)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&grep.stderr);
+    assert_eq!(grep.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!(
+            "note: {slack} deleted name(s) found only in index slack not read"
+        )),
+        "{err}"
+    );
+    assert!(!String::from_utf8_lossy(&grep.stdout).contains(&one["path"]));
     std::fs::remove_dir_all(&dir).ok();
 }
