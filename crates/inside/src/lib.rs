@@ -12,8 +12,8 @@
 //! `$Extend/…`) are not candidates: they are the file system, not files on it, and a mount shows none of them.
 
 use std::io::{Read, Seek};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use uffs_index::{flags, EntryId, EntryKind, Index};
 use uffs_mft::content::many::{self, File, Options, Progress, Wanted};
@@ -30,6 +30,8 @@ pub struct VolumeContents<'a> {
     volumes: Vec<&'a Volume>,
     unreadable: AtomicUsize,
     from_index_slack: AtomicUsize,
+    /// Set by whoever asked when it went away: no further file is read (those left match no term).
+    stop: Arc<AtomicBool>,
 }
 
 impl<'a> VolumeContents<'a> {
@@ -39,7 +41,14 @@ impl<'a> VolumeContents<'a> {
             volumes,
             unreadable: AtomicUsize::new(0),
             from_index_slack: AtomicUsize::new(0),
+            stop: Arc::default(),
         }
+    }
+
+    /// Stops reading files once `stop` is set (a server's client went away).
+    pub fn stopped_by(mut self, stop: Arc<AtomicBool>) -> VolumeContents<'a> {
+        self.stop = stop;
+        self
     }
 
     /// The volume of the search's target `target`.
@@ -244,7 +253,7 @@ impl VolumeContents<'_> {
             },
         );
         let answers = Mutex::new(vec![None; ids.len()]);
-        plan.read(&Progress::default(), |item, file| {
+        plan.read(&Progress::stopped_by(&self.stop), |item, file| {
             let k = read[item];
             let held = answer(ids[k], file);
             if held.is_none() {

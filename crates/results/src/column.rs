@@ -314,7 +314,7 @@ mod tests {
     fn names_types_and_export_order() {
         let names: Vec<&str> = Column::EXPORT.iter().map(|c| c.name()).collect();
         assert_eq!(names.first(), Some(&"path"));
-        assert_eq!(names.last(), Some(&"link_target"));
+        assert_eq!(names.last(), Some(&"from_index_slack"));
         assert_eq!(Column::parse(" Tree_Size "), Some(Column::TreeSize));
         assert_eq!(Column::parse("nope"), None);
         assert_eq!(Column::FnMftChanged.fn_index(), Some(2));

@@ -2,6 +2,8 @@
 //! and indexes opened by the serving process (`--index FILE` or `--source SOURCE`).
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use uffs_search::SearchRequest;
 
@@ -74,11 +76,46 @@ pub struct GrepAnswer {
     pub unreadable: Vec<String>,
 }
 
+/// Set when whoever asked is gone (an HTTP client that hung up or timed out, an MCP call cancelled or its
+/// client disconnected): a search reading files' data stops reading at once.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(Arc<AtomicBool>);
+
+impl Stop {
+    pub fn new() -> Stop {
+        Stop::default()
+    }
+
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// The flag the readers of files' data watch (`uffs_mft::content::many::Progress::stopped_by`).
+    pub fn flag(&self) -> &Arc<AtomicBool> {
+        &self.0
+    }
+}
+
+/// Sets a [`Stop`] when dropped: held by a request's future, whose drop means its client is gone.
+#[derive(Debug)]
+pub struct StopOnDrop(pub Stop);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.set();
+    }
+}
+
 /// A searchable set of volumes.
 pub trait Backend: Send + Sync + 'static {
     /// Runs one search, as the command line runs the same request (`uffs_search::run`). What it prints is
-    /// written to `out`; the answer is the number of matches (all of them, not only those printed).
-    fn query(&self, req: &SearchRequest, out: &mut dyn Write) -> Result<u64, Error>;
+    /// written to `out`; the answer is the number of matches (all of them, not only those printed). Once `stop`
+    /// is set, files' data (`content:`, `type:`, `hash:`) is no longer read.
+    fn query(&self, req: &SearchRequest, out: &mut dyn Write, stop: &Stop) -> Result<u64, Error>;
 
     /// The volumes and their state, as the daemon's `status` answer (`pid`, `rss_bytes`, `uptime_ms`,
     /// `queries`, `volumes: [{name, source, state, entries, index_bytes, built_at, follow, …}]`).
@@ -89,5 +126,6 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The lines matching a pattern in the files a query selects, as `uffs grep` finds them (binary files
     /// skipped as `rg` skips them); at most `req.max_lines` of them kept, in the query's order.
-    fn grep(&self, req: &GrepRequest) -> Result<GrepAnswer, Error>;
+    /// Once `stop` is set, no further file is read.
+    fn grep(&self, req: &GrepRequest, stop: &Stop) -> Result<GrepAnswer, Error>;
 }

@@ -9,4 +9,4 @@ pub mod backend;
 pub mod http;
 pub mod mcp;
 
-pub use backend::{Backend, Error, GrepAnswer, GrepLine, GrepRequest};
+pub use backend::{Backend, Error, GrepAnswer, GrepLine, GrepRequest, Stop, StopOnDrop};

@@ -5,7 +5,8 @@
 //! `grep` (the lines matching a pattern in the files a query selects, as `uffs grep` finds them).
 //! Every tool runs through the [`Backend`], as the command line would run the same query: a bad query is a
 //! tool error (`isError`) whose text points at the term, never a protocol failure. Search results are bounded
-//! ([`DEFAULT_LIMIT`], at most [`MAX_LIMIT`]) and say when they were cut; so are grep's lines.
+//! ([`DEFAULT_LIMIT`], at most [`MAX_LIMIT`]) and say when they were cut; so are grep's lines. A search or grep
+//! call runs at most [`TIMEOUT`], and stops reading files' data once it is cancelled or its client is gone.
 
 use std::sync::Arc;
 
@@ -13,12 +14,13 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::schemars::{self, JsonSchema};
-use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_handler, tool_router, Json, RoleServer, ServerHandler};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use uffs_search::{Facet, Format, OutputArgs, SearchRequest, Sort};
 
-use crate::backend::{Backend, Error, GrepAnswer, GrepRequest};
+use crate::backend::{Backend, Error, GrepAnswer, GrepRequest, Stop, StopOnDrop};
 
 /// Rows a search returns when the call names no limit.
 pub const DEFAULT_LIMIT: usize = 50;
@@ -26,6 +28,9 @@ pub const DEFAULT_LIMIT: usize = 50;
 pub const MAX_LIMIT: usize = 1000;
 /// Lines `grep` returns when the call names no `max_lines`.
 pub const DEFAULT_GREP_LINES: usize = 100;
+/// The longest a search or grep call runs: then it stops reading and answers an error (MCP clients commonly
+/// give up after 60 s).
+pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(50);
 /// Groups `facets` returns when the call names no `top`.
 const DEFAULT_TOP: usize = 25;
 /// The longest message taken, over stdio (a line) or HTTP (a body); longer ones are dropped unread (stdio) or
@@ -253,6 +258,46 @@ pub struct UffsMcp {
     tool_router: ToolRouter<Self>,
 }
 
+/// Runs `f` on a blocking thread for one call, at most [`TIMEOUT`]: its [`Stop`] is set when the call is
+/// cancelled, its client goes away or the time is up (then the answer is an error saying so).
+async fn within_limits<T: Send + 'static>(
+    ctx: &RequestContext<RoleServer>,
+    f: impl FnOnce(&Stop) -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    let (stop, _watch) = stop_when_cancelled(ctx);
+    let _stop_when_done = StopOnDrop(stop.clone());
+    let work = tokio::task::spawn_blocking(move || f(&stop));
+    match tokio::time::timeout(TIMEOUT, work).await {
+        Ok(done) => done.map_err(|e| format!("the search stopped: {e}"))?,
+        Err(_) => Err(format!(
+            "the call took longer than {} s and was stopped; narrow the query",
+            TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// A [`Stop`] set when the call is cancelled (`notifications/cancelled`) or its client goes away (rmcp cancels
+/// every request's token when the connection ends; it does not drop the tool's future), and the task watching
+/// for that, which ends when the guard is dropped with the call.
+fn stop_when_cancelled(ctx: &RequestContext<RoleServer>) -> (Stop, AbortOnDrop) {
+    let stop = Stop::new();
+    let (cancelled, set) = (ctx.ct.clone().cancelled_owned(), stop.clone());
+    let watch = tokio::spawn(async move {
+        cancelled.await;
+        set.set();
+    });
+    (stop, AbortOnDrop(watch))
+}
+
+/// Ends a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// A backend error as a tool's error text.
 fn tool_error(e: Error) -> String {
     match e {
@@ -264,17 +309,20 @@ fn tool_error(e: Error) -> String {
 
 impl UffsMcp {
     /// Runs one search on a blocking thread: `(found, output)`.
-    async fn run(&self, req: SearchRequest) -> Result<(u64, Vec<u8>), String> {
+    async fn run(
+        &self,
+        req: SearchRequest,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<(u64, Vec<u8>), String> {
         let backend = self.backend.clone();
-        tokio::task::spawn_blocking(move || {
+        within_limits(ctx, move |stop| {
             let mut out = Vec::new();
             backend
-                .query(&req, &mut out)
+                .query(&req, &mut out, stop)
                 .map(|found| (found, out))
                 .map_err(tool_error)
         })
         .await
-        .map_err(|e| format!("the search stopped: {e}"))?
     }
 }
 
@@ -316,6 +364,7 @@ Call `query_syntax` for the full query language.",
     pub async fn search(
         &self,
         Parameters(p): Parameters<SearchParams>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<Json<SearchResult>, String> {
         let asked = p.limit.unwrap_or(DEFAULT_LIMIT);
         let limit = asked.min(MAX_LIMIT);
@@ -332,7 +381,7 @@ Call `query_syntax` for the full query language.",
             output: jsonl(columns),
             ..p.scope.request(p.query)
         };
-        let (found, out) = self.run(req).await?;
+        let (found, out) = self.run(req, &ctx).await?;
         let rows = json_lines(&out)?;
         Ok(Json(SearchResult {
             found,
@@ -353,12 +402,13 @@ Call `query_syntax` for the full query language.",
     pub async fn count(
         &self,
         Parameters(p): Parameters<CountParams>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<Json<CountResult>, String> {
         let req = SearchRequest {
             count: true,
             ..p.scope.request(p.query)
         };
-        let (found, _) = self.run(req).await?;
+        let (found, _) = self.run(req, &ctx).await?;
         Ok(Json(CountResult { found }))
     }
 
@@ -372,6 +422,7 @@ folder, year or month modified, attribute or size bucket (largest groups first),
     pub async fn facets(
         &self,
         Parameters(p): Parameters<FacetParams>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<Json<FacetResult>, String> {
         let query = p.query.unwrap_or_else(|| "*".into());
         let req = SearchRequest {
@@ -381,7 +432,7 @@ folder, year or month modified, attribute or size bucket (largest groups first),
             output: jsonl(Vec::new()),
             ..p.scope.request(query)
         };
-        let (found, out) = self.run(req).await?;
+        let (found, out) = self.run(req, &ctx).await?;
         Ok(Json(FacetResult {
             found,
             rows: json_lines(&out)?,
@@ -415,6 +466,7 @@ Returns up to `max_lines` lines (default 100, at most 1000) with the number of f
     pub async fn grep(
         &self,
         Parameters(p): Parameters<GrepParams>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<Json<GrepResult>, String> {
         let asked = p.max_lines.unwrap_or(DEFAULT_GREP_LINES);
         let max = asked.min(MAX_LIMIT);
@@ -427,10 +479,10 @@ Returns up to `max_lines` lines (default 100, at most 1000) with the number of f
             max_lines: max,
         };
         let backend = self.backend.clone();
-        let answer = tokio::task::spawn_blocking(move || backend.grep(&req))
-            .await
-            .map_err(|e| format!("grep stopped: {e}"))?
-            .map_err(tool_error)?;
+        let answer = within_limits(&ctx, move |stop| {
+            backend.grep(&req, stop).map_err(tool_error)
+        })
+        .await?;
         Ok(Json(GrepResult::new(answer, asked, max)))
     }
 

@@ -10,7 +10,7 @@ use std::time::Instant;
 use uffs_daemon::protocol::{Request, Response};
 use uffs_daemon::{client, dirs};
 use uffs_query::Searcher;
-use uffs_serve::{Backend, Error, GrepAnswer, GrepRequest};
+use uffs_serve::{Backend, Error, GrepAnswer, GrepRequest, Stop};
 
 use uffs_results::Printer;
 use uffs_search::SearchRequest;
@@ -98,7 +98,9 @@ impl DaemonBackend {
 }
 
 impl Backend for DaemonBackend {
-    fn query(&self, req: &SearchRequest, out: &mut dyn Write) -> Result<u64, Error> {
+    /// The daemon reads the files' data itself: a `stop` set here does not reach it yet (the search ends when
+    /// the daemon is done, within the server's time limit for the client).
+    fn query(&self, req: &SearchRequest, out: &mut dyn Write, _stop: &Stop) -> Result<u64, Error> {
         let ask = Request::Query {
             request: Box::new(req.clone()),
             terminal: false,
@@ -134,11 +136,11 @@ impl Backend for DaemonBackend {
 
     /// The daemon's volumes read by this process (`crate::registered`): their index files as the daemon last
     /// wrote them, their data from their sources, as `uffs grep` without --index reads them.
-    fn grep(&self, req: &GrepRequest) -> Result<GrepAnswer, Error> {
+    fn grep(&self, req: &GrepRequest, stop: &Stop) -> Result<GrepAnswer, Error> {
         let parts =
             crate::registered::parts("grep").map_err(|e| Error::Failed(format!("{e:#}")))?;
         let targets = std::sync::Arc::new(crate::common::searchers(parts));
-        crate::grep_lines::grep(targets, &crate::query_cmd::Place::default(), req)
+        crate::grep_lines::grep(targets, &crate::query_cmd::Place::default(), req, stop)
     }
 }
 
@@ -184,7 +186,7 @@ impl LocalBackend {
 }
 
 impl Backend for LocalBackend {
-    fn query(&self, req: &SearchRequest, out: &mut dyn Write) -> Result<u64, Error> {
+    fn query(&self, req: &SearchRequest, out: &mut dyn Write, stop: &Stop) -> Result<u64, Error> {
         let targets: Vec<(&str, &Searcher)> =
             self.targets.iter().map(|(p, s)| (p.as_str(), s)).collect();
         // content:, type: and hash: read the files' data: the source is opened for them, per request.
@@ -200,7 +202,10 @@ impl Backend for LocalBackend {
         };
         let inside = source
             .as_ref()
-            .map(|s| crate::contents::volume_contents(&targets, s))
+            .map(|s| {
+                crate::contents::volume_contents(&targets, s)
+                    .map(|c| c.stopped_by(stop.flag().clone()))
+            })
             .transpose()
             .map_err(|e| uffs_search::Error::Failed(format!("{e:#}")))?;
         let mut printer = Printer::to_writer(Box::new(out), &req.output, false)
@@ -247,8 +252,8 @@ impl Backend for LocalBackend {
         crate::after_help()
     }
 
-    fn grep(&self, req: &GrepRequest) -> Result<GrepAnswer, Error> {
-        crate::grep_lines::grep(self.targets.clone(), &self.place(), req)
+    fn grep(&self, req: &GrepRequest, stop: &Stop) -> Result<GrepAnswer, Error> {
+        crate::grep_lines::grep(self.targets.clone(), &self.place(), req, stop)
     }
 }
 

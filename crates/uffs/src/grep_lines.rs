@@ -10,7 +10,7 @@ use uffs_grep::{Grep, Options};
 use uffs_query::Searcher;
 use uffs_results::full_path;
 use uffs_search::SearchRequest;
-use uffs_serve::{Error, GrepAnswer, GrepLine, GrepRequest};
+use uffs_serve::{Error, GrepAnswer, GrepLine, GrepRequest, Stop};
 
 use crate::contents;
 use crate::query_cmd::{now_filetime, Place};
@@ -18,11 +18,13 @@ use crate::query_cmd::{now_filetime, Place};
 /// Unreadable files named in an answer; the others are counted on stderr.
 const UNREADABLE_NAMED: usize = 50;
 
-/// Runs `req` over `targets` (loaded from `place`, whose source the files are read from).
+/// Runs `req` over `targets` (loaded from `place`, whose source the files are read from); once `stop` is set
+/// (the client went away), no further file is read.
 pub fn grep(
     targets: Arc<Vec<(String, Searcher)>>,
     place: &Place,
     req: &GrepRequest,
+    stop: &Stop,
 ) -> Result<GrepAnswer, Error> {
     let options = Options {
         fixed_strings: req.fixed_strings,
@@ -42,29 +44,21 @@ pub fn grep(
         let (t, id) = sel.hits[hit];
         full_path(refs[t].1.index(), refs[t].0, id)
     };
-    let (answers, _) =
-        contents::read_each(&sel, u64::MAX, "grep", &Default::default(), |hits, f| {
-            crate::grep_cmd::search_every_path(
-                &grep,
-                &pool,
-                hits,
-                &path_of,
-                f,
-                |hit, found, out| {
-                    let mut k = kept.lock().expect("kept");
-                    k.lines_matched += found.lines;
-                    if found.matched {
-                        k.files_matched += 1;
-                    }
-                    if !out.is_empty() {
-                        k.add(hit, file_lines(&path_of(hit), out));
-                    }
-                    Ok(())
-                },
-            )?;
+    let (answers, _) = contents::read_each(&sel, u64::MAX, "grep", stop.flag(), |hits, f| {
+        crate::grep_cmd::search_every_path(&grep, &pool, hits, &path_of, f, |hit, found, out| {
+            let mut k = kept.lock().expect("kept");
+            k.lines_matched += found.lines;
+            if found.matched {
+                k.files_matched += 1;
+            }
+            if !out.is_empty() {
+                k.add(hit, file_lines(&path_of(hit), out));
+            }
             Ok(())
-        })
-        .map_err(|e| Error::Failed(format!("{e:#}")))?;
+        })?;
+        Ok(())
+    })
+    .map_err(|e| Error::Failed(format!("{e:#}")))?;
     let unreadable = answers
         .iter()
         .zip(&sel.hits)

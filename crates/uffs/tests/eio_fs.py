@@ -5,7 +5,8 @@ the kernel for uffs's fault tests (crates/uffs/tests/faults.rs), on a kernel wit
     eio_fs.py IMAGE MOUNTPOINT RANGES
 
 serves IMAGE as MOUNTPOINT/image until unmounted, and MOUNTPOINT/served: the bytes of the image read so far, as
-decimal text (how much a reader read, for the tests of a reader that must stop). RANGES is a file of byte ranges `START END` (END exclusive),
+decimal text (how much a reader read, for the tests of a reader that must stop); with EIO_FS_READ_DELAY_MS set,
+each read of the image waits that long first (a slow disk). RANGES is a file of byte ranges `START END` (END exclusive),
 one a line; it is read again whenever it changes, so a test turns errors on and off while the image is mounted
 (a missing file: no errors). A read that overlaps a range fails with EIO; the rest are read from IMAGE. The
 image is served with direct_io and no attribute caching: every read reaches this program (the page cache hides
@@ -19,6 +20,10 @@ import os
 import stat
 import sys
 import threading
+import time
+
+# Seconds each read of the image waits (EIO_FS_READ_DELAY_MS): a slow disk, for a reader that must stop mid-way.
+READ_DELAY = float(os.environ.get("EIO_FS_READ_DELAY_MS", "0")) / 1000
 
 try:
     from fuse import FUSE, FuseOSError, Operations
@@ -85,6 +90,8 @@ class EioFs(Operations):
         for start, end in self.bad_ranges():
             if offset < end and start < offset + size:
                 raise FuseOSError(errno.EIO)
+        if READ_DELAY:
+            time.sleep(READ_DELAY)
         data = os.pread(self.fd, size, offset)
         with self.lock:
             self.served += len(data)

@@ -475,6 +475,11 @@ struct EioMount {
 impl EioMount {
     /// `None` (the test then cannot run) without python3's fusepy.
     fn new(image: &Path, dir: &Path) -> Option<EioMount> {
+        EioMount::slowed(image, dir, 0)
+    }
+
+    /// As [`EioMount::new`], each read of the image waiting `delay_ms` first (a slow disk).
+    fn slowed(image: &Path, dir: &Path, delay_ms: u64) -> Option<EioMount> {
         // Debian's python3-fusepy names the module `fusepy`, PyPI's fusepy `fuse` (as eio_fs.py tries).
         let probe = Command::new("/usr/bin/python3")
             .args([
@@ -492,6 +497,7 @@ impl EioMount {
         let child = Command::new("/usr/bin/python3")
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/eio_fs.py"))
             .args([image, dir, &ranges])
+            .env("EIO_FS_READ_DELAY_MS", delay_ms.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -670,6 +676,134 @@ fn a_grep_whose_reader_goes_away_stops_reading() {
         read < whole / 4,
         "{read} of {whole} bytes read after the reader went away"
     );
+}
+
+/// A `content:` search through `uffs serve` whose HTTP client hangs up mid-way: the server stops reading the
+/// volume (the request's future is dropped, which sets its stop flag) instead of reading every file for no one.
+/// The volume is read through a FUSE mount that counts the bytes it serves and waits 20 ms a read (a slow disk).
+#[test]
+fn a_content_search_whose_http_client_hangs_up_stops_reading() {
+    if !is_root() {
+        return cannot_run("a FUSE mount needs root");
+    }
+    let dir = scratch("faults-http-hang-up");
+    let img = make_volume(&dir, 64);
+    {
+        let m = Mounted::new(&img, &dir.join("mnt"));
+        let line = "a needle in every line of this file\n".repeat(5000);
+        for i in 0..200 {
+            std::fs::write(m.dir.join(format!("f{i}.txt")), &line).unwrap();
+        }
+    }
+    let Some(m) = EioMount::slowed(&img, &dir.join("counted"), 20) else {
+        return cannot_run("python3-fusepy is not installed (scripts/setup.sh installs it)");
+    };
+    let mut server = uffs()
+        .args(["serve", "--source", s(&m.image()), "--bind", "127.0.0.1:0"])
+        .env("UFFS_RUNTIME_DIR", dir.join("run"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut url,
+    )
+    .unwrap();
+    let rest = url.trim().strip_prefix("http://127.0.0.1:").expect(&url);
+    let (port, token) = rest.split_once("/?token=").unwrap();
+    // 36 MB of files at 20 ms a read: seconds of reading.
+    let asked = m.served();
+    let mut client = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    std::io::Write::write_all(
+        &mut client,
+        format!(
+            "GET /api/count?q=content:needle HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer \
+             {token}\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = m.served() - asked;
+    drop(client);
+    // Within a second of the hang-up the reading has stopped: nothing more is read in the next two.
+    std::thread::sleep(Duration::from_secs(1));
+    let at_stop = m.served();
+    std::thread::sleep(Duration::from_secs(2));
+    let after = m.served() - at_stop;
+    let _ = server.kill();
+    let _ = server.wait();
+    let whole = 200 * 5000 * 36u64;
+    eprintln!("read {before} bytes before the hang-up, {after} in the 2 s from 1 s after it");
+    let read = at_stop - asked;
+    assert!(before > 0 && read < whole, "{read} of {whole} bytes read");
+    assert_eq!(
+        after, 0,
+        "the server went on reading after its client hung up"
+    );
+}
+
+/// The same through `uffs mcp`: a `count` of `content:` whose call the client cancels
+/// (`notifications/cancelled`, what a client sends when it gives up waiting) stops reading the volume, and the
+/// server ends when its client goes away.
+#[test]
+fn a_content_search_whose_mcp_call_is_cancelled_stops_reading() {
+    if !is_root() {
+        return cannot_run("a FUSE mount needs root");
+    }
+    let dir = scratch("faults-mcp-cancel");
+    let img = make_volume(&dir, 64);
+    {
+        let m = Mounted::new(&img, &dir.join("mnt"));
+        let line = "a needle in every line of this file\n".repeat(5000);
+        for i in 0..200 {
+            std::fs::write(m.dir.join(format!("f{i}.txt")), &line).unwrap();
+        }
+    }
+    let Some(m) = EioMount::slowed(&img, &dir.join("counted"), 20) else {
+        return cannot_run("python3-fusepy is not installed (scripts/setup.sh installs it)");
+    };
+    let mut server = uffs()
+        .args(["mcp", "--source", s(&m.image())])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = server.stdin.take().unwrap();
+    let mut output = std::io::BufReader::new(server.stdout.take().unwrap());
+    let mut send = |line: &str| {
+        std::io::Write::write_all(&mut input, format!("{line}\n").as_bytes()).unwrap();
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"faults","version":"1"}}}"#,
+    );
+    let mut answer = String::new();
+    std::io::BufRead::read_line(&mut output, &mut answer).unwrap();
+    assert!(answer.contains("\"id\":1"), "{answer}");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let asked = m.served();
+    send(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{"query":"content:needle"}}}"#,
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    send(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"the client gave up"}}"#,
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    let at_stop = m.served();
+    std::thread::sleep(Duration::from_secs(2));
+    let after = m.served() - at_stop;
+    let whole = 200 * 5000 * 36u64;
+    let read = at_stop - asked;
+    eprintln!("read {read} bytes until 1 s after the cancel, {after} in the next 2 s");
+    assert!(read < whole, "{read} of {whole} bytes read");
+    assert_eq!(after, 0, "the server went on reading a cancelled call");
+    drop(input);
+    let status = wait_bounded(&mut server, "uffs mcp with its client gone");
+    assert!(status.success(), "{status}");
 }
 
 #[test]

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use uffs_search::{DuRequest, DuSort, Format, OutputArgs, SearchRequest};
 
 use super::guard::Guard;
-use crate::{Backend, Error};
+use crate::{Backend, Error, Stop, StopOnDrop};
 
 /// The most rows one search answers.
 pub const MAX_LIMIT: usize = 1000;
@@ -49,13 +49,17 @@ impl App {
         }
     }
 
-    /// Runs `f` with the backend on a blocking thread, when a turn is free, within the timeout.
+    /// Runs `f` with the backend on a blocking thread, when a turn is free, within the timeout. When this future
+    /// ends (answered, timed out) or is dropped (hyper drops a request's future when its client hangs up), the
+    /// [`Stop`] given to `f` is set: a search still reading files' data stops reading.
     async fn call<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&dyn Backend) -> Result<T, Error> + Send + 'static,
+        f: impl FnOnce(&dyn Backend, &Stop) -> Result<T, Error> + Send + 'static,
     ) -> Result<T, Reject> {
         let backend = self.backend.clone();
         let turns = self.turns.clone();
+        let stop = Stop::new();
+        let _stop_when_gone = StopOnDrop(stop.clone());
         let work = async move {
             let turn = turns.acquire_owned().await.map_err(|_| {
                 Reject(
@@ -64,7 +68,7 @@ impl App {
                 )
             })?;
             tokio::task::spawn_blocking(move || {
-                let r = f(backend.as_ref());
+                let r = f(backend.as_ref(), &stop);
                 drop(turn);
                 r
             })
@@ -257,9 +261,9 @@ async fn search_inner(app: App, q: RawQuery) -> Result<Response, Reject> {
         })?);
     }
     let (found, out) = app
-        .call(move |b| {
+        .call(move |b, stop| {
             let mut out = Vec::with_capacity(64 * 1024);
-            let found = b.query(&req, &mut out)?;
+            let found = b.query(&req, &mut out, stop)?;
             Ok((found, out))
         })
         .await?;
@@ -304,7 +308,7 @@ async fn count(State(app): State<App>, q: RawQuery) -> Response {
             ..query(&p)
         };
         let n = app
-            .call(move |b| b.query(&req, &mut std::io::sink()))
+            .call(move |b, stop| b.query(&req, &mut std::io::sink(), stop))
             .await?;
         Ok::<_, Reject>(json_response(
             StatusCode::OK,
@@ -315,14 +319,14 @@ async fn count(State(app): State<App>, q: RawQuery) -> Response {
 }
 
 async fn status(State(app): State<App>) -> Response {
-    match app.call(|b| b.status()).await {
+    match app.call(|b, _| b.status()).await {
         Ok(v) => json_response(StatusCode::OK, v.to_string()),
         Err(r) => r.into_response(),
     }
 }
 
 async fn volumes(State(app): State<App>) -> Response {
-    match app.call(|b| b.status()).await {
+    match app.call(|b, _| b.status()).await {
         Ok(v) => json_response(
             StatusCode::OK,
             json!({"volumes": v.get("volumes").cloned().unwrap_or_else(|| json!([]))}).to_string(),
@@ -332,7 +336,7 @@ async fn volumes(State(app): State<App>) -> Response {
 }
 
 async fn syntax(State(app): State<App>) -> Response {
-    match app.call(|b| Ok(b.syntax_help())).await {
+    match app.call(|b, _| Ok(b.syntax_help())).await {
         Ok(h) => json_response(StatusCode::OK, json!({ "help": h }).to_string()),
         Err(r) => r.into_response(),
     }
@@ -366,9 +370,9 @@ async fn du(State(app): State<App>, q: RawQuery) -> Response {
             ..SearchRequest::default()
         };
         let out = app
-            .call(move |b| {
+            .call(move |b, stop| {
                 let mut out = Vec::with_capacity(16 * 1024);
-                b.query(&req, &mut out)?;
+                b.query(&req, &mut out, stop)?;
                 Ok(out)
             })
             .await?;
