@@ -619,6 +619,18 @@ fn read_errors_are_counted_and_the_rest_indexed() {
     assert_eq!(entries(&csv_rows(&out.stdout)), want);
 }
 
+/// A 64 MB volume of 200 files of 5,000 lines with `needle` in each (36 MB in all), made through ntfs-3g.
+fn needle_volume(dir: &Path) -> PathBuf {
+    let img = make_volume(dir, 64);
+    let m = Mounted::new(&img, &dir.join("mnt"));
+    let line = "a needle in every line of this file\n".repeat(5000);
+    for i in 0..200 {
+        std::fs::write(m.dir.join(format!("f{i}.txt")), &line).unwrap();
+    }
+    drop(m);
+    img
+}
+
 /// `uffs grep … | head -1`: when its reader goes away, uffs stops reading the volume at once and ends quietly
 /// (exit 0, as rg), instead of reading every file and saying "Broken pipe" for each. The volume is read through
 /// a FUSE mount that counts the bytes it serves: 40 MB of matching lines, of which uffs reads a small part.
@@ -628,14 +640,7 @@ fn a_grep_whose_reader_goes_away_stops_reading() {
         return cannot_run("a FUSE mount needs root");
     }
     let dir = scratch("faults-closed-pipe");
-    let img = make_volume(&dir, 64);
-    {
-        let m = Mounted::new(&img, &dir.join("mnt"));
-        let line = "a needle in every line of this file\n".repeat(5000);
-        for i in 0..200 {
-            std::fs::write(m.dir.join(format!("f{i}.txt")), &line).unwrap();
-        }
-    }
+    let img = needle_volume(&dir);
     let total = 200 * 5000 * 36u64;
     let Some(m) = EioMount::new(&img, &dir.join("counted")) else {
         return cannot_run("python3-fusepy is not installed (scripts/setup.sh installs it)");
@@ -687,14 +692,7 @@ fn a_content_search_whose_http_client_hangs_up_stops_reading() {
         return cannot_run("a FUSE mount needs root");
     }
     let dir = scratch("faults-http-hang-up");
-    let img = make_volume(&dir, 64);
-    {
-        let m = Mounted::new(&img, &dir.join("mnt"));
-        let line = "a needle in every line of this file\n".repeat(5000);
-        for i in 0..200 {
-            std::fs::write(m.dir.join(format!("f{i}.txt")), &line).unwrap();
-        }
-    }
+    let img = needle_volume(&dir);
     let Some(m) = EioMount::slowed(&img, &dir.join("counted"), 20) else {
         return cannot_run("python3-fusepy is not installed (scripts/setup.sh installs it)");
     };
@@ -754,14 +752,7 @@ fn a_content_search_whose_mcp_call_is_cancelled_stops_reading() {
         return cannot_run("a FUSE mount needs root");
     }
     let dir = scratch("faults-mcp-cancel");
-    let img = make_volume(&dir, 64);
-    {
-        let m = Mounted::new(&img, &dir.join("mnt"));
-        let line = "a needle in every line of this file\n".repeat(5000);
-        for i in 0..200 {
-            std::fs::write(m.dir.join(format!("f{i}.txt")), &line).unwrap();
-        }
-    }
+    let img = needle_volume(&dir);
     let Some(m) = EioMount::slowed(&img, &dir.join("counted"), 20) else {
         return cannot_run("python3-fusepy is not installed (scripts/setup.sh installs it)");
     };
