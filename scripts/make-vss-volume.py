@@ -28,6 +28,13 @@ crates/image/src/vss reads it; every structure one or more 16 KiB blocks, every 
   data blocks. The catalog (type 2 blocks) has a type-2 entry (volume size, store id, sequence number, flags
   0x40, creation time) and a type-3 entry (where the store's structures are) per store, oldest first.
 
+With --storage STOR.img (another raw NTFS volume), the stores are kept on that volume instead, as Windows does
+after `vssadmin add shadowstorage /for=D: /on=E:` (docs/research/vss-store-on-another-volume.md): PRESENT gets
+the VSS header naming its own GUID and STOR's, and a catalog of type-2 entries only; STOR gets its own VSS header
+(its GUID twice) and a catalog of the type-3 entries, and every store's structures and copied blocks lie in free,
+zero blocks of STOR; a descriptor's third offset is then STOR's. libvshadow lists such stores as "Data stored
+outside volume".
+
 The blocks the structures take stay free in PRESENT's $Bitmap (Windows keeps them in files of `System Volume
 Information`, which this does not make): mounting PRESENT read-write afterwards may overwrite them.
 
@@ -249,9 +256,10 @@ def ranges_of(blocks):
     return runs
 
 
-def plan(n_states, diffs, bitmap_bits, reserve):
+def plan(n_states, diffs, bitmap_bits, reserve, elsewhere=False):
     """Block counts of every structure, settled: the newest store's block list names every block the VSS
-    structures take (so it grows with them), and a store's range list grows with its runs (`reserve`)."""
+    structures take on the volume (so it grows with them; `elsewhere`: only the catalog is on it), and a store's
+    range list grows with its runs (`reserve`)."""
     bitmap_blocks = -(-(-(-bitmap_bits // 8)) // BITMAP_BYTES)
     catalog_blocks = max(1, -(-(2 * n_states) // CATALOG_ENTRIES))
     total = 0
@@ -260,7 +268,8 @@ def plan(n_states, diffs, bitmap_bits, reserve):
         for i in range(n_states):
             last = i == n_states - 1
             data = len(diffs[i]) + (1 if last else 0)
-            descriptors = len(diffs[i]) + (total if last else 0)
+            in_volume = catalog_blocks if elsewhere else total
+            descriptors = len(diffs[i]) + (in_volume if last else 0)
             lists = max(1, -(-descriptors // DESCRIPTORS))
             stores.append(dict(data=data, lists=lists, ranges=reserve[i], bitmaps=bitmap_blocks))
         new_total = catalog_blocks + sum(1 + s["lists"] + s["ranges"] + s["bitmaps"] + s["data"] for s in stores)
@@ -277,6 +286,8 @@ def main(argv=None):
     ap.add_argument("--states", nargs="+", required=True, metavar="IMG",
                     help="earlier states of the volume, oldest first (store 1 = the first)")
     ap.add_argument("--present", required=True, metavar="IMG", help="the volume as it is now: written into")
+    ap.add_argument("--storage", metavar="IMG",
+                    help="another NTFS volume that keeps the stores (written into; the volume keeps the catalog)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the random GUIDs (default 1)")
     ap.add_argument("--times", nargs="+", metavar="ISO",
                     help="creation time of each store, oldest first (default: the current hour minus N hours)")
@@ -296,10 +307,11 @@ def run(args):
     t0 = time.monotonic()
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     paths = list(args.states) + [args.present]
-    for p in paths:
+    for p in paths + ([args.storage] if args.storage else []):
         if not os.path.isfile(p):
             raise Bad(f"{p}: no such file")
-    if len(set(os.path.realpath(p) for p in paths)) != len(paths):
+    every = paths + ([args.storage] if args.storage else [])
+    if len(set(os.path.realpath(p) for p in every)) != len(every):
         raise Bad("every image must be a different file")
     size = os.path.getsize(args.present)
     for p in args.states:
@@ -310,10 +322,12 @@ def run(args):
     for p in args.states:
         Ntfs(p)  # every state an NTFS volume too
     vol = Ntfs(args.present)
-    with open(args.present, "rb") as f:
-        f.seek(HEADER_AT)
-        if f.read(16) == VSS_ID:
-            raise Bad(f"{args.present} already has a VSS volume header at 0x1E00 (start again from a copy)")
+    stor = Ntfs(args.storage) if args.storage else None
+    for p in [args.present] + ([args.storage] if args.storage else []):
+        with open(p, "rb") as f:
+            f.seek(HEADER_AT)
+            if f.read(16) == VSS_ID:
+                raise Bad(f"{p} already has a VSS volume header at 0x1E00 (start again from a copy)")
     n = len(args.states)
     if args.times:
         if len(args.times) != n:
@@ -328,6 +342,7 @@ def run(args):
     volume_id = guid(rng)
     set_unknown = guid(rng)
     ids = [dict(store=guid(rng), shadow=guid(rng), set=guid(rng)) for _ in range(n)]
+    storage_id = guid(rng) if stor else volume_id
 
     # 1. What changed between each state and the next, before anything is written.
     volume_blocks = size // BLOCK  # whole blocks: the ones a structure may take
@@ -350,51 +365,72 @@ def run(args):
                 continue
             yield b
 
-    reserve = [1] * n
-    pool = []
-    cand = candidates()
-    with open(args.present, "rb") as f:
-        while True:
-            catalog_blocks, stores, total = plan(n, diffs, bitmap_bits, reserve)
+    def storage_candidates():
+        for b in range(stor.clusters * stor.cluster // BLOCK - 1, 0, -1):
+            if stor.block_free(b):
+                yield b
+
+    def take(path, cand, pool, count, what):
+        """`count` blocks of `pool`, topped up from `cand` with blocks of `path` that read as zeros."""
+        with open(path, "rb") as f:
             for b in cand:
-                if len(pool) >= total:
+                if len(pool) >= count:
                     break
                 f.seek(b * BLOCK)
                 if not any(f.read(BLOCK)):
                     pool.append(b)
-            if len(pool) < total:
-                raise Bad(f"not enough free space in {args.present}: the shadow copies need {total} free, zero-filled "
-                          f"16 KiB blocks unchanged in every state, and it has {len(pool)}")
-            blocks = sorted(pool[:total])
-            # Hand out: catalog, then each store's header, block lists, range lists, bitmaps and data blocks.
-            at = 0
-            catalog = blocks[at:at + catalog_blocks]
-            at += catalog_blocks
-            for s in stores:
-                k = 1 + s["lists"] + s["ranges"] + s["bitmaps"] + s["data"]
-                s["blocks"] = blocks[at:at + k]
-                at += k
-            grow = False
-            for i, s in enumerate(stores):
-                need = max(1, -(-len(ranges_of(s["blocks"])) // RANGES))
-                if need > reserve[i]:
-                    reserve[i], grow = need, True
-            if not grow:
-                break
-    used = blocks
+        if len(pool) < count:
+            raise Bad(f"not enough free space in {path}: the shadow copies need {count} free, zero-filled "
+                      f"16 KiB blocks{what}, and it has {len(pool)}")
+        return sorted(pool[:count])
+
+    reserve = [1] * n
+    pool, stor_pool = [], []
+    cand = candidates()
+    stor_cand = storage_candidates() if stor else None
+    volume_catalog = None
+    while True:
+        catalog_blocks, stores, total = plan(n, diffs, bitmap_bits, reserve, elsewhere=bool(stor))
+        if stor:
+            # The volume keeps only its catalog; the storage volume its own catalog and every store.
+            volume_catalog = take(args.present, cand, pool, catalog_blocks, " unchanged in every state")
+            blocks = take(args.storage, stor_cand, stor_pool, total, "")
+        else:
+            blocks = take(args.present, cand, pool, total, " unchanged in every state")
+        # Hand out: catalog, then each store's header, block lists, range lists, bitmaps and data blocks.
+        at = 0
+        catalog = blocks[at:at + catalog_blocks]
+        at += catalog_blocks
+        for s in stores:
+            k = 1 + s["lists"] + s["ranges"] + s["bitmaps"] + s["data"]
+            s["blocks"] = blocks[at:at + k]
+            at += k
+        grow = False
+        for i, s in enumerate(stores):
+            need = max(1, -(-len(ranges_of(s["blocks"])) // RANGES))
+            if need > reserve[i]:
+                reserve[i], grow = need, True
+        if not grow:
+            break
+    # The volume's blocks the structures take (the newest store reads them as zeros, as the states have them).
+    used = volume_catalog if stor else blocks
 
     # 3. The structures.
-    catalog_at = catalog[0] * BLOCK
-    vol_header = bytearray(512)
-    vol_header[0:16] = VSS_ID
-    # version, record type, current offset, next offset, unknown, catalog offset, maximum size (0: unbounded)
-    struct.pack_into("<IIQQQQQ", vol_header, 16, 1, REC_VOLUME, HEADER_AT, HEADER_AT, 0, catalog_at, 0)
-    vol_header[64:80] = volume_id.bytes_le
-    vol_header[80:96] = volume_id.bytes_le
+    def volume_header(catalog_at, this, storage):
+        h = bytearray(512)
+        h[0:16] = VSS_ID
+        # version, record type, current offset, next offset, unknown, catalog offset, maximum size (0: unbounded)
+        struct.pack_into("<IIQQQQQ", h, 16, 1, REC_VOLUME, HEADER_AT, HEADER_AT, 0, catalog_at, 0)
+        h[64:80] = this.bytes_le
+        h[80:96] = storage.bytes_le
+        return h
+
+    catalog_at = (volume_catalog or catalog)[0] * BLOCK
+    vol_header = volume_header(catalog_at, volume_id, storage_id)
     assert sum(s["data"] for s in stores) == sum(len(d) for d in diffs) + 1
 
-    writes = {}  # volume block -> 16 KiB of content
-    entries = []
+    writes = {}  # block (of the storage volume with --storage) -> 16 KiB of content
+    entries, volume_entries = [], []
     for i, s in enumerate(stores):
         last = i == n - 1
         b = s["blocks"]
@@ -460,14 +496,25 @@ def run(args):
         e3[16:32] = store_id
         struct.pack_into("<QQQQQQ", e3, 32, header_b * BLOCK, ranges_b[0] * BLOCK, bitmaps_b[0] * BLOCK, 0,
                          len(b) * BLOCK, 0)
-        entries += [e2, e3]
-    for k, cb in enumerate(catalog):
-        blk = bytearray(BLOCK)
-        nxt = catalog[k + 1] * BLOCK if k + 1 < len(catalog) else 0
-        blk[:128] = block_header(REC_CATALOG, k * BLOCK, cb * BLOCK, nxt)
-        for m, e in enumerate(entries[k * CATALOG_ENTRIES:(k + 1) * CATALOG_ENTRIES]):
-            blk[128 + 128 * m:256 + 128 * m] = e
-        writes[cb] = blk
+        if stor:
+            volume_entries.append(e2)
+            entries.append(e3)
+        else:
+            entries += [e2, e3]
+
+    def catalog_blocks_of(blocks, entries, out):
+        for k, cb in enumerate(blocks):
+            blk = bytearray(BLOCK)
+            nxt = blocks[k + 1] * BLOCK if k + 1 < len(blocks) else 0
+            blk[:128] = block_header(REC_CATALOG, k * BLOCK, cb * BLOCK, nxt)
+            for m, e in enumerate(entries[k * CATALOG_ENTRIES:(k + 1) * CATALOG_ENTRIES]):
+                blk[128 + 128 * m:256 + 128 * m] = e
+            out[cb] = blk
+
+    catalog_blocks_of(catalog, entries, writes)
+    volume_writes = {}
+    if stor:
+        catalog_blocks_of(volume_catalog, volume_entries, volume_writes)
 
     # 4. Copies of the changed blocks (read before anything is written), then every structure, then the header.
     state_fds = [os.open(p, os.O_RDONLY) for p in args.states]
@@ -481,15 +528,13 @@ def run(args):
     finally:
         for fd in state_fds:
             os.close(fd)
-    assert sorted(writes) == used, "every block the plan took is written once"
-    fd = os.open(args.present, os.O_RDWR)
-    try:
-        for blk_no in used:
-            os.pwrite(fd, bytes(writes[blk_no]), blk_no * BLOCK)
-        os.pwrite(fd, bytes(vol_header), HEADER_AT)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    assert sorted(writes) == blocks, "every block the plan took is written once"
+    if stor:
+        assert sorted(volume_writes) == used
+        write_blocks(args.storage, writes, volume_header(catalog[0] * BLOCK, storage_id, storage_id))
+        write_blocks(args.present, volume_writes, vol_header)
+    else:
+        write_blocks(args.present, writes, vol_header)
 
     t_all = time.monotonic() - t0
     say(f"{args.present}: {n} shadow copies written, {len(used)} blocks of 16 KiB ({len(used) * BLOCK} bytes) "
@@ -502,7 +547,23 @@ def run(args):
     say("  VSS structures in blocks (16 KiB, from the volume's start; every store reads them as zeros, as the "
         "states have them): " + ", ".join(f"{a}" if c == 1 else f"{a}-{a + c - 1}" for a, c, _ in spans))
     say(f"  VSS volume header at 0x{HEADER_AT:X}, catalog at {catalog_at}")
+    if stor:
+        say(f"  stores kept on {args.storage}: volume {storage_id} (this volume is {volume_id}); its catalog at "
+            f"{catalog[0] * BLOCK}, the stores in its blocks "
+            + ", ".join(f"{a}" if c == 1 else f"{a}-{a + c - 1}" for a, c, _ in ranges_of(blocks)))
     return 0
+
+
+def write_blocks(path, writes, header):
+    """Writes each 16 KiB block of `writes` into `path`, then the VSS volume header, and syncs."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        for blk_no in sorted(writes):
+            os.pwrite(fd, bytes(writes[blk_no]), blk_no * BLOCK)
+        os.pwrite(fd, bytes(header), HEADER_AT)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 if __name__ == "__main__":

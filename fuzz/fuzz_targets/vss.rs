@@ -57,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     for s in &stores {
-        if let Ok(snap) = uffs_image::vss::Snapshot::open_from(&volume, &stores, s.index, Vec::new()) {
+        if let Ok(snap) = uffs_image::vss::Snapshot::open_from(&volume, None, &stores, s.index, Vec::new()) {
             let mut buf = vec![0u8; 3 << 16];
             let n = buf.len() as u64;
             for at in [0u64, 0x1E00, 0x4000, 0x3FF0, VOLUME - n] {

@@ -109,7 +109,7 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
         return (format!("{}: unchanged (nothing written)", e.name), 0);
     }
     let t = Instant::now();
-    let vol = match uffs_mft::open_for_check(&e.source, e.partition) {
+    let vol = match e.open(true) {
         Ok(src) if src.volumes.len() == 1 => src.volumes.into_iter().next(),
         Ok(_) => None,
         Err(err) => {

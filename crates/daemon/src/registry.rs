@@ -32,6 +32,9 @@ pub struct VolumeEntry {
     /// The zone of a FAT or exFAT volume's local times, in seconds east of UTC (`--fat-timezone`); `None`: UTC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fat_timezone: Option<i64>,
+    /// Sources that keep its shadow copies' stores when they are on another volume (`--shadow-storage`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shadow_storage: Vec<String>,
 }
 
 /// How often a volume is checked for changes unless its entry says otherwise: a check of an unchanged image or
@@ -76,6 +79,18 @@ impl VolumeEntry {
     /// What this volume's paths start with.
     pub fn prefix(&self) -> String {
         format!("{}:", self.name)
+    }
+
+    /// Opens the entry's source (`check`: only to look for changes, [`uffs_mft::open_for_check`]), with the
+    /// volumes that keep its shadow copies' stores offered first.
+    pub fn open(&self, check: bool) -> uffs_mft::Result<uffs_mft::Source> {
+        // A storage volume that cannot be opened now is said by the open that needs it.
+        let _ = uffs_mft::vss::storage::offer(&self.shadow_storage);
+        if check {
+            uffs_mft::open_for_check(&self.source, self.partition)
+        } else {
+            uffs_mft::open(&self.source, self.partition)
+        }
     }
 }
 

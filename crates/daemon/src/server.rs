@@ -436,7 +436,7 @@ fn search(
         snap.volumes
             .iter()
             .map(|l| {
-                uffs_mft::open(&l.entry.source, l.entry.partition).map_err(|e| {
+                l.entry.open(false).map_err(|e| {
                     Response::Error(format!(
                         "volume {}: reading the files' data from {}: {e}",
                         l.entry.name, l.entry.source
@@ -665,7 +665,7 @@ fn check_sources(shared: &Arc<Shared>, volumes: Vec<Arc<Loaded>>) {
         }
         let meta = l.meta();
         // Only the serial is wanted: a live volume is not readied for a whole read.
-        let vol = match uffs_mft::open_for_check(&e.source, e.partition) {
+        let vol = match e.open(true) {
             Ok(src) if src.volumes.len() == 1 => src.volumes.into_iter().next(),
             Ok(_) => None,
             Err(err) => {

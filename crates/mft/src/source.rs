@@ -10,6 +10,7 @@ use uffs_ntfs::boot;
 
 use crate::device::Device;
 use crate::volume::Volume;
+use crate::vss::storage::Storage;
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,34 +92,34 @@ pub fn open_for_check(spec: &str, partition: Option<u32>) -> Result<Source> {
 }
 
 /// Opens `spec` as [`open`] does, with every shadow copy of each volume as a volume of its own after it
-/// (`img@vss1`, `img@vss2`, …, oldest first).
+/// (`img@vss1`, `img@vss2`, …, oldest first). Stores kept on another volume are read from it when it is a
+/// partition of the same disk or an offered source ([`crate::vss::storage`]); an error when it is neither.
 pub fn open_with_snapshots(spec: &str, partition: Option<u32>) -> Result<Source> {
     let mut src = open_as(spec, partition, true)?;
+    let siblings = src.ntfs_partitions()?;
     let mut all = Vec::new();
     for v in src.volumes.drain(..) {
-        let stores = if v.boot.is_some() {
-            crate::vss::stores(&v.device)
-                .map_err(|e| Error::io(format!("{}: shadow copies", v.name), e))?
+        let shadows = if v.boot.is_some() {
+            crate::vss::storage::find(&v.name, &v.device, &siblings)?
         } else {
-            Vec::new()
+            crate::vss::storage::Shadows::default()
         };
+        if let Some(e) = shadows.not_at_hand(&v.name) {
+            return Err(e);
+        }
+        let stores = &shadows.stores;
         let (name, device, partition) = (v.name.clone(), v.device.clone(), v.partition.clone());
         all.push(v);
         let Some(oldest) = stores.first() else {
             continue;
         };
         // The block maps are read once, for the first; the others share them.
-        let first = crate::vss::Snapshot::open_from(
-            &device,
-            &stores,
-            oldest.index,
-            src_files(&src.container, spec),
-        )
-        .map_err(|e| Error::io(format!("{name}: shadow copies"), e))?;
-        for s in &stores {
-            let device = match live_store(&device, &stores, s.index)? {
+        let first = open_snapshot(&device, &shadows, oldest.index, &src.container, spec)
+            .map_err(|e| Error::io(format!("{name}: shadow copies"), e))?;
+        for s in stores {
+            let device = match live_store(&device, stores, s.index)? {
                 Some(dev) => dev,
-                None => match first.sibling(&stores, s.index) {
+                None => match first.sibling(stores, s.index) {
                     Some(snap) => Device::from_image(Box::new(snap)),
                     None => continue,
                 },
@@ -131,6 +132,55 @@ pub fn open_with_snapshots(spec: &str, partition: Option<u32>) -> Result<Source>
     Ok(src)
 }
 
+/// Store `index` of `device` as [`crate::vss::storage::find`] found its stores; the stamp's files are the
+/// source's and the storage volume's.
+fn open_snapshot(
+    device: &Device,
+    shadows: &crate::vss::storage::Shadows,
+    index: u32,
+    container: &Option<Container>,
+    spec: &str,
+) -> std::io::Result<crate::vss::Snapshot> {
+    let mut files = src_files(container, spec);
+    let storage = shadows.storage.as_ref().map(|st| {
+        let more: Vec<_> = st
+            .files
+            .iter()
+            .filter(|f| !files.contains(f))
+            .cloned()
+            .collect();
+        files.extend(more);
+        &st.device
+    });
+    crate::vss::Snapshot::open_from(device, storage, &shadows.stores, index, files)
+}
+
+impl Source {
+    /// Every NTFS partition of a whole disk (chosen or not), as places where a volume's shadow-copy stores may
+    /// be kept; none for a source that is not a disk.
+    pub fn ntfs_partitions(&self) -> Result<Vec<Storage>> {
+        if !self.partitions.iter().any(|p| p.ntfs) {
+            return Ok(Vec::new());
+        }
+        let path = split_suffixes(&self.spec).0;
+        let disk = open_device(path, false)?;
+        Ok(partition_storages(path, &disk, &self.partitions))
+    }
+}
+
+/// The NTFS partitions of the disk `disk` (named `path`).
+fn partition_storages(path: &str, disk: &Device, partitions: &[PartitionInfo]) -> Vec<Storage> {
+    partitions
+        .iter()
+        .filter(|p| p.ntfs)
+        .map(|p| Storage {
+            name: format!("{path}@{}", p.index),
+            device: disk.window(p.start, p.len),
+            files: Vec::new(),
+        })
+        .collect()
+}
+
 /// The files a source is read from: its container's, or the file it names.
 fn src_files(container: &Option<Container>, path: &str) -> Vec<std::path::PathBuf> {
     container
@@ -138,13 +188,15 @@ fn src_files(container: &Option<Container>, path: &str) -> Vec<std::path::PathBu
         .map_or_else(|| vec![Path::new(path).to_path_buf()], |c| c.files.clone())
 }
 
-/// The volume `device` (named `name`) as shadow copy `store` saw it, when one is asked for.
+/// The volume `device` (named `name`) as shadow copy `store` saw it, when one is asked for. `siblings`: the
+/// disk's other NTFS partitions, where its stores may be kept.
 fn at_snapshot(
     path: &str,
     container: &Option<Container>,
     name: String,
     device: Device,
     store: Option<u32>,
+    siblings: &[Storage],
 ) -> Result<(String, Device)> {
     let Some(n) = store else {
         return Ok((name, device));
@@ -154,11 +206,14 @@ fn at_snapshot(
     } else {
         format!("{name}@vss{n}")
     };
-    let stores = crate::vss::stores(&device).map_err(|e| Error::io(name.clone(), e))?;
-    if let Some(dev) = live_store(&device, &stores, n)? {
+    let shadows = crate::vss::storage::find(&name, &device, siblings)?;
+    if let Some(dev) = live_store(&device, &shadows.stores, n)? {
         return Ok((name, dev));
     }
-    let snap = crate::vss::Snapshot::open_from(&device, &stores, n, src_files(container, path))
+    if let Some(e) = shadows.not_at_hand(&name) {
+        return Err(e);
+    }
+    let snap = open_snapshot(&device, &shadows, n, container, path)
         .map_err(|e| Error::io(name.clone(), e))?;
     Ok((name, Device::from_image(Box::new(snap))))
 }
@@ -231,7 +286,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     }
     if boot::is_ntfs(head) {
         no_partitions("an NTFS volume")?;
-        let (name, device) = at_snapshot(path, &container, spec.into(), device, store)?;
+        let (name, device) = at_snapshot(path, &container, spec.into(), device, store, &[])?;
         let v = Volume::open_ntfs(&name, device, None)?;
         return Ok(Source {
             spec: spec.into(),
@@ -306,6 +361,11 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
         )));
     }
     let mut volumes = Vec::new();
+    let siblings = if store.is_some() {
+        partition_storages(path, &device, &partitions)
+    } else {
+        Vec::new()
+    };
     for p in chosen {
         let (name, window) = at_snapshot(
             path,
@@ -313,6 +373,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
             format!("{path}@{}", p.index),
             device.window(p.start, p.len),
             store,
+            &siblings,
         )?;
         if !p.ntfs {
             if store.is_some() {

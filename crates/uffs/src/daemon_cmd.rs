@@ -355,6 +355,20 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             &found[..]
         }
     };
+    // The volumes that keep shadow copies' stores (--shadow-storage), as the daemon will open them: by an absolute
+    // path where they name a file.
+    let shadow_storage: Vec<String> = uffs_mft::vss::storage::offered()
+        .into_iter()
+        .map(|s| {
+            let p = std::path::Path::new(uffs_mft::source::split_suffixes(&s).0);
+            match std::fs::canonicalize(p) {
+                Ok(abs) if p.exists() => {
+                    s.replacen(&*p.to_string_lossy(), &abs.to_string_lossy(), 1)
+                }
+                _ => s,
+            }
+        })
+        .collect();
     let mut plan = Vec::new();
     // Shadow copies, each with the position in `plan` of the volume it is a copy of: kept as deltas over that
     // volume's index, made once it is built.
@@ -404,10 +418,16 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             deleted,
             refresh_secs,
             fat_timezone: *fat_timezone,
+            shadow_storage: Vec::new(),
         };
         let stores = if *snapshots {
-            uffs_mft::vss::stores(&opened.volumes[0].device)
-                .with_context(|| format!("{src}: reading its shadow copies"))?
+            let v = &opened.volumes[0];
+            let shadows =
+                uffs_mft::vss::storage::find(&v.name, &v.device, &opened.ntfs_partitions()?)?;
+            if let Some(e) = shadows.not_at_hand(&v.name) {
+                return Err(e.into());
+            }
+            shadows.stores
         } else {
             Vec::new()
         };
@@ -432,6 +452,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 deleted,
                 refresh_secs,
                 fat_timezone: *fat_timezone,
+                shadow_storage: shadow_storage.clone(),
             };
             store_plan.push((present, entry, opened));
         }

@@ -2,6 +2,8 @@
 
 use anyhow::Result;
 use serde_json::{json, Value};
+use uffs_mft::vss::guid_text;
+use uffs_mft::vss::storage::{Shadows, Storage};
 use uffs_mft::{Source, Volume};
 
 use crate::common::thousands;
@@ -249,13 +251,14 @@ fn to_text(src: &Source) -> String {
                 .map_or(String::new(), |f| format!("  {}", f.name()))
         );
     }
+    let siblings = src.ntfs_partitions().unwrap_or_default();
     for v in &src.volumes {
-        s += &volume_text(v);
+        s += &volume_text(v, &siblings);
     }
     s
 }
 
-fn volume_text(v: &Volume) -> String {
+fn volume_text(v: &Volume, siblings: &[Storage]) -> String {
     let mut s = format!("\nvolume        {}\n", v.name);
     if let Some((holds, needs)) = v.truncated() {
         s += &format!(
@@ -334,76 +337,79 @@ fn volume_text(v: &Volume) -> String {
     if v.fixups_applied {
         s += "  fixups      already applied in the capture (as ntfscat writes a $MFT): records read as they are\n";
     }
-    match shadow_copies(v) {
-        Ok(stores) if stores.is_empty() => {}
-        Ok(stores) => {
-            s += &format!(
-                "  shadow copies {} (open one as {}@vssN)\n",
-                stores.len(),
-                v.name
-            );
-            let exposed = uffs_mft::vss::live::stores(&v.device).unwrap_or_default();
-            for st in &stores {
-                s += &format!(
-                    "    vss{:<3} created {}  store {}  set {}  shadow copy {}  volume {} bytes  attributes 0x{:08x}",
-                    st.index,
-                    uffs_results::column::iso(st.created, false),
-                    uffs_mft::vss::guid_text(&st.id),
-                    uffs_mft::vss::guid_text(&st.set_id),
-                    uffs_mft::vss::guid_text(&st.shadow_copy_id),
-                    thousands(st.volume_size),
-                    st.attributes
-                );
-                if let Some(d) = store_device(&exposed, st) {
-                    s += &format!("  device {d}");
-                }
-                s += "\n";
-            }
-        }
+    match shadow_copies(v, siblings) {
+        Ok(shadows) => s += &shadows_text(v, &shadows),
         Err(e) => s += &format!("  shadow copies unreadable: {e}\n"),
     }
-    if let Ok((times, storage)) = storeless(v) {
-        if !times.is_empty() {
-            let when: Vec<String> = times
-                .iter()
-                .map(|&t| uffs_results::column::iso(t, false))
-                .collect();
-            let (n, when) = (times.len(), when.join(", "));
-            s += &match storage {
-                Some(g) => format!(
-                    "  shadow copies stored on another volume {n} (created {when}): their data is on volume \
-                     {{{}}} (the volume whose shadow storage holds them, `vssadmin list shadowstorage`); uffs \
-                     cannot read stores kept on another volume yet\n",
-                    uffs_mft::vss::guid_text(&g)
-                ),
-                None => format!(
-                    "  shadow copies without a store {n} (created {when}): the catalog lists them but holds no \
-                     store for them; they cannot be read\n"
-                ),
-            };
+    s
+}
+
+/// What `uffs info` says of a volume's shadow copies: each store, where its data is, and the shadow copies the
+/// catalog lists whose stores cannot be read.
+fn shadows_text(v: &Volume, shadows: &Shadows) -> String {
+    let mut s = String::new();
+    let stores = &shadows.stores;
+    if !stores.is_empty() {
+        s += &format!(
+            "  shadow copies {} (open one as {}@vssN){}\n",
+            stores.len(),
+            v.name,
+            shadows.storage.as_ref().map_or(String::new(), |st| format!(
+                ", their stores on volume {{{}}} ({})",
+                stores[0].storage.as_ref().map_or(String::new(), guid_text),
+                st.name
+            ))
+        );
+        let exposed = uffs_mft::vss::live::stores(&v.device).unwrap_or_default();
+        for st in stores {
+            s += &format!(
+                "    vss{:<3} created {}  store {}  set {}  shadow copy {}  volume {} bytes  attributes 0x{:08x}",
+                st.index,
+                uffs_results::column::iso(st.created, false),
+                guid_text(&st.id),
+                guid_text(&st.set_id),
+                guid_text(&st.shadow_copy_id),
+                thousands(st.volume_size),
+                st.attributes
+            );
+            if let Some(d) = store_device(&exposed, st) {
+                s += &format!("  device {d}");
+            }
+            s += "\n";
+        }
+    }
+    if let (Some(text), Some((_, count))) = (shadows.where_missing(), shadows.missing) {
+        let when = storeless_times(v).join(", ");
+        s += &format!("  shadow copies kept on another volume {count} (created {when}): their stores are on {text}\n");
+    } else if shadows.storage.is_none() {
+        let when = storeless_times(v);
+        if !when.is_empty() {
+            s += &format!(
+                "  shadow copies without a store {} (created {}): the catalog lists them but holds no store for \
+                 them, and its VSS header names no other volume; they cannot be read\n",
+                when.len(),
+                when.join(", ")
+            );
         }
     }
     s
 }
 
-/// The shadow copies the catalog lists without a store ([`uffs_mft::vss::without_store`]), and the volume that
-/// holds their stores when the VSS header names another one.
-fn storeless(v: &Volume) -> std::io::Result<(Vec<u64>, Option<[u8; 16]>)> {
-    if !has_catalog(v) {
-        return Ok((Vec::new(), None));
-    }
-    Ok((
-        uffs_mft::vss::without_store(&v.device)?,
-        uffs_mft::vss::storage_volume(&v.device)?,
-    ))
+/// When the shadow copies the catalog lists without a store on the volume were taken, oldest first.
+fn storeless_times(v: &Volume) -> Vec<String> {
+    uffs_mft::vss::without_store(&v.device)
+        .unwrap_or_default()
+        .iter()
+        .map(|&t| uffs_results::column::iso(t, false))
+        .collect()
 }
 
-/// The shadow copies of a volume read as it is now.
-fn shadow_copies(v: &Volume) -> std::io::Result<Vec<uffs_mft::vss::StoreInfo>> {
+/// The shadow copies of a volume read as it is now, wherever their stores are kept.
+fn shadow_copies(v: &Volume, siblings: &[Storage]) -> uffs_mft::Result<Shadows> {
     if !has_catalog(v) {
-        return Ok(Vec::new());
+        return Ok(Shadows::default());
     }
-    uffs_mft::vss::stores(&v.device)
+    uffs_mft::vss::storage::find(&v.name, &v.device, siblings)
 }
 
 /// Whether `v` may hold a VSS catalog of its own: not a raw `$MFT`, nor a volume read at a shadow copy.
@@ -423,26 +429,38 @@ fn store_device(
         .map(|l| l.path.clone())
 }
 
-fn shadow_copies_json(v: &Volume) -> Value {
-    match shadow_copies(v) {
-        Ok(stores) => {
+fn shadow_copies_json(v: &Volume, siblings: &[Storage]) -> Value {
+    match shadow_copies(v, siblings) {
+        Ok(shadows) => {
             let exposed = uffs_mft::vss::live::stores(&v.device).unwrap_or_default();
-            stores
+            let storage = shadows.storage.as_ref().map(|s| s.name.clone());
+            let mut listed: Vec<Value> = shadows
+                .stores
                 .iter()
                 .map(|st| {
                     json!({
                         "index": st.index,
                         "source": format!("{}@vss{}", v.name, st.index),
-                        "store_id": uffs_mft::vss::guid_text(&st.id),
+                        "store_id": guid_text(&st.id),
                         "created": uffs_results::column::iso(st.created, false),
-                        "set_id": uffs_mft::vss::guid_text(&st.set_id),
-                        "shadow_copy_id": uffs_mft::vss::guid_text(&st.shadow_copy_id),
+                        "set_id": guid_text(&st.set_id),
+                        "shadow_copy_id": guid_text(&st.shadow_copy_id),
                         "volume_size": st.volume_size,
                         "attributes": st.attributes,
                         "device": store_device(&exposed, st),
+                        "storage_volume": st.storage.as_ref().map(guid_text),
+                        "storage_source": storage,
                     })
                 })
-                .collect()
+                .collect();
+            if let Some((g, count)) = shadows.missing {
+                listed.push(json!({
+                    "error": shadows.not_at_hand(&v.name).map(|e| e.to_string()),
+                    "storage_volume": guid_text(&g),
+                    "unreadable": count,
+                }));
+            }
+            Value::Array(listed)
         }
         Err(e) => json!({"error": e.to_string()}),
     }
@@ -455,6 +473,7 @@ fn to_json(src: &Source) -> Value {
         .map(|p| json!({"index": p.index, "type": p.kind, "start": p.start, "size": p.len, "ntfs": p.ntfs,
                         "filesystem": p.filesystem.map(|f| f.name())}))
         .collect();
+    let siblings = src.ntfs_partitions().unwrap_or_default();
     let vols: Vec<Value> = src
         .volumes
         .iter()
@@ -503,7 +522,7 @@ fn to_json(src: &Source) -> Value {
                 "records_in_use": v.records_in_use(),
                 "first_record_signature": String::from_utf8_lossy(&v.first_record_signature),
                 "fixups_applied": v.fixups_applied,
-                "shadow_copies": shadow_copies_json(v),
+                "shadow_copies": shadow_copies_json(v, &siblings),
             })
         })
         .collect();

@@ -52,6 +52,11 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     search: query_cmd::SearchArgs,
+    /// A volume that keeps other volumes' shadow copy stores (`vssadmin add shadowstorage /for=D: /on=E:`):
+    /// an image, a partition (disk.img@N), a container or a device. Matched by the GUID in its VSS header;
+    /// repeat for several. A partition of the same disk is found without it.
+    #[arg(long, value_name = "SOURCE", global = true)]
+    shadow_storage: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -541,6 +546,10 @@ fn print(bytes: &[u8]) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = uffs_mft::vss::storage::offer(&cli.shadow_storage) {
+        eprintln!("uffs: error: {e}");
+        return ExitCode::from(2);
+    }
     // The zone of FAT's local times for every build of this run (`--fat-timezone` overrides it where given).
     if let Some(z) = std::env::var_os("UFFS_FAT_TIMEZONE") {
         match uffs_mft::neutral::parse_utc_offset(&z.to_string_lossy()) {

@@ -7,7 +7,8 @@
 //! - `uffs index --snapshots` keeps each store as a delta over the present's index that exports as the store's
 //!   whole build does;
 //! - a catalog or block list pointing outside the volume, or looping, is one line and exit 2; a shadow copy
-//!   without a store is said to be unreadable, and one whose store is on another volume names that volume.
+//!   without a store is said to be unreadable;
+//! - stores kept on another volume read as the states they hold, given that volume or finding it on the disk.
 #![cfg(unix)]
 
 mod common;
@@ -547,41 +548,206 @@ fn damaged_shadow_copy_metadata_is_one_line_and_exit_2() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Shadow copies whose stores Windows keeps on another volume (`vssadmin add shadowstorage`), as
-/// scripts/make-vss-elsewhere.py writes them: libvshadow lists both stores as "Data stored outside volume", and
-/// `uffs info` says where their data is, naming the storage volume's GUID from the VSS header.
+/// Shadow copies whose stores Windows keeps on another volume (`vssadmin add shadowstorage /for=D: /on=E:`):
+/// states made through ntfs-3g (a file of 1s, then 2s, now 3s, among random changes), and
+/// `scripts/make-vss-volume.py --storage` writing the catalog's type-2 entries into the volume and the type-3
+/// entries, store headers, block lists and copied blocks into another NTFS volume. libvshadow lists the stores
+/// as "Data stored outside volume" (it cannot read them); uffs, given the storage volume, reads each store as
+/// its state: the file reads 1s, 2s and 3s, and each store exports row for row as a fresh build of its state
+/// image, as a source and through `index --snapshots`. Without the storage volume, `info` and every read say
+/// which volume to give; on one disk the storage partition is found without being named; the daemon keeps it
+/// with the stores it registers.
 #[test]
-fn stores_on_another_volume_name_that_volume() {
+fn stores_on_another_volume_read_as_the_states_they_hold() {
+    use common::live::{make_volume, random_op, Rng};
     let dir = scratch("vss-elsewhere");
-    for name in ["orig.img", "stor.img"] {
-        let img = dir.join(name);
-        std::fs::File::create(&img)
-            .unwrap()
-            .set_len(64 << 20)
+    let volume = make_volume(&dir, 48);
+    let storage = dir.join("stor.img");
+    std::fs::copy(&volume, &storage).unwrap();
+    run_ok(
+        Command::new("mkntfs")
+            .args(["-q", "-F", "-f"])
+            .arg(&storage),
+    );
+    let states = [dir.join("a.img"), dir.join("b.img")];
+    let present = dir.join("c.img");
+    let mut counter = 0;
+    for (k, image) in states.iter().chain([&present]).enumerate() {
+        std::fs::copy(if k == 0 { &volume } else { &states[k - 1] }, image).unwrap();
+        let m = common::live::Mounted::new(image, &dir.join("mnt"));
+        let mut rng = Rng(0xe15e + k as u64);
+        for _ in 0..30 {
+            random_op(&mut rng, &m.dir, &mut counter);
+        }
+        // Rewritten in place: the same clusters hold 1s, then 2s, then 3s.
+        let digits = vec![b'1' + k as u8; 100_000];
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .open(m.dir.join("digits.txt"))
             .unwrap();
-        run_ok(Command::new("mkntfs").args(["-q", "-F", "-f"]).arg(&img));
+        std::io::Write::write_all(&mut f, &digits).unwrap();
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/make-vss-elsewhere.py");
-    run_ok(Command::new("python3").arg(script).current_dir(&dir));
-    let orig = dir.join("orig.img");
-    let theirs = String::from_utf8(run_ok(tool("vshadowinfo").arg(&orig)).stdout).unwrap();
+    run_ok(
+        Command::new("python3")
+            .arg(repo().join("scripts/make-vss-volume.py"))
+            .arg("--states")
+            .args(&states)
+            .arg("--present")
+            .arg(&present)
+            .arg("--storage")
+            .arg(&storage)
+            .arg("--quiet"),
+    );
+    let theirs = String::from_utf8(run_ok(tool("vshadowinfo").arg(&present)).stdout).unwrap();
     assert_eq!(
         theirs.matches("Data stored outside volume.").count(),
         2,
         "{theirs}"
     );
-    let text = String::from_utf8(run_ok(uffs().args(["info", path_str(&orig)])).stdout).unwrap();
+    let (p, stor) = (path_str(&present), path_str(&storage));
+
+    // Without the storage volume: where the stores are and how to give it, never "Server 2003".
+    let text = String::from_utf8(run_ok(uffs().args(["info", p])).stdout).unwrap();
     assert!(
-        text.contains("shadow copies stored on another volume 2 (created 2019-04-17T18:40:00")
-            && text.contains("their data is on volume {11111112-2222-3333-4444-806e6f6e6963}"),
+        text.contains("shadow copies kept on another volume 2 (created ")
+            && text.contains("which is not at hand: give it with --shadow-storage SOURCE"),
         "{text}"
     );
     assert!(!text.contains("Server 2003"), "{text}");
-    // The storage volume's own header names itself twice: no shadow copies of its own, nothing elsewhere.
-    let text =
-        String::from_utf8(run_ok(uffs().args(["info", path_str(&dir.join("stor.img"))])).stdout)
+    let refused = uffs()
+        .args(["cat", &format!("{p}@vss1"), "/digits.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8(refused.stderr).unwrap();
+    assert!(
+        err.contains("not at hand: give it with --shadow-storage"),
+        "{err}"
+    );
+    // A source that keeps no stores is refused by name.
+    let wrong = uffs()
+        .args(["info", p, "--shadow-storage", path_str(&states[0])])
+        .output()
+        .unwrap();
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("keeps no shadow copy stores"),
+        "{wrong:?}"
+    );
+
+    // With it: the stores libvshadow lists, each read as its state.
+    let with = ["--shadow-storage", stor];
+    let text = String::from_utf8(run_ok(uffs().args(["info", p]).args(with)).stdout).unwrap();
+    assert!(text.contains("shadow copies 2 (open one as "), "{text}");
+    assert!(
+        text.contains("their stores on volume {") && text.contains(&format!("({stor})")),
+        "{text}"
+    );
+    for (n, st) in vshadowinfo(&present) {
+        // Whole seconds here: vshadowinfo's `…:00.000000000` comes back from the helper as `…:00.Z`.
+        let when = st[3].trim_end_matches(".Z");
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("vss{n:<3} created {when}")));
+        assert!(
+            line.is_some_and(|l| l.contains(&format!("store {}", st[0]))),
+            "{n}: {st:?} in {text}"
+        );
+    }
+    for (k, source) in [format!("{p}@vss1"), format!("{p}@vss2"), p.to_string()]
+        .iter()
+        .enumerate()
+    {
+        let out = run_ok(uffs().args(["cat", source, "/digits.txt"]).args(with));
+        assert!(out.stdout == vec![b'1' + k as u8; 100_000], "{source}");
+    }
+    for (n, state) in states.iter().enumerate() {
+        let store = PathBuf::from(format!("{p}@vss{}", n + 1));
+        assert_eq!(
+            export_lines(&store, "", &with),
+            export_lines(state, "", &[]),
+            "vss{}",
+            n + 1
+        );
+    }
+    let file = dir.join("c.uffs");
+    run_ok(
+        uffs()
+            .arg("index")
+            .arg(&present)
+            .args(["--snapshots", "-o"])
+            .arg(&file)
+            .args(with),
+    );
+    let mut want = export_lines(&present, "", &[]);
+    for (n, state) in states.iter().enumerate() {
+        want.extend(export_lines(state, &format!("@vss{}:", n + 1), &[]));
+    }
+    want.sort();
+    assert_eq!(export_lines(&file, "", &[]), want);
+    let found = run_ok(
+        uffs()
+            .arg("--index")
+            .arg(&file)
+            .args(["content:1111111111"])
+            .args(with),
+    );
+    assert_eq!(
+        String::from_utf8(found.stdout).unwrap(),
+        "@vss1:/digits.txt\n"
+    );
+
+    // One disk: the storage volume is partition 1, the volume partition 2; found without being named.
+    let disk = dir.join("disk.img");
+    let len = std::fs::metadata(&present).unwrap().len();
+    std::fs::File::create(&disk)
+        .unwrap()
+        .set_len(2 * len + (2 << 20))
+        .unwrap();
+    let table = format!(
+        "label: dos\nstart=2048, size={0}, type=7\nstart={1}, size={0}, type=7\n",
+        len / 512,
+        2048 + len / 512
+    );
+    let mut sfdisk = Command::new("sfdisk")
+        .args(["-q"])
+        .arg(&disk)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(sfdisk.stdin.as_mut().unwrap(), table.as_bytes()).unwrap();
+    assert!(sfdisk.wait().unwrap().success());
+    for (k, part) in [&storage, &present].iter().enumerate() {
+        let bytes = std::fs::read(part).unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&disk).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&f, &bytes, (2048 * 512) + k as u64 * len)
             .unwrap();
-    assert!(!text.contains("another volume"), "{text}");
+    }
+    let d = path_str(&disk);
+    let text = String::from_utf8(run_ok(uffs().args(["info", d])).stdout).unwrap();
+    assert!(text.contains(&format!("({d}@1)")), "{text}");
+    let out = run_ok(uffs().args(["cat", &format!("{d}@2@vss2"), "/digits.txt"]));
+    assert!(out.stdout == vec![b'2'; 100_000]);
+
+    // The daemon: the stores registered with the storage volume they need, and read through it later.
+    let w = World::new("vss-elsewhere");
+    w.start();
+    w.ok(&[
+        "volumes",
+        "add",
+        p,
+        "--name",
+        "el",
+        "--snapshots",
+        "--shadow-storage",
+        stor,
+    ]);
+    let listed = w.ok(&["volumes", "list"]);
+    assert!(listed.contains("el@vss2"), "{listed}");
+    assert_eq!(w.ok(&["content:2222222222"]), "el@vss2:/digits.txt\n");
+    w.ok(&["daemon", "stop"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

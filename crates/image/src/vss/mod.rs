@@ -13,6 +13,11 @@
 //!
 //! A store holds only what changed between it and the next newer one, so an older store reads through the
 //! newer ones, and finally through the current volume.
+//!
+//! Windows may keep a volume's stores on another volume (`vssadmin add shadowstorage /for=D: /on=E:`). The
+//! volume's catalog then holds only the type-2 entries, and its VSS header names the storage volume by its GUID;
+//! that volume's own catalog holds the type-3 entries, and the stores' headers, lists and copied blocks are its
+//! bytes ([`stores_on`], [`Snapshot::open_from`]; docs/research/vss-store-on-another-volume.md).
 
 use std::io;
 use std::path::PathBuf;
@@ -54,6 +59,8 @@ pub struct StoreInfo {
     pub volume_size: u64,
     /// `_VSS_VOLUME_SNAPSHOT_ATTRIBUTES`.
     pub attributes: u32,
+    /// The GUID of the volume that keeps the store, when it is not this volume.
+    pub storage: Option<[u8; 16]>,
     pub(crate) block_list: u64,
     pub(crate) bitmap: u64,
     pub(crate) previous_bitmap: u64,
@@ -65,19 +72,52 @@ pub fn guid_text(g: &[u8; 16]) -> String {
 }
 
 /// The stores on `volume`, oldest first; none when the volume has no VSS header or no catalog. An error when
-/// the header or catalog is there but damaged (a block pointing outside the volume, a chain that loops).
+/// the header or catalog is there but damaged (a block pointing outside the volume, a chain that loops). Stores
+/// kept on another volume are not listed: [`stores_on`] reads them.
 pub fn stores(volume: &dyn ReadAt) -> io::Result<Vec<StoreInfo>> {
     let (described, located) = catalog(volume)?;
+    join(&described, &located, volume, None)
+}
+
+/// The stores of `volume` that Windows keeps on `storage`, oldest first: the type-2 entries of `volume`'s
+/// catalog joined with the type-3 entries of `storage`'s. An error when `storage` is not the volume that
+/// `volume`'s VSS header names as its storage (by GUID), or when either catalog is damaged.
+pub fn stores_on(volume: &dyn ReadAt, storage: &dyn ReadAt) -> io::Result<Vec<StoreInfo>> {
+    let Some(wanted) = storage_volume(volume)? else {
+        return Err(bad("the volume keeps its shadow copies' stores on itself"));
+    };
+    let found = volume_id(storage)?;
+    if found != Some(wanted) {
+        return Err(bad(format!(
+            "it is not the volume that keeps these shadow copies' stores: they are on volume {{{}}}, and its VSS \
+             header {}",
+            guid_text(&wanted),
+            found.map_or("is missing".to_string(), |g| format!("names volume {{{}}}", guid_text(&g)))
+        )));
+    }
+    let (described, _) = catalog(volume)?;
+    let (_, located) = catalog(storage)?;
+    join(&described, &located, storage, Some(wanted))
+}
+
+/// The stores the type-2 entries `described` list and the type-3 entries `located` place on `storage` (whose
+/// GUID is `elsewhere` when it is not the volume itself), with their headers read, oldest first.
+fn join(
+    described: &[Described],
+    located: &[Located],
+    storage: &dyn ReadAt,
+    elsewhere: Option<[u8; 16]>,
+) -> io::Result<Vec<StoreInfo>> {
     let mut block = vec![0u8; BLOCK as usize];
     let mut stores = Vec::new();
-    for (id, volume_size, created) in described {
+    for &(id, volume_size, created) in described {
         // A type-2 entry without its type-3 entry is a shadow copy whose store is not here (see `storage_volume`).
         let Some((_, [block_list, header_at, _, bitmap, previous_bitmap])) =
             located.iter().find(|l| l.0 == id).copied()
         else {
             continue;
         };
-        read_block(volume, &mut block, header_at, "store header")?;
+        read_block(storage, &mut block, header_at, "store header")?;
         check_block(&block, header_at, 4, "store header")?;
         let info = &block[128..];
         stores.push(StoreInfo {
@@ -88,6 +128,7 @@ pub fn stores(volume: &dyn ReadAt) -> io::Result<Vec<StoreInfo>> {
             created,
             volume_size,
             attributes: le32(info, 56),
+            storage: elsewhere,
             block_list,
             bitmap,
             previous_bitmap,
@@ -126,6 +167,12 @@ pub fn storage_volume(volume: &dyn ReadAt) -> io::Result<Option<[u8; 16]>> {
     let (this, storage) = (&header[64..80], &header[80..96]);
     Ok((this != storage && storage.iter().any(|&b| b != 0))
         .then(|| storage.try_into().unwrap_or_default()))
+}
+
+/// The volume's own GUID as its VSS header names it (at 0x40): how a volume that keeps another's stores is
+/// recognised. `None` without a VSS header.
+pub fn volume_id(volume: &dyn ReadAt) -> io::Result<Option<[u8; 16]>> {
+    Ok(volume_header(volume)?.map(|h| h[64..80].try_into().unwrap_or_default()))
 }
 
 /// A type-2 catalog entry: store id, volume size, creation time.
@@ -216,6 +263,8 @@ fn check_block(block: &[u8], at: u64, kind: u32, what: &str) -> io::Result<()> {
 #[derive(Debug)]
 pub struct Snapshot {
     volume: Arc<dyn ReadAt>,
+    /// Where the stores are: `volume` itself, or the volume that keeps them.
+    storage: Arc<dyn ReadAt>,
     /// Every store's block map, oldest first: reading store `i` goes on through `i + 1` … and the volume.
     maps: Arc<Vec<StoreMap>>,
     /// Position of the store read in `maps`.
@@ -233,13 +282,15 @@ impl Snapshot {
         files: Vec<PathBuf>,
     ) -> io::Result<Snapshot> {
         let all = stores(volume)?;
-        Self::open_from(volume, &all, index, files)
+        Self::open_from(volume, None, &all, index, files)
     }
 
-    /// As [`Snapshot::open`], from stores already listed; their block maps are read once and shared by
-    /// snapshots made with [`Snapshot::sibling`].
+    /// As [`Snapshot::open`], from stores already listed (by [`stores`], or by [`stores_on`] with their
+    /// `storage`); their block maps are read once and shared by snapshots made with [`Snapshot::sibling`].
+    /// `files` include the storage volume's.
     pub fn open_from<V: ReadAt + Clone + 'static>(
         volume: &V,
+        storage: Option<&V>,
         all: &[StoreInfo],
         index: u32,
         files: Vec<PathBuf>,
@@ -260,12 +311,14 @@ impl Snapshot {
                 ),
             ));
         };
+        let storage: Arc<dyn ReadAt> = Arc::new(storage.unwrap_or(volume).clone());
         let maps = all
             .iter()
-            .map(|s| StoreMap::read(volume, s))
+            .map(|s| StoreMap::read(storage.as_ref(), volume.len(), s))
             .collect::<io::Result<Vec<_>>>()?;
         Ok(Snapshot {
             volume: Arc::new(volume.clone()),
+            storage,
             maps: Arc::new(maps),
             active: pos,
             info: all[pos].clone(),
@@ -279,6 +332,7 @@ impl Snapshot {
         let pos = all.iter().position(|s| s.index == index)?;
         Some(Snapshot {
             volume: self.volume.clone(),
+            storage: self.storage.clone(),
             maps: self.maps.clone(),
             active: pos,
             info: all[pos].clone(),
@@ -299,12 +353,19 @@ impl Image for Snapshot {
     }
 
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        store::read(self.volume.as_ref(), &self.maps, self.active, buf, offset)
+        let volumes = store::Volumes {
+            present: self.volume.as_ref(),
+            storage: self.storage.as_ref(),
+        };
+        store::read(volumes, &self.maps, self.active, buf, offset)
     }
 
     fn describe(&self) -> String {
+        let kept = self.info.storage.map_or(String::new(), |g| {
+            format!(", its store on volume {{{}}}", guid_text(&g))
+        });
         format!(
-            "volume shadow copy {} of {} ({})",
+            "volume shadow copy {} of {} ({}{kept})",
             self.info.index,
             self.count,
             guid_text(&self.info.shadow_copy_id)

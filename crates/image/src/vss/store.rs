@@ -2,11 +2,15 @@
 //!
 //! A store's block list has a 32-byte descriptor per 16 KiB block of the volume that was overwritten after
 //! the store was taken: the block's offset in the volume (`original`), where its old content was copied
-//! (`store`, an offset in the volume, inside the store's file), and flags. A *forwarder* says the block's old
+//! (`store`, an offset in the volume that keeps the stores, inside the store's file), and flags. A *forwarder* says the block's old
 //! content is what the next newer store holds for another block (`relative`); an *overlay* holds only some of
 //! the block's 512-byte sectors (a bit each in `bitmap`). Reading store `i` looks for the block in store `i`,
 //! then in `i + 1` …, then in the current volume. The store's bitmap marks blocks it did not hold as in use;
 //! the newest store reads them as zeros (what libvshadow does; Windows leaves them undefined).
+//!
+//! When Windows keeps the stores on another volume (`vssadmin add shadowstorage`), the lists, bitmaps and
+//! copied blocks are on that *storage* volume: `store` is an offset there, while `original`, a forwarder's
+//! `relative` and the bitmaps' bits stay the original volume's (docs/research/vss-store-on-another-volume.md).
 
 use std::collections::{HashMap, HashSet};
 use std::io;
@@ -51,9 +55,10 @@ pub struct StoreMap {
 }
 
 impl StoreMap {
-    /// Reads the block list and bitmaps of `info`'s store from `volume`.
-    pub fn read(volume: &dyn ReadAt, info: &StoreInfo) -> io::Result<StoreMap> {
-        let blocks_in_volume = volume.len().div_ceil(BLOCK);
+    /// Reads the block list and bitmaps of `info`'s store from `storage` (the volume itself, or the volume
+    /// that keeps its stores), for a volume of `volume_len` bytes.
+    pub fn read(storage: &dyn ReadAt, volume_len: u64, info: &StoreInfo) -> io::Result<StoreMap> {
+        let blocks_in_volume = volume_len.div_ceil(BLOCK);
         // Each list block holds 508 descriptors; a store holds at most a few per block of the volume.
         let max_list_blocks = (blocks_in_volume / 508 + 1) * 8;
         let mut map = StoreMap::default();
@@ -68,7 +73,7 @@ impl StoreMap {
                     info.index
                 )));
             }
-            read_block(volume, &mut block, at, "block list")?;
+            read_block(storage, &mut block, at, "block list")?;
             check_block(&block, at, 3, "block list")?;
             for d in block[128..].chunks_exact(32) {
                 let d = Descriptor {
@@ -81,14 +86,14 @@ impl StoreMap {
                 if d.original == 0 && d.store == 0 && d.flags == 0 && d.relative == 0 {
                     continue; // an empty slot
                 }
-                map.add(d, &mut reverse, volume.len(), info.index)?;
+                map.add(d, &mut reverse, volume_len, storage.len(), info.index)?;
             }
             at = le64(&block, 40);
         }
         map.reverse = reverse.into_keys().collect();
         let bits = (blocks_in_volume as usize).div_ceil(8);
-        map.unused = read_bitmap(volume, info.bitmap, bits, info.index)?;
-        map.previous_unused = read_bitmap(volume, info.previous_bitmap, bits, info.index)?;
+        map.unused = read_bitmap(storage, info.bitmap, bits, info.index)?;
+        map.previous_unused = read_bitmap(storage, info.previous_bitmap, bits, info.index)?;
         Ok(map)
     }
 
@@ -98,13 +103,16 @@ impl StoreMap {
         mut d: Descriptor,
         reverse: &mut HashMap<u64, Descriptor>,
         volume_len: u64,
+        storage_len: u64,
         index: u32,
     ) -> io::Result<()> {
         if d.flags & NOT_USED != 0 {
             return Ok(());
         }
-        let outside = |at: u64| !within(at, BLOCK, volume_len) || !at.is_multiple_of(SECTOR);
-        if outside(d.original) || (d.flags & FORWARDER == 0 && outside(d.store)) {
+        let outside = |at: u64, len: u64| !within(at, BLOCK, len) || !at.is_multiple_of(SECTOR);
+        if outside(d.original, volume_len)
+            || (d.flags & FORWARDER == 0 && outside(d.store, storage_len))
+        {
             return Err(bad(format!(
                 "shadow copy {index}'s block list points outside the volume (block {} copied to {})",
                 d.original, d.store
@@ -145,9 +153,9 @@ impl StoreMap {
     }
 }
 
-/// A store's bitmap (a chain of type-6 blocks), `bytes` long; `None` when it has none.
+/// A store's bitmap (a chain of type-6 blocks on `storage`), `bytes` long; `None` when it has none.
 fn read_bitmap(
-    volume: &dyn ReadAt,
+    storage: &dyn ReadAt,
     mut at: u64,
     bytes: usize,
     index: u32,
@@ -165,7 +173,7 @@ fn read_bitmap(
                 "shadow copy {index}'s bitmap blocks loop (at offset {at})"
             )));
         }
-        read_block(volume, &mut block, at, "bitmap")?;
+        read_block(storage, &mut block, at, "bitmap")?;
         check_block(&block, at, 6, "bitmap")?;
         let take = per_block.min(bytes - bits.len());
         bits.extend_from_slice(&block[128..128 + take]);
@@ -174,10 +182,21 @@ fn read_bitmap(
     Ok(Some(bits))
 }
 
+/// The two volumes a snapshot reads from: the volume as it is now, and the one its stores are on (the same
+/// volume unless Windows keeps them on another).
+#[derive(Clone, Copy)]
+pub(super) struct Volumes<'a> {
+    pub present: &'a dyn ReadAt,
+    pub storage: &'a dyn ReadAt,
+}
+
 /// Where a block's content is, for one store.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Where {
+    /// At this offset of the volume as it is now.
     Volume(u64),
+    /// A store's copy, at this offset of the storage volume.
+    Store(u64),
     Zero,
 }
 
@@ -195,7 +214,7 @@ fn locate(maps: &[StoreMap], active: usize, block: u64) -> Where {
                 b = d.relative;
                 continue;
             }
-            return Where::Volume(d.store);
+            return Where::Store(d.store);
         }
         if last {
             if !m.reverse.contains(&b) && i == active && m.is_unused(b) {
@@ -216,7 +235,7 @@ pub(super) fn moved(maps: &[StoreMap], active: usize, block: u64) -> bool {
 /// Fills `buf` from `offset` of the volume as store `active` saw it. Blocks whose content lies side by side
 /// are read with one read.
 pub(super) fn read(
-    volume: &dyn ReadAt,
+    volumes: Volumes,
     maps: &[StoreMap],
     active: usize,
     buf: &mut [u8],
@@ -231,10 +250,13 @@ pub(super) fn read(
         let n = ((BLOCK - at % BLOCK) as usize).min(buf.len() - done);
         let src = match locate(maps, active, block) {
             Where::Volume(v) => Where::Volume(v + at % BLOCK),
+            Where::Store(v) => Where::Store(v + at % BLOCK),
             Where::Zero => Where::Zero,
         };
         let continues = run.is_some_and(|(_, w, len)| match (w, src) {
-            (Where::Volume(a), Where::Volume(b)) => a + len as u64 == b,
+            (Where::Volume(a), Where::Volume(b)) | (Where::Store(a), Where::Store(b)) => {
+                a + len as u64 == b
+            }
             (Where::Zero, Where::Zero) => true,
             _ => false,
         });
@@ -242,17 +264,17 @@ pub(super) fn read(
             Some((_, _, len)) if continues => *len += n,
             _ => {
                 if let Some(r) = run.take() {
-                    fill(volume, buf, r)?;
+                    fill(volumes, buf, r)?;
                 }
                 run = Some((done, src, n));
             }
         }
         if has_overlay(&maps[active], block) {
             if let Some(r) = run.take() {
-                fill(volume, buf, r)?;
+                fill(volumes, buf, r)?;
             }
             apply_overlay(
-                volume,
+                volumes.storage,
                 &maps[active],
                 block,
                 at % BLOCK,
@@ -262,41 +284,42 @@ pub(super) fn read(
         done += n;
     }
     if let Some(r) = run {
-        fill(volume, buf, r)?;
+        fill(volumes, buf, r)?;
     }
     Ok(())
 }
 
-/// Fills one run of `buf` from the volume, or with zeros.
+/// Fills one run of `buf` from the present volume, a store's copy, or with zeros.
 fn fill(
-    volume: &dyn ReadAt,
+    volumes: Volumes,
     buf: &mut [u8],
     (start, src, len): (usize, Where, usize),
 ) -> io::Result<()> {
     let out = &mut buf[start..start + len];
-    match src {
-        Where::Volume(v) => {
-            if !within(v, len as u64, volume.len()) {
-                return Err(bad(format!(
-                    "a shadow copy's block lies at offset {v}, outside the volume"
-                )));
-            }
-            volume.read_exact_at(out, v)
-        }
+    let (from, v) = match src {
+        Where::Volume(v) => (volumes.present, v),
+        Where::Store(v) => (volumes.storage, v),
         Where::Zero => {
             out.fill(0);
-            Ok(())
+            return Ok(());
         }
+    };
+    if !within(v, len as u64, from.len()) {
+        return Err(bad(format!(
+            "a shadow copy's block lies at offset {v}, outside the volume"
+        )));
     }
+    from.read_exact_at(out, v)
 }
 
 fn has_overlay(m: &StoreMap, block: u64) -> bool {
     m.blocks.get(&block).is_some_and(|e| e.overlay.is_some())
 }
 
-/// Replaces the sectors of `out` (block `block` from byte `within`) that the active store's overlay holds.
+/// Replaces the sectors of `out` (block `block` from byte `within`) that the active store's overlay holds (its
+/// copy is on `storage`).
 fn apply_overlay(
-    volume: &dyn ReadAt,
+    storage: &dyn ReadAt,
     m: &StoreMap,
     block: u64,
     within_block: u64,
@@ -313,12 +336,12 @@ fn apply_overlay(
         }
         let (from, to) = (lo.max(within_block), hi.min(end));
         let src = o.store + from;
-        if !within(src, to - from, volume.len()) {
+        if !within(src, to - from, storage.len()) {
             return Err(bad(format!(
                 "a shadow copy overlay of block {block} lies outside the volume"
             )));
         }
-        volume.read_exact_at(
+        storage.read_exact_at(
             &mut out[(from - within_block) as usize..(to - within_block) as usize],
             src,
         )?;
