@@ -132,6 +132,9 @@ mod id {
     pub const DELTA_BASE: u32 = 61;
     pub const DELTA_HIDDEN: u32 = 62;
     pub const DELTA_HASHES: u32 = 64;
+    /// Optional, in a shadow copy's delta: which store it gives (see [`crate::layer::StoreIdentity`]; deltas
+    /// written before uffs kept it lack it, and older readers ignore it).
+    pub const DELTA_STORE: u32 = 90;
     /// Optional, together: the timeline's records and their block offsets (see [`crate::timeline`]; files
     /// written before uffs kept them lack both, and older readers ignore them).
     pub const TIMELINE: u32 = 66;
@@ -623,36 +626,27 @@ pub fn write_delta(delta: &Delta, base: &Index, path: &Path) -> Result<(), FileE
         .iter()
         .map(|&(r, h)| u64::from(r) << 32 | u64::from(h))
         .collect();
-    let extra = vec![
+    let mut extra = vec![
         (id::DELTA_BASE, 8, bytes(base_identity(base).to_vec())),
         (id::DELTA_HIDDEN, 8, bytes(delta.hidden.clone())),
         (id::DELTA_HASHES, 8, bytes(hashes)),
     ];
+    if let Some(st) = &delta.store {
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        let id = |g: &[u8; 16]| [word(&g[..8]), word(&g[8..])];
+        let mut words = id(&st.shadow_copy_id).to_vec();
+        words.extend(id(&st.store_id));
+        words.push(st.created);
+        extra.push((id::DELTA_STORE, 8, bytes(words)));
+    }
     write_with(&delta.index, extra, path).map(|_| ())
 }
 
 /// Reads the delta file `path` over `base`; refused (as damaged) when it was made over another base.
 pub fn read_delta(path: &Path, base: &Index) -> Result<Delta, FileError> {
-    let file = File::open(path)?;
-    // SAFETY: as in `read`: files are replaced by rename, never rewritten in place.
-    let map = Arc::new(unsafe { Mmap::map(&file)? });
-    let (index, table) = from_map_sections(&map, map.len(), true)?;
+    let (map, index, table) = map_delta(path)?;
     verify_all(&index)?;
-    let words = |want: u32| -> Result<Vec<u64>, FileError> {
-        let (_, size, r) = table
-            .iter()
-            .find(|(i, ..)| *i == want)
-            .ok_or(FileError::Corrupt("a delta section is missing"))?;
-        if *size != 8 || r.len() % 8 != 0 {
-            return Err(FileError::Corrupt(
-                "a delta section has the wrong element size",
-            ));
-        }
-        Ok(map[r.clone()]
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-            .collect())
-    };
+    let words = |want: u32| section_words(&map, &table, want);
     if words(id::DELTA_BASE)? != base_identity(base) {
         return Err(FileError::StaleDelta);
     }
@@ -666,15 +660,83 @@ pub fn read_delta(path: &Path, base: &Index) -> Result<Delta, FileError> {
         .into_iter()
         .map(|w| ((w >> 32) as u32, w as u32))
         .collect();
+    let store = store_identity(&map, &table)?;
     // As for an index: the verified pages go back to the page cache until a query reads them.
     #[cfg(unix)]
     // SAFETY: as in `read`.
     let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
     Ok(Delta {
         index: Arc::new(index),
+        store,
         hidden,
         hashes,
     })
+}
+
+/// Which shadow copy the delta file `path` gives, without reading the rest of it (its base is not needed);
+/// `None` for a delta of no shadow copy, or one written before uffs recorded it.
+pub fn read_delta_store(path: &Path) -> Result<Option<crate::layer::StoreIdentity>, FileError> {
+    let (map, index, table) = map_delta(path)?;
+    if let (Some((_, _, r)), Some(check)) = (
+        table.iter().find(|(i, ..)| *i == id::DELTA_STORE),
+        &index.check,
+    ) {
+        check.verify_range(r.clone())?;
+    }
+    store_identity(&map, &table)
+}
+
+/// The delta file `path` mapped, its index opened (not yet checked) and its section table.
+fn map_delta(path: &Path) -> Result<(Arc<Mmap>, Index, Vec<Section>), FileError> {
+    let file = File::open(path)?;
+    // SAFETY: as in `read`: files are replaced by rename, never rewritten in place.
+    let map = Arc::new(unsafe { Mmap::map(&file)? });
+    let (index, table) = from_map_sections(&map, map.len(), true)?;
+    Ok((map, index, table))
+}
+
+/// The 64-bit words of section `want` of a delta file.
+fn section_words(map: &[u8], table: &[Section], want: u32) -> Result<Vec<u64>, FileError> {
+    let (_, size, r) = table
+        .iter()
+        .find(|(i, ..)| *i == want)
+        .ok_or(FileError::Corrupt("a delta section is missing"))?;
+    if *size != 8 || r.len() % 8 != 0 {
+        return Err(FileError::Corrupt(
+            "a delta section has the wrong element size",
+        ));
+    }
+    Ok(map[r.clone()]
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect())
+}
+
+/// The store identity a delta file's section holds, when it has one.
+fn store_identity(
+    map: &[u8],
+    table: &[Section],
+) -> Result<Option<crate::layer::StoreIdentity>, FileError> {
+    if !table.iter().any(|(i, ..)| *i == id::DELTA_STORE) {
+        return Ok(None);
+    }
+    let w = section_words(map, table, id::DELTA_STORE)?;
+    if w.len() != 5 {
+        return Err(FileError::Corrupt(
+            "a delta's store section has the wrong length",
+        ));
+    }
+    let guid = |a: u64, b: u64| {
+        let mut g = [0u8; 16];
+        g[..8].copy_from_slice(&a.to_le_bytes());
+        g[8..].copy_from_slice(&b.to_le_bytes());
+        g
+    };
+    Ok(Some(crate::layer::StoreIdentity {
+        shadow_copy_id: guid(w[0], w[1]),
+        store_id: guid(w[2], w[3]),
+        created: w[4],
+    }))
 }
 
 /// The O(1) checks of an opened file: every column has one element per entry (`name_start` one more), the

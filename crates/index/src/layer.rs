@@ -100,11 +100,25 @@ impl BaseMap {
 pub struct Delta {
     /// The differing entries, with their search aids; closed under parents. Shared with the searcher of it.
     pub index: Arc<Index>,
+    /// For a shadow copy's delta: which store it gives.
+    pub store: Option<StoreIdentity>,
     /// A bit per base entry: set for the entries the delta replaces or that are gone.
     pub hidden: Vec<u64>,
     /// Record hashes that changed since the base was made, as (record, hash), sorted by record: a re-scan compares
     /// the base's hashes patched with these.
     pub hashes: Vec<(u32, u32)>,
+}
+
+/// Which shadow copy a delta gives, named for good: Windows deletes the oldest stores when it needs room, and
+/// the positions of the others (`@vssN`) shift; these do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreIdentity {
+    /// The shadow copy's id (what `vssadmin list shadows` shows), as stored.
+    pub shadow_copy_id: [u8; 16],
+    /// The store's id (its catalog entries' and its file's), as stored.
+    pub store_id: [u8; 16],
+    /// When it was taken (FILETIME, UTC).
+    pub created: u64,
 }
 
 fn bit(words: &[u64], i: usize) -> bool {
@@ -317,6 +331,7 @@ pub fn apply(
     (
         Delta {
             index: Arc::new(idx),
+            store: prev.and_then(|d| d.store),
             hidden,
             hashes,
         },
@@ -482,6 +497,7 @@ mod tests {
         grown.meta.records_total = 4;
         let delta = Delta {
             index: Arc::new(grown),
+            store: None,
             hidden: Vec::new(),
             hashes: vec![(1, 9), (3, 8)],
         };

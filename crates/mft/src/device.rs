@@ -273,9 +273,10 @@ impl std::fmt::Debug for IoBuf {
 /// A cheap fingerprint of a source's writes, taken without reading it: for an image file its size and
 /// modification time, for a block device its write counters (`/sys/dev/block/MAJ:MIN/stat`). The same value
 /// later means nothing was written in between, so a periodic check can stop there; `None` when there is no such
-/// signal (then only reading the source tells). `spec` is a source as given, `@N` and `@vssN` suffixes allowed.
+/// signal (then only reading the source tells). `spec` is a source as given, `@N`, `@vssN` and `@vss{GUID}`
+/// suffixes allowed.
 pub fn write_stamp(spec: &str) -> Option<u64> {
-    let path = Path::new(crate::source::split_suffixes(spec).0).to_path_buf();
+    let path = Path::new(crate::source::path_of(spec)).to_path_buf();
     let m = std::fs::metadata(&path).ok()?;
     use std::hash::Hasher as _;
     let mut h = twox_hash::XxHash3_64::new();

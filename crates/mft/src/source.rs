@@ -11,6 +11,7 @@ use uffs_ntfs::boot;
 use crate::device::Device;
 use crate::volume::Volume;
 use crate::vss::storage::Storage;
+use crate::vss::StoreInfo;
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,7 +126,9 @@ pub fn open_with_snapshots(spec: &str, partition: Option<u32>) -> Result<Source>
                 },
             };
             let snap_name = format!("{name}@vss{}", s.index);
-            all.push(Volume::open_ntfs(&snap_name, device, partition.clone())?);
+            let mut snap = Volume::open_ntfs(&snap_name, device, partition.clone())?;
+            snap.snapshot = Some(s.clone());
+            all.push(snap);
         }
     }
     src.volumes = all;
@@ -197,9 +200,9 @@ fn at_snapshot(
     device: Device,
     store: Option<u32>,
     siblings: &[Storage],
-) -> Result<(String, Device)> {
+) -> Result<(String, Device, Option<StoreInfo>)> {
     let Some(n) = store else {
-        return Ok((name, device));
+        return Ok((name, device, None));
     };
     let name = if name.ends_with(&format!("@vss{n}")) {
         name
@@ -207,15 +210,16 @@ fn at_snapshot(
         format!("{name}@vss{n}")
     };
     let shadows = crate::vss::storage::find(&name, &device, siblings)?;
+    let info = shadows.stores.iter().find(|s| s.index == n).cloned();
     if let Some(dev) = live_store(&device, &shadows.stores, n)? {
-        return Ok((name, dev));
+        return Ok((name, dev, info));
     }
     if let Some(e) = shadows.not_at_hand(&name) {
         return Err(e);
     }
     let snap = open_snapshot(&device, &shadows, n, container, path)
         .map_err(|e| Error::io(name.clone(), e))?;
-    Ok((name, Device::from_image(Box::new(snap))))
+    Ok((name, Device::from_image(Box::new(snap)), info))
 }
 
 /// Store `n` of the live volume `device` through the device Windows exposes for it
@@ -248,6 +252,10 @@ fn live_store(device: &Device, stores: &[crate::vss::StoreInfo], n: u32) -> Resu
 }
 
 fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
+    if let Some((volume, id)) = split_store_id(spec) {
+        let n = store_position(volume, partition, &id)?;
+        return open_as(&format!("{volume}@vss{n}"), partition, whole);
+    }
     let (path, at, store) = split_suffixes(spec);
     let partition = partition.or(at);
     let device = open_device(path, whole)?;
@@ -286,8 +294,10 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     }
     if boot::is_ntfs(head) {
         no_partitions("an NTFS volume")?;
-        let (name, device) = at_snapshot(path, &container, spec.into(), device, store, &[])?;
-        let v = Volume::open_ntfs(&name, device, None)?;
+        let (name, device, snapshot) =
+            at_snapshot(path, &container, spec.into(), device, store, &[])?;
+        let mut v = Volume::open_ntfs(&name, device, None)?;
+        v.snapshot = snapshot;
         return Ok(Source {
             spec: spec.into(),
             container: container.clone(),
@@ -367,7 +377,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
         Vec::new()
     };
     for p in chosen {
-        let (name, window) = at_snapshot(
+        let (name, window, snapshot) = at_snapshot(
             path,
             &container,
             format!("{path}@{}", p.index),
@@ -384,7 +394,9 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
             volumes.push(Volume::open_neutral(&name, window, Some(p.clone()))?);
             continue;
         }
-        volumes.push(Volume::open_ntfs(&name, window, Some(p.clone()))?);
+        let mut v = Volume::open_ntfs(&name, window, Some(p.clone()))?;
+        v.snapshot = snapshot;
+        volumes.push(v);
     }
     Ok(Source {
         spec: spec.into(),
@@ -416,6 +428,57 @@ fn open_device(path: &str, whole: bool) -> Result<Device> {
         }
         _ => Error::io(format!("cannot open {path}"), e),
     })
+}
+
+/// The file or device a spec reads: `disk.img` of `disk.img@2@vss1` or `disk.img@2@vss{GUID}`.
+pub fn path_of(spec: &str) -> &str {
+    split_suffixes(split_store_id(spec).map_or(spec, |(volume, _)| volume)).0
+}
+
+/// `vol.img@vss{GUID}` → (`vol.img`, the GUID as stored): a shadow copy named by its shadow copy id, which stays
+/// when older ones are deleted and the positions (`@vssN`) shift. Unless a file with the whole name exists.
+pub fn split_store_id(spec: &str) -> Option<(&str, [u8; 16])> {
+    let (volume, id) = spec.rsplit_once("@vss")?;
+    let id = crate::vss::parse_guid(id.strip_prefix('{')?.strip_suffix('}')?)?;
+    (!Path::new(spec).exists()).then_some((volume, id))
+}
+
+/// Where the shadow copy with shadow copy id `id` stands now among the stores of `volume` (one NTFS volume).
+fn store_position(volume: &str, partition: Option<u32>, id: &[u8; 16]) -> Result<u32> {
+    let src = open_as(volume, partition, false)?;
+    let v = match &src.volumes[..] {
+        [v] if v.boot.is_some() => v,
+        _ => {
+            return Err(Error::Source(format!(
+            "{volume} is not one NTFS volume: name its partition (@N) to pick a shadow copy by id"
+        )))
+        }
+    };
+    let shadows = crate::vss::storage::find(&v.name, &v.device, &src.ntfs_partitions()?)?;
+    if let Some(s) = shadows.stores.iter().find(|s| &s.shadow_copy_id == id) {
+        return Ok(s.index);
+    }
+    if let Some(e) = shadows.not_at_hand(&v.name) {
+        return Err(e);
+    }
+    let now: Vec<String> = shadows
+        .stores
+        .iter()
+        .map(|s| {
+            format!(
+                "vss{} {{{}}}",
+                s.index,
+                crate::vss::guid_text(&s.shadow_copy_id)
+            )
+        })
+        .collect();
+    Err(Error::Source(format!(
+        "{}: shadow copy {{{}}} is gone (Windows deletes the oldest when their storage runs short, or when told \
+         to); its shadow copies now: {}",
+        v.name,
+        crate::vss::guid_text(id),
+        if now.is_empty() { "none".to_string() } else { now.join(", ") }
+    )))
 }
 
 /// `disk.img@2@vss1` → (`disk.img`, partition Some(2), shadow copy Some(1)); either suffix may be left out.
@@ -492,7 +555,7 @@ fn partition_info(dev: &Device, index: u32, start: u64, len: u64, kind: String) 
 
 #[cfg(test)]
 mod tests {
-    use super::split_suffixes;
+    use super::{path_of, split_store_id, split_suffixes};
 
     #[test]
     fn partition_and_shadow_copy_suffixes_come_off_an_existing_file() {
@@ -516,6 +579,16 @@ mod tests {
         // `@vss` with no number is part of the name.
         let bare = format!("{i}@vss");
         assert_eq!(split_suffixes(&bare), (bare.as_str(), None, None));
+        // A store by its shadow copy id: the GUID as stored, whatever case and braces.
+        let g = "{3808876B-c176-4e48-b7ae-04046e6cc752}";
+        let spec = format!("{i}@2@vss{g}");
+        let (volume, id) = split_store_id(&spec).unwrap();
+        assert_eq!(volume, format!("{i}@2"));
+        assert_eq!(crate::vss::guid_text(&id), "3808876b-c176-4e48-b7ae-04046e6cc752");
+        assert_eq!(path_of(&format!("{i}@2@vss{g}")), i);
+        assert_eq!(path_of(&format!("{i}@2@vss3")), i);
+        assert!(split_store_id(&format!("{i}@vss{{3808876b}}")).is_none());
+        assert!(split_store_id(&format!("{i}@vss1")).is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -81,6 +81,9 @@ pub struct Volume {
     /// Another file system than NTFS (FAT, exFAT), read through its own tables; `None` for NTFS and raw `$MFT`
     /// captures, whose MFT fields above are then the ones that mean something.
     pub fs: Option<std::sync::Arc<crate::neutral::Neutral>>,
+    /// For the volume as a shadow copy saw it (`SOURCE@vssN`): which store that is, named for good by its ids
+    /// and creation time (its position N shifts when Windows deletes older ones).
+    pub snapshot: Option<crate::vss::StoreInfo>,
 }
 
 impl Volume {
@@ -276,6 +279,7 @@ impl Volume {
             first_record_signature: signature,
             fixups_applied: false,
             fs: None,
+            snapshot: None,
         };
         v.read_volume_record();
         Ok(v)
@@ -307,6 +311,7 @@ impl Volume {
             first_record_signature: [0; 4],
             fixups_applied: false,
             fs: Some(std::sync::Arc::new(fs)),
+            snapshot: None,
         })
     }
 
@@ -377,6 +382,7 @@ impl Volume {
             first_record_signature: [head[0], head[1], head[2], head[3]],
             fixups_applied: false,
             fs: None,
+            snapshot: None,
         };
         v.fixups_applied = v.fixups_look_applied();
         v.read_volume_record();

@@ -585,6 +585,23 @@ pub fn store_spec(path: &Path) -> Option<(std::path::PathBuf, u32)> {
     (!path.exists() && is_index_file_itself(file)).then(|| (std::path::PathBuf::from(file), n))
 }
 
+/// The source of shadow copy `n` kept beside index file `file`, whose present was read from `source`: the store
+/// its file names by shadow copy id (`SOURCE@vss{GUID}`), so that its data is read from that store wherever it
+/// stands among the volume's stores now, or is said to be gone; by position for a file written before uffs
+/// recorded the id.
+pub fn store_source(file: &Path, n: u32, source: &str) -> Result<String> {
+    let path = store_path(file, n);
+    let store = uffs_index::file::read_delta_store(&path)
+        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    Ok(match store {
+        Some(st) => format!(
+            "{source}@vss{{{}}}",
+            uffs_mft::vss::guid_text(&st.shadow_copy_id)
+        ),
+        None => format!("{source}@vss{n}"),
+    })
+}
+
 /// Shadow copy `n` of index file `file` (whose index is `base`) as the parts of a volume of its own: its paths
 /// without a prefix, as `--source IMAGE@vssN` gives them.
 fn one_store(file: &Path, n: u32, base: Index) -> Result<Vec<Part>> {
@@ -896,8 +913,17 @@ pub fn store_delta(
     let t = std::time::Instant::now();
     let changed = uffs_mft::vss::delta::changed_records(now, then)
         .with_context(|| format!("indexing {}", then.name))?;
-    let d = uffs_mft::vss::delta::delta(then, base, map, &changed)
+    let mut d = uffs_mft::vss::delta::delta(then, base, map, &changed)
         .with_context(|| format!("indexing {}", then.name))?;
+    // Named for good: the store's position among the volume's shifts when Windows deletes older ones.
+    d.store = then
+        .snapshot
+        .as_ref()
+        .map(|s| uffs_index::layer::StoreIdentity {
+            shadow_copy_id: s.shadow_copy_id,
+            store_id: s.id,
+            created: s.created,
+        });
     let line = format!(
         "{}: {} of {} MFT records differ from the present; {} entries in all, as a delta of {} over the \
          present's index, in {:.3} s",

@@ -147,25 +147,72 @@ pub fn open_data_source(
     if place.index.is_none() && place.source.is_none() {
         return crate::registered::source(targets, what);
     }
+    let at_hand = |spec: &str| {
+        format!("reading the files' data from {spec} (the volume the index was built from must be at hand)")
+    };
     let (spec, partition) = match (&place.index, &place.source) {
         (None, Some(s)) => (s.clone(), place.partition),
         // A shadow copy kept in an index file (`FILE@vssN`): its data is that store's.
         (Some(f), _) => match crate::common::store_spec(f) {
-            Some((_, n)) => (format!("{}@vss{n}", first.meta.source), None),
+            Some((file, n)) => (
+                crate::common::store_source(&file, n, &first.meta.source)?,
+                None,
+            ),
             None => (first.meta.source.clone(), None),
         },
         _ => (first.meta.source.clone(), None),
     };
-    // An index file written with --snapshots holds the stores too: their data is read through them.
+    // An index file written with --snapshots holds the stores too: their data is read from each store by the id
+    // its file recorded.
     let stores = targets.iter().any(|(p, _)| crate::common::names_store(p));
-    let source = crate::common::open_source(&spec, partition, place.snapshots || stores).with_context(|| {
-        format!("reading the files' data from {spec} (the volume the index was built from must be at hand)")
-    })?;
+    if let (Some(file), true) = (&place.index, stores) {
+        let source = index_file_stores(file, targets, &spec).with_context(|| at_hand(&spec))?;
+        return Ok((source, spec));
+    }
+    let source = crate::common::open_source(&spec, partition, place.snapshots || stores)
+        .with_context(|| at_hand(&spec))?;
     // A capture holds only the data resident in its records: most files' contents are not in it.
     if source.kind == uffs_mft::SourceKind::RawMft {
         bail!("{spec} is a raw $MFT capture: it holds the records but not the files' data, which {what} reads");
     }
     Ok((source, spec))
+}
+
+/// The volumes of index file `file` (present read from `spec`) and of the shadow copies kept beside it that
+/// `targets` search, in the targets' order ([`volume_of`]): each store opened by the shadow copy id its file
+/// recorded ([`crate::common::store_source`]).
+fn index_file_stores(
+    file: &std::path::Path,
+    targets: &[(&str, &Searcher)],
+    spec: &str,
+) -> Result<uffs_mft::Source> {
+    let mut combined: Option<uffs_mft::Source> = None;
+    let mut last = None;
+    for (prefix, _) in targets {
+        if last == Some(*prefix) {
+            continue; // an index and its delta: one volume
+        }
+        last = Some(*prefix);
+        let (one, what) = match prefix.trim_end_matches(':').rsplit_once("@vss") {
+            Some((_, n)) => {
+                let n = n
+                    .parse::<u32>()
+                    .map_err(|_| anyhow!("{prefix} names no shadow copy of {}", file.display()))?;
+                let store = crate::common::store_source(file, n, spec)?;
+                (store, format!("shadow copy {n} of {}", file.display()))
+            }
+            None => (spec.to_string(), spec.to_string()),
+        };
+        let mut src = crate::common::open_source(&one, None, false).with_context(|| what)?;
+        match &mut combined {
+            None => {
+                src.volumes.truncate(1);
+                combined = Some(src);
+            }
+            Some(c) => c.volumes.push(src.volumes.swap_remove(0)),
+        }
+    }
+    combined.ok_or_else(|| anyhow!("{} has no volume to read", file.display()))
 }
 
 /// The data terms' reader over `source`, each target reading its volume.

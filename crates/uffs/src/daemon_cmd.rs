@@ -438,7 +438,12 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         let present = plan.len() - 1;
         // Each shadow copy as a volume of its own: its source is `SOURCE@vssN`, its name `NAME@vssN`.
         for st in stores {
-            let spec = format!("{src}@vss{}", st.index);
+            // The source names the store by its shadow copy id, which stays when Windows deletes older stores
+            // and the positions shift; the volume keeps the name it has now.
+            let spec = format!(
+                "{src}@vss{{{}}}",
+                uffs_mft::vss::guid_text(&st.shadow_copy_id)
+            );
             let store_name = format!("{name}@vss{}", st.index);
             check_name(&store_name)?;
             if registry.get(&store_name).is_some() {

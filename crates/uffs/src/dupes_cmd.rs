@@ -178,7 +178,7 @@ fn by_content(
         Some((_, s)) if crate::common::is_index_file(spec) => {
             match crate::common::store_spec(std::path::Path::new(spec)) {
                 // A shadow copy kept in an index file: its data is that store's.
-                Some((_, n)) => format!("{}@vss{n}", s.index().meta.source),
+                Some((file, n)) => crate::common::store_source(&file, n, &s.index().meta.source)?,
                 None => s.index().meta.source.clone(),
             }
         }

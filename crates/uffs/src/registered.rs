@@ -32,7 +32,7 @@ pub fn parts(what: &str) -> Result<Vec<Part>> {
     for e in &volumes {
         // An image or disk that is not at hand (unplugged, moved): its files cannot be read now. (Windows devices,
         // `\\.\C:` and `C:`, are opened as they are.)
-        let spec = uffs_mft::source::split_suffixes(&e.source).0;
+        let spec = uffs_mft::source::path_of(&e.source);
         if !spec.starts_with(r"\\") && !is_drive(spec) && std::fs::metadata(spec).is_err() {
             crate::common::mark_partial();
             eprintln!(

@@ -751,6 +751,95 @@ fn stores_on_another_volume_read_as_the_states_they_hold() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Marks every catalog entry of the store with id `store` (text) unused, as Windows does when it deletes a
+/// shadow copy: the stores after it move down a position.
+fn delete_store(volume: &Path, store: &str) {
+    use std::os::unix::fs::FileExt;
+    let id = uffs_mft::vss::parse_guid(store).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(volume)
+        .unwrap();
+    let mut word = [0u8; 8];
+    f.read_exact_at(&mut word, 0x1E00 + 48).unwrap();
+    let mut at = u64::from_le_bytes(word);
+    let mut dropped = 0;
+    while at != 0 {
+        let mut block = vec![0u8; 0x4000];
+        f.read_exact_at(&mut block, at).unwrap();
+        for e in (128..0x4000).step_by(128) {
+            if block[e + 16..e + 32] == id {
+                block[e..e + 8].copy_from_slice(&1u64.to_le_bytes());
+                dropped += 1;
+            }
+        }
+        f.write_all_at(&block, at).unwrap();
+        at = u64::from_le_bytes(block[40..48].try_into().unwrap());
+    }
+    assert_eq!(dropped, 2, "the store's type-2 and type-3 entries");
+}
+
+/// Windows deletes the oldest shadow copies when their storage runs short, and the others move down a position.
+/// An index file and the daemon name each store by its shadow copy id: after store 1 of the Windows-made volume
+/// is deleted, what was indexed as `@vss2` reads its data from that store, now the volume's `@vss1`, and what was
+/// `@vss1` is said to be gone rather than read from another store.
+#[test]
+fn stores_keep_their_names_when_older_ones_are_deleted() {
+    let dir = scratch("vss-ids");
+    let raw = vsstest(&dir);
+    let s = path_str(&raw);
+    let file = dir.join("vt.uffs");
+    run_ok(uffs().args(["index", s, "--snapshots", "-o"]).arg(&file));
+    let f = path_str(&file);
+    let w = World::new("vss-ids");
+    w.start();
+    w.ok(&["volumes", "add", s, "--name", "vt", "--snapshots"]);
+    let gz = run_ok(uffs().args(["cat", &format!("{s}@vss2"), "/syslog.gz"])).stdout;
+    let info: serde_json::Value =
+        serde_json::from_slice(&run_ok(uffs().args(["info", s, "--json"])).stdout).unwrap();
+    let oldest = info["volumes"][0]["shadow_copies"][0]["store_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    delete_store(&raw, &oldest);
+    let now = String::from_utf8(run_ok(uffs().args(["info", s])).stdout).unwrap();
+    assert!(now.contains("shadow copies 1 "), "{now}");
+
+    // The index file: its @vss2 is the volume's vss1 now.
+    let term = "content:\"This is another file\"";
+    let found = run_ok(uffs().args(["--index", &format!("{f}@vss2"), term]));
+    assert_eq!(String::from_utf8(found.stdout).unwrap(), "/another_file\n");
+    let gone = |args: &[&str]| {
+        let out = uffs().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("is gone"), "{args:?}: {err}");
+    };
+    gone(&["--index", &format!("{f}@vss1"), term]);
+    // Searching every store reads none from another store's data: the gone one is said.
+    gone(&["--index", f, term]);
+    // Without data, the index still answers for the store it kept.
+    let kept = run_ok(uffs().args(["--index", &format!("{f}@vss1"), "syslog"]));
+    assert_eq!(String::from_utf8(kept.stdout).unwrap(), "/syslog\n");
+
+    // The daemon's stores, by their ids too.
+    let read = w.run(&["cat", "vt@vss2:/syslog.gz"]);
+    assert!(
+        read.status.success() && read.stdout == gz,
+        "vt@vss2:/syslog.gz: {read:?}"
+    );
+    let out = w.run(&["cat", "vt@vss1:/syslog"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is gone"),
+        "{out:?}"
+    );
+    w.ok(&["daemon", "stop"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Stores over states made through ntfs-3g, the differential check of the deltas: a volume changed at random
 /// (files and folders created, deleted, renamed, moved, streams, a few hundred new records that grow the MFT) is
 /// copied at each state, and `scripts/make-vss-volume.py` writes into the last one a store per earlier state

@@ -71,6 +71,26 @@ pub fn guid_text(g: &[u8; 16]) -> String {
     crate::partition::guid_to_string(g).to_ascii_lowercase()
 }
 
+/// A GUID written as [`guid_text`] writes it (braces allowed, any case), as stored; `None` when it is not one.
+pub fn parse_guid(text: &str) -> Option<[u8; 16]> {
+    let t = text.trim_start_matches('{').trim_end_matches('}');
+    let parts: Vec<&str> = t.split('-').collect();
+    let lens = [8, 4, 4, 4, 12];
+    if parts.len() != 5 || parts.iter().zip(lens).any(|(p, l)| p.len() != l) {
+        return None;
+    }
+    let hex: String = parts.concat();
+    let mut b = [0u8; 16];
+    for (i, byte) in b.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    // Data1, Data2 and Data3 are stored little-endian.
+    b[..4].reverse();
+    b[4..6].reverse();
+    b[6..8].reverse();
+    Some(b)
+}
+
 /// The stores on `volume`, oldest first; none when the volume has no VSS header or no catalog. An error when
 /// the header or catalog is there but damaged (a block pointing outside the volume, a chain that loops). Stores
 /// kept on another volume are not listed: [`stores_on`] reads them.

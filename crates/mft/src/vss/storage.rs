@@ -67,7 +67,7 @@ pub fn offered() -> Vec<String> {
 fn open_candidates(spec: &str) -> std::result::Result<Vec<Candidate>, String> {
     let src = crate::source::open(spec, None).map_err(|e| e.to_string())?;
     let files = src.container.as_ref().map_or_else(
-        || vec![PathBuf::from(crate::source::split_suffixes(spec).0)],
+        || vec![PathBuf::from(crate::source::path_of(spec))],
         |c| c.files.clone(),
     );
     let mut found = Vec::new();
