@@ -248,7 +248,7 @@ impl Offline {
     /// What a connection that sent `input` gets back.
     pub fn answer(&self, input: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        answer(&self.0, input, &mut out);
+        answer(&self.0, input, &mut out, None);
         out
     }
 }
@@ -262,11 +262,17 @@ fn refuse(stream: Conn, why: &str) {
 fn serve(shared: &Arc<Shared>, stream: Conn) {
     let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-    answer(shared, BufReader::new(&stream), &stream);
+    answer(shared, BufReader::new(&stream), &stream, Some(&stream));
 }
 
-/// Reads one request from `input` and answers it on `output`.
-fn answer(shared: &Arc<Shared>, mut input: impl BufRead, mut output: impl Write) {
+/// Reads one request from `input` and answers it on `output`. `peer`: the connection both are of, watched for
+/// the client's hang-up while a search reads files' data.
+fn answer(
+    shared: &Arc<Shared>,
+    mut input: impl BufRead,
+    mut output: impl Write,
+    peer: Option<&Conn>,
+) {
     let line = match protocol::read_request(&mut input) {
         Ok(Some(l)) => l,
         Ok(None) => return,
@@ -384,7 +390,7 @@ fn answer(shared: &Arc<Shared>, mut input: impl BufRead, mut output: impl Write)
             } else {
                 protocol::OutWriter::new(&mut w)
             };
-            let r = search(&snap, &request, terminal, &mut out);
+            let r = search(&snap, &request, terminal, &mut out, peer);
             if out.finish().is_err() {
                 return; // the client went away
             }
@@ -401,13 +407,46 @@ fn answer(shared: &Arc<Shared>, mut input: impl BufRead, mut output: impl Write)
     }
 }
 
+/// Runs `work`, setting `stop` if the client at the other end of `peer` hangs up meanwhile (a server whose own
+/// client went away closes its connection to the daemon): a search stops reading files' data for no one. On
+/// Unix; a Windows pipe takes one operation at a time, so there the search runs to its end.
+fn while_connected<T>(peer: Option<&Conn>, stop: &Arc<AtomicBool>, work: impl FnOnce() -> T) -> T {
+    #[cfg(unix)]
+    if let Some(conn) = peer {
+        let done = AtomicBool::new(false);
+        return std::thread::scope(|s| {
+            s.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    match conn.peer_closed_within(Duration::from_millis(100)) {
+                        Some(true) => {
+                            stop.store(true, Ordering::Relaxed);
+                            return;
+                        }
+                        Some(false) => {}
+                        None => std::thread::sleep(Duration::from_millis(100)),
+                    }
+                }
+            });
+            let r = work();
+            done.store(true, Ordering::Relaxed);
+            // Wakes the watcher now rather than at its next timeout; the answer is still written.
+            conn.shut_down_reading();
+            r
+        });
+    }
+    let _ = (peer, stop);
+    work()
+}
+
 /// Runs a search on every volume of the snapshot, printing its answer to `out`: the number of matches, or the
-/// answer that says why not (the client's error, no volume, a failure).
+/// answer that says why not (the client's error, no volume, a failure). Files' data is read only while the
+/// client at the other end of `peer` is there.
 fn search(
     snap: &Snapshot,
     req: &SearchRequest,
     terminal: bool,
     out: &mut dyn Write,
+    peer: Option<&Conn>,
 ) -> std::result::Result<u64, Response> {
     let why = |e: uffs_search::Error| match e {
         uffs_search::Error::BadRequest(m) => Response::Refused(m),
@@ -457,15 +496,23 @@ fn search(
         })?;
         volumes.extend(l.searchers.iter().map(|_| vol));
     }
-    let inside = uffs_inside::VolumeContents::new(volumes);
+    let stop = Arc::new(AtomicBool::new(false));
+    let inside = uffs_inside::VolumeContents::new(volumes).stopped_by(stop.clone());
     let mut printer =
         Printer::to_writer(Box::new(out), &req.output, terminal).map_err(|e| why(e.into()))?;
-    let found = uffs_search::run_with(
-        &targets,
-        req,
-        &mut printer,
-        (!sources.is_empty()).then_some(&inside as &dyn uffs_search::Contents),
-    );
+    let mut run = || {
+        uffs_search::run_with(
+            &targets,
+            req,
+            &mut printer,
+            (!sources.is_empty()).then_some(&inside as &dyn uffs_search::Contents),
+        )
+    };
+    let found = if sources.is_empty() {
+        run()
+    } else {
+        while_connected(peer, &stop, run)
+    };
     if inside.unreadable() > 0 {
         log(&format!(
             "a query's data terms could not read {} file(s)",

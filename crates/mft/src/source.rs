@@ -584,7 +584,10 @@ mod tests {
         let spec = format!("{i}@2@vss{g}");
         let (volume, id) = split_store_id(&spec).unwrap();
         assert_eq!(volume, format!("{i}@2"));
-        assert_eq!(crate::vss::guid_text(&id), "3808876b-c176-4e48-b7ae-04046e6cc752");
+        assert_eq!(
+            crate::vss::guid_text(&id),
+            "3808876b-c176-4e48-b7ae-04046e6cc752"
+        );
         assert_eq!(path_of(&format!("{i}@2@vss{g}")), i);
         assert_eq!(path_of(&format!("{i}@2@vss3")), i);
         assert!(split_store_id(&format!("{i}@vss{{3808876b}}")).is_none());

@@ -75,10 +75,13 @@ impl DaemonBackend {
         })
     }
 
+    /// Sends `req`, handing each line of output to `each`. Once `stop` is set the connection is closed: the
+    /// daemon then stops reading files' data for this search (on Unix; a Windows pipe runs it to its end).
     fn ask(
         &self,
         req: &Request,
         mut each: impl FnMut(&str) -> std::io::Result<()>,
+        stop: Option<&Stop>,
     ) -> Result<Response, Error> {
         let conn = client::connect(&self.runtime)
             .map_err(|e| Error::Failed(e.to_string()))?
@@ -87,26 +90,49 @@ impl DaemonBackend {
                     "no uffs daemon is running: start it with `uffs daemon start`".into(),
                 )
             })?;
-        client::request(conn, req, |r| {
-            if let Response::Out(s) = r {
-                each(s).map_err(uffs_daemon::Error::Io)?;
+        #[cfg(unix)]
+        let closer = stop.and_then(|s| Some((s.flag().clone(), conn.try_clone().ok()?)));
+        #[cfg(not(unix))]
+        let _ = stop;
+        // Dropped when the answer is in: wakes the watcher at once.
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        std::thread::scope(|scope| {
+            #[cfg(unix)]
+            if let Some((stop, conn)) = &closer {
+                scope.spawn(move || {
+                    use std::sync::mpsc::RecvTimeoutError::Timeout;
+                    let tick = std::time::Duration::from_millis(20);
+                    while let Err(Timeout) = finished.recv_timeout(tick) {
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            conn.shut_down();
+                            return;
+                        }
+                    }
+                });
             }
-            Ok(())
+            #[cfg(not(unix))]
+            let _ = (scope, finished);
+            let answer = client::request(conn, req, |r| {
+                if let Response::Out(s) = r {
+                    each(s).map_err(uffs_daemon::Error::Io)?;
+                }
+                Ok(())
+            });
+            drop(done);
+            answer.map_err(|e| Error::Failed(e.to_string()))
         })
-        .map_err(|e| Error::Failed(e.to_string()))
     }
 }
 
 impl Backend for DaemonBackend {
-    /// The daemon reads the files' data itself: a `stop` set here does not reach it yet (the search ends when
-    /// the daemon is done, within the server's time limit for the client).
-    fn query(&self, req: &SearchRequest, out: &mut dyn Write, _stop: &Stop) -> Result<u64, Error> {
+    /// The daemon reads the files' data itself: a `stop` set here closes the connection, which it watches.
+    fn query(&self, req: &SearchRequest, out: &mut dyn Write, stop: &Stop) -> Result<u64, Error> {
         let ask = Request::Query {
             request: Box::new(req.clone()),
             terminal: false,
             binary: false,
         };
-        match self.ask(&ask, |s| out.write_all(s.as_bytes()))? {
+        match self.ask(&ask, |s| out.write_all(s.as_bytes()), Some(stop))? {
             Response::Done { found } => Ok(found),
             Response::Refused(e) => Err(Error::BadRequest(e)),
             Response::Unavailable(e) => Err(Error::Unavailable(e)),
@@ -118,7 +144,7 @@ impl Backend for DaemonBackend {
     }
 
     fn status(&self) -> Result<serde_json::Value, Error> {
-        match self.ask(&Request::Status {}, |_| Ok(()))? {
+        match self.ask(&Request::Status {}, |_| Ok(()), None)? {
             Response::Status(s) => {
                 let mut v = serde_json::to_value(s).map_err(|e| Error::Failed(e.to_string()))?;
                 times_as_iso(&mut v);

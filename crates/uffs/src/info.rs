@@ -354,11 +354,14 @@ fn shadows_text(v: &Volume, shadows: &Shadows) -> String {
             "  shadow copies {} (open one as {}@vssN){}\n",
             stores.len(),
             v.name,
-            shadows.storage.as_ref().map_or(String::new(), |st| format!(
-                ", their stores on volume {{{}}} ({})",
-                stores[0].storage.as_ref().map_or(String::new(), guid_text),
-                st.name
-            ))
+            shadows.storage.as_ref().map_or(
+                ", their stores on this volume".to_string(),
+                |st| format!(
+                    ", their stores on volume {{{}}} ({})",
+                    stores[0].storage.as_ref().map_or(String::new(), guid_text),
+                    st.name
+                )
+            )
         );
         let exposed = uffs_mft::vss::live::stores(&v.device).unwrap_or_default();
         for st in stores {

@@ -696,13 +696,54 @@ fn a_content_search_whose_http_client_hangs_up_stops_reading() {
     let Some(m) = EioMount::slowed(&img, &dir.join("counted"), 20) else {
         return cannot_run("python3-fusepy is not installed (scripts/setup.sh installs it)");
     };
-    let mut server = uffs()
+    let server = uffs()
         .args(["serve", "--source", s(&m.image()), "--bind", "127.0.0.1:0"])
         .env("UFFS_RUNTIME_DIR", dir.join("run"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    hang_up_stops_reading(server, &m);
+}
+
+/// The same through a `uffs serve` that answers from the daemon, which reads the files' data itself: the server
+/// closes its connection to the daemon, and the daemon, watching it, stops reading.
+#[test]
+fn a_daemon_search_whose_http_client_hangs_up_stops_reading() {
+    if !is_root() {
+        return cannot_run("a FUSE mount needs root");
+    }
+    let dir = scratch("faults-daemon-hang-up");
+    let img = needle_volume(&dir);
+    let Some(m) = EioMount::slowed(&img, &dir.join("counted"), 20) else {
+        return cannot_run("python3-fusepy is not installed (scripts/setup.sh installs it)");
+    };
+    let w = World::new("faults-daemon-hang-up");
+    w.start();
+    w.ok(&[
+        "volumes",
+        "add",
+        s(&m.image()),
+        "--name",
+        "needles",
+        "--refresh",
+        "never",
+    ]);
+    let server = w
+        .uffs()
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    hang_up_stops_reading(server, &m);
+    w.ok(&["daemon", "stop"]);
+}
+
+/// Asks `server` (a `uffs serve` whose first line out is its address) to count `content:needle` over the
+/// counted mount `m`, hangs up after 1.5 s, and checks that within a second of it the reading has stopped:
+/// nothing more is read in the next two.
+fn hang_up_stops_reading(mut server: std::process::Child, m: &EioMount) {
     let mut url = String::new();
     std::io::BufRead::read_line(
         &mut std::io::BufReader::new(server.stdout.take().unwrap()),
@@ -726,7 +767,6 @@ fn a_content_search_whose_http_client_hangs_up_stops_reading() {
     std::thread::sleep(Duration::from_millis(1500));
     let before = m.served() - asked;
     drop(client);
-    // Within a second of the hang-up the reading has stopped: nothing more is read in the next two.
     std::thread::sleep(Duration::from_secs(1));
     let at_stop = m.served();
     std::thread::sleep(Duration::from_secs(2));

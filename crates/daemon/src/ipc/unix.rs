@@ -61,6 +61,36 @@ impl Conn {
     pub fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         self.0.set_write_timeout(t)
     }
+
+    /// Whether the other end has closed its side, waiting at most `wait` to learn it: a read that sees the end
+    /// of the stream. Only once nothing more is expected (after a request): it sets the read timeout, and a byte
+    /// sent after all is read and dropped (`None`: the caller waits before asking again).
+    pub fn peer_closed_within(&self, wait: Duration) -> Option<bool> {
+        let _ = self.0.set_read_timeout(Some(wait));
+        match (&self.0).read(&mut [0u8; 1]) {
+            Ok(0) => Some(true),
+            Ok(_) => None,
+            Err(e) => Some(!matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+            )),
+        }
+    }
+
+    /// A second handle on the same connection, for [`Conn::shut_down`] from another thread.
+    pub fn try_clone(&self) -> io::Result<Conn> {
+        self.0.try_clone().map(Conn)
+    }
+
+    /// Ends the connection both ways: a read or write blocked on it in another thread returns.
+    pub fn shut_down(&self) {
+        let _ = self.0.shutdown(std::net::Shutdown::Both);
+    }
+
+    /// Ends reading only (a read blocked in another thread returns the end of the stream); writes go on.
+    pub fn shut_down_reading(&self) {
+        let _ = self.0.shutdown(std::net::Shutdown::Read);
+    }
 }
 
 impl Read for &Conn {
