@@ -341,6 +341,15 @@ fn volume_text(v: &Volume, siblings: &[Storage]) -> String {
         Ok(shadows) => s += &shadows_text(v, &shadows),
         Err(e) => s += &format!("  shadow copies unreadable: {e}\n"),
     }
+    if has_catalog(v) {
+        if let Ok(n @ 1..) = uffs_mft::vss::kept_for_others(&v.device) {
+            s += &format!(
+                "  keeps the stores of {n} shadow cop{} of another volume (give it as --shadow-storage to read \
+                 them through that volume)\n",
+                if n == 1 { "y" } else { "ies" }
+            );
+        }
+    }
     s
 }
 

@@ -637,6 +637,12 @@ fn stores_on_another_volume_read_as_the_states_they_hold() {
         "{wrong:?}"
     );
 
+    // The storage volume says whose it keeps.
+    let text = String::from_utf8(run_ok(uffs().args(["info", stor])).stdout).unwrap();
+    assert!(
+        text.contains("keeps the stores of 2 shadow copies of another volume"),
+        "{text}"
+    );
     // With it: the stores libvshadow lists, each read as its state.
     let with = ["--shadow-storage", stor];
     let text = String::from_utf8(run_ok(uffs().args(["info", p]).args(with)).stdout).unwrap();

@@ -174,6 +174,16 @@ pub fn without_store(volume: &dyn ReadAt) -> io::Result<Vec<u64>> {
     Ok(times)
 }
 
+/// How many stores `volume` keeps for other volumes' shadow copies: type-3 entries of its catalog without a
+/// type-2 entry (the shadow copies they are of are listed on the volumes they copy).
+pub fn kept_for_others(volume: &dyn ReadAt) -> io::Result<usize> {
+    let (described, located) = catalog(volume)?;
+    Ok(located
+        .iter()
+        .filter(|l| !described.iter().any(|d| d.0 == l.0))
+        .count())
+}
+
 /// The volume that holds this volume's shadow-copy stores, when it is another one: its GUID as stored (text by
 /// [`guid_text`]). Windows keeps a volume's shadow copies on another volume when told to (`vssadmin add
 /// shadowstorage /for=D: /on=E:`): the VSS header then names this volume at 0x40 and the storage volume at
