@@ -559,7 +559,7 @@ fn damaged_shadow_copy_metadata_is_one_line_and_exit_2() {
 /// with the stores it registers.
 #[test]
 fn stores_on_another_volume_read_as_the_states_they_hold() {
-    use common::live::{make_volume, random_op, Rng};
+    use common::live::make_volume;
     let dir = scratch("vss-elsewhere");
     let volume = make_volume(&dir, 48);
     let storage = dir.join("stor.img");
@@ -569,26 +569,17 @@ fn stores_on_another_volume_read_as_the_states_they_hold() {
             .args(["-q", "-F", "-f"])
             .arg(&storage),
     );
-    let states = [dir.join("a.img"), dir.join("b.img")];
-    let present = dir.join("c.img");
-    let mut counter = 0;
-    for (k, image) in states.iter().chain([&present]).enumerate() {
-        std::fs::copy(if k == 0 { &volume } else { &states[k - 1] }, image).unwrap();
-        let m = common::live::Mounted::new(image, &dir.join("mnt"));
-        let mut rng = Rng(0xe15e + k as u64);
-        for _ in 0..30 {
-            random_op(&mut rng, &m.dir, &mut counter);
-        }
+    let (states, present) = churned_states(&dir, &volume, 0xe15e, 30, |k, mounted| {
         // Rewritten in place: the same clusters hold 1s, then 2s, then 3s.
         let digits = vec![b'1' + k as u8; 100_000];
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .write(true)
             .truncate(false)
-            .open(m.dir.join("digits.txt"))
+            .open(mounted.join("digits.txt"))
             .unwrap();
         std::io::Write::write_all(&mut f, &digits).unwrap();
-    }
+    });
     run_ok(
         Command::new("python3")
             .arg(repo().join("scripts/make-vss-volume.py"))
@@ -757,6 +748,32 @@ fn stores_on_another_volume_read_as_the_states_they_hold() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Two earlier states of `volume` and the present, in `dir` as `([a.img, b.img], c.img)`: each a copy of the one
+/// before, changed through an ntfs-3g mount by `ops` random operations (seeded `seed + k`, `k` 0 to 2), then by
+/// `more(k, mount point)`.
+fn churned_states(
+    dir: &Path,
+    volume: &Path,
+    seed: u64,
+    ops: usize,
+    mut more: impl FnMut(usize, &Path),
+) -> ([PathBuf; 2], PathBuf) {
+    use common::live::{random_op, Rng};
+    let states = [dir.join("a.img"), dir.join("b.img")];
+    let present = dir.join("c.img");
+    let mut counter = 0;
+    for (k, image) in states.iter().chain([&present]).enumerate() {
+        std::fs::copy(if k == 0 { volume } else { &states[k - 1] }, image).unwrap();
+        let m = common::live::Mounted::new(image, &dir.join("mnt"));
+        let mut rng = Rng(seed + k as u64);
+        for _ in 0..ops {
+            random_op(&mut rng, &m.dir, &mut counter);
+        }
+        more(k, &m.dir);
+    }
+    (states, present)
+}
+
 /// Marks every catalog entry of the store with id `store` (text) unused, as Windows does when it deletes a
 /// shadow copy: the stores after it move down a position.
 fn delete_store(volume: &Path, store: &str) {
@@ -855,26 +872,17 @@ fn stores_keep_their_names_when_older_ones_are_deleted() {
 /// build of the state image, deleted entries included.
 #[test]
 fn store_deltas_export_as_fresh_builds_of_the_states_they_hold() {
-    use common::live::{make_volume, random_op, Rng};
+    use common::live::make_volume;
     let dir = scratch("vss-states");
     let volume = make_volume(&dir, 48);
-    let states = [dir.join("a.img"), dir.join("b.img")];
-    let present = dir.join("c.img");
-    let mut counter = 0;
-    for (k, image) in states.iter().chain([&present]).enumerate() {
-        std::fs::copy(if k == 0 { &volume } else { &states[k - 1] }, image).unwrap();
-        let m = common::live::Mounted::new(image, &dir.join("mnt"));
-        let mut rng = Rng(0x5eed + k as u64);
-        for _ in 0..60 {
-            random_op(&mut rng, &m.dir, &mut counter);
-        }
+    let (states, present) = churned_states(&dir, &volume, 0x5eed, 60, |k, mounted| {
         // New records past the MFT's end: the present's MFT is longer than the stores'.
-        let new = m.dir.join(format!("batch-{k}"));
+        let new = mounted.join(format!("batch-{k}"));
         std::fs::create_dir(&new).unwrap();
         for i in 0..150 {
             std::fs::write(new.join(format!("f{i}.txt")), format!("{k} {i}\n")).unwrap();
         }
-    }
+    });
     let script = repo().join("scripts/make-vss-volume.py");
     run_ok(
         Command::new("python3")
