@@ -36,6 +36,14 @@ pub enum Request {
         /// The output is binary (Parquet): answer with `bytes` lines rather than `out` ones.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         binary: bool,
+        /// A number the client chose, by which a `cancel` on another connection stops this search reading
+        /// files' data (its own client went away).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cancel_id: Option<u64>,
+    },
+    /// Stop reading files' data for the running query sent with this `cancel_id`; `ok` whether or not one runs.
+    Cancel {
+        id: u64,
     },
     // Braces, not unit variants: serde refuses unknown fields only in struct-like variants.
     Status {},
@@ -250,6 +258,11 @@ mod tests {
             parse_request(br#"{"op":"ping"}"#),
             Ok(Request::Ping {})
         ));
+        assert!(matches!(
+            parse_request(br#"{"op":"cancel","id":7}"#),
+            Ok(Request::Cancel { id: 7 })
+        ));
+        assert!(parse_request(br#"{"op":"cancel"}"#).is_err());
         assert!(parse_request(br#"{"op":"nope"}"#).is_err());
         assert!(parse_request(br#"{"op":"ping","x":1}"#).is_err());
         assert!(parse_request(b"\xff\xfe").is_err());

@@ -111,6 +111,8 @@ pub(crate) struct Shared {
     mapped: Mutex<Vec<Weak<Loaded>>>,
     pub(crate) stop: AtomicBool,
     queries: AtomicU64,
+    /// The stop flags of running queries that read files' data, by the `cancel_id` their clients gave.
+    cancels: Mutex<HashMap<u64, Arc<AtomicBool>>>,
     /// How each volume follows its source (see [`crate::refresh`]).
     pub(crate) follow: Mutex<HashMap<String, refresh::Follow>>,
     /// Held while a volume is checked and updated: one at a time.
@@ -227,6 +229,7 @@ fn new_shared(cfg: Config) -> Arc<Shared> {
         mapped: Mutex::new(Vec::new()),
         stop: AtomicBool::new(false),
         queries: AtomicU64::new(0),
+        cancels: Mutex::new(HashMap::new()),
         follow: Mutex::new(HashMap::new()),
         refreshing: Mutex::new(()),
         started: Instant::now(),
@@ -378,10 +381,18 @@ fn answer(
             ipc::wake(&shared.cfg.runtime);
             return;
         }
+        Ok(Request::Cancel { id }) => {
+            let cancels = shared.cancels.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(stop) = cancels.get(&id) {
+                stop.store(true, Ordering::Relaxed);
+            }
+            Response::Ok(true)
+        }
         Ok(Request::Query {
             request,
             terminal,
             binary,
+            cancel_id,
         }) => {
             shared.queries.fetch_add(1, Ordering::Relaxed);
             let snap = current(shared);
@@ -390,7 +401,15 @@ fn answer(
             } else {
                 protocol::OutWriter::new(&mut w)
             };
-            let r = search(&snap, &request, terminal, &mut out, peer);
+            let stop = Arc::new(AtomicBool::new(false));
+            let cancels = || shared.cancels.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(id) = cancel_id {
+                cancels().insert(id, stop.clone());
+            }
+            let r = search(&snap, &request, terminal, &mut out, peer, &stop);
+            if let Some(id) = cancel_id {
+                cancels().remove(&id);
+            }
             if out.finish().is_err() {
                 return; // the client went away
             }
@@ -439,14 +458,15 @@ fn while_connected<T>(peer: Option<&Conn>, stop: &Arc<AtomicBool>, work: impl Fn
 }
 
 /// Runs a search on every volume of the snapshot, printing its answer to `out`: the number of matches, or the
-/// answer that says why not (the client's error, no volume, a failure). Files' data is read only while the
-/// client at the other end of `peer` is there.
+/// answer that says why not (the client's error, no volume, a failure). Files' data is read only until `stop`
+/// is set (a `cancel`), and while the client at the other end of `peer` is there.
 fn search(
     snap: &Snapshot,
     req: &SearchRequest,
     terminal: bool,
     out: &mut dyn Write,
     peer: Option<&Conn>,
+    stop: &Arc<AtomicBool>,
 ) -> std::result::Result<u64, Response> {
     let why = |e: uffs_search::Error| match e {
         uffs_search::Error::BadRequest(m) => Response::Refused(m),
@@ -496,7 +516,6 @@ fn search(
         })?;
         volumes.extend(l.searchers.iter().map(|_| vol));
     }
-    let stop = Arc::new(AtomicBool::new(false));
     let inside = uffs_inside::VolumeContents::new(volumes).stopped_by(stop.clone());
     let mut printer =
         Printer::to_writer(Box::new(out), &req.output, terminal).map_err(|e| why(e.into()))?;
@@ -511,7 +530,7 @@ fn search(
     let found = if sources.is_empty() {
         run()
     } else {
-        while_connected(peer, &stop, run)
+        while_connected(peer, stop, run)
     };
     if inside.unreadable() > 0 {
         log(&format!(

@@ -75,13 +75,14 @@ impl DaemonBackend {
         })
     }
 
-    /// Sends `req`, handing each line of output to `each`. Once `stop` is set the connection is closed: the
-    /// daemon then stops reading files' data for this search (on Unix; a Windows pipe runs it to its end).
+    /// Sends `req`, handing each line of output to `each`. `cancel`: the stop of the request's own client and
+    /// the `cancel_id` `req` carries; once the stop is set, a `cancel` on a second connection tells the daemon to
+    /// stop reading files' data for it.
     fn ask(
         &self,
         req: &Request,
         mut each: impl FnMut(&str) -> std::io::Result<()>,
-        stop: Option<&Stop>,
+        cancel: Option<(&Stop, u64)>,
     ) -> Result<Response, Error> {
         let conn = client::connect(&self.runtime)
             .map_err(|e| Error::Failed(e.to_string()))?
@@ -90,28 +91,24 @@ impl DaemonBackend {
                     "no uffs daemon is running: start it with `uffs daemon start`".into(),
                 )
             })?;
-        #[cfg(unix)]
-        let closer = stop.and_then(|s| Some((s.flag().clone(), conn.try_clone().ok()?)));
-        #[cfg(not(unix))]
-        let _ = stop;
         // Dropped when the answer is in: wakes the watcher at once.
         let (done, finished) = std::sync::mpsc::channel::<()>();
         std::thread::scope(|scope| {
-            #[cfg(unix)]
-            if let Some((stop, conn)) = &closer {
+            if let Some((stop, id)) = cancel {
+                let (stop, runtime) = (stop.flag().clone(), &self.runtime);
                 scope.spawn(move || {
                     use std::sync::mpsc::RecvTimeoutError::Timeout;
                     let tick = std::time::Duration::from_millis(20);
                     while let Err(Timeout) = finished.recv_timeout(tick) {
                         if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                            conn.shut_down();
+                            if let Ok(Some(conn)) = client::connect(runtime) {
+                                let _ = client::request(conn, &Request::Cancel { id }, |_| Ok(()));
+                            }
                             return;
                         }
                     }
                 });
             }
-            #[cfg(not(unix))]
-            let _ = (scope, finished);
             let answer = client::request(conn, req, |r| {
                 if let Response::Out(s) = r {
                     each(s).map_err(uffs_daemon::Error::Io)?;
@@ -124,15 +121,27 @@ impl DaemonBackend {
     }
 }
 
+/// A number no other running query of this user's is likely to carry, for a `cancel`.
+fn cancel_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    (u64::from(std::process::id()) << 40) ^ t ^ n.rotate_left(20)
+}
+
 impl Backend for DaemonBackend {
-    /// The daemon reads the files' data itself: a `stop` set here closes the connection, which it watches.
+    /// The daemon reads the files' data itself: a `stop` set here sends it a `cancel` for this search.
     fn query(&self, req: &SearchRequest, out: &mut dyn Write, stop: &Stop) -> Result<u64, Error> {
+        let id = cancel_id();
         let ask = Request::Query {
             request: Box::new(req.clone()),
             terminal: false,
             binary: false,
+            cancel_id: Some(id),
         };
-        match self.ask(&ask, |s| out.write_all(s.as_bytes()), Some(stop))? {
+        match self.ask(&ask, |s| out.write_all(s.as_bytes()), Some((stop, id)))? {
             Response::Done { found } => Ok(found),
             Response::Refused(e) => Err(Error::BadRequest(e)),
             Response::Unavailable(e) => Err(Error::Unavailable(e)),

@@ -60,6 +60,7 @@ pub fn query(a: &SearchRequest) -> Result<bool> {
         request: Box::new(args),
         terminal,
         binary: parquet,
+        cancel_id: None,
     };
     let mut broken = false;
     let last = client::request(stream, &req, |r| {

@@ -77,16 +77,6 @@ impl Conn {
         }
     }
 
-    /// A second handle on the same connection, for [`Conn::shut_down`] from another thread.
-    pub fn try_clone(&self) -> io::Result<Conn> {
-        self.0.try_clone().map(Conn)
-    }
-
-    /// Ends the connection both ways: a read or write blocked on it in another thread returns.
-    pub fn shut_down(&self) {
-        let _ = self.0.shutdown(std::net::Shutdown::Both);
-    }
-
     /// Ends reading only (a read blocked in another thread returns the end of the stream); writes go on.
     pub fn shut_down_reading(&self) {
         let _ = self.0.shutdown(std::net::Shutdown::Read);
