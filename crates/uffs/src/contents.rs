@@ -203,14 +203,13 @@ fn index_file_stores(
             }
             None => (spec.to_string(), spec.to_string()),
         };
-        let mut src = crate::common::open_source(&one, None, false).with_context(|| what)?;
-        match &mut combined {
-            None => {
-                src.volumes.truncate(1);
-                combined = Some(src);
-            }
-            Some(c) => c.volumes.push(src.volumes.swap_remove(0)),
-        }
+        let mut src =
+            crate::common::open_source(&one, None, false).with_context(|| what.clone())?;
+        let volume = std::mem::take(&mut src.volumes)
+            .into_iter()
+            .next()
+            .ok_or_else(|| anyhow!("{what}: no volume uffs reads"))?;
+        combined.get_or_insert(src).volumes.push(volume);
     }
     combined.ok_or_else(|| anyhow!("{} has no volume to read", file.display()))
 }

@@ -145,8 +145,8 @@ fn offered_note() -> String {
 
 /// The shadow copies of `device` (volume `name`, for errors), with their stores found on the volume itself, on
 /// one of `siblings` (the NTFS partitions of the same disk, [`crate::Source::ntfs_partitions`]) or on an offered
-/// source. Their stores missing is not an error here ([`Shadows::
-/// missing`]); a damaged catalog, or a storage volume found but unreadable, is.
+/// source. Stores kept on a volume not found are not an error here (see `Shadows::missing`); a damaged
+/// catalog, or a storage volume found but unreadable, is.
 pub fn find(name: &str, device: &Device, siblings: &[Storage]) -> Result<Shadows> {
     let io = |e| Error::io(format!("{name}: shadow copies"), e);
     let mut shadows = Shadows {
