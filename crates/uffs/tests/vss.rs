@@ -341,6 +341,17 @@ fn export_lines(source: &Path, prefix: &str, extra: &[&str]) -> Vec<String> {
     v
 }
 
+/// What an index file of `present` with its stores exports: the present's rows, then each state's as `@vssN:`
+/// (state N is store N), sorted.
+fn present_and_states(present: &Path, states: &[PathBuf], extra: &[&str]) -> Vec<String> {
+    let mut want = export_lines(present, "", extra);
+    for (n, state) in states.iter().enumerate() {
+        want.extend(export_lines(state, &format!("@vss{}:", n + 1), extra));
+    }
+    want.sort();
+    want
+}
+
 /// `uffs index --snapshots` writes each store as a delta over the present's index (FILE.vssN), reading only the
 /// MFT records in blocks the store changed: what the index file exports for each store is what a whole build
 /// of that store (`IMG@vssN`) exports, row for row and column for column, deleted entries included; queries,
@@ -678,12 +689,10 @@ fn stores_on_another_volume_read_as_the_states_they_hold() {
             .arg(&file)
             .args(with),
     );
-    let mut want = export_lines(&present, "", &[]);
-    for (n, state) in states.iter().enumerate() {
-        want.extend(export_lines(state, &format!("@vss{}:", n + 1), &[]));
-    }
-    want.sort();
-    assert_eq!(export_lines(&file, "", &[]), want);
+    assert_eq!(
+        export_lines(&file, "", &[]),
+        present_and_states(&present, &states, &[])
+    );
     let found = run_ok(
         uffs()
             .arg("--index")
@@ -914,11 +923,7 @@ fn store_deltas_export_as_fresh_builds_of_the_states_they_hold() {
                 .arg(&file)
                 .args(extra),
         );
-        let mut want = export_lines(&present, "", extra);
-        for (n, state) in states.iter().enumerate() {
-            want.extend(export_lines(state, &format!("@vss{}:", n + 1), extra));
-        }
-        want.sort();
+        let want = present_and_states(&present, &states, extra);
         let got = export_lines(&file, "", extra);
         assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(&want) {
