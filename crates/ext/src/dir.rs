@@ -1,7 +1,9 @@
 //! Directory blocks: the linear entries (`inode`, `rec_len`, `name_len`, `file_type`, name) of every folder, read
 //! as plain blocks whether the folder is linear or an htree (an htree's interior blocks hold one empty entry
 //! spanning the block, and its root the `.` and `..` entries, so a linear read sees exactly the names), and the
-//! names of deleted entries still in the slack after a live one.
+//! names of deleted entries still in the slack after a live one. An htree's index entries (hash, block) lie in
+//! the space those spanning entries cover; they are not slack, and are passed over when looking for deleted names
+//! (The Sleuth Kit reads them as names: `^` or empty ones with the block number as their inode).
 
 use crate::{le16, le32};
 
@@ -28,11 +30,47 @@ fn needed(n: usize) -> usize {
     (8 + n).div_ceil(4) * 4
 }
 
+/// Which block of its folder a directory block is, for telling an htree's index from slack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A block of a linear folder (no `INDEX` flag).
+    Linear,
+    /// The first block of an htree folder: `.`, `..` and the root of the index.
+    HtreeRoot,
+    /// Any later block of an htree folder: names, or an interior node of the index.
+    HtreeOther,
+}
+
+/// The offset in `block` where the index entries in use end, when the entry at `at` (spanning `len` bytes) is
+/// where an htree keeps them: the root's `..` entry (followed by `dx_root_info`, then the entries) or an interior
+/// node's empty entry. `limit` must be what the block holds (with or without the 8-byte checksum tail) and
+/// `count` within it, so a leaf whose entries all were deleted is not taken for a node.
+fn index_end(block: &[u8], place: Place, at: usize, len: usize) -> Option<usize> {
+    let entries = match place {
+        Place::HtreeRoot if at == 12 && block.len() >= 0x28 => {
+            // dx_root_info: reserved_zero (4), hash_version, info_length (8), indirect_levels, flags.
+            (le32(block, 0x18) == 0 && block[0x1d] == 8).then_some(0x20)?
+        }
+        Place::HtreeOther if at == 0 && len == block.len() && block.len() >= 16 => {
+            (le32(block, 0) == 0 && block[6] == 0 && block[7] == 0).then_some(8)?
+        }
+        _ => return None,
+    };
+    let (limit, count) = (
+        usize::from(le16(block, entries)),
+        usize::from(le16(block, entries + 2)),
+    );
+    let room = (block.len() - entries) / 8;
+    let fits = limit == room || limit + 1 == room;
+    (fits && (1..=limit).contains(&count)).then_some(entries + 8 * count)
+}
+
 /// The names of one directory block (`filetype`: the `file_type` byte follows a one-byte `name_len`; else
 /// `name_len` is 16 bits). With `deleted`, the names in slack are given too. `Err` when an entry's lengths do not
 /// add up (the rest of the block is skipped).
 pub fn names(
     block: &[u8],
+    place: Place,
     block_size: usize,
     filetype: bool,
     deleted: bool,
@@ -76,7 +114,11 @@ pub fn names(
             } else {
                 needed(name_len)
             };
-            slack(&block[at + used.min(len)..at + len], filetype, inodes, out);
+            let mut from = at + used.min(len);
+            if let Some(end) = index_end(block, place, at, len) {
+                from = from.max(end.min(at + len));
+            }
+            slack(&block[from..at + len], filetype, inodes, out);
         }
         at += len;
     }
@@ -165,7 +207,7 @@ mod tests {
         block.extend(a);
         block.extend(entry(14, 1024 - 64, "b"));
         let mut out = Vec::new();
-        names(&block, 1024, true, true, 100, &mut out).unwrap();
+        names(&block, Place::Linear, 1024, true, true, 100, &mut out).unwrap();
         let got: Vec<(u32, &[u8], bool)> = out
             .iter()
             .map(|n| (n.inode, &n.name[..], n.deleted))
@@ -188,7 +230,43 @@ mod tests {
         block.extend(entry(3, 6, "x"));
         block.resize(1024, 0);
         let mut out = Vec::new();
-        assert!(names(&block, 1024, true, false, 100, &mut out).is_err());
+        assert!(names(&block, Place::Linear, 1024, true, false, 100, &mut out).is_err());
         assert_eq!(out.len(), 1);
+    }
+
+    /// An htree root (as the kernel writes it: `..` spanning the block, `dx_root_info`, limit 123 of a 1 KiB
+    /// block with a checksum tail) whose index entries happen to read as a deleted entry: inode 1 (the first
+    /// entry's block), rec_len 12 and a one-byte name from the next (hash 0x0201000c, block 7).
+    #[test]
+    fn an_htree_index_is_no_slack() {
+        let mut block = entry(2, 12, ".");
+        block.extend(entry(2, 1012, ".."));
+        block[0x1c..0x20].copy_from_slice(&[1, 8, 0, 0]);
+        for (at, word) in [
+            (0x20, 0x0003_007b_u32),
+            (0x24, 1),
+            (0x28, 0x0201_000c),
+            (0x2c, 7),
+        ] {
+            block[at..at + 4].copy_from_slice(&u32::to_le_bytes(word));
+        }
+        block[0x30..0x38].copy_from_slice(&[0xff, 0xff, 0xff, 0x7f, 2, 0, 0, 0]);
+        let read = |place| {
+            let mut out = Vec::new();
+            names(&block, place, 1024, true, true, 100, &mut out).unwrap();
+            out.into_iter().map(|n| n.name).collect::<Vec<_>>()
+        };
+        assert_eq!(read(Place::HtreeRoot), [b".".to_vec(), b"..".to_vec()]);
+        // Read as a linear folder's block, the same bytes give the name The Sleuth Kit lists.
+        assert_eq!(read(Place::Linear)[2], [7]);
+        // An interior node: an empty entry spanning the block, limit 126 (no tail) and count 2.
+        let mut node = vec![0u8; 1024];
+        node[4..6].copy_from_slice(&1024u16.to_le_bytes());
+        for (at, word) in [(8, 0x0002_007f_u32), (12, 1), (16, 0x0201_000c), (20, 7)] {
+            node[at..at + 4].copy_from_slice(&u32::to_le_bytes(word));
+        }
+        let mut out = Vec::new();
+        names(&node, Place::HtreeOther, 1024, true, true, 100, &mut out).unwrap();
+        assert!(out.is_empty(), "{out:?}");
     }
 }

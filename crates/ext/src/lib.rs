@@ -346,9 +346,16 @@ impl<R: ReadAt> Volume<R> {
             } else {
                 self.sb.block_size as usize
             };
+            let indexed = h.inline.is_none() && h.inode.has(inode::flags::INDEX);
             for (i, block) in bytes.chunks(bs).enumerate() {
+                let place = match (indexed, i) {
+                    (false, _) => dir::Place::Linear,
+                    (true, 0) => dir::Place::HtreeRoot,
+                    (true, _) => dir::Place::HtreeOther,
+                };
                 if let Err(why) = dir::names(
                     block,
+                    place,
                     self.sb.block_size as usize,
                     filetype,
                     opts.deleted,
