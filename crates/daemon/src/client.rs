@@ -56,7 +56,7 @@ pub fn request_within(
         let resp: Response = serde_json::from_slice(&buf)
             .map_err(|e| msg(format!("unreadable answer from the daemon: {e}")))?;
         match resp {
-            Response::Out(_) | Response::Bytes(_) => each(&resp)?,
+            Response::Out(_) | Response::Bytes(_) | Response::Warning(_) => each(&resp)?,
             last => return Ok(last),
         }
     }

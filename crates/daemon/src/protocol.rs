@@ -117,6 +117,9 @@ pub enum Response {
     Done {
         found: u64,
     },
+    /// Something the answer lacks (files whose data could not be read, a volume whose source is not at hand),
+    /// sent before `done`: the client says it and the answer is partial (the CLI's exit status 3).
+    Warning(String),
     /// A failure: reading an index, an unreadable request line.
     Error(String),
     /// The request is wrong (a bad query, an unknown column, volume or folder): the client can correct it.

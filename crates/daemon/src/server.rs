@@ -413,7 +413,17 @@ fn answer(
             if out.finish().is_err() {
                 return; // the client went away
             }
-            r.map_or_else(|e| e, |found| Response::Done { found })
+            match r {
+                Ok((found, warnings)) => {
+                    for warning in warnings {
+                        if protocol::send(&mut w, &Response::Warning(warning)).is_err() {
+                            return;
+                        }
+                    }
+                    Response::Done { found }
+                }
+                Err(e) => e,
+            }
         }
     };
     let _ = protocol::send(&mut w, &answer);
@@ -467,7 +477,7 @@ fn search(
     out: &mut dyn Write,
     peer: Option<&Conn>,
     stop: &Arc<AtomicBool>,
-) -> std::result::Result<u64, Response> {
+) -> std::result::Result<(u64, Vec<String>), Response> {
     let why = |e: uffs_search::Error| match e {
         uffs_search::Error::BadRequest(m) => Response::Refused(m),
         uffs_search::Error::Failed(m) => Response::Error(m),
@@ -489,34 +499,42 @@ fn search(
         .flat_map(|(l, p)| l.searchers.iter().map(move |s| (p.as_str(), s)))
         .collect();
     // content:, type: and hash: read the files' data: each volume's source is opened for them (the daemon's
-    // user must be able to read it, as for indexing).
+    // user must be able to read it, as for indexing). A volume whose source is not at hand (unplugged, a shadow
+    // copy deleted since) is left out of them, said in a warning: the answer is partial, as the CLI's is.
     let expr = uffs_search::compile(req, uffs_index::time::now()).map_err(why)?;
-    let sources = if uffs_search::contents::reads_data(req, &expr) {
+    let reads_data = uffs_search::contents::reads_data(req, &expr);
+    let mut warnings = Vec::new();
+    let sources: Vec<Option<uffs_mft::Source>> = if reads_data {
         snap.volumes
             .iter()
             .map(|l| {
-                l.entry.open(false).map_err(|e| {
-                    Response::Error(format!(
-                        "volume {}: reading the files' data from {}: {e}",
-                        l.entry.name, l.entry.source
-                    ))
-                })
+                let opened = l.entry.open(false).map_err(|e| e.to_string()).and_then(|s| {
+                    if s.volumes.is_empty() {
+                        Err("it has no volume uffs reads now".into())
+                    } else {
+                        Ok(s)
+                    }
+                });
+                opened
+                    .map_err(|e| {
+                        warnings.push(format!(
+                            "volume {}: reading the files' data from {}: {e}: its files match no content:, \
+                             type: or hash: term",
+                            l.entry.name, l.entry.source
+                        ))
+                    })
+                    .ok()
             })
-            .collect::<std::result::Result<Vec<_>, Response>>()?
+            .collect()
     } else {
         Vec::new()
     };
     let mut volumes = Vec::new();
     for (l, src) in snap.volumes.iter().zip(&sources) {
-        let vol = src.volumes.first().ok_or_else(|| {
-            Response::Error(format!(
-                "volume {}: {} has no volume uffs reads now",
-                l.entry.name, l.entry.source
-            ))
-        })?;
+        let vol = src.as_ref().and_then(|s| s.volumes.first());
         volumes.extend(l.searchers.iter().map(|_| vol));
     }
-    let inside = uffs_inside::VolumeContents::new(volumes).stopped_by(stop.clone());
+    let inside = uffs_inside::VolumeContents::partly(volumes).stopped_by(stop.clone());
     let mut printer =
         Printer::to_writer(Box::new(out), &req.output, terminal).map_err(|e| why(e.into()))?;
     let mut run = || {
@@ -524,24 +542,19 @@ fn search(
             &targets,
             req,
             &mut printer,
-            (!sources.is_empty()).then_some(&inside as &dyn uffs_search::Contents),
+            reads_data.then_some(&inside as &dyn uffs_search::Contents),
         )
     };
-    let found = if sources.is_empty() {
-        run()
-    } else {
+    let found = if reads_data {
         while_connected(peer, stop, run)
+    } else {
+        run()
     };
-    if inside.unreadable() > 0 {
-        log(&format!(
-            "a query's data terms could not read {} file(s)",
-            inside.unreadable()
-        ));
-    }
+    warnings.extend(inside.unreadable_warning());
     let finished = printer.finish();
     let found = found.map_err(why)?;
     finished.map_err(|e| why(uffs_search::Error::failed(e)))?;
-    Ok(found as u64)
+    Ok((found as u64, warnings))
 }
 
 fn status(shared: &Shared) -> Status {

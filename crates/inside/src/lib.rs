@@ -27,7 +27,8 @@ mod utf16;
 
 /// The volumes of a search, at hand to read: target `t` of the search reads `volumes[t]`.
 pub struct VolumeContents<'a> {
-    volumes: Vec<&'a Volume>,
+    /// `None`: the target's volume is not at hand (its source gone): its files match no data term.
+    volumes: Vec<Option<&'a Volume>>,
     unreadable: AtomicUsize,
     from_index_slack: AtomicUsize,
     /// Set by whoever asked when it went away: no further file is read (those left match no term).
@@ -37,6 +38,12 @@ pub struct VolumeContents<'a> {
 impl<'a> VolumeContents<'a> {
     /// `volumes[t]` is the volume of the search's target `t` (a volume under a delta is two targets, both its).
     pub fn new(volumes: Vec<&'a Volume>) -> VolumeContents<'a> {
+        Self::partly(volumes.into_iter().map(Some).collect())
+    }
+
+    /// As [`VolumeContents::new`], where a `None` target's volume is not at hand: its files match no data term
+    /// and have no type (whoever asked says so: they are not counted [`VolumeContents::unreadable`]).
+    pub fn partly(volumes: Vec<Option<&'a Volume>>) -> VolumeContents<'a> {
         VolumeContents {
             volumes,
             unreadable: AtomicUsize::new(0),
@@ -52,7 +59,7 @@ impl<'a> VolumeContents<'a> {
     }
 
     /// The volume of the search's target `target`.
-    fn volume(&self, target: usize) -> Result<&Volume, Error> {
+    fn volume(&self, target: usize) -> Result<Option<&Volume>, Error> {
         self.volumes.get(target).copied().ok_or_else(|| {
             Error::Failed(format!(
                 "no volume at hand for the search's target {target}"
@@ -63,6 +70,16 @@ impl<'a> VolumeContents<'a> {
     /// Files whose data could not be read so far (they matched no data term, or have no `type`).
     pub fn unreadable(&self) -> usize {
         self.unreadable.load(Ordering::Relaxed)
+    }
+
+    /// What to warn of when files could not be read (the answer is partial), in every front end's words.
+    pub fn unreadable_warning(&self) -> Option<String> {
+        let n = self.unreadable();
+        (n > 0).then(|| {
+            format!(
+                "{n} file(s) could not be read (encrypted or damaged): they match no content:, type: or hash: term"
+            )
+        })
     }
 
     /// Names from index slack a data term passed over so far: their record may hold another file now, so
@@ -136,7 +153,9 @@ impl Contents for VolumeContents<'_> {
         ids: Vec<EntryId>,
         filters: &[ContentFilter],
     ) -> Result<Vec<EntryId>, Error> {
-        let vol = self.volume(target)?;
+        let Some(vol) = self.volume(target)? else {
+            return Ok(Vec::new());
+        };
         let idx = searcher.index();
         let mut tests: Vec<(Test, &ContentFilter)> = filters
             .iter()
@@ -171,7 +190,9 @@ impl Contents for VolumeContents<'_> {
         searcher: &Searcher,
         ids: &[EntryId],
     ) -> Result<Vec<Option<&'static str>>, Error> {
-        let vol = self.volume(target)?;
+        let Some(vol) = self.volume(target)? else {
+            return Ok(vec![None; ids.len()]);
+        };
         let idx = searcher.index();
         // Folders and NTFS's own files have no type; the rest are read for their first bytes.
         let (files, at): (Vec<EntryId>, Vec<usize>) = ids

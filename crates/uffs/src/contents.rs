@@ -232,13 +232,9 @@ pub fn volume_contents<'a>(
 
 /// Says on stderr how many files the data terms could not read (they matched none): the answer is partial.
 pub fn report_unreadable(inside: &uffs_inside::VolumeContents<'_>) {
-    if inside.unreadable() > 0 {
+    if let Some(warning) = inside.unreadable_warning() {
         crate::common::mark_partial();
-        eprintln!(
-            "uffs: warning: {} file(s) could not be read (encrypted or damaged): they match no content:, type: or \
-             hash: term",
-            inside.unreadable()
-        );
+        eprintln!("uffs: warning: {warning}");
     }
     if inside.from_index_slack() > 0 {
         eprintln!(

@@ -69,6 +69,12 @@ pub fn query(a: &SearchRequest) -> Result<bool> {
             Response::Bytes(s) => std::borrow::Cow::Owned(
                 uffs_daemon::protocol::decode_bytes(s).map_err(uffs_daemon::Error::Msg)?,
             ),
+            // Sent before the end: what the answer lacks.
+            Response::Warning(w) => {
+                crate::common::mark_partial();
+                eprintln!("uffs: warning: {w}");
+                return Ok(());
+            }
             _ => return Ok(()),
         };
         if !broken {

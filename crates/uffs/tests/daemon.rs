@@ -603,3 +603,58 @@ fn grep_hash_and_cat_read_the_daemons_volumes() {
     );
     w.ok(&["daemon", "stop"]);
 }
+
+/// A search through the daemon keeps the exit-status contract of one without it: a file whose data a `content:`
+/// term cannot read (its stream marked encrypted) and a volume whose source went away are each said in a warning,
+/// the answer holds what could be read, and the status is 3 (partial).
+#[test]
+fn a_daemon_search_that_cannot_read_some_data_is_partial() {
+    let w = World::new("partial");
+    let [a, b] = ["a.img", "b.img"].map(|n| {
+        let p = w.dir.join(n);
+        std::fs::copy(fixture("content.img"), &p).unwrap();
+        p
+    });
+    set_data_flag(&a, 76, 0x4000); // plain/resident.txt
+    for p in [&a, &b] {
+        w.ok(&["volumes", "add", path_str(p)]);
+    }
+    w.start();
+    w.wait_ready(30);
+    let query = ["content:\"resident data\"", "--columns", "path"];
+    let alone = w
+        .uffs()
+        .args(query)
+        .arg("--source")
+        .arg(&a)
+        .output()
+        .unwrap();
+    let out = w.run(&query);
+    let (said, printed) = (
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout),
+    );
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert_eq!(alone.status.code(), Some(3));
+    assert!(
+        said.contains("1 file(s) could not be read")
+            && String::from_utf8_lossy(&alone.stderr).contains("1 file(s) could not be read"),
+        "{said}"
+    );
+    assert_eq!(printed.trim(), r"b:\plain\resident.txt");
+    // The second volume's image gone: its files match no data term, the first's are still read.
+    std::fs::remove_file(&b).unwrap();
+    let out = w.run(&["content:main", "--columns", "path"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(
+        said.contains("volume b: reading the files' data from"),
+        "{said}"
+    );
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        printed.contains(r"a:\") && !printed.contains(r"b:\"),
+        "{printed}"
+    );
+    w.ok(&["daemon", "stop"]);
+}
