@@ -87,9 +87,9 @@ ln -sfn "$loop_rw" "$WINEPREFIX/dosdevices/e::"
 # Wine's mount manager reads the drives when it starts: a server still running from before would not see D:.
 /usr/lib/wine/wineserver -k 2>/dev/null || true
 /usr/lib/wine/wineserver -w
-cargo build --release -q -p uffs
-target/release/uffs export "$loop" --format csv -o target/live-d.csv
-target/release/uffs export "$loop_fat" --format csv -o target/live-f.csv
+cargo build --profile suite -q -p uffs
+target/suite/uffs export "$loop" --format csv -o target/live-d.csv
+target/suite/uffs export "$loop_fat" --format csv -o target/live-f.csv
 export UFFS_TEST_LIVE_DRIVE=D: UFFS_TEST_LIVE_EXPORT="Z:${PWD//\//\\}\\target\\live-d.csv"
 export UFFS_TEST_LIVE_FAT_DRIVE=F: UFFS_TEST_LIVE_FAT_EXPORT="Z:${PWD//\//\\}\\target\\live-f.csv"
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=$wine

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what the tests need (idempotent; needs root), then runs every test.
+# The whole test suite: installs what the tests need (idempotent; needs root), then runs every test, built with
+# the `suite` profile (release without its LTO: see Cargo.toml).
 # Integration tests build their fixture volumes with mkntfs + ntfs-3g on first use (scripts/make-fixtures.sh).
 # Then the Windows build's daemon tests, under Wine (scripts/test-windows.sh).
 set -euo pipefail
@@ -10,5 +11,5 @@ else
   sudo scripts/setup.sh
 fi
 export PATH="$HOME/.cargo/bin:$PATH"
-cargo test --release --workspace "$@"
+cargo test --profile suite --workspace "$@"
 scripts/test-windows.sh
