@@ -135,6 +135,9 @@ mod id {
     /// Optional, in a shadow copy's delta: which store it gives (see [`crate::layer::StoreIdentity`]; deltas
     /// written before uffs kept it lack it, and older readers ignore it).
     pub const DELTA_STORE: u32 = 90;
+    /// Optional, in a shadow copy's delta whose store is kept on another volume found through a source the user
+    /// gave: that source, as UTF-8 (see [`crate::layer::StoreIdentity::storage`]).
+    pub const DELTA_STORAGE: u32 = 91;
     /// Optional, together: the timeline's records and their block offsets (see [`crate::timeline`]; files
     /// written before uffs kept them lack both, and older readers ignore them).
     pub const TIMELINE: u32 = 66;
@@ -638,6 +641,9 @@ pub fn write_delta(delta: &Delta, base: &Index, path: &Path) -> Result<(), FileE
         words.extend(id(&st.store_id));
         words.push(st.created);
         extra.push((id::DELTA_STORE, 8, bytes(words)));
+        if let Some(storage) = &st.storage {
+            extra.push((id::DELTA_STORAGE, 1, storage.as_bytes().to_vec().into()));
+        }
     }
     write_with(&delta.index, extra, path).map(|_| ())
 }
@@ -677,11 +683,13 @@ pub fn read_delta(path: &Path, base: &Index) -> Result<Delta, FileError> {
 /// `None` for a delta of no shadow copy, or one written before uffs recorded it.
 pub fn read_delta_store(path: &Path) -> Result<Option<crate::layer::StoreIdentity>, FileError> {
     let (map, index, table) = map_delta(path)?;
-    if let (Some((_, _, r)), Some(check)) = (
-        table.iter().find(|(i, ..)| *i == id::DELTA_STORE),
-        &index.check,
-    ) {
-        check.verify_range(r.clone())?;
+    if let Some(check) = &index.check {
+        for (_, _, r) in table
+            .iter()
+            .filter(|(i, ..)| [id::DELTA_STORE, id::DELTA_STORAGE].contains(i))
+        {
+            check.verify_range(r.clone())?;
+        }
     }
     store_identity(&map, &table)
 }
@@ -732,10 +740,15 @@ fn store_identity(
         g[8..].copy_from_slice(&b.to_le_bytes());
         g
     };
+    let storage = table
+        .iter()
+        .find(|(i, ..)| *i == id::DELTA_STORAGE)
+        .map(|(_, _, r)| String::from_utf8_lossy(&map[r.clone()]).into_owned());
     Ok(Some(crate::layer::StoreIdentity {
         shadow_copy_id: guid(w[0], w[1]),
         store_id: guid(w[2], w[3]),
         created: w[4],
+        storage,
     }))
 }
 

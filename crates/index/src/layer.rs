@@ -111,7 +111,7 @@ pub struct Delta {
 
 /// Which shadow copy a delta gives, named for good: Windows deletes the oldest stores when it needs room, and
 /// the positions of the others (`@vssN`) shift; these do not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreIdentity {
     /// The shadow copy's id (what `vssadmin list shadows` shows), as stored.
     pub shadow_copy_id: [u8; 16],
@@ -119,6 +119,9 @@ pub struct StoreIdentity {
     pub store_id: [u8; 16],
     /// When it was taken (FILETIME, UTC).
     pub created: u64,
+    /// The source its store was read from when the volume keeps its stores on another one that was given
+    /// (`--shadow-storage`), as an absolute path where it is one: offered again when the store is read later.
+    pub storage: Option<String>,
 }
 
 fn bit(words: &[u64], i: usize) -> bool {
@@ -331,7 +334,7 @@ pub fn apply(
     (
         Delta {
             index: Arc::new(idx),
-            store: prev.and_then(|d| d.store),
+            store: prev.and_then(|d| d.store.clone()),
             hidden,
             hashes,
         },

@@ -350,6 +350,15 @@ pub fn index_command(
     if let (true, Some(n)) = (snapshots, uffs_mft::source::split_suffixes(source).2) {
         bail!("{source} is shadow copy {n} of a volume: --snapshots takes the volume, and indexes its every copy");
     }
+    if update && snapshots {
+        // The volume that keeps the stores, as the file's stores remember it.
+        offer_remembered_storage(
+            uffs_index::file::read_delta_store(&store_path(output, 1))
+                .ok()
+                .flatten()
+                .as_ref(),
+        );
+    }
     let mut src = open_source(source, partition, snapshots)?;
     // With --snapshots, each volume is followed by its shadow copies.
     let (stores, present): (Vec<Volume>, Vec<Volume>) = std::mem::take(&mut src.volumes)
@@ -593,6 +602,7 @@ pub fn store_source(file: &Path, n: u32, source: &str) -> Result<String> {
     let path = store_path(file, n);
     let store = uffs_index::file::read_delta_store(&path)
         .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    offer_remembered_storage(store.as_ref());
     Ok(match store {
         Some(st) => format!(
             "{source}@vss{{{}}}",
@@ -600,6 +610,15 @@ pub fn store_source(file: &Path, n: u32, source: &str) -> Result<String> {
         ),
         None => format!("{source}@vss{n}"),
     })
+}
+
+/// Offers the volume that keeps a store, as the store's delta file remembers it (given with `--shadow-storage`
+/// when the index was written), so that it need not be given again. One that cannot be opened now is said by
+/// the open that needs it.
+fn offer_remembered_storage(store: Option<&uffs_index::layer::StoreIdentity>) {
+    if let Some(storage) = store.and_then(|s| s.storage.clone()) {
+        let _ = uffs_mft::vss::storage::offer(&[storage]);
+    }
 }
 
 /// Shadow copy `n` of index file `file` (whose index is `base`) as the parts of a volume of its own: its paths
@@ -923,6 +942,11 @@ pub fn store_delta(
             shadow_copy_id: s.shadow_copy_id,
             store_id: s.id,
             created: s.created,
+            // Kept on a volume the user gave: remembered, so that the store's data reads without it later.
+            storage: s
+                .storage
+                .as_ref()
+                .and_then(uffs_mft::vss::storage::offered_source_of),
         });
     let line = format!(
         "{}: {} of {} MFT records differ from the present; {} entries in all, as a delta of {} over the \

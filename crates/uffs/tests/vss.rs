@@ -680,14 +680,17 @@ fn stores_on_another_volume_read_as_the_states_they_hold() {
             n + 1
         );
     }
+    // Indexed with the storage volume given by a relative path: the file's stores remember it (made absolute),
+    // so their data reads, and the index updates, from anywhere without it.
     let file = dir.join("c.uffs");
     run_ok(
         uffs()
+            .current_dir(&dir)
             .arg("index")
             .arg(&present)
             .args(["--snapshots", "-o"])
             .arg(&file)
-            .args(with),
+            .args(["--shadow-storage", "stor.img"]),
     );
     assert_eq!(
         export_lines(&file, "", &[]),
@@ -697,12 +700,23 @@ fn stores_on_another_volume_read_as_the_states_they_hold() {
         uffs()
             .arg("--index")
             .arg(&file)
-            .args(["content:1111111111"])
-            .args(with),
+            .args(["content:1111111111"]),
     );
     assert_eq!(
         String::from_utf8(found.stdout).unwrap(),
         "@vss1:/digits.txt\n"
+    );
+    let updated = run_ok(
+        uffs()
+            .arg("index")
+            .arg(&present)
+            .args(["--snapshots", "--update", "-o"])
+            .arg(&file),
+    );
+    assert!(
+        String::from_utf8_lossy(&updated.stderr).contains("unchanged"),
+        "{}",
+        String::from_utf8_lossy(&updated.stderr)
     );
 
     // One disk: the storage volume is partition 1, the volume partition 2; found without being named.

@@ -57,6 +57,24 @@ pub fn offer(specs: &[String]) -> Result<()> {
     first_error.map_or(Ok(()), |e| Err(Error::Source(e)))
 }
 
+/// The offered source holding storage volume `guid`, its path made absolute, so that it can be offered again
+/// from anywhere later (an index file's stores remember it); `None` when no offered source holds it.
+pub fn offered_source_of(guid: &[u8; 16]) -> Option<String> {
+    let offered = OFFERED.lock().unwrap_or_else(|e| e.into_inner());
+    let (spec, _) = offered
+        .iter()
+        .find(|(_, found)| matches!(found, Ok(c) if c.iter().any(|(g, _)| g == guid)))?;
+    let path = crate::source::path_of(spec);
+    // A device (`\\.\E:`) is named as it is; a file's relative path is made absolute.
+    let absolute = (!path.starts_with(r"\\"))
+        .then(|| std::path::absolute(path).ok())
+        .flatten();
+    Some(match (absolute, spec.strip_prefix(path)) {
+        (Some(abs), Some(rest)) => format!("{}{rest}", abs.display()),
+        _ => spec.clone(),
+    })
+}
+
 /// The sources offered so far, in the order given.
 pub fn offered() -> Vec<String> {
     let offered = OFFERED.lock().unwrap_or_else(|e| e.into_inner());
