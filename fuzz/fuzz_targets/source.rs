@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     if std::fs::write(&path, data).is_err() {
         return;
     }
-    if let Ok(src) = uffs_mft::open(path.to_str().unwrap_or(""), None) {
+    if let Ok(src) = uffs_source::open(path.to_str().unwrap_or(""), None) {
         for vol in &src.volumes {
             let _ = vol.records_in_use();
             let opts = uffs_mft::ScanOptions { include_deleted: true, threads: 1, ..Default::default() };

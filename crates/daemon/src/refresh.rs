@@ -102,7 +102,7 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
         None => return (format!("{}: not loaded", e.name), 0),
     };
     let e = &l.entry;
-    let stamp = uffs_mft::device::write_stamp(&e.source);
+    let stamp = uffs_source::write_stamp(&e.source);
     let before = follow_of(shared, &e.name);
     set_follow(shared, &e.name, |f| f.last_check = Some(Instant::now()));
     if !forced && stamp.is_some() && stamp == before.write_stamp {

@@ -81,15 +81,15 @@ impl VolumeEntry {
         format!("{}:", self.name)
     }
 
-    /// Opens the entry's source (`check`: only to look for changes, [`uffs_mft::open_for_check`]), with the
+    /// Opens the entry's source (`check`: only to look for changes, [`uffs_source::open_for_check`]), with the
     /// volumes that keep its shadow copies' stores offered first.
-    pub fn open(&self, check: bool) -> uffs_mft::Result<uffs_mft::Source> {
+    pub fn open(&self, check: bool) -> uffs_mft::Result<uffs_source::Source> {
         // A storage volume that cannot be opened now is said by the open that needs it.
-        let _ = uffs_mft::vss::storage::offer(&self.shadow_storage);
+        let _ = uffs_source::storage::offer(&self.shadow_storage);
         if check {
-            uffs_mft::open_for_check(&self.source, self.partition)
+            uffs_source::open_for_check(&self.source, self.partition)
         } else {
-            uffs_mft::open(&self.source, self.partition)
+            uffs_source::open(&self.source, self.partition)
         }
     }
 }

@@ -504,7 +504,7 @@ fn search(
     let expr = uffs_search::compile(req, uffs_index::time::now()).map_err(why)?;
     let reads_data = uffs_search::contents::reads_data(req, &expr);
     let mut warnings = Vec::new();
-    let sources: Vec<Option<uffs_mft::Source>> = if reads_data {
+    let sources: Vec<Option<uffs_source::Source>> = if reads_data {
         snap.volumes
             .iter()
             .map(|l| {

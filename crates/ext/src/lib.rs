@@ -23,12 +23,10 @@ pub mod metadata;
 pub mod superblock;
 pub mod xattr;
 
-use std::fmt;
-
 use rayon::prelude::*;
 
 use uffs_fs::{attr, Kind, Run};
-pub use uffs_fs::{Entry, ReadAt, Scan, Space};
+pub use uffs_fs::{Entry, Error, ReadAt, Result, Scan, ScanOptions, Space};
 
 use group::Group;
 use inode::{flags, Inode};
@@ -47,37 +45,6 @@ pub fn volume_len(head: &[u8]) -> Option<u64> {
     let sb = head.get(superblock::OFFSET as usize..superblock::OFFSET as usize + 1024)?;
     Superblock::parse(sb, u64::MAX).ok().map(|s| s.volume_len())
 }
-
-/// What a scan keeps.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ScanOptions {
-    /// Deleted names too (from directory slack), with what their inodes still hold.
-    pub deleted: bool,
-}
-
-/// A volume that cannot be read at all; damage inside a readable one is a warning in [`Scan::warnings`].
-#[derive(Debug)]
-pub struct Error {
-    pub message: String,
-}
-
-impl Error {
-    pub fn new(message: impl Into<String>) -> Error {
-        Error {
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Error {}
-
-pub type Result<T> = std::result::Result<T, Error>;
 
 pub(crate) fn le16(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
@@ -705,4 +672,61 @@ fn attributes(i: &Inode, runs: &[Run]) -> u32 {
         a |= attr::SPARSE;
     }
     a
+}
+
+/// ext2, ext3 and ext4 as a file system of the source layer's list.
+pub struct Driver;
+
+impl uffs_fs::Driver for Driver {
+    fn names(&self) -> &'static str {
+        "ext2/3/4"
+    }
+
+    /// By the magic alone: a superblock that does not add up is then said to be one when it is opened.
+    fn probe(&self, head: &[u8]) -> Option<uffs_fs::FileSystem> {
+        probe(head).then(|| {
+            head.get(superblock::OFFSET as usize..superblock::OFFSET as usize + 1024)
+                .and_then(|b| Superblock::parse(b, u64::MAX).ok())
+                .map_or(uffs_fs::FileSystem::Ext4, |sb| filesystem_of(sb.flavor()))
+        })
+    }
+
+    fn volume_len(&self, head: &[u8]) -> Option<u64> {
+        volume_len(head)
+    }
+
+    fn open(&self, device: Box<dyn ReadAt>) -> Result<Box<dyn uffs_fs::Reader>> {
+        Ok(Box::new(Volume::open(device)?))
+    }
+}
+
+/// The index's name for a flavour.
+fn filesystem_of(flavor: &str) -> uffs_fs::FileSystem {
+    match flavor {
+        "ext2" => uffs_fs::FileSystem::Ext2,
+        "ext3" => uffs_fs::FileSystem::Ext3,
+        _ => uffs_fs::FileSystem::Ext4,
+    }
+}
+
+impl<R: ReadAt> uffs_fs::Reader for Volume<R> {
+    fn filesystem(&self) -> uffs_fs::FileSystem {
+        filesystem_of(self.flavor())
+    }
+
+    fn serial(&self) -> u64 {
+        Volume::serial(self)
+    }
+
+    fn facts(&self) -> Vec<(String, String)> {
+        Volume::facts(self)
+    }
+
+    fn space(&self) -> Option<Space> {
+        Some(Volume::space(self))
+    }
+
+    fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
+        Volume::scan(self, opts)
+    }
 }

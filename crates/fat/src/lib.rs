@@ -14,9 +14,7 @@ pub mod exfat;
 pub mod fat;
 pub mod time;
 
-use std::fmt;
-
-pub use uffs_fs::{Entry, ReadAt, Scan, Space};
+pub use uffs_fs::{Entry, Error, ReadAt, Result, Scan, ScanOptions, Space, SHORT_IMAGE};
 
 /// Which FAT a boot sector describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,9 +45,6 @@ pub fn probe(boot: &[u8]) -> Option<Flavor> {
     fat::probe(boot)
 }
 
-/// How the warning of an image shorter than its volume starts (a caller that says so itself, once, drops it).
-pub const SHORT_IMAGE: &str = "the image holds ";
-
 /// The volume's length in bytes as its FAT or exFAT boot sector gives it: for a device that does not tell its
 /// own size (a live drive under some drivers).
 pub fn volume_len(boot: &[u8]) -> Option<u64> {
@@ -63,38 +58,6 @@ pub fn volume_len(boot: &[u8]) -> Option<u64> {
     }
     fat::volume_len(boot)
 }
-
-/// What a scan keeps.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ScanOptions {
-    /// Deleted entries too, as the file system keeps them.
-    pub deleted: bool,
-}
-
-/// A volume that cannot be read at all (a boot sector that does not add up, a FAT past the end …); damage
-/// inside a readable volume is a warning in [`Scan::warnings`] instead.
-#[derive(Debug)]
-pub struct Error {
-    pub message: String,
-}
-
-impl Error {
-    pub fn new(message: impl Into<String>) -> Error {
-        Error {
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Error {}
-
-pub type Result<T> = std::result::Result<T, Error>;
 
 /// An opened FAT or exFAT volume.
 pub enum Volume<R: ReadAt> {
@@ -152,5 +115,60 @@ impl<R: ReadAt> Volume<R> {
             Volume::Fat(v) => v.space(),
             Volume::ExFat(v) => v.space(),
         }
+    }
+}
+
+/// FAT12/16/32 and exFAT as a file system of the source layer's list.
+pub struct Driver;
+
+impl uffs_fs::Driver for Driver {
+    fn names(&self) -> &'static str {
+        "FAT12/16/32, exFAT"
+    }
+
+    fn probe(&self, head: &[u8]) -> Option<uffs_fs::FileSystem> {
+        probe(head).map(Flavor::filesystem)
+    }
+
+    fn volume_len(&self, head: &[u8]) -> Option<u64> {
+        volume_len(head)
+    }
+
+    fn open(&self, device: Box<dyn ReadAt>) -> Result<Box<dyn uffs_fs::Reader>> {
+        Ok(Box::new(Volume::open(device)?))
+    }
+}
+
+impl Flavor {
+    /// The index's name for it.
+    pub fn filesystem(self) -> uffs_fs::FileSystem {
+        match self {
+            Flavor::Fat12 => uffs_fs::FileSystem::Fat12,
+            Flavor::Fat16 => uffs_fs::FileSystem::Fat16,
+            Flavor::Fat32 => uffs_fs::FileSystem::Fat32,
+            Flavor::ExFat => uffs_fs::FileSystem::ExFat,
+        }
+    }
+}
+
+impl<R: ReadAt> uffs_fs::Reader for Volume<R> {
+    fn filesystem(&self) -> uffs_fs::FileSystem {
+        self.flavor().filesystem()
+    }
+
+    fn serial(&self) -> u64 {
+        u64::from(Volume::serial(self))
+    }
+
+    fn facts(&self) -> Vec<(String, String)> {
+        Volume::facts(self)
+    }
+
+    fn space(&self) -> Option<Space> {
+        Volume::space(self).ok()
+    }
+
+    fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
+        Volume::scan(self, opts)
     }
 }

@@ -6,7 +6,7 @@
 
 /// FILETIME of 1970-01-01.
 const UNIX_EPOCH: u64 = 116_444_736_000_000_000;
-const TICKS_PER_SECOND: u64 = 10_000_000;
+use uffs_fs::time::TICKS_PER_SECOND;
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
@@ -45,19 +45,7 @@ pub fn dos_to_filetime(date: u16, time: u16, centis: u8) -> u64 {
     UNIX_EPOCH + secs * TICKS_PER_SECOND + u64::from(centis) * 100_000
 }
 
-/// Shifts a FILETIME by `seconds` (east of UTC positive: a local time at +01:00 is UTC minus an hour, so pass
-/// -3600 to turn it into UTC); 0 stays 0.
-pub fn shift(ft: u64, seconds: i64) -> u64 {
-    if ft == 0 {
-        return 0;
-    }
-    let delta = seconds.unsigned_abs() * TICKS_PER_SECOND;
-    if seconds >= 0 {
-        ft.saturating_add(delta)
-    } else {
-        ft.saturating_sub(delta).max(1)
-    }
-}
+pub use uffs_fs::time::shift;
 
 #[cfg(test)]
 mod tests {

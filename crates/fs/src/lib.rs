@@ -7,6 +7,13 @@
 //! * [`Scan`]: every entry of a volume, the warnings met on the way, and the volume's [`Space`].
 //! * [`ReadAt`]: positional reads of a volume's bytes, the one thing a reader needs from the image layer (its
 //!   trait, re-exported).
+//! * [`driver`]: the file-system interface: a [`Driver`] recognises and opens a volume, its [`Reader`] scans it.
+//! * [`time`]: FILETIME helpers the readers share.
+
+pub mod driver;
+pub mod time;
+
+pub use driver::{Driver, Error, FileSystem, Reader, Result, ScanOptions, PROBE_LEN, SHORT_IMAGE};
 
 /// Positional reads of a volume's bytes (offset 0 is the volume's first byte): the image layer's, which its
 /// devices, `[u8]` and `Vec<u8>` serve.

@@ -52,6 +52,15 @@ impl ReadAt for Vec<u8> {
     }
 }
 
+impl<T: ReadAt + ?Sized> ReadAt for Box<T> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        (**self).read_exact_at(buf, offset)
+    }
+    fn len(&self) -> u64 {
+        (**self).len()
+    }
+}
+
 impl<T: ReadAt + ?Sized> ReadAt for &T {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         (**self).read_exact_at(buf, offset)

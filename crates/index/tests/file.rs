@@ -8,7 +8,7 @@ use uffs_index::Index;
 
 fn sample() -> Index {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/windows-xp-mft/MFT");
-    let src = uffs_mft::open(p.to_str().unwrap(), None).expect("open sample");
+    let src = uffs_source::open(p.to_str().unwrap(), None).expect("open sample");
     let mut idx = uffs_mft::build_index(&src.volumes[0], &Default::default(), &|_, _| {})
         .expect("build")
         .0;
@@ -193,7 +193,7 @@ fn format_4_files_are_read_with_their_names() {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../tests/data")
             .join(rel);
-        let src = uffs_mft::open(p.to_str().unwrap(), None).expect("open sample");
+        let src = uffs_source::open(p.to_str().unwrap(), None).expect("open sample");
         let opts = uffs_mft::ScanOptions {
             include_deleted: true,
             ..Default::default()

@@ -62,10 +62,16 @@ impl Device {
     }
 
     /// Opens a live volume or disk of the running system (`\\.\C:`); its length is the device's, or else
-    /// the NTFS (or FAT, exFAT) boot sector's. `whole`: for a whole read, which first takes the journal's position and flushes
-    /// the volume's cache ([`crate::live::LiveDevice::settle`]); a check for changes needs neither.
+    /// the NTFS boot sector's, or else what `header_len` reads from the device's first 4 KiB (another file
+    /// system's header: the source layer asks its list). `whole`: for a whole read, which first takes the
+    /// journal's position and flushes the volume's cache ([`crate::live::LiveDevice::settle`]); a check for
+    /// changes needs neither.
     #[cfg(windows)]
-    pub fn open_live(path: &str, whole: bool) -> io::Result<Device> {
+    pub fn open_live(
+        path: &str,
+        whole: bool,
+        header_len: &dyn Fn(&[u8]) -> Option<u64>,
+    ) -> io::Result<Device> {
         let mut live = crate::live::LiveDevice::open(path)?;
         if whole {
             live.settle();
@@ -76,10 +82,10 @@ impl Device {
                 live.boot
                     .map(|b| (b.total_sectors + 1) * u64::from(b.bytes_per_sector))
             })
-            .or(live.fat_len)
+            .or_else(|| header_len(&live.head))
             .ok_or_else(|| {
                 io::Error::other(
-                    "the device does not tell its size and has no NTFS, FAT or exFAT boot sector",
+                    "the device does not tell its size and has no header of a file system uffs reads",
                 )
             })?;
         Ok(Device {
@@ -273,15 +279,14 @@ impl std::fmt::Debug for IoBuf {
 /// A cheap fingerprint of a source's writes, taken without reading it: for an image file its size and
 /// modification time, for a block device its write counters (`/sys/dev/block/MAJ:MIN/stat`). The same value
 /// later means nothing was written in between, so a periodic check can stop there; `None` when there is no such
-/// signal (then only reading the source tells). `spec` is a source as given, `@N`, `@vssN` and `@vss{GUID}`
-/// suffixes allowed.
-pub fn write_stamp(spec: &str) -> Option<u64> {
-    let path = Path::new(crate::source::path_of(spec)).to_path_buf();
-    let m = std::fs::metadata(&path).ok()?;
+/// signal (then only reading the source tells). `path` is the file or device a source reads (the source layer's
+/// `path_of` takes a spec's suffixes off).
+pub fn write_stamp(path: &Path) -> Option<u64> {
+    let m = std::fs::metadata(path).ok()?;
     use std::hash::Hasher as _;
     let mut h = twox_hash::XxHash3_64::new();
-    if let Some(pieces) = uffs_image::container::ewf::segments(&path)
-        .or_else(|| uffs_image::container::split::pieces(&path))
+    if let Some(pieces) = uffs_image::container::ewf::segments(path)
+        .or_else(|| uffs_image::container::split::pieces(path))
     {
         // Every piece's size and time: a write to any of them changes the stamp.
         for p in pieces {

@@ -27,7 +27,7 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    pub(crate) fn io(what: impl Into<String>, source: io::Error) -> Error {
+    pub fn io(what: impl Into<String>, source: io::Error) -> Error {
         Error::Io {
             what: what.into(),
             cause: source,

@@ -1,6 +1,7 @@
-//! Volumes of file systems other than NTFS (FAT12/16/32, exFAT and ext2/3/4): opened by their boot sector or superblock,
-//! scanned into the file-system-neutral entries of `uffs-fs`, and from there into an index; their files' data
-//! read through the runs those entries keep.
+//! Volumes of the file systems read through the file-system interface (`uffs_fs::Driver`; today FAT12/16/32,
+//! exFAT and ext2/3/4, registered in `uffs-source`): opened by their driver, scanned into the
+//! file-system-neutral entries of `uffs-fs`, and from there into an index; their files' data read through the
+//! runs those entries keep. Nothing here names a file system.
 //!
 //! NTFS has its own pipeline (plan, read, parse, build); these file systems hand over whole [`uffs_fs::Scan`]s,
 //! which this module turns into the index builder's record batches: an entry's id is its record number (FAT's
@@ -86,16 +87,13 @@ pub fn format_utc_offset(secs: i64) -> String {
 const WIN32: u8 = 1;
 const DOS: u8 = 2;
 
-/// The reader of one of those file systems.
-enum Reader {
-    Fat(uffs_fat::Volume<Device>),
-    Ext(uffs_ext::Volume<Device>),
-}
-
 /// A file system read into neutral entries.
 pub struct Neutral {
     pub filesystem: FileSystem,
-    fs: Reader,
+    /// The driver that opened it, which also reads its header's length ([`Neutral::volume_len`]).
+    driver: &'static dyn uffs_fs::Driver,
+    device: Device,
+    fs: Box<dyn uffs_fs::Reader>,
     /// Every entry, deleted ones included, sorted by id: one scan, made on first use and kept (a volume is opened
     /// afresh for each build or check, so this is the volume as that one saw it).
     scanned: OnceLock<std::result::Result<Arc<uffs_fs::Scan>, String>>,
@@ -147,37 +145,19 @@ impl DataMap {
 }
 
 impl Neutral {
-    /// The file system whose boot sector starts `device`, when uffs reads it this way; `None` for anything else
-    /// (NTFS, which has its own reader, included).
-    /// `head` is the volume's first bytes (2 KiB for ext's superblock; a FAT boot sector needs 512).
-    pub fn probe(head: &[u8]) -> Option<FileSystem> {
-        if let Some(f) = uffs_fat::probe(head) {
-            return Some(filesystem_of(f));
-        }
-        // By the magic alone: a superblock that does not add up is then said to be one when it is opened.
-        uffs_ext::probe(head).then(|| {
-            head.get(1024..2048)
-                .and_then(|b| uffs_ext::superblock::Superblock::parse(b, u64::MAX).ok())
-                .map_or(FileSystem::Ext4, |sb| ext_of(sb.flavor()))
-        })
-    }
-
-    /// Opens the file system on `device` (named `name` in messages).
-    pub fn open(name: &str, device: Device) -> Result<Neutral> {
-        let failed = |e: &dyn std::fmt::Display| Error::Source(format!("{name}: {e}"));
-        let mut head = vec![0u8; uffs_ext::PROBE_LEN];
-        let n = device
-            .read_head(&mut head, 0)
-            .map_err(|e| Error::io(format!("{name}: first sectors"), e))?;
-        let (filesystem, fs) = if uffs_fat::probe(&head[..n]).is_some() {
-            let v = uffs_fat::Volume::open(device).map_err(|e| failed(&e))?;
-            (filesystem_of(v.flavor()), Reader::Fat(v))
-        } else {
-            let v = uffs_ext::Volume::open(device).map_err(|e| failed(&e))?;
-            (ext_of(v.flavor()), Reader::Ext(v))
-        };
+    /// Opens the file system on `device` (named `name` in messages) with `driver`, whose probe knew it.
+    pub fn open(
+        name: &str,
+        device: Device,
+        driver: &'static dyn uffs_fs::Driver,
+    ) -> Result<Neutral> {
+        let fs = driver
+            .open(Box::new(device.clone()))
+            .map_err(|e| Error::Source(format!("{name}: {e}")))?;
         Ok(Neutral {
-            filesystem,
+            filesystem: fs.filesystem(),
+            driver,
+            device,
             fs,
             scanned: OnceLock::new(),
             data: OnceLock::new(),
@@ -185,41 +165,35 @@ impl Neutral {
         })
     }
 
+    /// The volume's length as its header gives it (see [`uffs_fs::Driver::volume_len`]).
+    pub fn volume_len(&self) -> Option<u64> {
+        let mut head = vec![0u8; uffs_fs::PROBE_LEN];
+        let n = self.device.read_head(&mut head, 0).ok()?;
+        self.driver.volume_len(&head[..n])
+    }
+
     /// What `uffs info` shows of the file system: its geometry, label, serial and space.
     pub fn facts(&self) -> Vec<(String, String)> {
-        match &self.fs {
-            Reader::Fat(v) => v.facts(),
-            Reader::Ext(v) => v.facts(),
-        }
+        self.fs.facts()
     }
 
     pub fn serial(&self) -> u64 {
-        match &self.fs {
-            Reader::Fat(v) => u64::from(v.serial()),
-            Reader::Ext(v) => v.serial(),
-        }
+        self.fs.serial()
     }
 
     /// The volume's space from its own allocation table.
     pub fn space(&self) -> Option<uffs_fs::Space> {
-        match &self.fs {
-            Reader::Fat(v) => v.space().ok(),
-            Reader::Ext(v) => Some(v.space()),
-        }
+        self.fs.space()
     }
 
     /// Every entry, deleted ones included, sorted by id (read once, then kept).
     pub fn scan(&self, name: &str) -> Result<Arc<uffs_fs::Scan>> {
         self.scanned
             .get_or_init(|| {
-                let mut scan = match &self.fs {
-                    Reader::Fat(v) => v
-                        .scan(&uffs_fat::ScanOptions { deleted: true })
-                        .map_err(|e| format!("{name}: {e}")),
-                    Reader::Ext(v) => v
-                        .scan(&uffs_ext::ScanOptions { deleted: true })
-                        .map_err(|e| format!("{name}: {e}")),
-                }?;
+                let mut scan = self
+                    .fs
+                    .scan(&uffs_fs::ScanOptions { deleted: true })
+                    .map_err(|e| format!("{name}: {e}"))?;
                 sort_by_id(&mut scan.entries);
                 Ok(Arc::new(scan))
             })
@@ -306,25 +280,6 @@ impl Neutral {
     }
 }
 
-/// The index's name for a FAT flavour.
-fn filesystem_of(f: uffs_fat::Flavor) -> FileSystem {
-    match f {
-        uffs_fat::Flavor::Fat12 => FileSystem::Fat12,
-        uffs_fat::Flavor::Fat16 => FileSystem::Fat16,
-        uffs_fat::Flavor::Fat32 => FileSystem::Fat32,
-        uffs_fat::Flavor::ExFat => FileSystem::ExFat,
-    }
-}
-
-/// The index's name for an ext flavour.
-fn ext_of(flavor: &str) -> FileSystem {
-    match flavor {
-        "ext2" => FileSystem::Ext2,
-        "ext3" => FileSystem::Ext3,
-        _ => FileSystem::Ext4,
-    }
-}
-
 /// An entry's record number and sequence number in the index: the id's low 32 bits and the next 16 (ids are at
 /// most 48 bits), so that `record | sequence << 32` gives the id back.
 pub fn record_of(id: u64) -> (u64, u16) {
@@ -359,7 +314,7 @@ pub(crate) fn build_index(
         warnings: scan
             .warnings
             .iter()
-            .filter(|w| !w.starts_with(uffs_fat::SHORT_IMAGE))
+            .filter(|w| !w.starts_with(uffs_fs::SHORT_IMAGE))
             .cloned()
             .collect(),
         ..ScanReport::default()
@@ -497,7 +452,7 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
         let dir = e.kind == Kind::Folder;
         let at = |t: u64| {
             if e.local_times {
-                uffs_fat::time::shift(t, shift)
+                uffs_fs::time::shift(t, shift)
             } else {
                 t
             }

@@ -12,8 +12,29 @@ use uffs_ntfs::runlist::Run;
 use uffs_ntfs::utf16;
 
 use crate::device::Device;
-use crate::source::PartitionInfo;
 use crate::{Error, Result};
+
+/// A partition of a whole disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionInfo {
+    /// 1-based: MBR primaries 1–4 by slot, logical partitions from 5; GPT by entry position.
+    pub index: u32,
+    pub start: u64,
+    pub len: u64,
+    /// Partition type as the table states it (`0x07`, a GPT type GUID or its name).
+    pub kind: String,
+    /// Its first sector is an NTFS boot sector.
+    pub ntfs: bool,
+    /// The file system its first sector starts, when uffs reads it (NTFS, FAT12/16/32, exFAT, ext2/3/4).
+    pub filesystem: Option<uffs_index::FileSystem>,
+}
+
+impl PartitionInfo {
+    /// uffs reads the file system it holds.
+    pub fn readable(&self) -> bool {
+        self.filesystem.is_some()
+    }
+}
 
 /// A contiguous piece of the `$MFT` stream: `len` bytes from `mft_offset` in the stream are at `device_offset`
 /// on the device (`None` for a sparse hole, which reads as zeros).
@@ -285,14 +306,16 @@ impl Volume {
         Ok(v)
     }
 
-    /// Opens the volume of another file system than NTFS on `device` (its boot sector at offset 0; see
-    /// [`crate::neutral`]). The MFT fields are empty: nothing reads them for such a volume.
+    /// Opens the volume of another file system than NTFS on `device` (its boot sector at offset 0) with
+    /// `driver`, whose probe knew it (see [`crate::neutral`]). The MFT fields are empty: nothing reads them for
+    /// such a volume.
     pub fn open_neutral(
         name: &str,
         device: Device,
         partition: Option<PartitionInfo>,
+        driver: &'static dyn uffs_fs::Driver,
     ) -> Result<Volume> {
-        let fs = crate::neutral::Neutral::open(name, device.clone())?;
+        let fs = crate::neutral::Neutral::open(name, device.clone(), driver)?;
         let space = fs.space();
         Ok(Volume {
             name: name.to_string(),
@@ -320,11 +343,7 @@ impl Volume {
     pub fn truncated(&self) -> Option<(u64, u64)> {
         let needs = match (&self.boot, &self.fs) {
             (Some(b), _) => b.volume_size(),
-            (None, Some(_)) => {
-                let mut head = [0u8; uffs_ext::PROBE_LEN];
-                let n = self.device.read_head(&mut head, 0).ok()?;
-                uffs_fat::volume_len(&head[..n]).or_else(|| uffs_ext::volume_len(&head[..n]))?
-            }
+            (None, Some(fs)) => fs.volume_len()?,
             (None, None) => return None,
         };
         let holds = self.device.len();

@@ -19,7 +19,7 @@ fn index(rel: &str, deleted: bool) -> Index {
 }
 
 fn index_of(path: &Path, deleted: bool) -> Index {
-    let src = uffs_mft::open(path.to_str().expect("utf-8"), None).expect("open sample");
+    let src = uffs_source::open(path.to_str().expect("utf-8"), None).expect("open sample");
     let opts = uffs_mft::ScanOptions {
         include_deleted: deleted,
         ..Default::default()

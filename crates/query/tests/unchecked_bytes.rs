@@ -25,7 +25,7 @@ impl Rng {
 
 fn good_file(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/windows-xp-mft/MFT");
-    let src = uffs_mft::open(path.to_str().expect("utf-8"), None).expect("open sample");
+    let src = uffs_source::open(path.to_str().expect("utf-8"), None).expect("open sample");
     let (mut idx, _) =
         uffs_mft::build_index(&src.volumes[0], &Default::default(), &|_, _| {}).expect("build");
     idx.add_search_aids();

@@ -26,7 +26,7 @@ pub fn run(
     let mut results = Vec::new();
     for run in 0..runs.max(1) {
         let t = Instant::now();
-        let src = uffs_mft::open(spec, partition)?;
+        let src = uffs_source::open(spec, partition)?;
         let open = t.elapsed();
         for vol in &src.volumes {
             let pb = progress_bar(&format!("run {}", run + 1));

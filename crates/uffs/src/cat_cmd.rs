@@ -117,7 +117,7 @@ fn with_volume(
     named_partition: Option<u32>,
     named_store: Option<u32>,
 ) -> Result<(String, Option<u32>)> {
-    let (_, at, store) = uffs_mft::source::split_suffixes(source);
+    let (_, at, store) = uffs_source::split_suffixes(source);
     let given = partition.or(at);
     let partition = match (given, named_partition) {
         (Some(a), Some(b)) if a != b => {

@@ -199,11 +199,11 @@ pub fn open_source(
     spec: &str,
     partition: Option<u32>,
     snapshots: bool,
-) -> Result<uffs_mft::Source> {
+) -> Result<uffs_source::Source> {
     let src = if snapshots {
-        uffs_mft::open_with_snapshots(spec, partition)?
+        uffs_source::open_with_snapshots(spec, partition)?
     } else {
-        uffs_mft::open(spec, partition)?
+        uffs_source::open(spec, partition)?
     };
     static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     if let Some((point, fstype)) = crate::mounted::mount_of(spec) {
@@ -347,7 +347,7 @@ pub fn index_command(
     } = mode;
     // An index written with --snapshots keeps its stores through updates.
     let snapshots = snapshots || (update && store_path(output, 1).exists());
-    if let (true, Some(n)) = (snapshots, uffs_mft::source::split_suffixes(source).2) {
+    if let (true, Some(n)) = (snapshots, uffs_source::split_suffixes(source).2) {
         bail!("{source} is shadow copy {n} of a volume: --snapshots takes the volume, and indexes its every copy");
     }
     if update && snapshots {
@@ -363,7 +363,7 @@ pub fn index_command(
     // With --snapshots, each volume is followed by its shadow copies.
     let (stores, present): (Vec<Volume>, Vec<Volume>) = std::mem::take(&mut src.volumes)
         .into_iter()
-        .partition(|v| snapshots && uffs_mft::source::split_suffixes(&v.name).2.is_some());
+        .partition(|v| snapshots && uffs_source::split_suffixes(&v.name).2.is_some());
     src.volumes = present;
     let vol = only_volume(
         &src,
@@ -617,7 +617,7 @@ pub fn store_source(file: &Path, n: u32, source: &str) -> Result<String> {
 /// the open that needs it.
 fn offer_remembered_storage(store: Option<&uffs_index::layer::StoreIdentity>) {
     if let Some(storage) = store.and_then(|s| s.storage.clone()) {
-        let _ = uffs_mft::vss::storage::offer(&[storage]);
+        let _ = uffs_source::storage::offer(&[storage]);
     }
 }
 
@@ -695,7 +695,7 @@ pub(crate) fn index_error(path: &Path, e: uffs_index::file::FileError) -> anyhow
     if matches!(e, uffs_index::file::FileError::BadMagic)
         && path
             .to_str()
-            .is_some_and(|p| uffs_mft::open(p, None).is_ok())
+            .is_some_and(|p| uffs_source::open(p, None).is_ok())
     {
         return anyhow!(
             "{shown} is not a uffs index but a volume, disk or $MFT capture: search it with `--source {shown}`, \
@@ -819,7 +819,7 @@ fn remove_stores(path: &Path, from: u32) {
 /// The one NTFS volume of a source, or an error that names each (`disk.img@1`, `disk.img@3`) and shows the
 /// command (`before` SPEC `after`) for the first.
 pub fn only_volume<'a>(
-    src: &'a uffs_mft::Source,
+    src: &'a uffs_source::Source,
     spec: &str,
     before: &str,
     after: &str,
@@ -896,7 +896,7 @@ pub fn load_indexes_with(
     // The volume the stores that follow it are shadow copies of: its index, and the map a delta over it needs.
     let mut present: Option<(&Volume, Arc<Index>, Option<BaseMap>)> = None;
     for vol in &src.volumes {
-        let store = uffs_mft::source::split_suffixes(&vol.name).2;
+        let store = uffs_source::split_suffixes(&vol.name).2;
         let prefix = match (&vol.partition, store, several) {
             (_, _, false) | (None, None, _) => String::new(),
             (Some(p), None, true) => format!("@{}:", p.index),
@@ -946,7 +946,7 @@ pub fn store_delta(
             storage: s
                 .storage
                 .as_ref()
-                .and_then(uffs_mft::vss::storage::offered_source_of),
+                .and_then(uffs_source::storage::offered_source_of),
         });
     let line = format!(
         "{}: {} of {} MFT records differ from the present; {} entries in all, as a delta of {} over the \

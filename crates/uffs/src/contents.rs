@@ -59,7 +59,7 @@ pub struct Selection {
     /// Shared: a server selects from the indexes it holds for every request.
     pub targets: Arc<Vec<(String, Searcher)>>,
     /// The volumes of the source, in the order the targets' volumes are.
-    pub source: uffs_mft::Source,
+    pub source: uffs_source::Source,
     /// What the source was opened as (for messages).
     pub source_spec: String,
     /// The files and streams selected, in the request's order: (target, entry). Folders are left out.
@@ -142,7 +142,7 @@ pub fn open_data_source(
     place: &Place,
     targets: &[(&str, &Searcher)],
     what: &str,
-) -> Result<(uffs_mft::Source, String)> {
+) -> Result<(uffs_source::Source, String)> {
     let first = targets[0].1.index();
     if place.index.is_none() && place.source.is_none() {
         return crate::registered::source(targets, what);
@@ -172,7 +172,7 @@ pub fn open_data_source(
     let source = crate::common::open_source(&spec, partition, place.snapshots || stores)
         .with_context(|| at_hand(&spec))?;
     // A capture holds only the data resident in its records: most files' contents are not in it.
-    if source.kind == uffs_mft::SourceKind::RawMft {
+    if source.kind == uffs_source::SourceKind::RawMft {
         bail!("{spec} is a raw $MFT capture: it holds the records but not the files' data, which {what} reads");
     }
     Ok((source, spec))
@@ -185,8 +185,8 @@ fn index_file_stores(
     file: &std::path::Path,
     targets: &[(&str, &Searcher)],
     spec: &str,
-) -> Result<uffs_mft::Source> {
-    let mut combined: Option<uffs_mft::Source> = None;
+) -> Result<uffs_source::Source> {
+    let mut combined: Option<uffs_source::Source> = None;
     let mut last = None;
     for (prefix, _) in targets {
         if last == Some(*prefix) {
@@ -217,7 +217,7 @@ fn index_file_stores(
 /// The data terms' reader over `source`, each target reading its volume.
 pub fn volume_contents<'a>(
     targets: &[(&str, &Searcher)],
-    source: &'a uffs_mft::Source,
+    source: &'a uffs_source::Source,
 ) -> Result<uffs_inside::VolumeContents<'a>> {
     let volumes = (0..targets.len())
         .map(|t| {

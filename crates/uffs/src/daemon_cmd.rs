@@ -355,7 +355,8 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 .collect();
             if found.is_empty() {
                 println!(
-                    "no NTFS, FAT or exFAT volume to add (see `uffs info` and `uffs volumes list`)"
+                    "no volume of a file system uffs reads ({}) to add (see `uffs info` and `uffs volumes list`)",
+                    uffs_source::names()
                 );
                 return Ok(());
             }
@@ -364,10 +365,10 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
     };
     // The volumes that keep shadow copies' stores (--shadow-storage), as the daemon will open them: by an absolute
     // path where they name a file.
-    let shadow_storage: Vec<String> = uffs_mft::vss::storage::offered()
+    let shadow_storage: Vec<String> = uffs_source::storage::offered()
         .into_iter()
         .map(|s| {
-            let p = std::path::Path::new(uffs_mft::source::split_suffixes(&s).0);
+            let p = std::path::Path::new(uffs_source::split_suffixes(&s).0);
             match std::fs::canonicalize(p) {
                 Ok(abs) if p.exists() => {
                     s.replacen(&*p.to_string_lossy(), &abs.to_string_lossy(), 1)
@@ -399,7 +400,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 r => r?,
             }
         }
-        let opened = match uffs_mft::open(src, partition) {
+        let opened = match uffs_source::open(src, partition) {
             Ok(o) => o,
             // With --all, a drive that cannot be read is passed over; if none could be read for want of
             // rights, that is the error (below).
@@ -430,7 +431,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         let stores = if *snapshots {
             let v = &opened.volumes[0];
             let shadows =
-                uffs_mft::vss::storage::find(&v.name, &v.device, &opened.ntfs_partitions()?)?;
+                uffs_source::storage::find(&v.name, &v.device, &opened.ntfs_partitions()?)?;
             if let Some(e) = shadows.not_at_hand(&v.name) {
                 return Err(e.into());
             }

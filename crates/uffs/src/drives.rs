@@ -49,17 +49,11 @@ pub fn volumes() -> (Vec<Found>, Vec<String>) {
         .filter_map(|l| l.split_whitespace().nth(3))
     {
         let path = format!("/dev/{name}");
-        // Enough for ext's superblock (at byte 1,024).
-        let mut head = [0u8; 2048];
+        let mut head = vec![0u8; uffs_fs::PROBE_LEN];
         let filesystem = match std::fs::File::open(&path) {
-            Ok(mut f) => {
-                if f.read_exact(&mut head).is_err() {
-                    None
-                } else if uffs_ntfs::boot::is_ntfs(&head) {
-                    Some(uffs_index::FileSystem::Ntfs)
-                } else {
-                    uffs_mft::neutral::Neutral::probe(&head)
-                }
+            Ok(f) => {
+                let n = f.take(head.len() as u64).read(&mut head).unwrap_or(0);
+                uffs_source::probe(&head[..n]).map(|(fs, _)| fs)
             }
             Err(e) => {
                 if e.kind() == std::io::ErrorKind::PermissionDenied {

@@ -188,7 +188,7 @@ fn by_content(
         format!("reading contents from {src_spec} (the volume must be at hand for --by content)")
     })?;
     // A capture holds only the data resident in its records: most files' contents are not in it.
-    if src.kind == uffs_mft::SourceKind::RawMft {
+    if src.kind == uffs_source::SourceKind::RawMft {
         bail!(
             "{src_spec} is a raw $MFT capture, which holds the records but not the files' contents: \
              compare with --by size or --by name instead"

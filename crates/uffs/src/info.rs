@@ -3,8 +3,9 @@
 use anyhow::Result;
 use serde_json::{json, Value};
 use uffs_mft::vss::guid_text;
-use uffs_mft::vss::storage::{Shadows, Storage};
-use uffs_mft::{Source, Volume};
+use uffs_mft::Volume;
+use uffs_source::storage::{Shadows, Storage};
+use uffs_source::Source;
 
 use crate::common::thousands;
 
@@ -16,7 +17,7 @@ pub fn list(as_json: bool) -> Result<()> {
     // Wanting rights is said once, after the list, not on every line.
     let mut denied = None;
     for f in &found {
-        let opened = uffs_mft::open_for_check(&f.spec, None);
+        let opened = uffs_source::open_for_check(&f.spec, None);
         let (size, records, error) = match &opened {
             Ok(src) => (
                 src.volumes.iter().map(volume_bytes).sum::<u64>(),
@@ -87,7 +88,10 @@ pub fn list(as_json: bool) -> Result<()> {
         return Ok(());
     }
     if found.is_empty() {
-        println!("no NTFS, FAT or exFAT volume found");
+        println!(
+            "no volume of a file system uffs reads ({}) found",
+            uffs_source::names()
+        );
     }
     if let Some(why) = denied {
         println!("({why})");
@@ -210,7 +214,7 @@ fn signature_text(sig: &[u8; 4]) -> String {
 }
 
 /// The container's lines: its format, its files when it has more than one, the facts it stores.
-fn container_text(c: &uffs_mft::Container) -> String {
+fn container_text(c: &uffs_source::Container) -> String {
     let mut s = format!("container     {}\n", c.describe);
     if let [first, .., last] = c.files.as_slice() {
         s += &format!(
@@ -227,7 +231,7 @@ fn container_text(c: &uffs_mft::Container) -> String {
 }
 
 /// The container as JSON: `{"format", "files", "facts"}`.
-fn container_json(c: &uffs_mft::Container) -> serde_json::Value {
+fn container_json(c: &uffs_source::Container) -> serde_json::Value {
     let facts: serde_json::Map<String, serde_json::Value> =
         c.facts.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     json!({"format": c.describe,
@@ -421,12 +425,12 @@ fn shadow_copies(v: &Volume, siblings: &[Storage]) -> uffs_mft::Result<Shadows> 
     if !has_catalog(v) {
         return Ok(Shadows::default());
     }
-    uffs_mft::vss::storage::find(&v.name, &v.device, siblings)
+    uffs_source::storage::find(&v.name, &v.device, siblings)
 }
 
 /// Whether `v` may hold a VSS catalog of its own: not a raw `$MFT`, nor a volume read at a shadow copy.
 fn has_catalog(v: &Volume) -> bool {
-    v.boot.is_some() && uffs_mft::source::split_suffixes(&v.name).2.is_none()
+    v.boot.is_some() && uffs_source::split_suffixes(&v.name).2.is_none()
 }
 
 /// On a live Windows volume, the device the system exposes for store `st` (`\\?\GLOBALROOT\Device\

@@ -40,7 +40,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "uffs",
     version = env!("UFFS_VERSION"),
-    about = "Ultra Fast File Search: index and search NTFS volumes by reading the MFT directly",
+    about = "Ultra Fast File Search: index and search NTFS, FAT, exFAT and ext volumes by reading their own tables",
     override_usage = "uffs [OPTIONS] QUERY...            (through the daemon)\n       uffs [OPTIONS] QUERY... --index FILE | --source SOURCE | --dataset DIR\n       uffs <COMMAND>",
     args_conflicts_with_subcommands = true,
     arg_required_else_help = true,
@@ -457,8 +457,8 @@ QUERY SYNTAX (Everything's, with fd's flags as shortcuts):
   content:timeout  type:pdf  type:mismatch  hash:HEX   read from the files' data, beside the rest with AND
 MACROS (extension sets):
 {macros}SOURCES (detected from content, not from the name):
-  an NTFS volume image or partition device     uffs info /dev/sdb1
-  a whole disk with MBR or GPT (all NTFS parts) uffs info disk.img   (disk.img@2 picks partition 2)
+  a volume image or partition device           uffs info /dev/sdb1   (NTFS, FAT12/16/32, exFAT, ext2/3/4)
+  a whole disk with MBR or GPT (each volume)    uffs info disk.img   (disk.img@2 picks partition 2)
   a raw $MFT capture (e.g. from `icat VOL 0`)   uffs export MFT --format csv -o mft.csv
 
 EXAMPLES:
@@ -546,7 +546,7 @@ fn print(bytes: &[u8]) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(e) = uffs_mft::vss::storage::offer(&cli.shadow_storage) {
+    if let Err(e) = uffs_source::storage::offer(&cli.shadow_storage) {
         eprintln!("uffs: error: {e}");
         return ExitCode::from(2);
     }

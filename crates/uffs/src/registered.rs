@@ -32,7 +32,7 @@ pub fn parts(what: &str) -> Result<Vec<Part>> {
     for e in &volumes {
         // An image or disk that is not at hand (unplugged, moved): its files cannot be read now. (Windows devices,
         // `\\.\C:` and `C:`, are opened as they are.)
-        let spec = uffs_mft::source::path_of(&e.source);
+        let spec = uffs_source::path_of(&e.source);
         if !spec.starts_with(r"\\") && !is_drive(spec) && std::fs::metadata(spec).is_err() {
             crate::common::mark_partial();
             eprintln!(
@@ -73,11 +73,11 @@ fn is_drive(spec: &str) -> bool {
 
 /// The sources of the volumes `targets` search (registered volumes, by their prefixes), as one source whose
 /// volumes are in the targets' order; and how to name it in messages.
-pub fn source(targets: &[(&str, &Searcher)], what: &str) -> Result<(uffs_mft::Source, String)> {
+pub fn source(targets: &[(&str, &Searcher)], what: &str) -> Result<(uffs_source::Source, String)> {
     let (_, volumes) = entries()?;
-    let mut combined = uffs_mft::Source {
+    let mut combined = uffs_source::Source {
         spec: "the daemon's volumes".into(),
-        kind: uffs_mft::SourceKind::Volume,
+        kind: uffs_source::SourceKind::Volume,
         container: None,
         partitions: Vec::new(),
         volumes: Vec::new(),
@@ -99,7 +99,7 @@ pub fn source(targets: &[(&str, &Searcher)], what: &str) -> Result<(uffs_mft::So
                 e.source
             )
         })?;
-        if src.kind == uffs_mft::SourceKind::RawMft {
+        if src.kind == uffs_source::SourceKind::RawMft {
             bail!(
                 "volume {name} is a raw $MFT capture ({}): it holds the records but not the files' data, which \
                  {what} reads",

@@ -187,7 +187,7 @@ fn volume_with_journal(dir: &Path, j: &[u8]) -> PathBuf {
 
 /// Removes the unnamed `$DATA` attribute of `$UsnJrnl`'s record in place.
 fn remove_unnamed_data(img: &Path) {
-    let src = uffs_mft::open(img.to_str().unwrap(), None).expect("open volume");
+    let src = uffs_source::open(img.to_str().unwrap(), None).expect("open volume");
     let vol = &src.volumes[0];
     let (idx, _) =
         uffs_mft::build_index(vol, &uffs_mft::ScanOptions::default(), &|_, _| {}).expect("index");

@@ -13,8 +13,9 @@
 //! ```no_run
 //! use std::io::Read;
 //! use uffs_mft::content::many::{self, Options, Progress, Wanted};
-//! let src = uffs_mft::open("disk.img", None)?;
-//! let vol = &src.volumes[0];
+//! // `uffs_source::open("disk.img", None)?.volumes` for any source; an NTFS volume image directly:
+//! let device = uffs_mft::device::Device::open(std::path::Path::new("disk.img"))?;
+//! let vol = &uffs_mft::Volume::open_ntfs("disk.img", device, None)?;
 //! let wanted = vec![Wanted::new(120, ""), Wanted::new(121, "")];
 //! let plan = many::plan(vol, wanted, &Options::default());
 //! println!("{} files, {} bytes", plan.files(), plan.bytes());

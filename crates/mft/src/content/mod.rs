@@ -5,8 +5,9 @@
 //!
 //! ```no_run
 //! use std::io::Read;
-//! let src = uffs_mft::open("disk.img", None)?;
-//! let vol = &src.volumes[0];
+//! // `uffs_source::open("disk.img", None)?.volumes` for any source; an NTFS volume image directly:
+//! let device = uffs_mft::device::Device::open(std::path::Path::new("disk.img"))?;
+//! let vol = &uffs_mft::Volume::open_ntfs("disk.img", device, None)?;
 //! let mut s = uffs_mft::content::open_stream(vol, 120, "")?;
 //! println!("{} bytes, compressed: {}", s.info().size, s.info().compressed);
 //! let mut head = vec![0u8; 64 << 10];
@@ -1655,8 +1656,8 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../tests/data/linux-made/testfs1"
         );
-        let src = crate::open(path, None).unwrap();
-        let vol = &src.volumes[0];
+        let device = crate::device::Device::open(std::path::Path::new(path)).unwrap();
+        let vol = &crate::Volume::open_ntfs(path, device, None).unwrap();
         let mut r = open_stream(vol, 65, "").unwrap();
         let mut v = Vec::new();
         r.read_to_end(&mut v).unwrap();

@@ -35,9 +35,9 @@ pub struct LiveDevice {
     file_records: AtomicBool,
     /// The NTFS boot sector at the device's start, read once at open (`None` for a disk or another file system).
     pub boot: Option<uffs_ntfs::boot::BootSector>,
-    /// The length a FAT or exFAT boot sector at the device's start gives (a USB stick `E:`), for when the device
-    /// does not say its own.
-    pub fat_len: Option<u64>,
+    /// The device's first 4 KiB as read at open (empty when they could not be read): another file system's
+    /// header gives the length (a USB stick `E:`) when the device does not say its own.
+    pub head: Vec<u8>,
     /// The journal's id and next USN taken by [`LiveDevice::settle`], before the volume's cache was
     /// flushed ((0, 0): no journal).
     pub journal_at_open: Option<(u64, u64)>,
@@ -226,16 +226,13 @@ impl LiveDevice {
             file_records: AtomicBool::new(true),
             journal_at_open: None,
             boot: None,
-            fat_len: None,
+            head: Vec::new(),
         };
         // 4096-byte aligned, which suits any sector size up to that.
         let mut head = IoBuf::zeroed(4096);
-        dev.boot = dev
-            .read_aligned(&mut head, 0)
-            .ok()
-            .and_then(|_| uffs_ntfs::boot::BootSector::parse(&head).ok());
-        if dev.boot.is_none() {
-            dev.fat_len = uffs_fat::volume_len(&head);
+        if dev.read_aligned(&mut head, 0).is_ok() {
+            dev.boot = uffs_ntfs::boot::BootSector::parse(&head).ok();
+            dev.head = head.to_vec();
         }
         let mut out = [0u8; 8];
         if dev

@@ -3,10 +3,8 @@
 //!
 //! * [`delta`]: a store's index as a delta over the present's, from the MFT records in blocks the store changed.
 //! * [`live`]: a live Windows volume's stores through the devices the system exposes for them.
-//! * [`storage`]: finding the volume that keeps a volume's stores when it is another one.
 
 pub use uffs_image::vss::*;
 
 pub mod delta;
 pub mod live;
-pub mod storage;

@@ -1,5 +1,5 @@
-//! What a source is, decided from its content (never its name): a volume (an NTFS boot sector, or another file
-//! system's that [`crate::neutral`] reads: FAT12/16/32, exFAT, ext2/3/4), a whole disk with an MBR or GPT partition table
+//! What a source is, decided from its content (never its name): a volume (an NTFS boot sector, or the header of
+//! a file system of [`crate::FILE_SYSTEMS`]), a whole disk with an MBR or GPT partition table
 //! (each partition holding a file system uffs reads a volume), or a raw `$MFT` capture (starts with a `FILE`
 //! record).
 
@@ -8,10 +8,11 @@ use std::path::Path;
 use uffs_image::partition::{self, TableError};
 use uffs_ntfs::boot;
 
-use crate::device::Device;
-use crate::volume::Volume;
-use crate::vss::storage::Storage;
-use crate::vss::StoreInfo;
+use uffs_mft::device::Device;
+use uffs_mft::vss::StoreInfo;
+use uffs_mft::{PartitionInfo, Volume};
+
+use crate::storage::Storage;
 use crate::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,28 +34,6 @@ impl SourceKind {
             SourceKind::Disk { table } => format!("whole disk ({table} partition table)"),
             SourceKind::RawMft => "raw $MFT capture".into(),
         }
-    }
-}
-
-/// A partition of a whole disk.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionInfo {
-    /// 1-based: MBR primaries 1–4 by slot, logical partitions from 5; GPT by entry position.
-    pub index: u32,
-    pub start: u64,
-    pub len: u64,
-    /// Partition type as the table states it (`0x07`, a GPT type GUID or its name).
-    pub kind: String,
-    /// Its first sector is an NTFS boot sector.
-    pub ntfs: bool,
-    /// The file system its first sector starts, when uffs reads it (NTFS, FAT12/16/32, exFAT, ext2/3/4).
-    pub filesystem: Option<uffs_index::FileSystem>,
-}
-
-impl PartitionInfo {
-    /// uffs reads the file system it holds.
-    pub fn readable(&self) -> bool {
-        self.filesystem.is_some()
     }
 }
 
@@ -94,16 +73,16 @@ pub fn open_for_check(spec: &str, partition: Option<u32>) -> Result<Source> {
 
 /// Opens `spec` as [`open`] does, with every shadow copy of each volume as a volume of its own after it
 /// (`img@vss1`, `img@vss2`, …, oldest first). Stores kept on another volume are read from it when it is a
-/// partition of the same disk or an offered source ([`crate::vss::storage`]); an error when it is neither.
+/// partition of the same disk or an offered source ([`crate::storage`]); an error when it is neither.
 pub fn open_with_snapshots(spec: &str, partition: Option<u32>) -> Result<Source> {
     let mut src = open_as(spec, partition, true)?;
     let siblings = src.ntfs_partitions()?;
     let mut all = Vec::new();
     for v in src.volumes.drain(..) {
         let shadows = if v.boot.is_some() {
-            crate::vss::storage::find(&v.name, &v.device, &siblings)?
+            crate::storage::find(&v.name, &v.device, &siblings)?
         } else {
-            crate::vss::storage::Shadows::default()
+            crate::storage::Shadows::default()
         };
         if let Some(e) = shadows.not_at_hand(&v.name) {
             return Err(e);
@@ -135,15 +114,15 @@ pub fn open_with_snapshots(spec: &str, partition: Option<u32>) -> Result<Source>
     Ok(src)
 }
 
-/// Store `index` of `device` as [`crate::vss::storage::find`] found its stores; the stamp's files are the
+/// Store `index` of `device` as [`crate::storage::find`] found its stores; the stamp's files are the
 /// source's and the storage volume's.
 fn open_snapshot(
     device: &Device,
-    shadows: &crate::vss::storage::Shadows,
+    shadows: &crate::storage::Shadows,
     index: u32,
     container: &Option<Container>,
     spec: &str,
-) -> std::io::Result<crate::vss::Snapshot> {
+) -> std::io::Result<uffs_mft::vss::Snapshot> {
     let mut files = src_files(container, spec);
     let storage = shadows.storage.as_ref().map(|st| {
         let more: Vec<_> = st
@@ -155,7 +134,7 @@ fn open_snapshot(
         files.extend(more);
         &st.device
     });
-    crate::vss::Snapshot::open_from(device, storage, &shadows.stores, index, files)
+    uffs_mft::vss::Snapshot::open_from(device, storage, &shadows.stores, index, files)
 }
 
 impl Source {
@@ -209,7 +188,7 @@ fn at_snapshot(
     } else {
         format!("{name}@vss{n}")
     };
-    let shadows = crate::vss::storage::find(&name, &device, siblings)?;
+    let shadows = crate::storage::find(&name, &device, siblings)?;
     let info = shadows.stores.iter().find(|s| s.index == n).cloned();
     if let Some(dev) = live_store(&device, &shadows.stores, n)? {
         return Ok((name, dev, info));
@@ -223,16 +202,20 @@ fn at_snapshot(
 }
 
 /// Store `n` of the live volume `device` through the device Windows exposes for it
-/// (`\\?\GLOBALROOT\Device\HarddiskVolumeShadowCopyN`, see [`crate::vss::live`]); `None` for an image, or
+/// (`\\?\GLOBALROOT\Device\HarddiskVolumeShadowCopyN`, see [`uffs_mft::vss::live`]); `None` for an image, or
 /// when the system exposes no device for that store (it is then read from the volume's bytes).
-fn live_store(device: &Device, stores: &[crate::vss::StoreInfo], n: u32) -> Result<Option<Device>> {
+fn live_store(
+    device: &Device,
+    stores: &[uffs_mft::vss::StoreInfo],
+    n: u32,
+) -> Result<Option<Device>> {
     if !device.is_live() {
         return Ok(None);
     }
     let Some(st) = stores.iter().find(|s| s.index == n) else {
         return Ok(None);
     };
-    let exposed = crate::vss::live::stores(device)
+    let exposed = uffs_mft::vss::live::stores(device)
         .map_err(|e| Error::io("listing the system's shadow copy devices".to_string(), e))?;
     let Some(found) = exposed
         .iter()
@@ -241,7 +224,7 @@ fn live_store(device: &Device, stores: &[crate::vss::StoreInfo], n: u32) -> Resu
         return Ok(None);
     };
     #[cfg(windows)]
-    return Device::open_live(&found.path, false)
+    return Device::open_live(&found.path, false, &crate::header_len)
         .map(Some)
         .map_err(|e| Error::io(format!("cannot open {}", found.path), e));
     #[cfg(not(windows))]
@@ -307,7 +290,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
         });
     }
     // Before the partition table: a FAT boot sector ends in the same 0x55AA as an MBR.
-    if let Some(fs) = crate::neutral::Neutral::probe(head) {
+    if let Some((fs, Some(driver))) = crate::probe(head) {
         no_partitions(&format!("a {} volume", fs.name()))?;
         if let Some(n) = store {
             return Err(Error::Source(format!(
@@ -315,7 +298,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
                 fs.name()
             )));
         }
-        let v = Volume::open_neutral(spec, device, None)?;
+        let v = Volume::open_neutral(spec, device, None, driver)?;
         return Ok(Source {
             spec: spec.into(),
             container: container.clone(),
@@ -326,8 +309,9 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     }
     let (table, partitions) = read_partition_table(path, &device, head)?.ok_or_else(|| {
         Error::Source(format!(
-            "{path} is not a volume uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4), a partitioned disk or a raw $MFT \
-             capture (no such boot sector, partition table or FILE record at its start)"
+            "{path} is not a volume uffs reads ({}), a partitioned disk or a raw $MFT capture (no such boot \
+             sector, partition table or FILE record at its start)",
+            crate::names()
         ))
     })?;
     let list = || {
@@ -355,8 +339,8 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
             })?;
             if !p.readable() {
                 return Err(Error::Source(format!(
-                    "partition {n} of {path} holds no file system uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4) \
-                     (partitions: {})",
+                    "partition {n} of {path} holds no file system uffs reads ({}) (partitions: {})",
+                    crate::names(),
                     list()
                 )));
             }
@@ -366,7 +350,8 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
     };
     if chosen.is_empty() {
         return Err(Error::Source(format!(
-            "{path} has no partition uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4) (partitions: {})",
+            "{path} has no partition uffs reads ({}) (partitions: {})",
+            crate::names(),
             list()
         )));
     }
@@ -391,7 +376,7 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
                     "{name}: shadow copies are NTFS's, and this partition is not NTFS"
                 )));
             }
-            volumes.push(Volume::open_neutral(&name, window, Some(p.clone()))?);
+            volumes.push(open_other(&name, window, p.clone())?);
             continue;
         }
         let mut v = Volume::open_ntfs(&name, window, Some(p.clone()))?;
@@ -412,12 +397,14 @@ fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
 fn open_device(path: &str, whole: bool) -> Result<Device> {
     let _ = whole;
     #[cfg(windows)]
-    if let Some(live) = crate::live::parse_spec(path) {
-        return Device::open_live(&live.device, whole).map_err(|e| match e.kind() {
-            std::io::ErrorKind::PermissionDenied => {
-                Error::Privilege(crate::live::privilege_message(path))
+    if let Some(live) = uffs_mft::live::parse_spec(path) {
+        return Device::open_live(&live.device, whole, &crate::header_len).map_err(|e| {
+            match e.kind() {
+                std::io::ErrorKind::PermissionDenied => {
+                    Error::Privilege(uffs_mft::live::privilege_message(path))
+                }
+                _ => Error::io(format!("cannot open {path} ({})", live.device), e),
             }
-            _ => Error::io(format!("cannot open {path} ({})", live.device), e),
         });
     }
     Device::open(Path::new(path)).map_err(|e| match e.kind() {
@@ -439,7 +426,7 @@ pub fn path_of(spec: &str) -> &str {
 /// when older ones are deleted and the positions (`@vssN`) shift. Unless a file with the whole name exists.
 pub fn split_store_id(spec: &str) -> Option<(&str, [u8; 16])> {
     let (volume, id) = spec.rsplit_once("@vss")?;
-    let id = crate::vss::parse_guid(id.strip_prefix('{')?.strip_suffix('}')?)?;
+    let id = uffs_mft::vss::parse_guid(id.strip_prefix('{')?.strip_suffix('}')?)?;
     (!Path::new(spec).exists()).then_some((volume, id))
 }
 
@@ -454,7 +441,7 @@ fn store_position(volume: &str, partition: Option<u32>, id: &[u8; 16]) -> Result
         )))
         }
     };
-    let shadows = crate::vss::storage::find(&v.name, &v.device, &src.ntfs_partitions()?)?;
+    let shadows = crate::storage::find(&v.name, &v.device, &src.ntfs_partitions()?)?;
     if let Some(s) = shadows.stores.iter().find(|s| &s.shadow_copy_id == id) {
         return Ok(s.index);
     }
@@ -468,7 +455,7 @@ fn store_position(volume: &str, partition: Option<u32>, id: &[u8; 16]) -> Result
             format!(
                 "vss{} {{{}}}",
                 s.index,
-                crate::vss::guid_text(&s.shadow_copy_id)
+                uffs_mft::vss::guid_text(&s.shadow_copy_id)
             )
         })
         .collect();
@@ -476,7 +463,7 @@ fn store_position(volume: &str, partition: Option<u32>, id: &[u8; 16]) -> Result
         "{}: shadow copy {{{}}} is gone (Windows deletes the oldest when their storage runs short, or when told \
          to); its shadow copies now: {}",
         v.name,
-        crate::vss::guid_text(id),
+        uffs_mft::vss::guid_text(id),
         if now.is_empty() { "none".to_string() } else { now.join(", ") }
     )))
 }
@@ -531,18 +518,28 @@ fn read_partition_table(
     }))
 }
 
+/// Opens partition `p` (`device`, named `name`) with the registered file system its first bytes name.
+fn open_other(name: &str, device: Device, p: PartitionInfo) -> Result<Volume> {
+    let mut head = vec![0u8; uffs_fs::PROBE_LEN];
+    let n = device
+        .read_head(&mut head, 0)
+        .map_err(|e| Error::io(format!("{name}: first sectors"), e))?;
+    match crate::probe(&head[..n]) {
+        Some((_, Some(driver))) => Volume::open_neutral(name, device, Some(p), driver),
+        _ => Err(Error::Source(format!(
+            "{name} holds no file system uffs reads ({})",
+            crate::names()
+        ))),
+    }
+}
+
 fn partition_info(dev: &Device, index: u32, start: u64, len: u64, kind: String) -> PartitionInfo {
-    // Enough for ext's superblock (at byte 1,024).
-    let mut b = vec![0u8; 2048];
-    let read = dev.window(start, len).read_exact_at(&mut b, 0).is_ok();
-    let ntfs = read && boot::is_ntfs(&b);
-    let filesystem = if ntfs {
-        Some(uffs_index::FileSystem::Ntfs)
-    } else if read {
-        crate::neutral::Neutral::probe(&b)
-    } else {
-        None
+    let mut b = vec![0u8; uffs_fs::PROBE_LEN];
+    let filesystem = match dev.window(start, len).read_head(&mut b, 0) {
+        Ok(n) => crate::probe(&b[..n]).map(|(fs, _)| fs),
+        Err(_) => None,
     };
+    let ntfs = filesystem == Some(uffs_index::FileSystem::Ntfs);
     PartitionInfo {
         index,
         start,
@@ -585,7 +582,7 @@ mod tests {
         let (volume, id) = split_store_id(&spec).unwrap();
         assert_eq!(volume, format!("{i}@2"));
         assert_eq!(
-            crate::vss::guid_text(&id),
+            uffs_mft::vss::guid_text(&id),
             "3808876b-c176-4e48-b7ae-04046e6cc752"
         );
         assert_eq!(path_of(&format!("{i}@2@vss{g}")), i);

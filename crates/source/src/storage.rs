@@ -7,8 +7,9 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use super::{storage_volume, stores, stores_on, volume_id, without_store, StoreInfo};
-use crate::device::Device;
+use uffs_mft::device::Device;
+use uffs_mft::vss::{storage_volume, stores, stores_on, volume_id, without_store, StoreInfo};
+
 use crate::{Error, Result};
 
 /// A volume that keeps another volume's stores, or may.
@@ -131,7 +132,7 @@ impl Shadows {
         Some(format!(
             "{{{}}}, which is not at hand: give it with --shadow-storage SOURCE (an image, a partition as \
              disk.img@N, a container or a device; a partition of the same disk is found without it){}",
-            super::guid_text(&g),
+            uffs_mft::vss::guid_text(&g),
             offered_note()
         ))
     }
@@ -147,7 +148,7 @@ fn offered_note() -> String {
             Ok(c) => format!(
                 "{spec} is volume {}",
                 c.iter()
-                    .map(|(g, _)| format!("{{{}}}", super::guid_text(g)))
+                    .map(|(g, _)| format!("{{{}}}", uffs_mft::vss::guid_text(g)))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -201,7 +202,7 @@ pub fn find(name: &str, device: &Device, siblings: &[Storage]) -> Result<Shadows
         Error::io(
             format!(
                 "{name}: the shadow copies' stores on volume {{{}}}",
-                super::guid_text(&wanted)
+                uffs_mft::vss::guid_text(&wanted)
             ),
             e,
         )

@@ -1,0 +1,93 @@
+//! The file-system interface: what every file system that uffs reads raw implements, and all the source layer
+//! (`uffs-source`) knows of it. A [`Driver`] recognises a volume from its first bytes and opens it; the opened
+//! [`Reader`] scans it into neutral [`Entry`](crate::Entry)s, tells its space, serial and `uffs info` lines. Data
+//! is located through the [`Run`](crate::Run)s each entry keeps, and a re-scan for the daemon is a scan compared
+//! with the index, so neither needs a method of its own.
+//!
+//! Adding a file system is a crate that implements these two traits and one line in `uffs-source`'s list
+//! (`FILE_SYSTEMS`); docs/architecture.md ("Adding a file system") says what else it must bring.
+
+use std::fmt;
+
+use crate::{ReadAt, Scan, Space};
+
+/// Which file system a volume holds: the index's own names and header codes (`uffs_index::FileSystem`).
+pub use uffs_index::FileSystem;
+
+/// What a scan keeps.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScanOptions {
+    /// Deleted entries too, as the file system keeps them (FAT `0xE5`, exFAT's in-use bit, ext's slack).
+    pub deleted: bool,
+}
+
+/// A volume that cannot be read at all (a header that does not add up, a table past the end …); damage inside
+/// a readable volume is a warning in [`Scan::warnings`] instead.
+#[derive(Debug)]
+pub struct Error {
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(message: impl Into<String>) -> Error {
+        Error {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// The bytes of a volume's start that every [`Driver::probe`] may look at: enough for ext's superblock (at
+/// byte 1,024) and for any boot sector.
+pub const PROBE_LEN: usize = 4096;
+
+/// How the warning of an image shorter than its volume starts: the source layer says it once, where the volume
+/// is opened, so a scan's own such warning is dropped.
+pub const SHORT_IMAGE: &str = "the image holds ";
+
+/// One family of file systems uffs reads raw (FAT12/16/32 and exFAT; ext2/3/4): how a volume of it is
+/// recognised and opened. The source layer asks each registered driver in turn.
+pub trait Driver: Sync {
+    /// The family's names, for messages that list what uffs reads: `FAT12/16/32, exFAT`.
+    fn names(&self) -> &'static str;
+
+    /// The file system `head` (a volume's first bytes, up to [`PROBE_LEN`]) starts, when it is one of this
+    /// family's; `None` for anything else. Cheap and never wrong about another family's volume: the source layer
+    /// asks every driver, NTFS's first.
+    fn probe(&self, head: &[u8]) -> Option<FileSystem>;
+
+    /// The volume's length in bytes as its own header gives it: for a device that does not tell its size, and to
+    /// say that an image was cut short.
+    fn volume_len(&self, head: &[u8]) -> Option<u64>;
+
+    /// Opens the volume whose first byte is offset 0 of `device`.
+    fn open(&self, device: Box<dyn ReadAt>) -> Result<Box<dyn Reader>>;
+}
+
+/// An opened volume of a file system read through its own tables.
+pub trait Reader: Send + Sync {
+    /// Which file system it is (`FAT32`, `ext4` …).
+    fn filesystem(&self) -> FileSystem;
+
+    /// The volume's serial number (or UUID folded to 64 bits).
+    fn serial(&self) -> u64;
+
+    /// What `uffs info` shows of it: geometry, label, serial, space, features; one (name, value) pair a line.
+    fn facts(&self) -> Vec<(String, String)>;
+
+    /// The volume's space as its own allocation table gives it (what `du /` must add up to); `None` when that
+    /// table cannot be read.
+    fn space(&self) -> Option<Space>;
+
+    /// Every entry of the volume (deleted ones with `opts.deleted`), read from its own tables.
+    fn scan(&self, opts: &ScanOptions) -> Result<Scan>;
+}
