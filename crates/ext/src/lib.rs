@@ -241,10 +241,26 @@ impl<R: ReadAt> Volume<R> {
     /// Every entry: one per name of each file and folder in use (and, with `opts.deleted`, the deleted names
     /// left in directory slack), the root folder, and the inodes in use that no folder names.
     pub fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
+        let mut entries = Vec::new();
+        let warnings = self.scan_sorted(opts, &mut |batch| entries.extend(batch))?;
+        Ok(Scan {
+            root: u64::from(ROOT),
+            entries,
+            warnings,
+            space: self.space(),
+        })
+    }
+
+    /// The entries of [`Volume::scan`], made in id order (inode order, then the volume's own structures) and handed
+    /// to `sink` [`uffs_fs::BATCH_ENTRIES`] at a time as they are made; returns the warnings.
+    pub fn scan_sorted(
+        &self,
+        opts: &ScanOptions,
+        sink: &mut dyn FnMut(Vec<Entry>),
+    ) -> Result<Vec<String>> {
         let mut warnings = Vec::new();
         // The inodes in use, in number order (as the tables give them): looked up by binary search.
-        let (inodes, freed) = self.read_inodes(&mut warnings, opts.deleted);
-        let (nums, held): (Vec<u32>, Vec<Held>) = inodes.into_iter().unzip();
+        let (nums, held, freed) = self.read_inodes(&mut warnings, opts.deleted);
         // Deleted inodes a deleted name in slack points at (the others are listed as orphans, as fls lists them).
         let mut named_freed = Vec::new();
         let find = |ino: u32| nums.binary_search(&ino).ok();
@@ -431,7 +447,7 @@ impl<R: ReadAt> Volume<R> {
         }
         // In inode order, an inode's names in the order they were found (stable): each entry made once, in place.
         pending.sort_by_key(|p| p.ino);
-        let mut entries = Vec::with_capacity(pending.len() + 3);
+        let mut batch = Vec::with_capacity(uffs_fs::BATCH_ENTRIES);
         for k in 0..pending.len() {
             let p = &mut pending[k];
             let name = std::mem::take(&mut p.name);
@@ -471,15 +487,24 @@ impl<R: ReadAt> Volume<R> {
                     self.entry(p.ino, p.parent, name, &h, Some(r), true)
                 }
             };
-            entries.push(e);
+            batch.push(e);
+            if batch.len() == uffs_fs::BATCH_ENTRIES {
+                sink(std::mem::replace(
+                    &mut batch,
+                    Vec::with_capacity(uffs_fs::BATCH_ENTRIES),
+                ));
+            }
         }
-        entries.extend(metadata::entries(&self.sb, &self.groups));
-        Ok(Scan {
-            root: u64::from(ROOT),
-            entries,
-            warnings,
-            space: self.space(),
-        })
+        // Their ids follow the last inode's.
+        batch.extend(metadata::entries(&self.sb, &self.groups));
+        sink(batch);
+        Ok(warnings)
+    }
+
+    /// About how many entries a scan makes: the inodes in use (a few more for hard links' extra names).
+    pub fn expected_entries(&self) -> u64 {
+        let used = u64::from(self.sb.inodes_count.saturating_sub(self.sb.free_inodes));
+        used + used / 64 + 64
     }
 
     /// Whether an inode's `i_block` maps data (not a device's numbers or a fast symlink's target).
@@ -542,19 +567,24 @@ impl<R: ReadAt> Volume<R> {
         Some(b)
     }
 
-    /// Every inode in use with its number, in number order: read table by table in group order; with `freed`,
-    /// also the inodes not in use that were once (a change time: deleted files), as TSK counts them.
+    /// Every inode in use and its number (two lists in step), in number order: read table by table in group
+    /// order; with `freed`, also the inodes not in use that were once (a change time: deleted files), as TSK
+    /// counts them.
     #[allow(clippy::type_complexity)]
     fn read_inodes(
         &self,
         warnings: &mut Vec<String>,
         freed: bool,
-    ) -> (Vec<(u32, Held)>, Vec<(u32, Inode)>) {
+    ) -> (Vec<u32>, Vec<Held>, Vec<(u32, Inode)>) {
         let sb = &self.sb;
         let size = u64::from(sb.inode_size);
         let huge = sb.has_ro_compat(ro_compat::HUGE_FILE);
         let hints = sb.has_group_checksums();
-        let mut out = Vec::new();
+        // Sized once for the inodes the superblock says are in use (no doubling: the held inodes are the scan's
+        // largest table), but never for more than the volume's bytes could hold, whatever a damaged superblock says.
+        let used = u64::from(sb.inodes_count.saturating_sub(sb.free_inodes));
+        let cap = used.min(self.dev.len() / size.max(128)) as usize + 16;
+        let (mut nums, mut out) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
         let mut gone = Vec::new();
         let mut buf = Vec::new();
         for (g, grp) in self.groups.iter().enumerate() {
@@ -600,12 +630,13 @@ impl<R: ReadAt> Volume<R> {
                     let inline = inode
                         .has(flags::INLINE_DATA)
                         .then(|| xattr::inline_data(raw, &inode));
-                    out.push((ino, Held { inode, inline }));
+                    nums.push(ino);
+                    out.push(Held { inode, inline });
                 }
                 done += n;
             }
         }
-        (out, gone)
+        (nums, out, gone)
     }
 
     /// One inode, read alone (a deleted name's).
@@ -718,6 +749,10 @@ impl<R: ReadAt> uffs_fs::Reader for Volume<R> {
         Volume::serial(self)
     }
 
+    fn root(&self) -> u64 {
+        u64::from(ROOT)
+    }
+
     fn facts(&self) -> Vec<(String, String)> {
         Volume::facts(self)
     }
@@ -728,5 +763,17 @@ impl<R: ReadAt> uffs_fs::Reader for Volume<R> {
 
     fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
         Volume::scan(self, opts)
+    }
+
+    fn scan_sorted(
+        &self,
+        opts: &ScanOptions,
+        sink: &mut dyn FnMut(Vec<Entry>),
+    ) -> Result<Vec<String>> {
+        Volume::scan_sorted(self, opts, sink)
+    }
+
+    fn expected_entries(&self) -> Option<u64> {
+        Some(Volume::expected_entries(self))
     }
 }

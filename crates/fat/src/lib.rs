@@ -160,6 +160,10 @@ impl<R: ReadAt> uffs_fs::Reader for Volume<R> {
         u64::from(Volume::serial(self))
     }
 
+    fn root(&self) -> u64 {
+        2
+    }
+
     fn facts(&self) -> Vec<(String, String)> {
         Volume::facts(self)
     }

@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use crate::{ReadAt, Scan, Space};
+use crate::{Entry, ReadAt, Scan, Space};
 
 /// Which file system a volume holds: the index's own names and header codes (`uffs_index::FileSystem`).
 pub use uffs_index::FileSystem;
@@ -81,6 +81,9 @@ pub trait Reader: Send + Sync {
     /// The volume's serial number (or UUID folded to 64 bits).
     fn serial(&self) -> u64;
 
+    /// The root folder's id (2 on FAT, exFAT and ext, as The Sleuth Kit numbers them).
+    fn root(&self) -> u64;
+
     /// What `uffs info` shows of it: geometry, label, serial, space, features; one (name, value) pair a line.
     fn facts(&self) -> Vec<(String, String)>;
 
@@ -90,4 +93,32 @@ pub trait Reader: Send + Sync {
 
     /// Every entry of the volume (deleted ones with `opts.deleted`), read from its own tables.
     fn scan(&self, opts: &ScanOptions) -> Result<Scan>;
+
+    /// The entries [`Reader::scan`] makes, handed to `sink` a batch at a time in ascending id order (an id's names
+    /// together, in their order), so that an index build never holds them all; returns the warnings. A reader
+    /// that makes its entries in id order streams them; the default scans whole and sorts.
+    fn scan_sorted(
+        &self,
+        opts: &ScanOptions,
+        sink: &mut dyn FnMut(Vec<Entry>),
+    ) -> Result<Vec<String>> {
+        let mut scan = self.scan(opts)?;
+        crate::sort_by_id(&mut scan.entries);
+        let mut entries = scan.entries.into_iter();
+        loop {
+            let batch: Vec<Entry> = entries.by_ref().take(BATCH_ENTRIES).collect();
+            if batch.is_empty() {
+                return Ok(scan.warnings);
+            }
+            sink(batch);
+        }
+    }
+
+    /// About how many entries a scan makes, to size an index up front; `None` when the volume does not say.
+    fn expected_entries(&self) -> Option<u64> {
+        None
+    }
 }
+
+/// Entries a [`Reader::scan_sorted`] batch holds.
+pub const BATCH_ENTRIES: usize = 4096;

@@ -13,7 +13,9 @@
 pub mod driver;
 pub mod time;
 
-pub use driver::{Driver, Error, FileSystem, Reader, Result, ScanOptions, PROBE_LEN, SHORT_IMAGE};
+pub use driver::{
+    Driver, Error, FileSystem, Reader, Result, ScanOptions, BATCH_ENTRIES, PROBE_LEN, SHORT_IMAGE,
+};
 
 /// Positional reads of a volume's bytes (offset 0 is the volume's first byte): the image layer's, which its
 /// devices, `[u8]` and `Vec<u8>` serve.
@@ -149,4 +151,42 @@ pub struct Scan {
     /// What was skipped and why, one line each (a chain that loops, a cluster past the end …).
     pub warnings: Vec<String>,
     pub space: Space,
+}
+
+/// Sorts `entries` by id (an id's names, ext's hard links, stay together in their order) with one move of each:
+/// the entries are large, and a sort that moves them as it goes cost a tenth of `uffs index` on a 100,000-entry
+/// exFAT volume.
+pub fn sort_by_id(entries: &mut Vec<Entry>) {
+    if entries.is_sorted_by_key(|e| e.id) {
+        return;
+    }
+    let mut order: Vec<(u64, u32)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id, i as u32))
+        .collect();
+    order.sort_unstable();
+    let sorted = order
+        .iter()
+        .map(|&(_, i)| std::mem::take(&mut entries[i as usize]))
+        .collect();
+    *entries = sorted;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_sort_by_id_whole() {
+        let e = |id: u64, name: &str| Entry {
+            id,
+            name: name.into(),
+            ..Entry::default()
+        };
+        let mut v = vec![e(7, "g"), e(2, "root"), e(40, "x"), e(7, "h"), e(3, "c")];
+        sort_by_id(&mut v);
+        let got: Vec<(u64, &str)> = v.iter().map(|e| (e.id, e.name.as_str())).collect();
+        assert_eq!(got, [(2, "root"), (3, "c"), (7, "g"), (7, "h"), (40, "x")]);
+    }
 }

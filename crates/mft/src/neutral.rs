@@ -194,7 +194,7 @@ impl Neutral {
                     .fs
                     .scan(&uffs_fs::ScanOptions { deleted: true })
                     .map_err(|e| format!("{name}: {e}"))?;
-                sort_by_id(&mut scan.entries);
+                uffs_fs::sort_by_id(&mut scan.entries);
                 Ok(Arc::new(scan))
             })
             .clone()
@@ -205,52 +205,20 @@ impl Neutral {
     /// value later means the volume changed. It costs a scan, which is what noticing a change on a file system
     /// without a journal takes.
     pub fn stamp(&self, name: &str) -> Result<u64> {
-        use std::hash::Hasher as _;
         if let Some(&s) = self.stamp.get() {
             return Ok(s);
         }
         let scan = self.scan(name)?;
-        let mut h = twox_hash::XxHash3_64::new();
-        h.write(&self.serial().to_le_bytes());
-        // The entries' fields go through a buffer, hashed 64 KiB at a time: a hasher call per field cost a tenth of
-        // `uffs index`.
-        let mut buf: Vec<u8> = Vec::with_capacity(STAMP_BUFFER + 4096);
+        let mut stamper = Stamper::new(self.serial());
         for e in &scan.entries {
-            for v in [
-                e.id,
-                e.parent,
-                e.size,
-                e.allocated,
-                e.times.created,
-                e.times.modified,
-                e.times.changed,
-                e.times.accessed,
-                u64::from(e.attributes),
-                u64::from(e.deleted),
-                e.kind as u64,
-            ] {
-                buf.extend_from_slice(&v.to_le_bytes());
-            }
-            buf.extend_from_slice(e.name.as_bytes());
-            buf.push(0);
-            if let Some(p) = e.posix {
-                for v in [p.mode, p.uid, p.gid] {
-                    buf.extend_from_slice(&v.to_le_bytes());
-                }
-            }
-            buf.extend_from_slice(e.link_target.as_deref().unwrap_or_default());
-            buf.push(0);
-            for r in &e.runs {
-                buf.extend_from_slice(&r.offset.to_le_bytes());
-                buf.extend_from_slice(&r.len.to_le_bytes());
-            }
-            if buf.len() >= STAMP_BUFFER {
-                h.write(&buf);
-                buf.clear();
-            }
+            stamper.add(e);
         }
-        h.write(&buf);
-        Ok(*self.stamp.get_or_init(|| h.finish()))
+        Ok(*self.stamp.get_or_init(|| stamper.finish()))
+    }
+
+    /// The scan made so far, if one was ([`Neutral::scan`]).
+    fn scanned(&self) -> Option<Arc<uffs_fs::Scan>> {
+        self.scanned.get().and_then(|s| s.as_ref().ok().cloned())
     }
 
     /// Where each entry's data is (from [`Neutral::scan`]).
@@ -299,23 +267,33 @@ pub(crate) fn build_index(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<(Index, ScanReport)> {
     let t0 = Instant::now();
-    let scan = fs.scan(&vol.name)?;
-    let read = t0.elapsed();
-    let t1 = Instant::now();
-    let (index, n) = fresh_index(vol, fs, &scan, opts)?;
-    progress(n, n);
-    let parse = t1.elapsed();
-    let (index, stats) = index;
+    let (read, parse, (index, stats), n, warnings) = match (fs.scanned(), fs.fs.expected_entries())
+    {
+        // A first scan whose size the volume tells: streamed into the builder, never all held at once.
+        (None, Some(expected)) => {
+            let (index, n, warnings) = streamed_index(vol, fs, opts, expected, progress)?;
+            (t0.elapsed(), Default::default(), index, n, warnings)
+        }
+        (scan, _) => {
+            let scan = match scan {
+                Some(s) => s,
+                None => fs.scan(&vol.name)?,
+            };
+            let read = t0.elapsed();
+            let t1 = Instant::now();
+            let (index, n) = fresh_index(vol, fs, &scan, opts)?;
+            progress(n, n);
+            (read, t1.elapsed(), index, n, scan.warnings.clone())
+        }
+    };
     let mut report = ScanReport {
         reads: 0,
         records_read: n,
         threads: 1,
         // A short image is said where the volume is opened (`Volume::truncated`), for every file system.
-        warnings: scan
-            .warnings
-            .iter()
+        warnings: warnings
+            .into_iter()
             .filter(|w| !w.starts_with(uffs_fs::SHORT_IMAGE))
-            .cloned()
             .collect(),
         ..ScanReport::default()
     };
@@ -328,27 +306,145 @@ pub(crate) fn build_index(
     Ok((index, report))
 }
 
-/// Sorts `entries` by id (an id's names, ext's hard links, stay together in their order) with one move of each: the entries are large, and a sort that moves them as it
-/// goes cost a tenth of `uffs index` on a 100,000-entry exFAT volume.
-fn sort_by_id(entries: &mut Vec<Entry>) {
-    if entries.is_sorted_by_key(|e| e.id) {
-        return;
-    }
-    let mut order: Vec<(u64, u32)> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.id, i as u32))
-        .collect();
-    order.sort_unstable();
-    let sorted = order
-        .iter()
-        .map(|&(_, i)| std::mem::take(&mut entries[i as usize]))
-        .collect();
-    *entries = sorted;
+/// The index of `fs` made as its reader streams its entries (about `expected` of them) in id order: a thread
+/// takes each batch, hashes it into the stamp, and appends it to the builder while the reader makes the next,
+/// so that the entries are never all in memory at once. Returns the index, the entries it was made of and the
+/// scan's warnings.
+fn streamed_index(
+    vol: &Volume,
+    fs: &Neutral,
+    opts: &ScanOptions,
+    expected: u64,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<((Index, uffs_index::BuildStats), u64, Vec<String>)> {
+    let space = fs.space().unwrap_or_default();
+    let meta = VolumeMeta {
+        source: vol.name.clone(),
+        serial: fs.serial(),
+        record_size: 0,
+        // A guess for sizing; the last id read sets it below.
+        records_total: expected,
+        has_deleted: opts.include_deleted,
+        journal_usn: 0,
+        journal_id: 0,
+        change_stamp: 0,
+        built_at: uffs_index::time::now(),
+        bytes_in_use: space.bytes_in_use,
+        bytes_total: space.bytes_total,
+        filesystem: fs.filesystem,
+    };
+    let build_opts = BuildOptions {
+        include_deleted: opts.include_deleted,
+    };
+    let root = fs.fs.root();
+    let (tx, rx) = crossbeam_channel::bounded::<Vec<Entry>>(4);
+    let (scanned, built) = std::thread::scope(|s| {
+        let builder = s.spawn(move || {
+            let mut builder = Builder::new(meta, build_opts, expected as usize);
+            let preparer = builder.preparer();
+            let mut stamper = Stamper::new(fs.serial());
+            let (mut kept, mut last) = (0u64, None);
+            for batch in rx {
+                for e in &batch {
+                    stamper.add(e);
+                }
+                last = batch.last().map(|e| e.id).or(last);
+                let live = || batch.iter().filter(|e| opts.include_deleted || !e.deleted);
+                kept += live().count() as u64;
+                let records = batch_of(live(), root, opts);
+                builder.append(preparer.prepare(&records));
+                progress(kept, expected.max(kept));
+            }
+            (builder.finish(), stamper.finish(), kept, last)
+        });
+        let scanned = fs
+            .fs
+            .scan_sorted(&uffs_fs::ScanOptions { deleted: true }, &mut |b| {
+                // The builder ends only by panicking, which the join below reports.
+                let _ = tx.send(b);
+            });
+        drop(tx);
+        (scanned, builder.join())
+    });
+    let warnings = scanned.map_err(|e| Error::Source(format!("{}: {e}", vol.name)))?;
+    let Ok(((mut index, stats), stamp, kept, last)) = built else {
+        return Err(Error::Source(format!(
+            "{}: the index builder failed (a bug: please report it)",
+            vol.name
+        )));
+    };
+    index.meta.records_total = last.map_or(0, |id| id + 1);
+    index.meta.change_stamp = stamp;
+    let _ = fs.stamp.set(stamp);
+    Ok(((index, stats), kept, warnings))
 }
 
 /// Bytes of entry fields [`Neutral::stamp`] hashes at a time.
 const STAMP_BUFFER: usize = 64 << 10;
+
+/// [`Neutral::stamp`]'s hash, fed the entries in id order (deleted ones included) one at a time: by the scan
+/// kept, or by a build as the batches stream past.
+struct Stamper {
+    hasher: twox_hash::XxHash3_64,
+    /// The entries' fields go through a buffer, hashed 64 KiB at a time: a hasher call per field cost a tenth of
+    /// `uffs index`.
+    buf: Vec<u8>,
+}
+
+impl Stamper {
+    fn new(serial: u64) -> Stamper {
+        use std::hash::Hasher as _;
+        let mut hasher = twox_hash::XxHash3_64::new();
+        hasher.write(&serial.to_le_bytes());
+        Stamper {
+            hasher,
+            buf: Vec::with_capacity(STAMP_BUFFER + 4096),
+        }
+    }
+
+    fn add(&mut self, e: &Entry) {
+        use std::hash::Hasher as _;
+        let buf = &mut self.buf;
+        for v in [
+            e.id,
+            e.parent,
+            e.size,
+            e.allocated,
+            e.times.created,
+            e.times.modified,
+            e.times.changed,
+            e.times.accessed,
+            u64::from(e.attributes),
+            u64::from(e.deleted),
+            e.kind as u64,
+        ] {
+            buf.extend_from_slice(&v.to_le_bytes());
+        }
+        buf.extend_from_slice(e.name.as_bytes());
+        buf.push(0);
+        if let Some(p) = e.posix {
+            for v in [p.mode, p.uid, p.gid] {
+                buf.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        buf.extend_from_slice(e.link_target.as_deref().unwrap_or_default());
+        buf.push(0);
+        for r in &e.runs {
+            buf.extend_from_slice(&r.offset.to_le_bytes());
+            buf.extend_from_slice(&r.len.to_le_bytes());
+        }
+        if buf.len() >= STAMP_BUFFER {
+            self.hasher.write(buf);
+            buf.clear();
+        }
+    }
+
+    fn finish(mut self) -> u64 {
+        use std::hash::Hasher as _;
+        self.hasher.write(&self.buf);
+        self.hasher.finish()
+    }
+}
 
 /// Entries handed to the builder at a time: the record batch of all of them would cost some 200 bytes an entry at
 /// the build's peak, beside the scan and the index being made.
@@ -541,19 +637,6 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn entries_sort_by_id_whole() {
-        let e = |id: u64, name: &str| Entry {
-            id,
-            name: name.into(),
-            ..Entry::default()
-        };
-        let mut v = vec![e(7, "g"), e(2, "root"), e(40, "x"), e(3, "c")];
-        sort_by_id(&mut v);
-        let got: Vec<(u64, &str)> = v.iter().map(|e| (e.id, e.name.as_str())).collect();
-        assert_eq!(got, [(2, "root"), (3, "c"), (7, "g"), (40, "x")]);
-    }
 
     #[test]
     fn utc_offsets_parse_and_print_back() {
