@@ -10,6 +10,7 @@
 //! * [`map`]: extent trees and block maps, as runs with holes;
 //! * [`dir`]: directory blocks, live names and deleted ones in slack;
 //! * [`metadata`]: the volume's own structures as entries, so that `du /` adds up to the blocks in use;
+//! * `scan`: the entries in inode order, streamed, from three passes (inode tables, folders, inode tables again);
 //! * [`xattr`]: in-inode extended attributes, for inline data.
 //!
 //! Ids are inode numbers (the root folder is 2), so `icat` and `debugfs` take what uffs prints; a file with
@@ -20,10 +21,9 @@ pub mod group;
 pub mod inode;
 pub mod map;
 pub mod metadata;
+mod scan;
 pub mod superblock;
 pub mod xattr;
-
-use rayon::prelude::*;
 
 use uffs_fs::{attr, Kind, Run};
 pub use uffs_fs::{Entry, Error, ReadAt, Result, Scan, ScanOptions, Space};
@@ -70,29 +70,7 @@ pub struct Volume<R: ReadAt> {
     groups: Vec<Group>,
 }
 
-/// An inode in use, with its inline data when it keeps its data in the inode.
-struct Held {
-    inode: Inode,
-    inline: Option<Vec<u8>>,
-}
-
-/// A name found by a scan, made an entry once every name is found and sorted by inode.
-struct Pending {
-    ino: u32,
-    parent: u32,
-    name: String,
-    of: Of,
-}
-
-/// What a [`Pending`] name's entry is made from.
-enum Of {
-    /// The inode in use at this index of the scan's inodes.
-    Live(usize),
-    /// A reserved inode in use (the volume's own: `$Journal` …), at this index.
-    Reserved(usize),
-    /// A deleted inode, as its table still holds it.
-    Deleted(Box<Inode>),
-}
+use scan::Held;
 
 impl<R: ReadAt> Volume<R> {
     /// Opens the volume whose superblock is at byte 1,024 of `dev`.
@@ -251,256 +229,6 @@ impl<R: ReadAt> Volume<R> {
         })
     }
 
-    /// The entries of [`Volume::scan`], made in id order (inode order, then the volume's own structures) and handed
-    /// to `sink` [`uffs_fs::BATCH_ENTRIES`] at a time as they are made; returns the warnings.
-    pub fn scan_sorted(
-        &self,
-        opts: &ScanOptions,
-        sink: &mut dyn FnMut(Vec<Entry>),
-    ) -> Result<Vec<String>> {
-        let mut warnings = Vec::new();
-        // The inodes in use, in number order (as the tables give them): looked up by binary search.
-        let (nums, held, freed) = self.read_inodes(&mut warnings, opts.deleted);
-        // Deleted inodes a deleted name in slack points at (the others are listed as orphans, as fls lists them).
-        let mut named_freed = Vec::new();
-        let find = |ino: u32| nums.binary_search(&ino).ok();
-        let mapper = map::Mapper {
-            dev: &self.dev,
-            block_size: self.sb.block_size,
-            blocks_count: self.sb.blocks_count,
-        };
-        // Each inode's runs, on every core (an extent tree deeper than the inode reads its blocks).
-        let mapped: Vec<std::result::Result<Option<Vec<Run>>, String>> = nums
-            .par_iter()
-            .zip(&held)
-            .map(|(ino, h)| {
-                if h.inline.is_some() || h.inode.is_fast_symlink() || !self.has_data(&h.inode) {
-                    return Ok(None);
-                }
-                mapper
-                    .runs(&h.inode.block, h.inode.has(flags::EXTENTS), h.inode.size)
-                    .map(Some)
-                    .map_err(|why| format!("inode {ino}: {why}: its data is left unread"))
-            })
-            .collect();
-        let mut runs: Vec<Option<Vec<Run>>> = mapped
-            .into_iter()
-            .map(|r| {
-                r.unwrap_or_else(|w| {
-                    warnings.push(w);
-                    None
-                })
-            })
-            .collect();
-        // Every name found, made an entry once they are in inode order (the order the index wants).
-        let mut pending: Vec<Pending> = Vec::with_capacity(held.len() + 1);
-        // Whether each inode has a name yet (a folder may have only one).
-        let mut named = vec![false; held.len()];
-        // The folders in the order their first block lies on the volume: their blocks are read in one sweep.
-        let mut folders: Vec<usize> = (0..held.len())
-            .filter(|&i| held[i].inode.is_dir())
-            .collect();
-        folders.sort_by_key(|&i| {
-            runs[i]
-                .as_ref()
-                .and_then(|r| r.iter().find(|r| !r.is_hole()))
-                .map_or(0, |r| r.offset)
-        });
-        let filetype = self.sb.has_incompat(incompat::FILETYPE);
-        // Every folder's names, read and parsed by several threads in the folders' disk order (each takes a
-        // stretch of them; more threads than cores, so that a cold disk has several reads in flight), then made
-        // entries in that order.
-        let read = |d: usize| -> (usize, Vec<dir::Name>, Vec<String>) {
-            let (dir, h) = (nums[d], &held[d]);
-            let (mut names, mut warned) = (Vec::new(), Vec::new());
-            let bytes = match (&h.inline, &runs[d]) {
-                (Some(inline), _) => inline_dir(inline),
-                (None, Some(r)) => match self.read_folder(r, h.inode.size) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        warned.push(format!("folder inode {dir}: {e}: its names are left out"));
-                        return (d, names, warned);
-                    }
-                },
-                (None, None) => return (d, names, warned),
-            };
-            let bs = if h.inline.is_some() {
-                bytes.len().max(1)
-            } else {
-                self.sb.block_size as usize
-            };
-            let indexed = h.inline.is_none() && h.inode.has(inode::flags::INDEX);
-            for (i, block) in bytes.chunks(bs).enumerate() {
-                let place = match (indexed, i) {
-                    (false, _) => dir::Place::Linear,
-                    (true, 0) => dir::Place::HtreeRoot,
-                    (true, _) => dir::Place::HtreeOther,
-                };
-                if let Err(why) = dir::names(
-                    block,
-                    place,
-                    self.sb.block_size as usize,
-                    filetype,
-                    opts.deleted,
-                    self.sb.inodes_count,
-                    &mut names,
-                ) {
-                    warned.push(format!("folder inode {dir}, block {i}: {why}"));
-                }
-            }
-            (d, names, warned)
-        };
-        let listed: Vec<(usize, Vec<dir::Name>, Vec<String>)> =
-            match rayon::ThreadPoolBuilder::new()
-                .num_threads(READ_THREADS)
-                .build()
-            {
-                Ok(pool) => pool.install(|| folders.par_iter().map(|&d| read(d)).collect()),
-                Err(_) => folders.par_iter().map(|&d| read(d)).collect(),
-            };
-        for (d, names, warned) in listed {
-            let dir = nums[d];
-            warnings.extend(warned);
-            for n in names {
-                if n.name == b"." || n.name == b".." {
-                    continue;
-                }
-                let name = match String::from_utf8(n.name) {
-                    Ok(s) => s,
-                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-                };
-                match find(n.inode) {
-                    Some(c) if !n.deleted => {
-                        // A folder has one name: a second is damage (it would make a loop or a copy).
-                        if held[c].inode.is_dir() && named[c] {
-                            warnings.push(format!(
-                                "folder inode {} has a second name {name:?} in folder {dir}: left out",
-                                n.inode
-                            ));
-                            continue;
-                        }
-                        named[c] = true;
-                        pending.push(Pending {
-                            ino: n.inode,
-                            parent: dir,
-                            name,
-                            of: Of::Live(c),
-                        });
-                    }
-                    // A deleted name whose inode is in use again names another file now.
-                    Some(_) => {}
-                    None if n.deleted && n.inode != 0 => {
-                        named_freed.push(n.inode);
-                        let inode = self
-                            .read_inode(n.inode)
-                            .unwrap_or_else(|| Inode::parse(&[0; 128], false));
-                        pending.push(Pending {
-                            ino: n.inode,
-                            parent: dir,
-                            name,
-                            of: Of::Deleted(Box::new(inode)),
-                        });
-                    }
-                    None if n.deleted => {}
-                    None => warnings.push(format!(
-                        "folder inode {dir} names {name:?} as inode {}, which is not in use",
-                        n.inode
-                    )),
-                }
-            }
-        }
-        // The root, and what is in use but named by no folder: a reserved inode (the journal, the resize inode,
-        // quota files: the volume's own), or an orphan (as TSK names them; their parent, 0, is no folder, so they
-        // are kept under $Orphan).
-        for i in (0..held.len()).filter(|&i| nums[i] == ROOT || !named[i]) {
-            let ino = nums[i];
-            let (parent, name, of) = if ino == ROOT {
-                (ROOT, String::new(), Of::Live(i))
-            } else if ino < self.sb.first_inode {
-                (
-                    ROOT,
-                    metadata::reserved_name(&self.sb, ino),
-                    Of::Reserved(i),
-                )
-            } else {
-                (0, format!("OrphanFile-{ino}"), Of::Live(i))
-            };
-            pending.push(Pending {
-                ino,
-                parent,
-                name,
-                of,
-            });
-        }
-        // Deleted inodes no name points at any more, as fls lists them (`$OrphanFiles/OrphanFile-N`): what their
-        // inode still holds (ext3 and ext4 clear a deleted file's size and block map or extents).
-        named_freed.sort_unstable();
-        for (ino, inode) in freed {
-            if named_freed.binary_search(&ino).is_err() {
-                pending.push(Pending {
-                    ino,
-                    parent: 0,
-                    name: format!("OrphanFile-{ino}"),
-                    of: Of::Deleted(Box::new(inode)),
-                });
-            }
-        }
-        // In inode order, an inode's names in the order they were found (stable): each entry made once, in place.
-        pending.sort_by_key(|p| p.ino);
-        let mut batch = Vec::with_capacity(uffs_fs::BATCH_ENTRIES);
-        for k in 0..pending.len() {
-            let p = &mut pending[k];
-            let name = std::mem::take(&mut p.name);
-            let e = match &p.of {
-                &Of::Live(c) => {
-                    // The last of a file's names takes its runs; the others (hard links) a copy.
-                    let last = pending
-                        .get(k + 1)
-                        .is_none_or(|next| !matches!(next.of, Of::Live(n) if n == c));
-                    let r = if last {
-                        runs[c].take()
-                    } else {
-                        runs[c].clone()
-                    };
-                    let p = &pending[k];
-                    self.entry(p.ino, p.parent, name, &held[c], r, false)
-                }
-                &Of::Reserved(c) => {
-                    let mut e = self.entry(p.ino, p.parent, name, &held[c], runs[c].take(), false);
-                    e.metadata = true;
-                    e.attributes = attr::SYSTEM | attr::HIDDEN;
-                    if p.ino == 7 {
-                        // Its i_size only places the reserved descriptor blocks in a sparse map: no data of that
-                        // size.
-                        e.size = e.allocated;
-                    }
-                    e
-                }
-                Of::Deleted(inode) => {
-                    let r = mapper
-                        .runs(&inode.block, inode.has(flags::EXTENTS), inode.size)
-                        .unwrap_or_default();
-                    let h = Held {
-                        inode: (**inode).clone(),
-                        inline: None,
-                    };
-                    self.entry(p.ino, p.parent, name, &h, Some(r), true)
-                }
-            };
-            batch.push(e);
-            if batch.len() == uffs_fs::BATCH_ENTRIES {
-                sink(std::mem::replace(
-                    &mut batch,
-                    Vec::with_capacity(uffs_fs::BATCH_ENTRIES),
-                ));
-            }
-        }
-        // Their ids follow the last inode's.
-        batch.extend(metadata::entries(&self.sb, &self.groups));
-        sink(batch);
-        Ok(warnings)
-    }
-
     /// About how many entries a scan makes: the inodes in use (a few more for hard links' extra names).
     pub fn expected_entries(&self) -> u64 {
         let used = u64::from(self.sb.inodes_count.saturating_sub(self.sb.free_inodes));
@@ -565,78 +293,6 @@ impl<R: ReadAt> Volume<R> {
         let mut b = vec![0u8; len];
         self.dev.read_exact_at(&mut b, first.offset).ok()?;
         Some(b)
-    }
-
-    /// Every inode in use and its number (two lists in step), in number order: read table by table in group
-    /// order; with `freed`, also the inodes not in use that were once (a change time: deleted files), as TSK
-    /// counts them.
-    #[allow(clippy::type_complexity)]
-    fn read_inodes(
-        &self,
-        warnings: &mut Vec<String>,
-        freed: bool,
-    ) -> (Vec<u32>, Vec<Held>, Vec<(u32, Inode)>) {
-        let sb = &self.sb;
-        let size = u64::from(sb.inode_size);
-        let huge = sb.has_ro_compat(ro_compat::HUGE_FILE);
-        let hints = sb.has_group_checksums();
-        // Sized once for the inodes the superblock says are in use (no doubling: the held inodes are the scan's
-        // largest table), but never for more than the volume's bytes could hold, whatever a damaged superblock says.
-        let used = u64::from(sb.inodes_count.saturating_sub(sb.free_inodes));
-        let cap = used.min(self.dev.len() / size.max(128)) as usize + 16;
-        let (mut nums, mut out) = (Vec::with_capacity(cap), Vec::with_capacity(cap));
-        let mut gone = Vec::new();
-        let mut buf = Vec::new();
-        for (g, grp) in self.groups.iter().enumerate() {
-            let mut count = u64::from(sb.inodes_per_group);
-            if hints {
-                if grp.flags & group::INODE_UNINIT != 0 {
-                    continue;
-                }
-                count = count.saturating_sub(u64::from(grp.itable_unused));
-            }
-            let first = g as u64 * u64::from(sb.inodes_per_group) + 1;
-            count = count.min((u64::from(sb.inodes_count) + 1).saturating_sub(first));
-            let table = grp.inode_table.saturating_mul(sb.block_size);
-            if grp.inode_table == 0 || grp.inode_table >= sb.blocks_count {
-                warnings.push(format!(
-                    "group {g}: its inode table is at block {}, outside the volume: its {count} inodes are left out",
-                    grp.inode_table
-                ));
-                continue;
-            }
-            let mut done = 0u64;
-            while done < count {
-                let n = (count - done).min(TABLE_READ / size);
-                buf.resize((n * size) as usize, 0);
-                if let Err(e) = self.dev.read_exact_at(&mut buf, table + done * size) {
-                    warnings.push(format!(
-                        "group {g}: inodes {} to {}: {e}: left out",
-                        first + done,
-                        first + done + n - 1
-                    ));
-                    break;
-                }
-                for (k, raw) in buf.chunks_exact(size as usize).enumerate() {
-                    let ino = (first + done + k as u64) as u32;
-                    let inode = Inode::parse(raw, huge);
-                    if inode.is_free() {
-                        // The reserved inodes (the bad-blocks inode …) are the volume's, never a file's.
-                        if freed && inode.times.changed != 0 && ino >= sb.first_inode {
-                            gone.push((ino, inode));
-                        }
-                        continue;
-                    }
-                    let inline = inode
-                        .has(flags::INLINE_DATA)
-                        .then(|| xattr::inline_data(raw, &inode));
-                    nums.push(ino);
-                    out.push(Held { inode, inline });
-                }
-                done += n;
-            }
-        }
-        (nums, out, gone)
     }
 
     /// One inode, read alone (a deleted name's).
