@@ -24,39 +24,19 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-from benchlib import drop_caches, median, print_table  # noqa: E402
+from benchlib import median, print_table, run_measured  # noqa: E402
 
 UFFS = os.environ.get("UFFS_BIN") or benchlib.UFFS
 NTFS_MFT = os.path.join(benchlib.ROOT, "tests", "data", "windows-xp-mft", "MFT")
 
 
-def timed(cmd, cold=False, fresh=None, stdout=None):
-    """Wall seconds, peak RSS (bytes) and stderr of one run of `cmd`."""
-    if fresh and os.path.exists(fresh):
-        os.unlink(fresh)
-    if cold:
-        drop_caches()
-    out = open(stdout, "wb") if stdout else subprocess.DEVNULL
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
-    err = p.stderr.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    secs = time.perf_counter() - t
-    if stdout:
-        out.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(cmd)}: {err.decode(errors='replace')[:500]}")
-    return secs, ru.ru_maxrss * 1024, err.decode(errors="replace")
-
-
 def med(cmd, runs, cold=False, **kw):
     if not cold:
-        timed(cmd, **kw)
-    rs = [timed(cmd, cold=cold, **kw) for _ in range(runs)]
+        run_measured(cmd, **kw)
+    rs = [run_measured(cmd, cold=cold, **kw) for _ in range(runs)]
     return median([r[0] for r in rs]), max(r[1] for r in rs), rs[-1][2]
 
 

@@ -143,6 +143,27 @@ def run_timed(cmd, env=None, stdout=None, ok=(0,)):
     return secs
 
 
+def run_measured(cmd, cold=False, fresh=None, stdout=None):
+    """Wall seconds, peak RSS (bytes) and stderr of one run of `cmd` (an argv list), from start to exit; `cold`
+    empties the page cache first (root), `fresh` is a file removed first (an output the run writes anew). Output
+    goes to the file `stdout`, or nowhere. A failed run stops the script with its stderr."""
+    if fresh and os.path.exists(fresh):
+        os.unlink(fresh)
+    if cold:
+        drop_caches()
+    out = open(stdout, "wb") if stdout else subprocess.DEVNULL
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    secs = time.perf_counter() - t
+    if stdout:
+        out.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(cmd)}: {err.decode(errors='replace')[:500]}")
+    return secs, ru.ru_maxrss * 1024, err.decode(errors="replace")
+
+
 def median(values):
     return statistics.median(values)
 

@@ -9,8 +9,8 @@ Folders are folders, files are sparse files of their size (no data blocks, as mo
 junctions are symlinks to their parent, and each extra hard-link name is a hard link to the file listed just
 before it in its folder (or to the folder's first file). The image is made again only when its stamp
 (`OUT.stamp`: entries, seed, this script's hash) differs; the staging folder is removed on the way out, also on an
-error. Prints the entries made and the seconds each phase took. Needs root for nothing but /dev/shm's size;
-e2fsprogs.
+error. Prints the names made and the seconds each phase took (on the development machine: manifest 20 s, staging
+40 s, mkfs 340 s with a build beside it). Needs e2fsprogs and about 1.5 GB of /dev/shm; not root.
 """
 
 import argparse
