@@ -18,7 +18,6 @@ faster than updatedb cold. Needs root (mount, drop_caches), e2fsprogs, plocate.
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -26,23 +25,10 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-from benchlib import median, print_table, run_measured  # noqa: E402
+from benchlib import entries_of, print_table  # noqa: E402
+from benchlib import median_measured as med  # noqa: E402
 
 UFFS = os.environ.get("UFFS_BIN") or benchlib.UFFS
-
-
-def med(cmd, runs, cold=False, **kw):
-    if not cold:
-        run_measured(cmd, **kw)
-    rs = [run_measured(cmd, cold=cold, **kw) for _ in range(runs)]
-    return median([r[0] for r in rs]), max(r[1] for r in rs), rs[-1][2]
-
-
-def entries_of(err):
-    m = re.search(r"([\d,]+) entries", err)
-    if not m:
-        sys.exit(f"no entry count in: {err[:300]}")
-    return int(m.group(1).replace(",", ""))
 
 
 def main():

@@ -21,30 +21,16 @@ entry no worse than NTFS's. Needs root (mount, drop_caches), e2fsprogs, sleuthki
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-from benchlib import median, print_table, run_measured  # noqa: E402
+from benchlib import entries_of, print_table  # noqa: E402
+from benchlib import median_measured as med  # noqa: E402
 
 UFFS = os.environ.get("UFFS_BIN") or benchlib.UFFS
 NTFS_MFT = os.path.join(benchlib.ROOT, "tests", "data", "windows-xp-mft", "MFT")
-
-
-def med(cmd, runs, cold=False, **kw):
-    if not cold:
-        run_measured(cmd, **kw)
-    rs = [run_measured(cmd, cold=cold, **kw) for _ in range(runs)]
-    return median([r[0] for r in rs]), max(r[1] for r in rs), rs[-1][2]
-
-
-def entries_of(err):
-    m = re.search(r"([\d,]+) entries", err)
-    if not m:
-        sys.exit(f"no entry count in: {err[:300]}")
-    return int(m.group(1).replace(",", ""))
 
 
 def main():
@@ -64,7 +50,6 @@ def main():
         os.replace(img + ".partial", img)
     print(f"image: {img} ({os.path.getsize(img) / 2**30:.1f} GiB)")
     out = os.path.join(a.work, "x.uffs")
-    rows = []
     t_warm, rss, err = med([UFFS, "index", img, "-o", out], a.runs, fresh=out)
     n = entries_of(err)
     t_cold, _, _ = med([UFFS, "index", img, "-o", out], a.runs, cold=True, fresh=out)

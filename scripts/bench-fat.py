@@ -29,7 +29,6 @@ import argparse
 import glob
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -38,7 +37,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
-from benchlib import drop_caches, median, print_table  # noqa: E402
+from benchlib import drop_caches, entries_of, median, print_table  # noqa: E402
+from benchlib import median_measured as med  # noqa: E402
 
 ROOT = benchlib.ROOT
 # The release build: $UFFS_BIN, else under $CARGO_TARGET_DIR, else target/release.
@@ -158,45 +158,6 @@ def fill_generated(count):
             if top % 10 == 0:
                 print(f"  {made:,} files, {made / (time.perf_counter() - t):,.0f}/s", flush=True)
     return fill
-
-
-def timed_run(cmd, stdout=None, cold=False, fresh=None):
-    """Wall seconds and peak RSS (bytes) of one run of `cmd`, its output to the file `stdout` or nowhere. `fresh`
-    is deleted first (outside the timing); `cold` drops the page cache first."""
-    if fresh and os.path.exists(fresh):
-        os.unlink(fresh)
-    if cold:
-        drop_caches()
-    out = open(stdout, "wb") if stdout else subprocess.DEVNULL
-    try:
-        t = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
-        err = p.stderr.read()
-        _, status, ru = os.wait4(p.pid, 0)
-        secs = time.perf_counter() - t
-    finally:
-        if stdout:
-            out.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(cmd)}: {err.decode(errors='replace')[:500]}")
-    return secs, ru.ru_maxrss * 1024, err.decode(errors="replace")
-
-
-def med(cmd, runs, **kw):
-    """Median seconds, the largest peak RSS over `runs` runs (after a warm-up, skipped when cold) and the last
-    run's stderr."""
-    if not kw.get("cold"):
-        timed_run(cmd, **kw)
-    rs = [timed_run(cmd, **kw) for _ in range(runs)]
-    return median([r[0] for r in rs]), max(r[1] for r in rs), rs[-1][2]
-
-
-def entries_of(err):
-    """The entries `uffs index` says it wrote ("IMG: 11,842 entries from …")."""
-    m = re.search(r"([\d,]+) entries", err)
-    if not m:
-        sys.exit(f"no entry count in: {err[:300]}")
-    return int(m.group(1).replace(",", ""))
 
 
 def find_fresh(img, work, runs, cold):

@@ -15,6 +15,7 @@ timing helpers (a command's wall time, the median of runs, a cold page cache, a 
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -162,6 +163,23 @@ def run_measured(cmd, cold=False, fresh=None, stdout=None):
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{' '.join(cmd)}: {err.decode(errors='replace')[:500]}")
     return secs, ru.ru_maxrss * 1024, err.decode(errors="replace")
+
+
+def median_measured(cmd, runs, cold=False, **kw):
+    """[`run_measured`] `runs` times (after a warm-up run, skipped when `cold`): the median seconds, the largest
+    peak RSS and the last run's stderr."""
+    if not cold:
+        run_measured(cmd, **kw)
+    rs = [run_measured(cmd, cold=cold, **kw) for _ in range(runs)]
+    return median([r[0] for r in rs]), max(r[1] for r in rs), rs[-1][2]
+
+
+def entries_of(err):
+    """The entries `uffs index` says it wrote ("IMG: 11,842 entries from …")."""
+    m = re.search(r"([\d,]+) entries", err)
+    if not m:
+        sys.exit(f"no entry count in: {err[:300]}")
+    return int(m.group(1).replace(",", ""))
 
 
 def median(values):
