@@ -61,18 +61,30 @@ pub fn entries(sb: &Superblock, groups: &[Group]) -> Vec<Entry> {
     let mut tables = Vec::new();
     for g in groups {
         bitmaps.push(Run {
-            offset: g.block_bitmap * bs,
+            offset: g.block_bitmap.saturating_mul(bs),
             len: bs,
         });
         bitmaps.push(Run {
-            offset: g.inode_bitmap * bs,
+            offset: g.inode_bitmap.saturating_mul(bs),
             len: bs,
         });
         tables.push(Run {
-            offset: g.inode_table * bs,
-            len: table_blocks * bs,
+            offset: g.inode_table.saturating_mul(bs),
+            len: table_blocks.saturating_mul(bs),
         });
     }
+    // A damaged descriptor may place a table past the volume's end: only what lies inside is the volume's.
+    let end = sb.volume_len();
+    let inside = |runs: Vec<Run>| -> Vec<Run> {
+        runs.into_iter()
+            .filter(|r| r.offset < end)
+            .map(|r| Run {
+                offset: r.offset,
+                len: r.len.min(end - r.offset),
+            })
+            .collect()
+    };
+    let (supers, bitmaps, tables) = (inside(supers), inside(bitmaps), inside(tables));
     let first_id = u64::from(sb.inodes_count) + 1;
     [
         ("$Superblocks", supers),
@@ -83,7 +95,7 @@ pub fn entries(sb: &Superblock, groups: &[Group]) -> Vec<Entry> {
     .enumerate()
     .map(|(k, (name, mut runs))| {
         runs.sort_by_key(|r| r.offset);
-        let size: u64 = runs.iter().map(|r| r.len).sum();
+        let size = runs.iter().fold(0u64, |n, r| n.saturating_add(r.len));
         Entry {
             id: first_id + k as u64,
             parent: u64::from(crate::ROOT),
