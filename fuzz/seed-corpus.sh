@@ -268,3 +268,12 @@ if command -v mkfs.ext4 >/dev/null; then
   done
 fi
 echo "ext seeds: $(ls corpus/ext | wc -l) files"
+
+# Inputs the targets once found wrong (crashes, timeouts), fixed since: replayed first by every run, so a
+# regression shows at once (with -timeout, a slow one too). Each target's are in regressions/TARGET/.
+for d in regressions/*/; do
+  t=$(basename "$d")
+  mkdir -p "corpus/$t"
+  cp "$d"* "corpus/$t/"
+done
+echo "regression inputs: $(ls regressions/*/* | wc -l) files"

@@ -625,16 +625,26 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
         let heap = (v.g.last_cluster() + 1).min(v.fat_limit.max(2)) as usize;
         let mut free = Vec::new();
         if opts.deleted {
+            let last = v.g.last_cluster();
+            // Past what the FAT holds every cluster reads as free (`next` gives 0): one stretch, not a step each (a
+            // damaged boot sector can claim hundreds of millions of clusters beside a FAT of a few sectors).
+            let known = last.min(v.fat_limit.saturating_sub(1));
             let mut c = 2u64;
-            while c <= v.g.last_cluster() {
+            while c <= known {
                 if v.next(c) == 0 {
                     let start = c;
-                    while c <= v.g.last_cluster() && v.next(c) == 0 {
+                    while c <= known && v.next(c) == 0 {
                         c += 1;
                     }
                     free.push((start, c - start));
                 } else {
                     c += 1;
+                }
+            }
+            if c <= last {
+                match free.last_mut() {
+                    Some((start, len)) if *start + *len == c => *len += last + 1 - c,
+                    _ => free.push((c, last + 1 - c)),
                 }
             }
         }
