@@ -1,6 +1,6 @@
 //! The file-system interface: what every file system that uffs reads raw implements, and all the source layer
 //! (`uffs-source`) knows of it. A [`Driver`] recognises a volume from its first bytes and opens it; the opened
-//! [`Reader`] scans it into neutral [`Entry`](crate::Entry)s, tells its space, serial and `uffs info` lines. Data
+//! [`Reader`] scans it into neutral [`Entry`]s, tells its space, serial and `uffs info` lines. Data
 //! is located through the [`Run`](crate::Run)s each entry keeps, and a re-scan for the daemon is a scan compared
 //! with the index, so neither needs a method of its own.
 //!
