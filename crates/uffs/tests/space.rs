@@ -19,25 +19,6 @@ struct Case {
     sector: u64,
 }
 
-/// The bytes `$Bitmap` marks in use, read by TSK: `icat` of record 6, its bits below `fsstat`'s cluster count,
-/// times the cluster size.
-fn tsk_bytes_in_use(image: &Path, sector: u64) -> u64 {
-    let off = sector.to_string();
-    let stat = run_ok(tool("fsstat").args(["-o", &off]).arg(image));
-    let text = String::from_utf8_lossy(&stat.stdout);
-    let field = |key: &str| -> u64 {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(key))
-            .unwrap_or_else(|| panic!("fsstat of {} has no {key}", image.display()));
-        line.rsplit(' ').next().unwrap().trim().parse().expect(key)
-    };
-    let cluster = field("Cluster Size:");
-    let clusters = field("Total Cluster Range:") + 1;
-    let bits = run_ok(tool("icat").args(["-o", &off]).arg(image).arg("6")).stdout;
-    bytes_of(&bits, clusters, cluster)
-}
-
 /// The same from ntfs-3g's `ntfsinfo` (for volumes whose clusters TSK cannot read): clusters less free ones.
 fn ntfsinfo_bytes_in_use(image: &Path) -> u64 {
     let out = run_ok(tool("ntfsinfo").arg("-m").arg(image));
@@ -56,13 +37,6 @@ fn ntfsinfo_bytes_in_use(image: &Path) -> u64 {
             .expect(key)
     };
     (field("Volume Size in Clusters:") - field("Free Clusters:")) * field("Cluster Size:")
-}
-
-fn bytes_of(bitmap: &[u8], clusters: u64, cluster: u64) -> u64 {
-    let used = (0..clusters)
-        .filter(|&c| bitmap[(c / 8) as usize] >> (c % 8) & 1 == 1)
-        .count() as u64;
-    used * cluster
 }
 
 /// The root's allocated total in `uffs du ARGS --format csv`.
@@ -127,7 +101,7 @@ fn windows_volume(dir: &Path, name: &str) -> PathBuf {
 /// du's root total (from the source, and from an index with deleted entries) and info's figure, each equal to
 /// what TSK reads in `$Bitmap`.
 fn assert_adds_up(case: &Case, dir: &Path) -> u64 {
-    let want = tsk_bytes_in_use(&case.image, case.sector);
+    let want = tsk_bitmap_bytes_in_use(&case.image, case.sector);
     assert!(want > 0, "{}: nothing in use?", case.source);
     assert_eq!(
         du_root(&["--source", &case.source]),
@@ -192,7 +166,7 @@ fn du_totals_equal_the_bitmap_on_every_fixture() {
     // size comes from the capture's own system files).
     assert_eq!(
         du_root(&["--source", path_str(&fixture("raw-mft.bin"))]),
-        tsk_bytes_in_use(&fixture("basic.img"), 0),
+        tsk_bitmap_bytes_in_use(&fixture("basic.img"), 0),
         "raw-mft.bin"
     );
 }
@@ -263,7 +237,7 @@ fn an_updated_index_still_adds_up() {
         std::fs::rename(root.join("a/b"), root.join("moved")).unwrap();
         std::fs::write(root.join("moved/big.bin:ads"), vec![2u8; 200_000]).unwrap();
     }
-    let want = tsk_bytes_in_use(&img, 0);
+    let want = tsk_bitmap_bytes_in_use(&img, 0);
     run_ok(
         uffs()
             .arg("index")

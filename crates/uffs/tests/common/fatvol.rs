@@ -252,24 +252,30 @@ pub fn build_exfat(t: &Tmp) -> Option<PathBuf> {
         cannot_run("no loop device or exfat-fuse mount");
         return None;
     };
-    write_tree(&m.dir);
+    fill(&m.dir);
+    m.unmount();
+    Some(img)
+}
+
+/// Writes [`tree`] into `root` (a mounted volume) and changes it as [`build_fat`] does with mtools: every other
+/// piece of `frag/` deleted and a file written over their holes, a folder and a file deleted, a file renamed.
+pub fn fill(root: &Path) {
+    write_tree(root);
     for i in (0..8).step_by(2) {
-        std::fs::remove_file(m.dir.join(format!("frag/piece{i}.bin"))).unwrap();
+        std::fs::remove_file(root.join(format!("frag/piece{i}.bin"))).unwrap();
     }
     std::fs::write(
-        m.dir.join("frag/Big Fragmented File.bin"),
+        root.join("frag/Big Fragmented File.bin"),
         pattern(40_000, 99),
     )
     .unwrap();
-    std::fs::remove_dir_all(m.dir.join("to delete")).unwrap();
-    std::fs::remove_file(m.dir.join("doomed.txt")).unwrap();
+    std::fs::remove_dir_all(root.join("to delete")).unwrap();
+    std::fs::remove_file(root.join("doomed.txt")).unwrap();
     std::fs::rename(
-        m.dir.join("old name.txt"),
-        m.dir.join("New Longer Name After Rename.txt"),
+        root.join("old name.txt"),
+        root.join("New Longer Name After Rename.txt"),
     )
     .unwrap();
-    m.unmount();
-    Some(img)
 }
 
 /// The volume of `kind` (one of [`KINDS`]) in `t`.

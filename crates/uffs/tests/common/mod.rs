@@ -294,3 +294,29 @@ pub fn set_data_flag(image: &Path, record: u64, flag: u16) {
     f.seek(SeekFrom::Start((o + 0x0C) as u64)).unwrap();
     f.write_all(&bytes[o + 0x0C..o + 0x0E]).unwrap();
 }
+
+/// The bytes an NTFS volume's `$Bitmap` marks in use (the volume at `sector` of `image`), read by TSK: `icat`
+/// of record 6, its bits below `fsstat`'s cluster count, times the cluster size.
+pub fn tsk_bitmap_bytes_in_use(image: &Path, sector: u64) -> u64 {
+    let off = sector.to_string();
+    let stat = run_ok(tool("fsstat").args(["-o", &off]).arg(image));
+    let text = String::from_utf8_lossy(&stat.stdout);
+    let field = |key: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("fsstat of {} has no {key}", image.display()));
+        line.rsplit(' ').next().unwrap().trim().parse().expect(key)
+    };
+    let cluster = field("Cluster Size:");
+    let clusters = field("Total Cluster Range:") + 1;
+    let bits = run_ok(tool("icat").args(["-o", &off]).arg(image).arg("6")).stdout;
+    bytes_of(&bits, clusters, cluster)
+}
+
+fn bytes_of(bitmap: &[u8], clusters: u64, cluster: u64) -> u64 {
+    let used = (0..clusters)
+        .filter(|&c| bitmap[(c / 8) as usize] >> (c % 8) & 1 == 1)
+        .count() as u64;
+    used * cluster
+}
