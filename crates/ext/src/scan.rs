@@ -6,10 +6,11 @@
 //! 1. the inode tables, in group order with large reads: which inodes are in use and which are folders (two
 //!    bitmaps), each folder's inode (to read its blocks), and with `deleted` the freed inodes once in use;
 //! 2. the folders' blocks, in the order they lie on the volume, read by several threads a wave at a time: every
-//!    name kept as (inode, parent, bytes in one arena), then sorted by inode;
+//!    name kept as (inode, parent, bytes in one arena), then sorted by inode into chunks;
 //! 3. the inode tables again (in the page cache from the first pass), a read at a time: each read's inodes mapped
 //!    on every core, made entries one per name, merged in inode order with the deleted names and orphans, and
-//!    handed to the sink a batch at a time.
+//!    handed to the sink a batch at a time; each chunk of names let go of once passed, so that the names are gone
+//!    by the time the index builder holds nearly every entry.
 
 use rayon::prelude::*;
 
@@ -62,6 +63,71 @@ struct Name {
     len: u32,
     /// A deleted name whose inode is free: its entry is what the inode table still holds.
     deleted: bool,
+}
+
+/// Names in one [`SortedNames`] chunk: 2.5 MiB of them and about 2 MiB of their bytes, each above the 1 MiB from
+/// which an index build's allocator maps blocks of their own (`uffs_daemon::os::return_large_blocks`), so that a
+/// chunk let go of goes back to the system (chunks of 32,768 names stayed in the heap: 14 MB more at the peak).
+const NAME_CHUNK: usize = 1 << 17;
+
+/// The second pass's names sorted by inode, in chunks of [`NAME_CHUNK`] that the third pass lets go of as it
+/// passes them: held whole to the end, they were a fifth of an index build's peak on a 1.2M-entry volume, beside
+/// an index builder that by then held nearly every entry.
+struct SortedNames {
+    /// Each chunk's names (`at` counted in its own arena) and their bytes; emptied once passed.
+    chunks: Vec<(Vec<Name>, Vec<u8>)>,
+    /// Chunks emptied so far (all those before it).
+    released: usize,
+}
+
+impl SortedNames {
+    fn new(mut names: Vec<Name>, arena: Vec<u8>) -> SortedNames {
+        // In inode order, an inode's names in the order they were found (stable).
+        names.sort_by_key(|n| n.ino);
+        let chunks = names
+            .chunks(NAME_CHUNK)
+            .map(|c| {
+                let mut bytes = Vec::with_capacity(c.iter().map(|n| n.len as usize).sum());
+                let names = c
+                    .iter()
+                    .map(|n| {
+                        let at = bytes.len() as u32;
+                        bytes.extend_from_slice(&arena[n.at as usize..(n.at + n.len) as usize]);
+                        Name { at, ..*n }
+                    })
+                    .collect();
+                (names, bytes)
+            })
+            .collect();
+        SortedNames {
+            chunks,
+            released: 0,
+        }
+    }
+
+    /// Name `i` (in inode order), unless its chunk was let go of.
+    fn get(&self, i: usize) -> Option<Name> {
+        self.chunks
+            .get(i / NAME_CHUNK)?
+            .0
+            .get(i % NAME_CHUNK)
+            .copied()
+    }
+
+    /// Name `i`'s bytes (made a `String` in the second pass).
+    fn text(&self, i: usize) -> String {
+        let (names, bytes) = &self.chunks[i / NAME_CHUNK];
+        let n = names[i % NAME_CHUNK];
+        String::from_utf8_lossy(&bytes[n.at as usize..(n.at + n.len) as usize]).into_owned()
+    }
+
+    /// Lets go of every chunk whose names all come before name `next`.
+    fn release_before(&mut self, next: usize) {
+        while self.released < (next / NAME_CHUNK).min(self.chunks.len()) {
+            self.chunks[self.released] = Default::default();
+            self.released += 1;
+        }
+    }
 }
 
 /// An inode in use, read in the third pass, with its inline data when it keeps its data in the inode.
@@ -222,8 +288,7 @@ impl<R: ReadAt> Volume<R> {
             }
         }
         drop(pool);
-        // In inode order, an inode's names in the order they were found (stable).
-        names.sort_by_key(|n| n.ino);
+        let names = SortedNames::new(names, arena);
         let mut named_freed: Vec<(u32, Inode)> = named_freed.into_iter().collect();
         named_freed.sort_unstable_by_key(|(i, _)| *i);
         // Freed inodes no name points at: `$OrphanFiles/OrphanFile-N`, as fls lists them.
@@ -238,8 +303,7 @@ impl<R: ReadAt> Volume<R> {
             mapper: &mapper,
             batch: Vec::with_capacity(uffs_fs::BATCH_ENTRIES),
             sink,
-            names: &names,
-            arena: &arena,
+            names,
             next: 0,
             named_freed: &named_freed,
             freed: &freed,
@@ -411,8 +475,7 @@ struct Out<'a, R: ReadAt> {
     mapper: &'a map::Mapper<'a>,
     batch: Vec<Entry>,
     sink: &'a mut dyn FnMut(Vec<Entry>),
-    names: &'a [Name],
-    arena: &'a [u8],
+    names: SortedNames,
     /// The first name not yet made an entry.
     next: usize,
     /// Freed inodes deleted names point at, by number.
@@ -432,18 +495,13 @@ impl<R: ReadAt> Out<'_, R> {
         }
     }
 
-    fn name(&self, n: &Name) -> String {
-        let b = &self.arena[n.at as usize..(n.at + n.len) as usize];
-        // The arena holds what was made a `String` in the second pass.
-        String::from_utf8_lossy(b).into_owned()
-    }
-
     /// Makes the entries of every deleted name and orphan of an inode numbered below `ino`; returns how many live
     /// names of inodes the third pass did not read were passed over.
     fn deleted_before(&mut self, ino: u32) -> u64 {
         let mut lost = 0;
         loop {
-            let name = self.names.get(self.next).filter(|n| n.ino < ino).copied();
+            self.names.release_before(self.next);
+            let name = self.names.get(self.next).filter(|n| n.ino < ino);
             let orphan = self.freed.get(self.next_freed).filter(|(i, _)| *i < ino);
             match (name, orphan) {
                 (Some(n), o) if o.is_none_or(|(i, _)| n.ino <= *i) => {
@@ -456,7 +514,7 @@ impl<R: ReadAt> Out<'_, R> {
                         continue;
                     };
                     let inode = self.named_freed[k].1.clone();
-                    let name = self.name(&n);
+                    let name = self.names.text(self.next - 1);
                     let e = self.deleted_entry(n.ino, n.parent, name, inode);
                     self.push(e);
                 }
@@ -492,7 +550,8 @@ impl<R: ReadAt> Out<'_, R> {
     /// root, a reserved inode (the journal, the resize inode: the volume's own) or an orphan (in use but named by
     /// no folder; its parent, 0, is no folder, so it is kept under $Orphan), as `named` says.
     fn live(&mut self, ino: u32, h: &Held, mut runs: Option<Vec<Run>>, named: bool) {
-        while let Some(n) = self.names.get(self.next).filter(|n| n.ino == ino).copied() {
+        self.names.release_before(self.next);
+        while let Some(n) = self.names.get(self.next).filter(|n| n.ino == ino) {
             self.next += 1;
             if n.deleted {
                 continue;
@@ -504,7 +563,7 @@ impl<R: ReadAt> Out<'_, R> {
                     .get(self.next)
                     .is_none_or(|next| next.ino != ino || next.deleted);
             let r = if last { runs.take() } else { runs.clone() };
-            let name = self.name(&n);
+            let name = self.names.text(self.next - 1);
             let e = self.vol.entry(ino, n.parent, name, h, r, false);
             self.push(e);
         }
