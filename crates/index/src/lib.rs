@@ -5,6 +5,8 @@
 //!   streams and deleted files as flagged entries, extension records merged into their base record, parents
 //!   resolved (orphans under a synthetic `$Orphan` folder, cycles broken), recursive directory sizes.
 //! * [`Index`]: the entries as columns (struct of arrays), names in one arena, 32-bit entry ids.
+//! * [`family`]: an index file with the delta and shadow copies kept beside it, read as the parts a search goes
+//!   through.
 //! * [`file`](mod@file): the on-disk format, loaded by memory-mapping ([`column`](mod@column): a column owned or mapped; [`check`]:
 //!   the data's checksums, checked a chunk at a time as it is read).
 //! * [`aids`]: search aids (sorted orders, extension ids, trigram filter), stored in the file ([`packed`]: the
@@ -29,6 +31,7 @@ pub mod build;
 pub mod check;
 pub mod column;
 pub mod diff;
+pub mod family;
 pub mod file;
 pub mod graft;
 mod index;

@@ -1,12 +1,14 @@
 //! Pieces shared by the subcommands: progress bars, loading a source or an index file, the summary line.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use uffs_index::family::{self, layered, remove_stores};
+pub use uffs_index::family::{names_store, store_path, store_spec, Part};
 use uffs_index::layer::{BaseMap, Delta};
 use uffs_index::Index;
 use uffs_mft::update::{refresh, Applied, Refresh};
@@ -380,7 +382,7 @@ pub fn index_command(
                 // Whether they fit takes FILE's identity only: opened, not read.
                 let standing =
                     uffs_index::file::open(output).map_err(|e| index_error(output, e))?;
-                if store_deltas_quiet(output, &standing).is_none() {
+                if family::stores_beside(output, &standing).is_err() {
                     let base =
                         uffs_index::file::read(output).map_err(|e| index_error(output, e))?;
                     write_stores(vol, &stores, output, &base)?;
@@ -516,39 +518,29 @@ fn update_index_file(
     Ok(Some(line))
 }
 
-/// The delta over index file `path`, if it has one that fits `base`; one that does not (left over from before
-/// the index was written again, or damaged) is ignored, with a warning when it is damaged.
+/// The delta over index file `path`, if it has one that fits `base` (see [`family::delta_beside`]).
 pub fn read_delta(path: &Path, base: &Index) -> Option<Delta> {
-    let file = uffs_index::file::delta_path(path);
-    if !file.exists() {
-        return None;
-    }
-    match uffs_index::file::read_delta(&file, base) {
-        Ok(d) => Some(d),
-        Err(uffs_index::file::FileError::StaleDelta) => None,
-        Err(e) => {
-            eprintln!("uffs: ignoring {}: {e}", file.display());
-            None
-        }
+    let (d, warnings) = family::delta_beside(path, base);
+    warn(warnings);
+    d
+}
+
+/// Says each warning of reading an index file on stderr.
+fn warn(warnings: Vec<String>) {
+    for w in warnings {
+        eprintln!("uffs: {w}");
     }
 }
 
-/// Something to search or export: an index with the prefix its paths get, and for an index under a delta, the
-/// entries the delta replaces (a bit per entry). An index file with a delta gives two parts: the index with
-/// the delta's entries hidden, and the delta.
-pub struct Part {
-    pub prefix: String,
-    pub index: Arc<Index>,
-    pub hidden: Option<Vec<u64>>,
-}
-
-impl Part {
-    fn whole(prefix: String, index: Arc<Index>) -> Part {
-        Part {
-            prefix,
-            index,
-            hidden: None,
+/// What reading an index file gives, its warnings said: the error of one that cannot be read, with what to do.
+fn said<T>(r: std::result::Result<family::WithWarnings<T>, family::Error>) -> Result<T> {
+    match r {
+        Ok((t, warnings)) => {
+            warn(warnings);
+            Ok(t)
         }
+        Err(family::Error::File { path, source }) => Err(index_error(&path, source)),
+        Err(e) => Err(anyhow::Error::new(e)),
     }
 }
 
@@ -575,23 +567,9 @@ pub fn searchers(parts: Vec<Part>) -> Vec<(String, uffs_query::Searcher)> {
     out
 }
 
-/// The parts of index file `path`, checked wholly: the index, and its delta when it has one (and the shadow
-/// copies written with it); for `FILE@vssN`, shadow copy N alone (see [`store_spec`]).
+/// The parts of index file `path`, checked wholly (see [`family::read`]).
 pub fn read_index_file(path: &Path) -> Result<Vec<Part>> {
-    if let Some((file, n)) = store_spec(path) {
-        let base = uffs_index::file::read(&file).map_err(|e| index_error(&file, e))?;
-        return one_store(&file, n, base);
-    }
-    let base = uffs_index::file::read(path).map_err(|e| index_error(path, e))?;
-    Ok(with_delta(path, base))
-}
-
-/// `FILE@vssN` where FILE is an index file and `FILE@vssN` no file: (FILE, N).
-pub fn store_spec(path: &Path) -> Option<(std::path::PathBuf, u32)> {
-    let s = path.to_str()?;
-    let (file, n) = s.rsplit_once("@vss")?;
-    let n = n.parse::<u32>().ok()?;
-    (!path.exists() && is_index_file_itself(file)).then(|| (std::path::PathBuf::from(file), n))
+    said(family::read(path))
 }
 
 /// The source of shadow copy `n` kept beside index file `file`, whose present was read from `source`: the store
@@ -621,54 +599,9 @@ fn offer_remembered_storage(store: Option<&uffs_index::layer::StoreIdentity>) {
     }
 }
 
-/// Shadow copy `n` of index file `file` (whose index is `base`) as the parts of a volume of its own: its paths
-/// without a prefix, as `--source IMAGE@vssN` gives them.
-fn one_store(file: &Path, n: u32, base: Index) -> Result<Vec<Part>> {
-    let base = Arc::new(base);
-    let d = store_of(file, n, &base)?;
-    Ok(layered(String::new(), &base, d))
-}
-
-/// The delta of shadow copy `n` kept beside index file `file` (whose index is `base`), or why there is none.
-fn store_of(file: &Path, n: u32, base: &Index) -> Result<Delta> {
-    let path = store_path(file, n);
-    if !path.exists() {
-        let have = (1..).take_while(|&k| store_path(file, k).exists()).count();
-        bail!(
-            "{} has no shadow copy {n}: {}",
-            file.display(),
-            match have {
-                0 => "it was indexed without them (`uffs index SOURCE --snapshots -o FILE` keeps them)".into(),
-                1 => "it has one, @vss1".to_string(),
-                k => format!("it has {k}, @vss1 to @vss{k}"),
-            }
-        );
-    }
-    uffs_index::file::read_delta(&path, base).map_err(|e| match e {
-        uffs_index::file::FileError::StaleDelta => anyhow!(
-            "{} was written again after {}: run `uffs index --snapshots` again",
-            file.display(),
-            path.display()
-        ),
-        e => anyhow::Error::new(e).context(format!("reading {}", path.display())),
-    })
-}
-
 /// Index file `path` (or `FILE@vssN`) as one index, checked wholly, with its delta merged in.
 pub fn read_index_merged(path: &Path) -> Result<Index> {
-    let (file, store) = match store_spec(path) {
-        Some((file, n)) => (file, Some(n)),
-        None => (path.to_path_buf(), None),
-    };
-    let base = uffs_index::file::read(&file).map_err(|e| index_error(&file, e))?;
-    let d = match store {
-        Some(n) => Some(store_of(&file, n, &base)?),
-        None => read_delta(&file, &base),
-    };
-    Ok(match d {
-        Some(d) => uffs_index::layer::compact(&base, &d).0,
-        None => base,
-    })
+    said(family::read_merged(path))
 }
 
 /// Why index file `path` could not be read; for a file that is no index but a source (a volume image, a disk,
@@ -705,115 +638,10 @@ pub(crate) fn index_error(path: &Path, e: uffs_index::file::FileError) -> anyhow
     anyhow::Error::new(e).context(format!("reading index {shown}"))
 }
 
-/// The parts of index file `path` opened in O(1) (see [`uffs_index::file::open`]): what is read from it must
-/// be checked with [`Index::verify_touched`] before it is shown. (A delta is small: it is checked wholly.)
+/// The parts of index file `path` opened in O(1) (see [`family::open`]): what is read from it must be checked
+/// with [`Index::verify_touched`] before it is shown.
 pub fn open_index_file(path: &Path) -> Result<Vec<Part>> {
-    if store_spec(path).is_some() {
-        return read_index_file(path);
-    }
-    let base = uffs_index::file::open(path).map_err(|e| index_error(path, e))?;
-    Ok(with_delta(path, base))
-}
-
-/// Index file `path`'s parts: `base` with the delta beside it, then the shadow copies written with it.
-fn with_delta(path: &Path, base: Index) -> Vec<Part> {
-    let base = Arc::new(base);
-    let mut parts = match read_delta(path, &base) {
-        None => vec![Part::whole(String::new(), base.clone())],
-        Some(d) => layered(String::new(), &base, d),
-    };
-    parts.extend(
-        store_deltas(path, &base)
-            .into_iter()
-            .flat_map(|(n, d)| layered(format!("@vss{n}:"), &base, d)),
-    );
-    parts
-}
-
-/// The two parts of `base` under delta `d`: `base` with the delta's entries hidden, and the delta.
-fn layered(prefix: String, base: &Arc<Index>, d: Delta) -> Vec<Part> {
-    vec![
-        Part {
-            prefix: prefix.clone(),
-            // Paths below folders the delta renamed or moved resolve through their new paths.
-            index: uffs_index::layer::view(base, &d.hidden, &d.index),
-            hidden: Some(d.hidden),
-        },
-        Part::whole(prefix, d.index),
-    ]
-}
-
-/// Where `uffs index --snapshots` writes shadow copy `n` of the volume index file `path` holds: `FILE.vssN`,
-/// a delta over FILE (see `uffs_mft::vss::delta`).
-pub fn store_path(path: &Path, n: u32) -> std::path::PathBuf {
-    let mut p = path.as_os_str().to_owned();
-    p.push(format!(".vss{n}"));
-    p.into()
-}
-
-/// Whether a part's prefix names a shadow copy (`@vss2:`, `@1@vss2:`).
-pub fn names_store(prefix: &str) -> bool {
-    prefix.contains("@vss")
-}
-
-/// The shadow copies written beside index file `path` (`FILE.vss1` …, oldest first), as deltas over `base`:
-/// all of them or, when one no longer fits `base` (FILE was written again since) or is damaged, none (with a
-/// warning), so that the stores keep their numbers.
-fn store_deltas(path: &Path, base: &Index) -> Vec<(u32, Delta)> {
-    match read_stores(path, base) {
-        Ok(v) => v,
-        Err((file, e)) => {
-            let why = match e {
-                uffs_index::file::FileError::StaleDelta => format!(
-                    "{} was written again after it; run `uffs index --snapshots` again",
-                    path.display()
-                ),
-                e => e.to_string(),
-            };
-            eprintln!(
-                "uffs: ignoring the shadow copies beside {}: {}: {why}",
-                path.display(),
-                file.display()
-            );
-            Vec::new()
-        }
-    }
-}
-
-/// As [`store_deltas`], without a warning: `None` when one does not fit `base`.
-fn store_deltas_quiet(path: &Path, base: &Index) -> Option<Vec<(u32, Delta)>> {
-    read_stores(path, base).ok()
-}
-
-/// The shadow copy files beside index file `path`, read as deltas over `base`; the first that cannot be, with
-/// why.
-#[allow(clippy::type_complexity)]
-fn read_stores(
-    path: &Path,
-    base: &Index,
-) -> std::result::Result<Vec<(u32, Delta)>, (std::path::PathBuf, uffs_index::file::FileError)> {
-    let mut out = Vec::new();
-    for n in 1.. {
-        let file = store_path(path, n);
-        if !file.exists() {
-            break;
-        }
-        match uffs_index::file::read_delta(&file, base) {
-            Ok(d) => out.push((n, d)),
-            Err(e) => return Err((file, e)),
-        }
-    }
-    Ok(out)
-}
-
-/// Removes the shadow copy files beside index file `path` from store `from` on (left from an earlier
-/// `uffs index --snapshots` of a volume that had more stores, or of one indexed now without them).
-fn remove_stores(path: &Path, from: u32) {
-    for n in from.. {
-        if std::fs::remove_file(store_path(path, n)).is_err() {
-            break;
-        }
-    }
+    said(family::open(path))
 }
 
 /// The one NTFS volume of a source, or an error that names each (`disk.img@1`, `disk.img@3`) and shows the
@@ -961,15 +789,7 @@ pub fn store_delta(
     Ok((d, line))
 }
 
-/// Whether `spec` names an index file, or a shadow copy kept beside one (`FILE@vssN`, see [`store_spec`]).
+/// Whether `spec` names an index file, or a shadow copy kept beside one (`FILE@vssN`).
 pub fn is_index_file(spec: &str) -> bool {
-    is_index_file_itself(spec) || store_spec(Path::new(spec)).is_some()
-}
-
-fn is_index_file_itself(spec: &str) -> bool {
-    let mut head = [0u8; 8];
-    std::fs::File::open(spec)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
-        && uffs_index::file::is_index_file(&head)
+    family::is_index_file(Path::new(spec))
 }
