@@ -267,18 +267,13 @@ pub(crate) fn build_index(
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<(Index, ScanReport)> {
     let t0 = Instant::now();
-    let (read, parse, (index, stats), n, warnings) = match (fs.scanned(), fs.fs.expected_entries())
-    {
-        // A first scan whose size the volume tells: streamed into the builder, never all held at once.
-        (None, Some(expected)) => {
-            let (index, n, warnings) = streamed_index(vol, fs, opts, expected, progress)?;
+    let (read, parse, (index, stats), n, warnings) = match fs.scanned() {
+        // A first scan: streamed into the builder, never all held at once beside it.
+        None => {
+            let (index, n, warnings) = streamed_index(vol, fs, opts, progress)?;
             (t0.elapsed(), Default::default(), index, n, warnings)
         }
-        (scan, _) => {
-            let scan = match scan {
-                Some(s) => s,
-                None => fs.scan(&vol.name)?,
-            };
+        Some(scan) => {
             let read = t0.elapsed();
             let t1 = Instant::now();
             let (index, n) = fresh_index(vol, fs, &scan, opts)?;
@@ -306,17 +301,31 @@ pub(crate) fn build_index(
     Ok((index, report))
 }
 
-/// The index of `fs` made as its reader streams its entries (about `expected` of them) in id order: a thread
-/// takes each batch, hashes it into the stamp, and appends it to the builder while the reader makes the next,
-/// so that the entries are never all in memory at once. Returns the index, the entries it was made of and the
-/// scan's warnings.
+/// The index of `fs` made as its reader streams its entries in id order: a thread takes each batch, hashes it
+/// into the stamp, and appends it to the builder while the reader makes the next, so that the entries are never
+/// all in memory beside the index. A reader that cannot stream (no [`uffs_fs::Reader::expected_entries`]) is
+/// scanned whole first, sorted in place, and handed over a batch at a time, each entry's name and runs let go of
+/// as the builder takes it. Returns the index, the entries it was made of and the scan's warnings.
 fn streamed_index(
     vol: &Volume,
     fs: &Neutral,
     opts: &ScanOptions,
-    expected: u64,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<((Index, uffs_index::BuildStats), u64, Vec<String>)> {
+    let all = uffs_fs::ScanOptions { deleted: true };
+    let source_error = |e: uffs_fs::Error| Error::Source(format!("{}: {e}", vol.name));
+    let whole = match fs.fs.expected_entries() {
+        Some(_) => None,
+        None => {
+            let mut scan = fs.fs.scan(&all).map_err(source_error)?;
+            uffs_fs::sort_by_id(&mut scan.entries);
+            Some(scan)
+        }
+    };
+    let expected = match &whole {
+        Some(scan) => scan.entries.len() as u64,
+        None => fs.fs.expected_entries().unwrap_or(0),
+    };
     let space = fs.space().unwrap_or_default();
     let meta = VolumeMeta {
         source: vol.name.clone(),
@@ -357,16 +366,26 @@ fn streamed_index(
             }
             (builder.finish(), stamper.finish(), kept, last)
         });
-        let scanned = fs
-            .fs
-            .scan_sorted(&uffs_fs::ScanOptions { deleted: true }, &mut |b| {
-                // The builder ends only by panicking, which the join below reports.
+        // The builder ends only by panicking, which the join below reports.
+        let scanned = match whole {
+            None => fs.fs.scan_sorted(&all, &mut |b| {
                 let _ = tx.send(b);
-            });
+            }),
+            Some(scan) => {
+                let mut entries = scan.entries.into_iter();
+                loop {
+                    let batch: Vec<Entry> = entries.by_ref().take(uffs_fs::BATCH_ENTRIES).collect();
+                    if batch.is_empty() || tx.send(batch).is_err() {
+                        break;
+                    }
+                }
+                Ok(scan.warnings)
+            }
+        };
         drop(tx);
         (scanned, builder.join())
     });
-    let warnings = scanned.map_err(|e| Error::Source(format!("{}: {e}", vol.name)))?;
+    let warnings = scanned.map_err(source_error)?;
     let Ok(((mut index, stats), stamp, kept, last)) = built else {
         return Err(Error::Source(format!(
             "{}: the index builder failed (a bug: please report it)",
