@@ -1,4 +1,4 @@
-//! The compact searchable index of one NTFS volume.
+//! The compact searchable index of one volume (NTFS, FAT, exFAT, ext: the file system is in its header).
 //!
 //! * [`batch`]: the parsed-record batches the MFT reader produces, in record order.
 //! * [`build`]: turns batches into an [`Index`]: one entry per name (hard links are separate entries), named
