@@ -30,6 +30,7 @@ pub mod content;
 pub mod device;
 mod error;
 pub mod fault;
+pub mod index_file;
 pub mod index_slack;
 pub mod ioctl;
 pub mod journal;

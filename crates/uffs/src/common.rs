@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use uffs_index::family::{self, layered, remove_stores};
+use uffs_index::family::{self, layered};
 pub use uffs_index::family::{names_store, store_path, store_spec, Part};
 use uffs_index::layer::{BaseMap, Delta};
 use uffs_index::Index;
-use uffs_mft::update::{refresh, Applied, Refresh};
 use uffs_mft::{ScanOptions, ScanReport, Volume};
 
 /// How a source is read: parser threads, and the reads kept in flight and their size (by default as the device
@@ -324,200 +323,6 @@ pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
     s
 }
 
-/// What `uffs index` does besides a build.
-pub struct IndexMode {
-    /// Apply what changed to the index file instead of building it again (`--update`) …
-    pub update: bool,
-    /// … and merge its delta into it now (`--compact`).
-    pub compact: bool,
-    /// Every shadow copy too, each as a delta beside the file (`--snapshots`).
-    pub snapshots: bool,
-}
-
-pub fn index_command(
-    source: &str,
-    partition: Option<u32>,
-    output: &Path,
-    deleted: bool,
-    read: &ReadArgs,
-    mode: IndexMode,
-) -> Result<()> {
-    let IndexMode {
-        update,
-        compact,
-        snapshots,
-    } = mode;
-    // An index written with --snapshots keeps its stores through updates.
-    let snapshots = snapshots || (update && store_path(output, 1).exists());
-    if let (true, Some(n)) = (snapshots, uffs_source::split_suffixes(source).2) {
-        bail!("{source} is shadow copy {n} of a volume: --snapshots takes the volume, and indexes its every copy");
-    }
-    if update && snapshots {
-        // The volume that keeps the stores, as the file's stores remember it.
-        offer_remembered_storage(
-            uffs_index::file::read_delta_store(&store_path(output, 1))
-                .ok()
-                .flatten()
-                .as_ref(),
-        );
-    }
-    let mut src = open_source(source, partition, snapshots)?;
-    // With --snapshots, each volume is followed by its shadow copies.
-    let (stores, present): (Vec<Volume>, Vec<Volume>) = std::mem::take(&mut src.volumes)
-        .into_iter()
-        .partition(|v| snapshots && uffs_source::split_suffixes(&v.name).2.is_some());
-    src.volumes = present;
-    let vol = only_volume(
-        &src,
-        source,
-        "an index file holds one: index them one at a time, e.g. uffs index",
-        "-o FILE",
-    )?;
-    if update && output.exists() {
-        if let Some(line) = update_index_file(vol, output, deleted, read, compact)? {
-            eprintln!("{line}");
-            // The stores are deltas over FILE: while it stands (the update went to its delta) they still fit;
-            // written again (merged), it describes the volume as it is now, and they are made over it again.
-            if !stores.is_empty() {
-                // Whether they fit takes FILE's identity only: opened, not read.
-                let standing =
-                    uffs_index::file::open(output).map_err(|e| index_error(output, e))?;
-                if family::stores_beside(output, &standing).is_err() {
-                    let base =
-                        uffs_index::file::read(output).map_err(|e| index_error(output, e))?;
-                    write_stores(vol, &stores, output, &base)?;
-                }
-            }
-            return Ok(());
-        }
-    }
-    let line = write_index(vol, output, deleted, read, &progress_bar(&vol.name))?;
-    eprintln!("{line}");
-    if snapshots && stores.is_empty() {
-        eprintln!("uffs: {}: no shadow copies", head(&vol.name));
-    }
-    if !stores.is_empty() {
-        // The deltas are made over the index as written (its entries in the file's order).
-        let base = uffs_index::file::read(output).map_err(|e| index_error(output, e))?;
-        write_stores(vol, &stores, output, &base)?;
-    }
-    Ok(())
-}
-
-/// Writes each of `stores` (shadow copies of `vol`, oldest first) beside index file `output` as a delta over
-/// `base`, the index it holds, which must describe `vol` as it is now; removes store files left beyond them.
-fn write_stores(vol: &Volume, stores: &[Volume], output: &Path, base: &Index) -> Result<()> {
-    let map = BaseMap::new(base);
-    for (k, store) in stores.iter().enumerate() {
-        let (d, line) = store_delta(vol, store, base, &map)?;
-        let file = store_path(output, k as u32 + 1);
-        uffs_index::file::write_delta(&d, base, &file)
-            .with_context(|| format!("writing {}", file.display()))?;
-        eprintln!("{line} -> {}", file.display());
-    }
-    remove_stores(output, stores.len() as u32 + 1);
-    Ok(())
-}
-
-/// Brings the index file `output` up to date with `vol` by applying only what changed, as a delta beside it
-/// (`FILE.delta`), merged into a new whole index when it has grown large (`uffs_index::layer::compact_at`) or
-/// `compact` asks;
-/// `None` when it must be built again (the reason is printed).
-fn update_index_file(
-    vol: &Volume,
-    output: &Path,
-    deleted: bool,
-    read: &ReadArgs,
-    compact: bool,
-) -> Result<Option<String>> {
-    let base = uffs_index::file::read(output)
-        .with_context(|| format!("reading index {}", output.display()))?;
-    if base.meta.has_deleted != deleted {
-        eprintln!(
-            "uffs: {} was built {} deleted entries; building it again",
-            output.display(),
-            if base.meta.has_deleted {
-                "with"
-            } else {
-                "without"
-            }
-        );
-        return Ok(None);
-    }
-    let delta = read_delta(output, &base);
-    let opts = read.scan_options(deleted);
-    let t = std::time::Instant::now();
-    let map = BaseMap::new(&base);
-    let applied = match refresh(vol, &base, &map, delta.as_ref(), &opts)? {
-        Refresh::Unchanged { checked } if !(compact && delta.is_some()) => {
-            return Ok(Some(format!(
-                "{}: unchanged ({checked}); {} left as it was",
-                vol.name,
-                output.display()
-            )))
-        }
-        Refresh::Unchanged { .. } => None,
-        Refresh::Rebuild(why) => {
-            eprintln!("uffs: {}: {why}; building it again", vol.name);
-            return Ok(None);
-        }
-        Refresh::Updated(applied) => Some(*applied),
-    };
-    let mut line = match &applied {
-        Some(Applied {
-            report,
-            how,
-            find_time,
-            delta,
-        }) => {
-            let s = &report.stats;
-            format!(
-                "{}: {} changed records found by {how} in {:.1} ms; {} records read again in {:.1} ms; \
-                 delta of {} entries hiding {} (entries {:.1} ms, links and totals {:.1} ms, search aids {:.1} ms)",
-                vol.name,
-                thousands(s.records),
-                find_time.as_secs_f64() * 1e3,
-                thousands(report.records_read),
-                report.read_time.as_secs_f64() * 1e3,
-                thousands(delta.index.len() as u64),
-                thousands(delta.hidden_count() as u64),
-                s.entries_time.as_secs_f64() * 1e3,
-                s.link_time.as_secs_f64() * 1e3,
-                s.aids_time.as_secs_f64() * 1e3,
-            )
-        }
-        None => format!("{}: unchanged", vol.name),
-    };
-    let Some(delta) = applied.map(|a| a.delta).or(delta) else {
-        return Ok(Some(line));
-    };
-    let tw = std::time::Instant::now();
-    let delta_file = uffs_index::file::delta_path(output);
-    if compact || delta.index.len() > uffs_index::layer::compact_at(&base) {
-        let (whole, _) = uffs_index::layer::compact(&base, &delta);
-        drop(base);
-        uffs_index::file::write(&whole, output)
-            .with_context(|| format!("writing {}", output.display()))?;
-        // The new index stands alone: the old delta no longer matches it (and would be ignored).
-        let _ = std::fs::remove_file(&delta_file);
-        line += &format!(
-            "; merged into a whole index of {} entries in {:.1} ms",
-            thousands(whole.len() as u64),
-            tw.elapsed().as_secs_f64() * 1e3
-        );
-    } else {
-        uffs_index::file::write_delta(&delta, &base, &delta_file)
-            .with_context(|| format!("writing {}", delta_file.display()))?;
-        line += &format!("; written in {:.1} ms", tw.elapsed().as_secs_f64() * 1e3);
-    }
-    line += &format!(
-        "; {:.3} s in all -> {}",
-        t.elapsed().as_secs_f64(),
-        output.display()
-    );
-    Ok(Some(line))
-}
-
 /// The delta over index file `path`, if it has one that fits `base` (see [`family::delta_beside`]).
 pub fn read_delta(path: &Path, base: &Index) -> Option<Delta> {
     let (d, warnings) = family::delta_beside(path, base);
@@ -526,7 +331,7 @@ pub fn read_delta(path: &Path, base: &Index) -> Option<Delta> {
 }
 
 /// Says each warning of reading an index file on stderr.
-fn warn(warnings: Vec<String>) {
+pub fn warn(warnings: Vec<String>) {
     for w in warnings {
         eprintln!("uffs: {w}");
     }
@@ -593,7 +398,7 @@ pub fn store_source(file: &Path, n: u32, source: &str) -> Result<String> {
 /// Offers the volume that keeps a store, as the store's delta file remembers it (given with `--shadow-storage`
 /// when the index was written), so that it need not be given again. One that cannot be opened now is said by
 /// the open that needs it.
-fn offer_remembered_storage(store: Option<&uffs_index::layer::StoreIdentity>) {
+pub fn offer_remembered_storage(store: Option<&uffs_index::layer::StoreIdentity>) {
     if let Some(storage) = store.and_then(|s| s.storage.clone()) {
         let _ = uffs_source::storage::offer(&[storage]);
     }
@@ -664,32 +469,6 @@ pub fn only_volume<'a>(
             )
         }
     }
-}
-
-/// Builds the index of `vol` with its search aids and writes it to `output`; returns the summary line.
-pub fn write_index(
-    vol: &Volume,
-    output: &Path,
-    deleted: bool,
-    read: &ReadArgs,
-    pb: &ProgressBar,
-) -> Result<String> {
-    let opts = read.scan_options(deleted);
-    let (mut idx, report) = build(vol, &opts, pb)?;
-    pb.set_message("sorting and writing");
-    let t = std::time::Instant::now();
-    uffs_index::file::write_with_aids(&mut idx, output)
-        .with_context(|| format!("writing {}", output.display()))?;
-    // A delta beside the file applied to what it held before; so did shadow copies written with it.
-    let _ = std::fs::remove_file(uffs_index::file::delta_path(output));
-    remove_stores(output, 1);
-    pb.finish_and_clear();
-    Ok(format!(
-        "{}; search aids and write {:.3} s -> {}",
-        summary(vol, &idx, &report),
-        t.elapsed().as_secs_f64(),
-        output.display()
-    ))
 }
 
 /// The indexes of a source (every selected volume), or of an index file (with its delta). Each comes with the

@@ -500,7 +500,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 }
                 let pb = bars.add(progress_bar(&e.name));
                 s.spawn(move || {
-                    crate::common::write_index(
+                    crate::index_cmd::write_index(
                         &src.volumes[0],
                         &path,
                         e.deleted,

@@ -20,6 +20,7 @@ mod export;
 mod grep_cmd;
 mod grep_lines;
 mod hash_cmd;
+mod index_cmd;
 mod info;
 mod journal_cmd;
 mod man_page;
@@ -625,13 +626,13 @@ fn run(command: Command) -> anyhow::Result<()> {
             update,
             compact,
             snapshots,
-        } => common::index_command(
+        } => index_cmd::index_command(
             &source,
             partition,
             &output,
             deleted,
             &read,
-            common::IndexMode {
+            index_cmd::IndexMode {
                 update,
                 compact,
                 snapshots,
