@@ -28,6 +28,9 @@ pub struct IndexMode {
     pub snapshots: bool,
 }
 
+/// `uffs index SOURCE -o FILE`: the one volume of `source` indexed into `output` (brought up to date instead with
+/// `mode.update`, when the file exists and can follow the volume), and with `mode.snapshots` each of its shadow
+/// copies as a delta beside it.
 pub fn index_command(
     source: &str,
     partition: Option<u32>,
