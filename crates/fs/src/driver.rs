@@ -102,16 +102,9 @@ pub trait Reader: Send + Sync {
         opts: &ScanOptions,
         sink: &mut dyn FnMut(Vec<Entry>),
     ) -> Result<Vec<String>> {
-        let mut scan = self.scan(opts)?;
-        crate::sort_by_id(&mut scan.entries);
-        let mut entries = scan.entries.into_iter();
-        loop {
-            let batch: Vec<Entry> = entries.by_ref().take(BATCH_ENTRIES).collect();
-            if batch.is_empty() {
-                return Ok(scan.warnings);
-            }
-            sink(batch);
-        }
+        let scan = self.scan(opts)?;
+        hand_over(scan.entries, sink);
+        Ok(scan.warnings)
     }
 
     /// About how many entries a scan makes, to size an index up front; `None` when the volume does not say.
@@ -120,5 +113,20 @@ pub trait Reader: Send + Sync {
     }
 }
 
-/// Entries a [`Reader::scan_sorted`] batch holds.
+/// Entries a [`Reader::scan_sorted`] batch holds: the index builder's record batch of all of a volume's entries
+/// would cost some 200 bytes an entry at the build's peak.
 pub const BATCH_ENTRIES: usize = 4096;
+
+/// Hands a whole scan's `entries` to `sink` as [`Reader::scan_sorted`] does: sorted by id, [`BATCH_ENTRIES`] at a
+/// time, each entry's name and runs going with it.
+pub fn hand_over(mut entries: Vec<Entry>, sink: &mut dyn FnMut(Vec<Entry>)) {
+    crate::sort_by_id(&mut entries);
+    let mut entries = entries.into_iter();
+    loop {
+        let batch: Vec<Entry> = entries.by_ref().take(BATCH_ENTRIES).collect();
+        if batch.is_empty() {
+            return;
+        }
+        sink(batch);
+    }
+}

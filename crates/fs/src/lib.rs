@@ -14,7 +14,8 @@ pub mod driver;
 pub mod time;
 
 pub use driver::{
-    Driver, Error, FileSystem, Reader, Result, ScanOptions, BATCH_ENTRIES, PROBE_LEN, SHORT_IMAGE,
+    hand_over, Driver, Error, FileSystem, Reader, Result, ScanOptions, BATCH_ENTRIES, PROBE_LEN,
+    SHORT_IMAGE,
 };
 
 /// Positional reads of a volume's bytes (offset 0 is the volume's first byte): the image layer's, which its

@@ -316,11 +316,7 @@ fn streamed_index(
     let source_error = |e: uffs_fs::Error| Error::Source(format!("{}: {e}", vol.name));
     let whole = match fs.fs.expected_entries() {
         Some(_) => None,
-        None => {
-            let mut scan = fs.fs.scan(&all).map_err(source_error)?;
-            uffs_fs::sort_by_id(&mut scan.entries);
-            Some(scan)
-        }
+        None => Some(fs.fs.scan(&all).map_err(source_error)?),
     };
     let expected = match &whole {
         Some(scan) => scan.entries.len() as u64,
@@ -372,13 +368,9 @@ fn streamed_index(
                 let _ = tx.send(b);
             }),
             Some(scan) => {
-                let mut entries = scan.entries.into_iter();
-                loop {
-                    let batch: Vec<Entry> = entries.by_ref().take(uffs_fs::BATCH_ENTRIES).collect();
-                    if batch.is_empty() || tx.send(batch).is_err() {
-                        break;
-                    }
-                }
+                uffs_fs::hand_over(scan.entries, &mut |b| {
+                    let _ = tx.send(b);
+                });
                 Ok(scan.warnings)
             }
         };
@@ -465,10 +457,6 @@ impl Stamper {
     }
 }
 
-/// Entries handed to the builder at a time: the record batch of all of them would cost some 200 bytes an entry at
-/// the build's peak, beside the scan and the index being made.
-const BATCH_ENTRIES: usize = 4096;
-
 /// The index of `scan` (deleted entries only with `opts.include_deleted`), and the number of entries it was made
 /// of (metadata and the root included).
 pub(crate) fn fresh_index(
@@ -508,9 +496,9 @@ pub(crate) fn fresh_index(
             use rayon::prelude::*;
             let mut builder = Builder::new(meta, build_opts, kept.len());
             let preparer = builder.preparer();
-            for wave in kept.chunks(BATCH_ENTRIES * 8) {
+            for wave in kept.chunks(uffs_fs::BATCH_ENTRIES * 8) {
                 let made: Vec<_> = wave
-                    .par_chunks(BATCH_ENTRIES)
+                    .par_chunks(uffs_fs::BATCH_ENTRIES)
                     .map(|chunk| {
                         preparer.prepare(&batch_of(chunk.iter().copied(), scan.root, opts))
                     })
