@@ -12,8 +12,11 @@ use crate::{le16, le32};
 pub struct Name {
     pub inode: u32,
     pub name: Vec<u8>,
-    /// Found in the slack of a live entry (or in a block's first entry with inode 0): a deleted name.
+    /// Found in the slack of a live entry, or in an entry whose inode was cleared to 0: a deleted name.
     pub deleted: bool,
+    /// The entry's `file_type` byte (0 when the volume keeps none): what a deleted name whose inode is unknown
+    /// or another file's was.
+    pub file_type: u8,
 }
 
 /// How `rec_len` is kept on disk (64 KiB blocks store 65,536 as 0 or 65,535).
@@ -92,31 +95,31 @@ pub fn names(
             ));
         }
         let name = &block[at + 8..at + 8 + name_len];
+        let file_type = if filetype { block[at + 7] } else { 0 };
         if inode != 0 && name_len > 0 {
             out.push(Name {
                 inode,
                 name: name.to_vec(),
                 deleted: false,
+                file_type,
             });
-        } else if deleted && inode != 0 && name_len == 0 {
-            // Nothing to name.
-        } else if deleted && at == 0 && name_len > 0 && plausible(name) {
-            // The first entry of a block is deleted by clearing its inode: its name stays.
+        } else if deleted && inode == 0 && plausible(name) && name != b"." && name != b".." {
+            // An entry deleted by clearing its inode (the first of a block, which has no entry before it to grow
+            // over it; or one e2fsck cleared): its name stays. Kernels since 5.14 also wipe the name.
             out.push(Name {
                 inode: 0,
                 name: name.to_vec(),
                 deleted: true,
+                file_type,
             });
         }
         if deleted {
-            let used = if inode == 0 && at != 0 {
-                0
-            } else {
-                needed(name_len)
-            };
-            let mut from = at + used.min(len);
+            let mut from = at + needed(name_len).min(len);
             if let Some(end) = index_end(block, place, at, len) {
                 from = from.max(end.min(at + len));
+                if from == end {
+                    from += overwritten(&block[end - 4..at + len], filetype, out);
+                }
             }
             slack(&block[from..at + len], filetype, inodes, out);
         }
@@ -125,15 +128,17 @@ pub fn names(
     Ok(())
 }
 
-/// Deleted entries in `gap`, the space after a live entry's name up to its `rec_len`: an entry the kernel
-/// removed by growing the one before it over it keeps its inode, lengths and name.
+/// Deleted entries in `gap`, the space after an entry's name up to its `rec_len`: an entry the kernel
+/// removed by growing the one before it over it keeps its inode, lengths and name; one whose inode had been
+/// cleared first (a block's first entry) keeps inode 0.
 fn slack(gap: &[u8], filetype: bool, inodes: u32, out: &mut Vec<Name>) {
     let mut at = 0usize;
     while at + 8 <= gap.len() {
         let inode = le32(gap, at);
-        if inode == 0 {
-            // Slack is mostly zeros (a folder's last block past its names): skip to the next word that is not.
-            at = next_nonzero_word(gap, at + 4);
+        if inode == 0 && le32(gap, at + 4) == 0 {
+            // Slack is mostly zeros (a folder's last block past its names): skip to the word before the next one
+            // that is not (an entry with inode 0 starts with a zero word).
+            at = next_nonzero_word(gap, at + 8).saturating_sub(4).max(at + 4);
             continue;
         }
         let name_len = if filetype {
@@ -143,14 +148,16 @@ fn slack(gap: &[u8], filetype: bool, inodes: u32, out: &mut Vec<Name>) {
         };
         let len = usize::from(le16(gap, at + 4));
         let fits = name_len > 0 && at + 8 + name_len <= gap.len();
-        if inode != 0 && inode <= inodes && fits && len >= needed(name_len) && len.is_multiple_of(4)
-        {
+        // The checks The Sleuth Kit makes of an entry in slack, and a name the kernel could have written; inode 0
+        // too, as a name `fls` lists as `* 0:`.
+        if inode <= inodes && fits && len >= needed(name_len) && len.is_multiple_of(4) {
             let name = &gap[at + 8..at + 8 + name_len];
             if plausible(name) && name != b"." && name != b".." {
                 out.push(Name {
                     inode,
                     name: name.to_vec(),
                     deleted: true,
+                    file_type: if filetype { gap[at + 7] } else { 0 },
                 });
                 at += needed(name_len);
                 continue;
@@ -158,6 +165,36 @@ fn slack(gap: &[u8], filetype: bool, inodes: u32, out: &mut Vec<Name>) {
         }
         at += 4;
     }
+}
+
+/// The deleted entry an htree's index was written over, when only its inode field was (it began 4 bytes before
+/// the index's end, which `gap` starts at: a folder made an htree keeps the names its first block held): its name,
+/// with inode 0 (unknown; The Sleuth Kit reads the index's last block number as its inode). Returns the bytes
+/// of `gap` past the index it takes.
+fn overwritten(gap: &[u8], filetype: bool, out: &mut Vec<Name>) -> usize {
+    if gap.len() < 12 {
+        return 0;
+    }
+    let len = usize::from(le16(gap, 4));
+    let name_len = if filetype {
+        usize::from(gap[6])
+    } else {
+        usize::from(le16(gap, 6))
+    };
+    if name_len == 0 || len < needed(name_len) || !len.is_multiple_of(4) || len > gap.len() {
+        return 0;
+    }
+    let name = &gap[8..8 + name_len];
+    if !plausible(name) || name == b"." || name == b".." {
+        return 0;
+    }
+    out.push(Name {
+        inode: 0,
+        name: name.to_vec(),
+        deleted: true,
+        file_type: if filetype { gap[7] } else { 0 },
+    });
+    needed(name_len) - 4
 }
 
 /// The first 4-byte-aligned offset at or after `from` (itself aligned) whose word is not zero, or the end.
@@ -220,6 +257,66 @@ mod tests {
                 (12, b"a", false),
                 (13, b"gone", true),
                 (14, b"b", false)
+            ]
+        );
+    }
+
+    /// Names of deleted entries whose inode is 0: a block's first entry, cleared (its name kept, as kernels before
+    /// 5.14 left it), and one in the slack of a live entry after it, behind a run of zeros.
+    #[test]
+    fn deleted_names_with_inode_0() {
+        let mut block = entry(0, 16, "first");
+        let mut a = entry(12, 64, "a");
+        a[40..40 + 16].copy_from_slice(&entry(0, 16, "zeroed")[..16]);
+        block.extend(a);
+        block.extend(entry(14, 1024 - 80, "b"));
+        let mut out = Vec::new();
+        names(&block, Place::Linear, 1024, true, true, 100, &mut out).unwrap();
+        let got: Vec<(u32, &[u8], bool, u8)> = out
+            .iter()
+            .map(|n| (n.inode, &n.name[..], n.deleted, n.file_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, &b"first"[..], true, 1),
+                (12, b"a", false, 1),
+                (0, b"zeroed", true, 1),
+                (14, b"b", false, 1)
+            ]
+        );
+        // Without `deleted`, only the live names.
+        out.clear();
+        names(&block, Place::Linear, 1024, true, false, 100, &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+    }
+
+    /// The first block of a folder made an htree (e2fsprogs' `r_inline_xattr` test image, block 436): the index
+    /// (count 2) ends at 0x30, over the inode field of the old entry `file1` that began at 0x2c; the next old
+    /// entry, `file2` (inode 13), follows in the slack.
+    #[test]
+    fn a_name_whose_inode_the_index_was_written_over() {
+        let mut block = entry(2, 12, ".");
+        block.extend(entry(2, 1012, ".."));
+        block[0x18..0x20].copy_from_slice(&[0, 0, 0, 0, 2, 8, 0, 0]);
+        block[0x20..0x30].copy_from_slice(&[
+            0x7c, 0, 2, 0, 1, 0, 0, 0, 0x6a, 0xa3, 0xe8, 0x68, 2, 0, 0, 0,
+        ]);
+        block[0x2c..0x3c].copy_from_slice(&entry(2, 16, "file1"));
+        block[0x3c..0x4c].copy_from_slice(&entry(13, 16, "file2"));
+        let mut out = Vec::new();
+        names(&block, Place::HtreeRoot, 1024, true, true, 100, &mut out).unwrap();
+        let got: Vec<(u32, &[u8], bool)> = out
+            .iter()
+            .map(|n| (n.inode, &n.name[..], n.deleted))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (2, &b"."[..], false),
+                (2, b"..", false),
+                (0, b"file1", true),
+                (13, b"file2", true)
             ]
         );
     }

@@ -274,6 +274,7 @@ impl<R: ReadAt> Volume<R> {
             attributes: attributes(i, &runs),
             deleted,
             metadata: false,
+            from_index_slack: false,
             runs,
             inline,
             posix: Some(uffs_fs::Posix {

@@ -103,6 +103,7 @@ pub fn entries(sb: &Superblock, groups: &[Group]) -> Vec<Entry> {
             size,
             allocated: size,
             metadata: true,
+            from_index_slack: false,
             attributes: attr::SYSTEM | attr::HIDDEN,
             runs,
             ..Entry::default()

@@ -14,7 +14,7 @@
 
 use rayon::prelude::*;
 
-use uffs_fs::{attr, Entry, Run};
+use uffs_fs::{attr, Entry, Kind, Run};
 
 use crate::inode::{flags, Inode};
 use crate::superblock::{incompat, ro_compat};
@@ -63,6 +63,11 @@ struct Name {
     len: u32,
     /// A deleted name whose inode is free: its entry is what the inode table still holds.
     deleted: bool,
+    /// A deleted name whose inode is 0 or in use again (another file's, or the same file's under its new name):
+    /// listed by its name and kind alone (`Entry::from_index_slack`).
+    slack: bool,
+    /// Its entry's `file_type` byte.
+    file_type: u8,
 }
 
 /// Names in one [`SortedNames`] chunk: 2.5 MiB of them and about 2 MiB of their bytes, each above the 1 MiB from
@@ -84,6 +89,7 @@ impl SortedNames {
     fn new(mut names: Vec<Name>, arena: Vec<u8>) -> SortedNames {
         // In inode order, an inode's names in the order they were found (stable).
         names.sort_by_key(|n| n.ino);
+        drop_copies(&mut names, &arena);
         let chunks = names
             .chunks(NAME_CHUNK)
             .map(|c| {
@@ -127,6 +133,41 @@ impl SortedNames {
             self.chunks[self.released] = Default::default();
             self.released += 1;
         }
+    }
+}
+
+/// Drops every deleted name (`names` sorted by inode) that is the same name in the same folder as another name
+/// of its inode, live or found before it: a copy an htree leaf's split or a block's compaction left behind, which
+/// is no name deleted (The Sleuth Kit lists it once, too).
+fn drop_copies(names: &mut Vec<Name>, arena: &[u8]) {
+    let bytes = |n: &Name| &arena[n.at as usize..(n.at + n.len) as usize];
+    let mut drop = vec![false; names.len()];
+    let mut any = false;
+    for run in names.chunk_by(|a, b| a.ino == b.ino) {
+        if run.len() < 2 || !run.iter().any(|n| n.deleted || n.slack) {
+            continue;
+        }
+        let start = run.as_ptr() as usize - names.as_ptr() as usize;
+        let start = start / std::mem::size_of::<Name>();
+        // The live names first, then each deleted one unless already seen.
+        let mut seen: std::collections::HashSet<(u32, &[u8])> = run
+            .iter()
+            .filter(|n| !n.deleted && !n.slack)
+            .map(|n| (n.parent, bytes(n)))
+            .collect();
+        for (k, n) in run.iter().enumerate() {
+            if (n.deleted || n.slack) && !seen.insert((n.parent, bytes(n))) {
+                drop[start + k] = true;
+                any = true;
+            }
+        }
+    }
+    if any {
+        let mut k = 0;
+        names.retain(|_| {
+            k += 1;
+            !drop[k - 1]
+        });
     }
 }
 
@@ -240,6 +281,7 @@ impl<R: ReadAt> Volume<R> {
                         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
                     };
                     let live = in_use.get(n.inode);
+                    let mut slack = false;
                     match (live, n.deleted) {
                         (true, false) => {
                             // A folder has one name: a second is damage (it would make a loop or a copy).
@@ -252,15 +294,16 @@ impl<R: ReadAt> Volume<R> {
                             }
                             named.set(n.inode);
                         }
-                        // A deleted name whose inode is in use again names another file now.
-                        (true, true) => continue,
+                        // A deleted name whose inode is in use again (fls's `realloc`) or unknown: its inode
+                        // says nothing of the file it named.
+                        (true, true) => slack = true,
                         (false, true) if n.inode != 0 => {
                             named_freed.entry(n.inode).or_insert_with(|| {
                                 self.read_inode(n.inode)
                                     .unwrap_or_else(|| Inode::parse(&[0; 128], false))
                             });
                         }
-                        (false, true) => continue,
+                        (false, true) => slack = true,
                         (false, false) => {
                             warnings.push(format!(
                                 "folder inode {dir} names {name:?} as inode {}, which is not in use",
@@ -282,7 +325,9 @@ impl<R: ReadAt> Volume<R> {
                         parent: dir,
                         at,
                         len,
-                        deleted: n.deleted,
+                        deleted: n.deleted && !slack,
+                        slack,
+                        file_type: n.file_type,
                     });
                 }
             }
@@ -506,6 +551,10 @@ impl<R: ReadAt> Out<'_, R> {
             match (name, orphan) {
                 (Some(n), o) if o.is_none_or(|(i, _)| n.ino <= *i) => {
                     self.next += 1;
+                    if n.slack {
+                        self.push_slack(n);
+                        continue;
+                    }
                     if !n.deleted {
                         lost += 1;
                         continue;
@@ -546,6 +595,27 @@ impl<R: ReadAt> Out<'_, R> {
         self.vol.entry(ino, parent, name, &h, Some(runs), true)
     }
 
+    /// The entry of name `n` (the one before [`Out::next`]), a deleted name whose inode says nothing of it: its
+    /// name, folder and kind, nothing of the inode.
+    fn push_slack(&mut self, n: Name) {
+        let kind = match n.file_type {
+            2 => Kind::Folder,
+            7 => Kind::Symlink,
+            3..=6 => Kind::Special,
+            _ => Kind::File,
+        };
+        let e = Entry {
+            id: u64::from(n.ino),
+            parent: u64::from(n.parent),
+            name: self.names.text(self.next - 1),
+            kind,
+            deleted: true,
+            from_index_slack: true,
+            ..Entry::default()
+        };
+        self.push(e);
+    }
+
     /// The entries of inode `ino`, in use: one per name (the last takes its runs, the others a copy), then the
     /// root, a reserved inode (the journal, the resize inode: the volume's own) or an orphan (in use but named by
     /// no folder; its parent, 0, is no folder, so it is kept under $Orphan), as `named` says.
@@ -553,6 +623,10 @@ impl<R: ReadAt> Out<'_, R> {
         self.names.release_before(self.next);
         while let Some(n) = self.names.get(self.next).filter(|n| n.ino == ino) {
             self.next += 1;
+            if n.slack {
+                self.push_slack(n);
+                continue;
+            }
             if n.deleted {
                 continue;
             }
@@ -561,7 +635,7 @@ impl<R: ReadAt> Out<'_, R> {
                 && self
                     .names
                     .get(self.next)
-                    .is_none_or(|next| next.ino != ino || next.deleted);
+                    .is_none_or(|next| next.ino != ino || next.deleted || next.slack);
             let r = if last { runs.take() } else { runs.clone() };
             let name = self.names.text(self.next - 1);
             let e = self.vol.entry(ino, n.parent, name, h, r, false);

@@ -746,6 +746,7 @@ impl<R: ReadAt> Volume<R> {
                 allocated: runs.iter().map(|r| r.len).sum(),
                 attributes: attr::SYSTEM | attr::HIDDEN,
                 metadata: true,
+                from_index_slack: false,
                 runs,
                 ..Entry::default()
             });
@@ -762,6 +763,7 @@ impl<R: ReadAt> Volume<R> {
             allocated: fat_byte,
             attributes: attr::SYSTEM | attr::HIDDEN,
             metadata: true,
+            from_index_slack: false,
             runs: vec![Run {
                 offset: 0,
                 len: fat_byte,
@@ -786,6 +788,7 @@ impl<R: ReadAt> Volume<R> {
                 allocated: end - start,
                 attributes: attr::SYSTEM | attr::HIDDEN,
                 metadata: true,
+                from_index_slack: false,
                 runs: vec![Run {
                     offset: start,
                     len: end - start,
@@ -1016,6 +1019,7 @@ impl<R: ReadAt> Volume<R> {
                 attributes,
                 deleted,
                 metadata: false,
+                from_index_slack: false,
                 runs,
                 inline: None,
                 posix: None,

@@ -981,6 +981,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
                 & (attr::READ_ONLY | attr::HIDDEN | attr::SYSTEM | attr::DIRECTORY | attr::ARCHIVE),
             deleted,
             metadata: false,
+            from_index_slack: false,
             runs,
             inline: None,
             posix: None,
@@ -998,6 +999,7 @@ fn virtual_entry(id: u64, name: &str, size: u64, runs: Vec<Run>) -> Entry {
         size,
         allocated,
         metadata: true,
+        from_index_slack: false,
         attributes: attr::SYSTEM | attr::HIDDEN,
         runs,
         ..Entry::default()

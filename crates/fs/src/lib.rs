@@ -119,6 +119,11 @@ pub struct Entry {
     pub deleted: bool,
     /// A file system's metadata shown as an entry (`$FAT1`, `$ALLOC_BITMAP` …), as NTFS shows `$MFT`.
     pub metadata: bool,
+    /// A deleted name only a folder's slack keeps whose file cannot be known (ext: its entry's inode is 0, or
+    /// in use again by another file): listed by name and kind alone, with no size, times, runs or owner, and
+    /// never as its inode's entry (the index flags it `from_index_slack`, as NTFS's names from `$I30` slack).
+    /// `id` is the inode the entry names (0: none).
+    pub from_index_slack: bool,
     /// Where its data is, in file order; their lengths add up to at least `size` (the last may run past it).
     pub runs: Vec<Run>,
     /// Data kept in the file system's own structures rather than in runs (ext's inline data, a fast symlink's

@@ -229,6 +229,8 @@ impl Neutral {
                 let files = scan
                     .entries
                     .iter()
+                    // A name from slack has no data of its own (its id may be another file's).
+                    .filter(|e| !e.from_index_slack)
                     .map(|e| {
                         let d = FileData {
                             size: e.size,
@@ -349,6 +351,8 @@ fn streamed_index(
             let preparer = builder.preparer();
             let mut stamper = Stamper::new(fs.serial());
             let (mut kept, mut last) = (0u64, None);
+            // Names from slack, added after every other entry (few: a folder's leftovers).
+            let mut slack: Vec<Entry> = Vec::new();
             for batch in rx {
                 for e in &batch {
                     stamper.add(e);
@@ -358,8 +362,10 @@ fn streamed_index(
                 kept += live().count() as u64;
                 let records = batch_of(live(), root, opts);
                 builder.append(preparer.prepare(&records));
+                slack.extend(live().filter(|e| e.from_index_slack).cloned());
                 progress(kept, expected.max(kept));
             }
+            builder.add_from_index_slack(&slack_batch_of(slack.iter(), root, opts));
             (builder.finish(), stamper.finish(), kept, last)
         });
         // The builder ends only by panicking, which the join below reports.
@@ -426,7 +432,7 @@ impl Stamper {
             e.times.changed,
             e.times.accessed,
             u64::from(e.attributes),
-            u64::from(e.deleted),
+            u64::from(e.deleted) | u64::from(e.from_index_slack) << 1,
             e.kind as u64,
         ] {
             buf.extend_from_slice(&v.to_le_bytes());
@@ -507,6 +513,7 @@ pub(crate) fn fresh_index(
                     builder.append(p);
                 }
             }
+            builder.add_from_index_slack(&slack_batch_of(kept.iter().copied(), scan.root, opts));
             builder.finish()
         },
     );
@@ -514,27 +521,50 @@ pub(crate) fn fresh_index(
     Ok(((index, stats), kept.len() as u64))
 }
 
-/// The record batch of `entries` (sorted by id), their local times read in the zone `opts` gives.
+/// The record batch of `entries` (sorted by id), their local times read in the zone `opts` gives; names from
+/// slack ([`Entry::from_index_slack`]) are left out: they go to the builder apart ([`slack_batch_of`]).
 pub(crate) fn batch_of<'a>(
     entries: impl Iterator<Item = &'a Entry>,
     root: u64,
     opts: &ScanOptions,
 ) -> RecordBatch {
     to_batch(
-        entries,
+        entries.filter(|e| !e.from_index_slack),
         root,
         opts.local_time_offset.map_or(0, |secs| -secs),
+        false,
+    )
+}
+
+/// The record batch of names from slack ([`Entry::from_index_slack`]), one record each, for
+/// [`Builder::add_from_index_slack`]: numbered as the inode their entry named, or [`uffs_index::NO_RECORD`].
+pub(crate) fn slack_batch_of<'a>(
+    entries: impl Iterator<Item = &'a Entry>,
+    root: u64,
+    opts: &ScanOptions,
+) -> RecordBatch {
+    to_batch(
+        entries.filter(|e| e.from_index_slack),
+        root,
+        opts.local_time_offset.map_or(0, |secs| -secs),
+        true,
     )
 }
 
 /// The entries (sorted by id) as one record batch: a record per id, each entry's name a Win32 name (and its 8.3
 /// alias a DOS name), so that entries of one id (ext's hard links) are one record with a name each, as NTFS keeps
-/// them; its times the standard ones shifted by `shift` seconds when they are local times.
-fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64) -> RecordBatch {
+/// them; its times the standard ones shifted by `shift` seconds when they are local times. `apart`: every
+/// entry a record of its own (names from slack, which are no record's names), id 0 numbered `NO_RECORD`.
+fn to_batch<'a>(
+    entries: impl Iterator<Item = &'a Entry>,
+    root: u64,
+    shift: i64,
+    apart: bool,
+) -> RecordBatch {
     let mut b = RecordBatch::default();
     let mut last_id = None;
     for e in entries {
-        if last_id == Some(e.id) && e.id != root {
+        if !apart && last_id == Some(e.id) && e.id != root {
             // Another name of the record just made.
             let start = b.text.len() as u32;
             b.text.extend_from_slice(e.name.as_bytes());
@@ -551,7 +581,12 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
             continue;
         }
         last_id = Some(e.id);
-        let (number, sequence) = record_of(e.id);
+        // A name from slack may name the root's inode (in use again): it is not the root.
+        let is_root = e.id == root && !apart;
+        let (mut number, sequence) = record_of(e.id);
+        if apart && e.id == 0 {
+            number = u64::from(uffs_index::NO_RECORD);
+        }
         let dir = e.kind == Kind::Folder;
         let at = |t: u64| {
             if e.local_times {
@@ -568,13 +603,13 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
             flags |= 2;
         }
         let start = b.text.len() as u32;
-        if e.id == root {
+        if is_root {
             b.text.push(b'.');
         } else {
             b.text.extend_from_slice(e.name.as_bytes());
         }
         let name = NameInfo {
-            parent: if e.id == root {
+            parent: if is_root {
                 root
             } else {
                 e.parent & 0xFFFF_FFFF_FFFF
@@ -588,7 +623,7 @@ fn to_batch<'a>(entries: impl Iterator<Item = &'a Entry>, root: u64, shift: i64)
         let parent = name.parent;
         b.names.push(name);
         // An 8.3 name beside the long one: a DOS name, which the builder keeps as the entry's alias.
-        if let Some(short) = e.short_name.as_deref().filter(|_| e.id != root) {
+        if let Some(short) = e.short_name.as_deref().filter(|_| !is_root) {
             let start = b.text.len() as u32;
             b.text.extend_from_slice(short.as_bytes());
             b.names.push(NameInfo {

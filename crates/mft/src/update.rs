@@ -516,23 +516,21 @@ fn neutral_refresh(
     // volume holds it, compared through a digest of what the entry shows.
     let mut now: std::collections::HashMap<u32, u64> = std::collections::HashMap::new();
     for e in 0..base.len() as u32 {
-        if delta.is_some_and(|d| d.is_hidden(e))
-            || base.flags(e) & uffs_index::flags::SYNTHETIC != 0
-        {
+        if delta.is_some_and(|d| d.is_hidden(e)) || !compared(base.flags(e)) {
             continue;
         }
         now.insert(base.record(e), entry_digest(base, e));
     }
     if let Some(d) = delta {
         for e in 0..d.index.len() as u32 {
-            if d.index.flags(e) & uffs_index::flags::SYNTHETIC == 0 {
+            if compared(d.index.flags(e)) {
                 now.insert(d.index.record(e), entry_digest(&d.index, e));
             }
         }
     }
     let mut changed: Vec<u64> = Vec::new();
     for e in 0..fresh.len() as u32 {
-        if fresh.flags(e) & uffs_index::flags::SYNTHETIC != 0 {
+        if !compared(fresh.flags(e)) {
             continue;
         }
         let r = fresh.record(e);
@@ -578,6 +576,12 @@ fn neutral_refresh(
         how: "re-scan",
         find_time,
     })))
+}
+
+/// Whether a re-scan compares an entry of these flags: not the synthetic folders, nor names from slack, which
+/// are no entry of their record and which an update keeps as the build found them (`uffs_index::layer`).
+fn compared(flags: u32) -> bool {
+    flags & (uffs_index::flags::SYNTHETIC | uffs_index::flags::FROM_INDEX_SLACK) == 0
 }
 
 /// What an entry shows, as one number: its record, name, parent's record, sizes, times and flags.

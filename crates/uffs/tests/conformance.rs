@@ -273,7 +273,8 @@ fn uffs_names(img: &Path, deleted: bool) -> BTreeSet<Name> {
         .map(|r| {
             (
                 r["path"].clone(),
-                r["record"].parse().unwrap(),
+                // A name from slack whose inode is unknown has no record; fls gives it as 0.
+                r["record"].parse().unwrap_or(0),
                 r["deleted"] == "true",
             )
         })
