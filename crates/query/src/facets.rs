@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use uffs_index::time::to_civil;
+use uffs_index::time::{known, to_civil};
 use uffs_index::{flags, EntryId, Index};
 
 use crate::bitset::Bitset;
@@ -107,13 +107,16 @@ pub fn facet(
             }
             FacetKey::Folder => out(u64::from(idx.parent(id))),
             FacetKey::Year | FacetKey::Month => {
-                let c = to_civil(idx.modified(id));
-                let y = c.year.clamp(0, 9999) as u64;
-                out(if key == FacetKey::Year {
-                    y
-                } else {
-                    y * 100 + u64::from(c.month)
-                })
+                // A time the volume does not keep is in no year.
+                if let Some(t) = known(idx.modified(id)) {
+                    let c = to_civil(t);
+                    let y = c.year.clamp(0, 9999) as u64;
+                    out(if key == FacetKey::Year {
+                        y
+                    } else {
+                        y * 100 + u64::from(c.month)
+                    })
+                }
             }
             FacetKey::Attrib => {
                 for (i, (_, bit)) in flags::LETTERS.iter().enumerate() {
@@ -214,8 +217,8 @@ impl Stats {
             idx.accessed(id),
         ];
         for (t, v) in self.times.iter_mut().zip(times) {
-            // 0 is a time never set, not 1601.
-            if v != 0 {
+            // A time the volume does not keep is no earliest time.
+            if let Some(v) = known(v) {
                 *t = Some(t.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
             }
         }
