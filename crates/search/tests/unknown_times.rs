@@ -1,6 +1,6 @@
 //! Hits of several volumes merged by a time: a time its volume does not keep (FILETIME 0) comes after every known
 //! one, with `--reverse` too, as within one volume; fd's `--changed-before` and `--changed-within` match no
-//! unknown time.
+//! unknown time; the year facet groups unknown times as `unknown`, after the years.
 
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use uffs_index::time::{from_civil_date, TICKS_PER_SECOND, UNKNOWN};
 use uffs_index::{BuildOptions, Builder, Index, VolumeMeta};
 use uffs_query::Searcher;
 use uffs_results::{Format, OutputArgs, Printer};
-use uffs_search::{SearchRequest, Sort};
+use uffs_search::{Facet, SearchRequest, Sort};
 
 /// A volume of files `NAME0`… with these (created, modified) times.
 fn volume(name: &str, times: &[(u64, u64)]) -> Index {
@@ -59,6 +59,17 @@ fn day(d: u32) -> u64 {
 
 /// The names a request finds over volumes `a:` and `b:`, in order.
 fn names(req: &SearchRequest) -> Vec<String> {
+    let mut req = req.clone();
+    req.output.columns = vec!["name".into()];
+    csv(&req)
+        .into_iter()
+        .skip(1)
+        .filter(|n| *n != ".")
+        .collect()
+}
+
+/// The CSV lines a request prints over volumes `a:` and `b:`.
+fn csv(req: &SearchRequest) -> Vec<String> {
     let a = Searcher::new(Arc::new(volume(
         "a",
         &[(day(3), day(3)), (UNKNOWN, day(4)), (day(1), day(1))],
@@ -71,8 +82,7 @@ fn names(req: &SearchRequest) -> Vec<String> {
     let mut req = req.clone();
     req.output = OutputArgs {
         format: Some(Format::Csv),
-        columns: vec!["name".into()],
-        ..OutputArgs::default()
+        ..req.output
     };
     let mut out = Vec::new();
     let mut p = Printer::to_writer(Box::new(&mut out), &req.output, false).expect("printer");
@@ -81,8 +91,6 @@ fn names(req: &SearchRequest) -> Vec<String> {
     String::from_utf8(out)
         .expect("utf-8")
         .lines()
-        .skip(1)
-        .filter(|n| *n != ".")
         .map(String::from)
         .collect()
 }
@@ -139,4 +147,22 @@ fn fd_time_flags_match_no_unknown_time() {
         ["a0", "a1", "a2", "b1", "b2"],
         "within more years than since 1601"
     );
+}
+
+#[test]
+fn the_year_facet_puts_unknown_modified_times_in_a_group_of_their_own() {
+    let rows = csv(&SearchRequest {
+        query: "file:".into(),
+        facet: Some(Facet::Year),
+        ..SearchRequest::default()
+    });
+    let groups: Vec<(&str, &str)> = rows
+        .iter()
+        .skip(1)
+        .map(|r| {
+            let mut c = r.split(',');
+            (c.next().unwrap(), c.next().unwrap())
+        })
+        .collect();
+    assert_eq!(groups, [("2024", "5"), ("unknown", "1")], "{rows:?}");
 }
