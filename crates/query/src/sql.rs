@@ -425,6 +425,11 @@ mod tests {
         assert!(sql("attrib:h", Dialect::Trino)
             .unwrap()
             .contains("bitwise_and(attributes_mask, 2) = 2"));
+        // An unknown time is null (0 in older files): `unknown` alone matches it, a bound never does.
+        let s = sql("dc:unknown", Dialect::DuckDb).unwrap();
+        assert!(s.ends_with("(coalesce(created_filetime, 0) = 0)"), "{s}");
+        let s = sql("dm:<2005", Dialect::DuckDb).unwrap();
+        assert!(s.contains("coalesce(modified_filetime >= 1 /* "), "{s}");
     }
 
     #[test]
