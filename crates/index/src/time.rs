@@ -1,8 +1,22 @@
-//! FILETIME (100-nanosecond ticks since 1601-01-01 UTC) to and from calendar dates.
+//! FILETIME (100-nanosecond ticks since 1601-01-01 UTC) to and from calendar dates, and the FILETIME that stands
+//! for a time the file system does not keep ([`UNKNOWN`]).
 
 /// FILETIME of 1970-01-01T00:00:00Z.
 pub const UNIX_EPOCH: u64 = 116_444_736_000_000_000;
 pub const TICKS_PER_SECOND: u64 = 10_000_000;
+
+/// A time the volume does not keep: ext2/3 and 128-byte ext4 inodes have no birth time, FAT and exFAT no change
+/// time, and any file system may leave a time unset. No real file is from the first tick of 1601, so every
+/// front end shows it as unknown (empty, null), sorts it last and matches it by no date term but `unknown`.
+pub const UNKNOWN: u64 = 0;
+
+/// The first known time: a date term's interval starts here or later, but `unknown`'s.
+pub const FIRST_KNOWN: u64 = UNKNOWN + 1;
+
+/// `ft`, or `None` when it is [`UNKNOWN`].
+pub fn known(ft: u64) -> Option<u64> {
+    (ft != UNKNOWN).then_some(ft)
+}
 
 /// The current time as a FILETIME.
 pub fn now() -> u64 {
@@ -104,5 +118,12 @@ mod tests {
         let ft = from_civil_date(2000, 2, 29) + 12 * 3600 * TICKS_PER_SECOND + 1_234_567;
         assert_eq!(iso(ft), "2000-02-29T12:00:00.1234567Z");
         assert_eq!(iso(u64::MAX).len(), "30828-09-14T02:48:05.4775807Z".len());
+    }
+
+    #[test]
+    fn zero_is_unknown() {
+        assert_eq!(known(UNKNOWN), None);
+        assert_eq!(known(1), Some(1));
+        assert_eq!(known(UNIX_EPOCH), Some(UNIX_EPOCH));
     }
 }

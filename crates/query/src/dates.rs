@@ -1,13 +1,33 @@
 //! Date values of `dm:`, `dc:` and `da:`: a day, month or year, a named period, a comparison or a range, each
-//! turned into a half-open FILETIME interval `[from, to)`. Days are UTC days.
+//! turned into a half-open FILETIME interval `[from, to)`. Days are UTC days. A time the volume does not keep
+//! ([`UNKNOWN`]) is in no interval but `unknown`'s, which holds only it.
 
-use uffs_index::time::{from_civil_date, to_civil, TICKS_PER_SECOND};
+use uffs_index::time::{from_civil_date, to_civil, FIRST_KNOWN, TICKS_PER_SECOND, UNKNOWN};
 
 const DAY: u64 = 86_400 * TICKS_PER_SECOND;
 
-/// Parses `value` (`today`, `2024`, `>2024-05-01`, `2024-01..2024-03`, …) relative to `now` (FILETIME).
+/// Parses `value` (`today`, `2024`, `>2024-05-01`, `2024-01..2024-03`, `unknown`, …) relative to `now`
+/// (FILETIME).
 pub fn parse(value: &str, now: u64) -> Result<(u64, u64), String> {
+    let (from, to) = interval(value, now)?;
+    Ok(if (from, to) == (UNKNOWN, FIRST_KNOWN) {
+        (from, to)
+    } else {
+        (from.max(FIRST_KNOWN), to)
+    })
+}
+
+fn interval(value: &str, now: u64) -> Result<(u64, u64), String> {
     let v = value.trim().to_ascii_lowercase();
+    match v.trim_start_matches(['<', '>', '=']) {
+        "unknown" if v == "unknown" || v == "=unknown" => return Ok((UNKNOWN, FIRST_KNOWN)),
+        "unknown" => {
+            return Err(format!(
+                "`{value}`: `unknown` is no point in time to compare with; it stands alone"
+            ))
+        }
+        _ => {}
+    }
     if let Some((a, b)) = v.split_once("..") {
         let (from, _) = period(a, now)?;
         let (_, to) = period(b, now)?;
@@ -26,8 +46,8 @@ pub fn parse(value: &str, now: u64) -> Result<(u64, u64), String> {
     Ok(match op {
         ">" => (to, u64::MAX),
         ">=" => (from, u64::MAX),
-        "<" => (0, from),
-        "<=" => (0, to),
+        "<" => (FIRST_KNOWN, from),
+        "<=" => (FIRST_KNOWN, to),
         _ => (from, to),
     })
 }
@@ -73,7 +93,7 @@ fn period(s: &str, now: u64) -> Result<(u64, u64), String> {
             let bad = || {
                 format!(
                     "expected a date like 2024, 2024-05, 2024-05-01, today, yesterday, thisweek, lastweek, \
-                     thismonth, lastmonth, thisyear or lastyear, found `{other}`"
+                     thismonth, lastmonth, thisyear, lastyear or unknown, found `{other}`"
                 )
             };
             if parts[0].len() != 4 || !parts[0].bytes().all(|c| c.is_ascii_digit()) {
@@ -121,12 +141,39 @@ mod tests {
         assert_eq!(parse("2024", now), Ok((d(2024, 1, 1), d(2025, 1, 1))));
         assert_eq!(parse("2024-02", now), Ok((d(2024, 2, 1), d(2024, 3, 1))));
         assert_eq!(parse(">2024-05-01", now), Ok((d(2024, 5, 2), u64::MAX)));
-        assert_eq!(parse("<2024", now), Ok((0, d(2024, 1, 1))));
+        // Before a date is after the unknown time (0).
+        assert_eq!(parse("<2024", now), Ok((FIRST_KNOWN, d(2024, 1, 1))));
+        assert_eq!(parse("<=1601", now), Ok((FIRST_KNOWN, d(1602, 1, 1))));
+        assert_eq!(parse("1601-01-01", now), Ok((FIRST_KNOWN, DAY)));
+        assert_eq!(parse("1601..2024", now), Ok((FIRST_KNOWN, d(2025, 1, 1))));
         assert_eq!(
             parse("2023-12..2024-01", now),
             Ok((d(2023, 12, 1), d(2024, 2, 1)))
         );
         assert!(parse("2024-02-30", now).is_err());
         assert!(parse("soon", now).unwrap_err().contains("expected a date"));
+    }
+
+    #[test]
+    fn only_unknown_holds_the_unknown_time() {
+        let now = from_civil_date(2024, 5, 15);
+        let holds_zero = |v: &str| parse(v, now).map(|(a, b)| (a..b).contains(&UNKNOWN));
+        assert_eq!(parse("unknown", now), Ok((UNKNOWN, FIRST_KNOWN)));
+        assert_eq!(parse(" =Unknown", now), Ok((UNKNOWN, FIRST_KNOWN)));
+        for v in [
+            "<2020",
+            "<=2020",
+            ">=1601-01-01",
+            "1601",
+            "1601-01",
+            "1601..2024",
+            "<today",
+            "thisyear",
+        ] {
+            assert_eq!(holds_zero(v), Ok(false), "{v}");
+        }
+        for v in ["<unknown", ">=unknown", "unknown..2024", "2020..unknown"] {
+            assert!(parse(v, now).is_err(), "{v}");
+        }
     }
 }

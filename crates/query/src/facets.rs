@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use uffs_index::time::to_civil;
+use uffs_index::time::{known, to_civil};
 use uffs_index::{flags, EntryId, Index};
 
 use crate::bitset::Bitset;
@@ -17,9 +17,9 @@ pub enum FacetKey {
     Ext,
     /// The folder an entry is in.
     Folder,
-    /// The year it was modified.
+    /// The year it was modified (`unknown` when the volume does not keep the time).
     Year,
-    /// The month it was modified (`2024-05`).
+    /// The month it was modified (`2024-05`, or `unknown`).
     Month,
     /// Each attribute letter set on it (an entry counts once for each of its letters).
     Attrib,
@@ -61,6 +61,9 @@ const SIZE_BUCKETS: [(u64, &str); 9] = [
     (16 << 30, "1-16 GiB"),
     (u64::MAX, ">= 16 GiB"),
 ];
+
+/// The year and month group of a time the volume does not keep, after every date.
+const UNKNOWN_DATE: u64 = u64::MAX;
 
 /// A group's key before it is named: what sorts groups in their natural order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -106,15 +109,18 @@ pub fn facet(
                 }
             }
             FacetKey::Folder => out(u64::from(idx.parent(id))),
-            FacetKey::Year | FacetKey::Month => {
-                let c = to_civil(idx.modified(id));
-                let y = c.year.clamp(0, 9999) as u64;
-                out(if key == FacetKey::Year {
-                    y
-                } else {
-                    y * 100 + u64::from(c.month)
-                })
-            }
+            FacetKey::Year | FacetKey::Month => out(match known(idx.modified(id)) {
+                Some(t) => {
+                    let c = to_civil(t);
+                    let y = c.year.clamp(0, 9999) as u64;
+                    if key == FacetKey::Year {
+                        y
+                    } else {
+                        y * 100 + u64::from(c.month)
+                    }
+                }
+                None => UNKNOWN_DATE,
+            }),
             FacetKey::Attrib => {
                 for (i, (_, bit)) in flags::LETTERS.iter().enumerate() {
                     if f & bit != 0 {
@@ -158,6 +164,7 @@ pub fn facet(
             let label = match key {
                 FacetKey::Ext => String::from_utf8_lossy(aids.ext(k as u32)).into_owned(),
                 FacetKey::Folder => path(k as EntryId),
+                FacetKey::Year | FacetKey::Month if k == UNKNOWN_DATE => "unknown".to_string(),
                 FacetKey::Year => k.to_string(),
                 FacetKey::Month => format!("{:04}-{:02}", k / 100, k % 100),
                 FacetKey::Attrib => flags::LETTERS[k as usize].0.to_string(),
@@ -214,8 +221,8 @@ impl Stats {
             idx.accessed(id),
         ];
         for (t, v) in self.times.iter_mut().zip(times) {
-            // 0 is a time never set, not 1601.
-            if v != 0 {
+            // A time the volume does not keep is no earliest time.
+            if let Some(v) = known(v) {
                 *t = Some(t.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
             }
         }

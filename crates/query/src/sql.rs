@@ -8,7 +8,8 @@
 //! - paths as uffs matches them, `/`-separated from the volume's root, from the `path` column (which carries the
 //!   volume's prefix, `C:\…` or `@2:/…`, on some volumes);
 //! - dates as FILETIME bounds on the `_filetime` columns, resolved when the SQL is made (a comment shows each in
-//!   UTC), exact to the 100 ns tick;
+//!   UTC), exact to the 100 ns tick; a time the volume does not keep (null, or 0 in older files) is matched by
+//!   `unknown` alone;
 //! - the rows a search never shows (the root, deleted entries and streams unless the query asks for them) left
 //!   out.
 //!
@@ -20,6 +21,8 @@
 //! in UTF-8 (the Kelvin sign, `İ`) as it is, and Spark lower-cases a final `Σ` as `ς`.
 
 use std::fmt::Write as _;
+
+use uffs_index::time::{FIRST_KNOWN, UNKNOWN};
 
 use crate::ast::*;
 use crate::reference::mentions;
@@ -153,20 +156,25 @@ impl Writer {
                     DateField::Created => "created_filetime",
                     DateField::Accessed => "accessed_filetime",
                 };
-                let mut s = String::new();
-                if let Ok(from) = i64::try_from(*from) {
-                    let _ = write!(s, "{col} >= {from} /* {} */", iso(from as u64));
-                }
-                if let Ok(to) = i64::try_from(*to) {
-                    if !s.is_empty() {
-                        s.push_str(" AND ");
+                if (*from, *to) == (UNKNOWN, FIRST_KNOWN) {
+                    // `unknown`: null in the files of a uffs that writes it so, 0 in older ones.
+                    format!("coalesce({col}, 0) = 0")
+                } else {
+                    let mut s = String::new();
+                    if let Ok(from) = i64::try_from(*from) {
+                        let _ = write!(s, "{col} >= {from} /* {} */", iso(from as u64));
                     }
-                    let _ = write!(s, "{col} < {to} /* {} */", iso(to as u64));
+                    if let Ok(to) = i64::try_from(*to) {
+                        if !s.is_empty() {
+                            s.push_str(" AND ");
+                        }
+                        let _ = write!(s, "{col} < {to} /* {} */", iso(to as u64));
+                    }
+                    if s.is_empty() {
+                        s = format!("{col} IS NOT NULL");
+                    }
+                    format!("coalesce({s}, FALSE)")
                 }
-                if s.is_empty() {
-                    s = format!("{col} IS NOT NULL");
-                }
-                format!("coalesce({s}, FALSE)")
             }
             TermKind::Attrib(bits) => {
                 format!(
@@ -417,6 +425,11 @@ mod tests {
         assert!(sql("attrib:h", Dialect::Trino)
             .unwrap()
             .contains("bitwise_and(attributes_mask, 2) = 2"));
+        // An unknown time is null (0 in older files): `unknown` alone matches it, a bound never does.
+        let s = sql("dc:unknown", Dialect::DuckDb).unwrap();
+        assert!(s.ends_with("(coalesce(created_filetime, 0) = 0)"), "{s}");
+        let s = sql("dm:<2005", Dialect::DuckDb).unwrap();
+        assert!(s.contains("coalesce(modified_filetime >= 1 /* "), "{s}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! compared field's old and new value.
 
 use uffs_index::diff::{field, Change, ChangeKind};
+use uffs_index::time::known;
 use uffs_index::{EntryId, Index};
 
 use crate::column::attribute_letters;
@@ -126,14 +127,14 @@ pub fn columns() -> (Vec<&'static str>, Vec<ColumnType>) {
 
 /// Field `bit`'s value of entry `id` of `idx`.
 pub fn value(idx: &Index, id: EntryId, bit: u32) -> Value {
-    let fnt = |k: usize| Value::Time(idx.timeline(id).map(|t| t.fn_times[k]));
+    let fnt = |k: usize| Value::Time(idx.timeline(id).and_then(|t| known(t.fn_times[k])));
     match bit {
         field::SIZE => Value::Int(Some(idx.size(id))),
         field::ALLOCATED => Value::Int(Some(idx.allocated(id))),
-        field::CREATED => Value::Time(Some(idx.created(id))),
-        field::MODIFIED => Value::Time(Some(idx.modified(id))),
-        field::MFT_CHANGED => Value::Time(Some(idx.mft_changed(id))),
-        field::ACCESSED => Value::Time(Some(idx.accessed(id))),
+        field::CREATED => Value::time(idx.created(id)),
+        field::MODIFIED => Value::time(idx.modified(id)),
+        field::MFT_CHANGED => Value::time(idx.mft_changed(id)),
+        field::ACCESSED => Value::time(idx.accessed(id)),
         field::ATTRIBUTES => Value::Text(attribute_letters(idx.flags(id))),
         field::REPARSE_TAG => Value::Int(Some(u64::from(idx.reparse_tag(id)))),
         field::FN_CREATED => fnt(0),

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use uffs_index::time::known;
 use uffs_index::{flags, EntryId, EntryKind, Index};
 use uffs_query::Searcher;
 
@@ -14,7 +15,8 @@ pub enum ColumnType {
     Text,
     /// An unsigned integer (a JSON number, `null` when unknown; aligned right in a table).
     Integer,
-    /// A FILETIME (ISO 8601 UTC with 100 ns in text; `null` when unknown).
+    /// A FILETIME (ISO 8601 UTC with 100 ns in text; empty, `null` in JSON and Parquet, when the volume does not
+    /// keep it: [`uffs_index::time::UNKNOWN`]).
     Time,
     /// `true` or `false`.
     Bool,
@@ -158,13 +160,13 @@ impl Column {
             Column::Ext => Value::Text(ext(idx, id).to_string()),
             Column::Size => Value::Int(Some(idx.size(id))),
             Column::Allocated => Value::Int(Some(idx.allocated(id))),
-            Column::Created => Value::Time(Some(idx.created(id))),
-            Column::Modified => Value::Time(Some(idx.modified(id))),
-            Column::MftChanged => Value::Time(Some(idx.mft_changed(id))),
-            Column::Accessed => Value::Time(Some(idx.accessed(id))),
+            Column::Created => Value::time(idx.created(id)),
+            Column::Modified => Value::time(idx.modified(id)),
+            Column::MftChanged => Value::time(idx.mft_changed(id)),
+            Column::Accessed => Value::time(idx.accessed(id)),
             Column::FnCreated | Column::FnModified | Column::FnMftChanged | Column::FnAccessed => {
                 let k = self.fn_index().unwrap_or(0);
-                Value::Time(idx.timeline(id).map(|t| t.fn_times[k]))
+                Value::Time(idx.timeline(id).and_then(|t| known(t.fn_times[k])))
             }
             Column::Attributes => Value::Text(attribute_letters(idx.flags(id))),
             Column::Record => Value::Int(known_record(idx, id).map(u64::from)),
@@ -202,12 +204,17 @@ pub enum Value {
     Text(String),
     /// `None`: unknown (no parent, a file's folder totals).
     Int(Option<u64>),
-    /// A FILETIME; `None`: not kept.
+    /// A FILETIME; `None`: not kept (by the volume, or by an index made before uffs kept `$FILE_NAME` times).
     Time(Option<u64>),
     Bool(bool),
 }
 
 impl Value {
+    /// The value of FILETIME `ft`: unknown when it is [`uffs_index::time::UNKNOWN`].
+    pub fn time(ft: u64) -> Value {
+        Value::Time(known(ft))
+    }
+
     /// The value as text; empty when unknown. `table`: times to the minute (`2024-05-01 12:34`).
     pub fn text(&self, table: bool) -> String {
         match self {
@@ -321,5 +328,18 @@ mod tests {
         assert_eq!(Column::Deleted.ty(), ColumnType::Bool);
         assert_eq!(human(1536), "1.5 KiB");
         assert!(Value::Time(None).json_bare() && !Value::Time(Some(1)).json_bare());
+    }
+
+    #[test]
+    fn a_zero_time_is_unknown_in_every_text_form() {
+        let v = Value::time(0);
+        assert_eq!(v, Value::Time(None));
+        assert_eq!(v.text(false), "");
+        assert_eq!(v.text(true), "");
+        // JSON writes it bare, as `null`.
+        assert!(v.json_bare());
+        let one = Value::time(uffs_index::time::UNIX_EPOCH);
+        assert_eq!(one.text(false), "1970-01-01T00:00:00.0000000Z");
+        assert_eq!(one.text(true), "1970-01-01 00:00");
     }
 }

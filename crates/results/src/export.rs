@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use uffs_index::paths::FolderPaths;
+use uffs_index::time::known;
 use uffs_index::timeline::EntryTimeline;
 use uffs_index::{flags, EntryId, Index};
 
@@ -164,6 +165,7 @@ pub enum Cell<'a> {
     /// Entry flags, written as attribute letters.
     Letters(u32),
     Int(Option<u64>),
+    /// A FILETIME; `None` when not kept (as [`crate::Value::Time`]).
     Time(Option<u64>),
     Bool(bool),
 }
@@ -187,12 +189,12 @@ pub fn cell<'a>(
         }),
         Column::Size => Cell::Int(Some(idx.size(id))),
         Column::Allocated => Cell::Int(Some(idx.allocated(id))),
-        Column::Created => Cell::Time(Some(idx.created(id))),
-        Column::Modified => Cell::Time(Some(idx.modified(id))),
-        Column::MftChanged => Cell::Time(Some(idx.mft_changed(id))),
-        Column::Accessed => Cell::Time(Some(idx.accessed(id))),
+        Column::Created => Cell::Time(known(idx.created(id))),
+        Column::Modified => Cell::Time(known(idx.modified(id))),
+        Column::MftChanged => Cell::Time(known(idx.mft_changed(id))),
+        Column::Accessed => Cell::Time(known(idx.accessed(id))),
         Column::FnCreated | Column::FnModified | Column::FnMftChanged | Column::FnAccessed => {
-            Cell::Time(tl.map(|t| t.fn_times[c.fn_index().unwrap_or(0)]))
+            Cell::Time(tl.and_then(|t| known(t.fn_times[c.fn_index().unwrap_or(0)])))
         }
         Column::Attributes => Cell::Letters(idx.flags(id)),
         Column::Record => Cell::Int(crate::column::known_record(idx, id).map(u64::from)),

@@ -7,7 +7,8 @@
 //! reads unsigned 64-bit integers as decimals): times as TIMESTAMP(MICROS, isAdjustedToUTC=true), every integer
 //! signed (a 64-bit value past `i64::MAX`, as a forged size or a random serial, keeps its bits and reads
 //! negative). Microseconds drop NTFS's last digit (100 ns), so each time's FILETIME is kept whole beside it in an
-//! INT64 column `<time>_filetime`. zstd compression, row groups of [`ROW_GROUP_ROWS`] rows.
+//! INT64 column `<time>_filetime`; a time the volume does not keep (FILETIME 0) is null in both. zstd
+//! compression, row groups of [`ROW_GROUP_ROWS`] rows.
 //!
 //! The writer holds a row group's rows, then encodes its columns in parallel into memory; [`ParquetWriter::drain_into`]
 //! hands over what is complete so far, so a
@@ -98,7 +99,7 @@ const ZSTD_LEVEL: i32 = 1;
 const UNIX_EPOCH_TICKS: i128 = 116_444_736_000_000_000;
 
 /// A FILETIME as microseconds since 1970, rounded down (toward the past, as a clock shows it): every FILETIME
-/// fits, 0 ("no time") as 1601-01-01.
+/// fits. (The writers never hand it 0, a time not kept: that is null.)
 pub fn filetime_to_unix_micros(ft: u64) -> i64 {
     // |i128| of any u64 FILETIME over 10 is below 2^61.
     ((i128::from(ft) - UNIX_EPOCH_TICKS).div_euclid(10)) as i64
@@ -602,8 +603,9 @@ mod tests {
         assert_eq!(filetime_to_unix_micros(116_444_736_000_000_019), 1);
         // Before 1970, toward the past: 100 ns before the epoch is in the microsecond before it.
         assert_eq!(filetime_to_unix_micros(116_444_735_999_999_999), -1);
-        // 0 ("no time") is 1601-01-01: 11,644,473,600 s before 1970.
-        assert_eq!(filetime_to_unix_micros(0), -11_644_473_600_000_000);
+        // The first tick after 0 (which is written as null) is in 1601-01-01's first microsecond: 11,644,473,600 s
+        // before 1970.
+        assert_eq!(filetime_to_unix_micros(1), -11_644_473_600_000_000);
         assert_eq!(
             filetime_to_unix_micros(u64::MAX),
             ((u64::MAX as i128 - UNIX_EPOCH_TICKS) / 10) as i64

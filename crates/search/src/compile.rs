@@ -95,7 +95,8 @@ pub fn compile(a: &SearchRequest, now: u64) -> Result<Expr, Error> {
         parts.push(term(
             TermKind::Date {
                 field: DateField::Modified,
-                from: when(w, now)?,
+                // A duration past 1601 reaches the start of time, never the unknown time.
+                from: when(w, now)?.max(uffs_index::time::FIRST_KNOWN),
                 to: u64::MAX,
             },
             None,
@@ -105,7 +106,8 @@ pub fn compile(a: &SearchRequest, now: u64) -> Result<Expr, Error> {
         parts.push(term(
             TermKind::Date {
                 field: DateField::Modified,
-                from: 0,
+                // Before a time is after the unknown one, as `dm:<DATE`.
+                from: uffs_index::time::FIRST_KNOWN,
                 to: when(w, now)?,
             },
             None,

@@ -194,6 +194,8 @@ pub fn hits(
             if a.reverse {
                 all.reverse();
             }
+            // Hits without a value (a time their volume does not keep) last either way, as each target has them.
+            all.sort_by_key(|&(t, id)| k.unknown(targets[t].1.index(), id));
             all.truncate(wanted.unwrap_or(usize::MAX));
         }
     }

@@ -305,8 +305,7 @@ pub fn times_as_iso(status: &mut serde_json::Value) {
 }
 
 fn iso_or_null(filetime: u64) -> serde_json::Value {
-    match filetime {
-        0 => serde_json::Value::Null,
-        ft => uffs_results::column::iso(ft, false).into(),
-    }
+    uffs_index::time::known(filetime).map_or(serde_json::Value::Null, |ft| {
+        uffs_results::column::iso(ft, false).into()
+    })
 }

@@ -200,6 +200,8 @@ fn shown(v: &Value, other: &Value, bytes: bool) -> String {
             }
         }
         Value::Text(s) if s.is_empty() => "-".into(),
+        // A time the volume does not keep (or an index before uffs kept `$FILE_NAME` times).
+        Value::Time(None) => "unknown".into(),
         v => v.text(true),
     }
 }

@@ -511,6 +511,99 @@ fn disk_usage_facets_and_stats_span_the_daemons_volumes() {
     assert_eq!(sum, count);
 }
 
+/// A time the volume does not keep (ext2 keeps no creation time) answers through the daemon as a one-shot query
+/// of the source answers: empty in CSV and null in JSON lines, matched by `dc:unknown` alone, and sorted after an
+/// NTFS volume's known times in both directions.
+#[test]
+fn unknown_times_answer_through_the_daemon_as_in_one_shot_queries() {
+    let w = World::new("unknown-times");
+    let ext2 = w.copy("ext-public/dfvfs-ext2.qcow2", "ext2.qcow2");
+    let ntfs = w.copy("linux-made/testfs1", "testfs1.img");
+    let count = |args: &[&str]| -> u64 {
+        let o = w.run(&[args, &["--count"]].concat());
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{args:?}");
+        String::from_utf8_lossy(&o.stdout).trim().parse().unwrap()
+    };
+    // One-shot: every ext2 entry's creation time is unknown; on NTFS, only `$MFT`'s (mkntfs leaves its times 0).
+    let ext2_all = count(&["*", "--source", &ext2]);
+    assert!(ext2_all > 5);
+    assert_eq!(count(&["dc:unknown", "--source", &ext2]), ext2_all);
+    assert_eq!(count(&["dc:<2100", "--source", &ext2]), 0);
+    let ntfs_unknown = count(&["dc:unknown", "--source", &ntfs]);
+    let ntfs_before_2100 = count(&["dc:<2100", "--source", &ntfs]);
+    assert!(ntfs_before_2100 > 5);
+    assert_eq!(
+        ntfs_unknown + ntfs_before_2100,
+        count(&["*", "--source", &ntfs])
+    );
+    let one_shot = common::csv_rows(
+        w.ok(&[
+            "*",
+            "--source",
+            &ext2,
+            "--format",
+            "csv",
+            "--columns",
+            "path,created",
+        ])
+        .as_bytes(),
+    );
+    assert!(one_shot.iter().all(|r| r["created"].is_empty()));
+
+    w.ok(&["volumes", "add", &ext2, "--name", "ext2"]);
+    w.ok(&["volumes", "add", &ntfs, "--name", "ntfs"]);
+    w.start();
+    w.wait_ready(30);
+    assert_eq!(count(&["dc:unknown"]), ext2_all + ntfs_unknown);
+    assert_eq!(count(&["dc:<2100"]), ntfs_before_2100);
+    let rows = |args: &[&str]| {
+        common::csv_rows(
+            w.ok(&[
+                &["*", "--format", "csv", "--columns", "path,created"][..],
+                args,
+            ]
+            .concat())
+                .as_bytes(),
+        )
+    };
+    // The daemon's rows of the ext2 volume are the one-shot rows, under the volume's name.
+    let mut daemon_ext2: Vec<(String, String)> = rows(&["--volume", "ext2"])
+        .into_iter()
+        .map(|r| (r["path"].clone(), r["created"].clone()))
+        .collect();
+    daemon_ext2.sort();
+    let mut want: Vec<(String, String)> = one_shot
+        .iter()
+        .map(|r| (format!("ext2:{}", r["path"]), r["created"].clone()))
+        .collect();
+    want.sort();
+    assert_eq!(daemon_ext2, want);
+    for reverse in [&[][..], &["--reverse"][..]] {
+        let sorted = rows(&[&["--sort", "created"][..], reverse].concat());
+        let first_unknown = sorted.iter().position(|r| r["created"].is_empty()).unwrap();
+        assert_eq!(first_unknown as u64, ntfs_before_2100, "{reverse:?}");
+        assert!(
+            sorted[first_unknown..]
+                .iter()
+                .all(|r| r["created"].is_empty()),
+            "{reverse:?}: a known time after an unknown one"
+        );
+    }
+    let json = w.ok(&[
+        "*",
+        "--volume",
+        "ext2",
+        "--format",
+        "jsonl",
+        "--columns",
+        "path,created",
+    ]);
+    for line in json.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["created"].is_null(), "{line}");
+    }
+}
+
 /// `grep`, `hash` and `cat` without a source read the daemon's volumes: each answer is the one-shot answer of
 /// that volume's source with the volume's name before each path, and a path they print is one `cat` takes alone.
 #[test]

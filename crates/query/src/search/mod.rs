@@ -61,6 +61,24 @@ pub enum SortKey {
     TreeSize,
 }
 
+impl SortKey {
+    /// The time entry `id` of `idx` sorts by, for the keys that sort by a time.
+    pub fn time(self, idx: &Index, id: EntryId) -> Option<u64> {
+        match self {
+            SortKey::Created => Some(idx.created(id)),
+            SortKey::Modified => Some(idx.modified(id)),
+            SortKey::Accessed => Some(idx.accessed(id)),
+            _ => None,
+        }
+    }
+
+    /// Whether entry `id` has no value to sort by (a time its volume does not keep): such entries come after
+    /// the others, ascending or descending.
+    pub fn unknown(self, idx: &Index, id: EntryId) -> bool {
+        self.time(idx, id) == Some(uffs_index::time::UNKNOWN)
+    }
+}
+
 /// A searcher over one index. Helper structures (case-folded names, folder paths, depths, duplicate names) are
 /// built on first use and kept for later queries, and shared by the searchers of the same index that hide other
 /// entries (one per delta over it).

@@ -118,10 +118,14 @@ impl Searcher {
             return ids;
         };
         let o = self.aids();
+        // The sort key (96 bits) oriented, then a bit above it for an entry without a value, so it comes last
+        // either way.
+        const KEY_BITS: u128 = (1 << 96) - 1;
         let k = |id: EntryId| {
             let v = self.sort_key(key, id);
-            if descending {
-                !v
+            let v = if descending { !v & KEY_BITS } else { v };
+            if key.unknown(&self.idx, id) {
+                v | (KEY_BITS + 1)
             } else {
                 v
             }
@@ -161,10 +165,33 @@ impl Searcher {
                     blocks.positions().map(at).filter(pick).take(l).collect()
                 };
             }
+            // Unknown times (0) lead a time's order: ascending, they are walked after the rest; descending, they
+            // are last already.
+            let unknowns = match (key, descending) {
+                (SortKey::Created | SortKey::Modified | SortKey::Accessed, false) => {
+                    let times = match key {
+                        SortKey::Created => self.idx.created_times(),
+                        SortKey::Modified => self.idx.modified_times(),
+                        _ => self.idx.accessed_times(),
+                    };
+                    let fence = o.made_fences().map(|f| match key {
+                        SortKey::Created => &f.created[..],
+                        SortKey::Modified => &f.modified[..],
+                        _ => &f.accessed[..],
+                    });
+                    let t = |id| times.get(id);
+                    uffs_index::aids::lower_bound(order, &t, fence, uffs_index::time::FIRST_KNOWN)
+                }
+                _ => 0,
+            };
             let ids: Vec<EntryId> = if descending {
                 order.iter().rev().filter(pick).take(l).collect()
             } else {
-                order.iter().filter(pick).take(l).collect()
+                let rest = order.range(unknowns..order.len());
+                rest.chain(order.range(0..unknowns))
+                    .filter(pick)
+                    .take(l)
+                    .collect()
             };
             // A walk to the set's last member read the order from end to end, once: a daemon need not keep it.
             // Its pages stay in the page cache, so the next such walk maps them back in a few dozen faults.
@@ -187,7 +214,13 @@ impl Searcher {
                             SortKey::Modified => idx.modified_times(),
                             _ => idx.accessed_times(),
                         };
-                        self.top_by_threshold(set, |id| c.at(id), descending, &k, count, l)
+                        // Unknown times last: the largest value ascending, the smallest descending.
+                        let last = if descending { 0 } else { u64::MAX };
+                        let t = |id| match c.at(id) {
+                            uffs_index::time::UNKNOWN => last,
+                            t => t,
+                        };
+                        self.top_by_threshold(set, t, descending, &k, count, l)
                     }
                     SortKey::Extension => {
                         // Extension and name rank together fit in 64 bits: no ties at the threshold.

@@ -200,10 +200,7 @@ pub fn write_changes(
     let rows: Vec<Vec<crate::Value>> = changes
         .iter()
         .map(|(path, c)| {
-            let mut r = vec![
-                crate::Value::Time(Some(old_at)),
-                crate::Value::Time(Some(new_at)),
-            ];
+            let mut r = vec![crate::Value::time(old_at), crate::Value::time(new_at)];
             r.extend(crate::changes::row(path, c, old, new, prefix));
             r
         })

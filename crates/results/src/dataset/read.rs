@@ -2,10 +2,11 @@
 //! alone, with no engine and no source: every column the index holds is in the file (docs/parquet.md), so the
 //! rebuilt index answers as the one the file was written from.
 //!
-//! Reads schema version 2 (times from the `<time>_filetime` columns, whole) and version 1 (nanosecond times,
-//! null for no time; unsigned integers). Rows become the index builder's record batches as an MFT's records do:
-//! the rows of one record (its names, hard links, then its streams) make one record; the `$Orphan` folder uffs
-//! made is made again by the build, and an orphan (no `parent_record`) stays one.
+//! Reads schema version 2 (times from the `<time>_filetime` columns, whole) and version 1 (nanosecond times;
+//! unsigned integers); a null time, one the volume does not keep, is [`UNKNOWN`] again. Rows become the index
+//! builder's record batches as an MFT's records do: the rows of one record (its names, hard links, then its
+//! streams) make one record; the `$Orphan` folder uffs made is made again by the build, and an orphan (no
+//! `parent_record`) stays one.
 
 use std::path::Path;
 
@@ -20,6 +21,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use rayon::prelude::*;
 use uffs_index::batch::{NameInfo, RecordBatch, RecordInfo, StdInfo, StreamInfo, StreamSizes};
+use uffs_index::time::UNKNOWN;
 use uffs_index::{flags, BuildOptions, Builder, FileSystem, Index, Posix, VolumeMeta};
 
 use crate::{Error, Result};
@@ -229,12 +231,12 @@ fn ints(a: &ArrayRef) -> std::result::Result<Vec<Option<i64>>, String> {
     })
 }
 
-/// The FILETIMEs of a time column: a `_filetime` INT64 as it is, a timestamp of any unit converted (no time, null
-/// in version 1, as 0).
+/// The FILETIMEs of a time column: a `_filetime` INT64 as it is, a timestamp of any unit converted, null (a time
+/// not kept) as [`UNKNOWN`].
 fn filetimes(a: &ArrayRef) -> std::result::Result<Vec<u64>, String> {
     let per_tick = |ticks_per_unit: i128, divisor: i128| {
         move |v: Option<i64>| {
-            v.map_or(0, |v| {
+            v.map_or(UNKNOWN, |v| {
                 (i128::from(v) * ticks_per_unit / divisor
                     + i128::from(uffs_index::time::UNIX_EPOCH))
                 .max(0) as u64
@@ -256,7 +258,7 @@ fn filetimes(a: &ArrayRef) -> std::result::Result<Vec<u64>, String> {
         DataType::Timestamp(TimeUnit::Second, _) => each!(TimestampSecondType, 10_000_000, 1),
         _ => ints(a)?
             .into_iter()
-            .map(|v| v.unwrap_or(0) as u64)
+            .map(|v| v.map_or(UNKNOWN, |v| v as u64))
             .collect(),
     })
 }
@@ -363,7 +365,7 @@ fn add_batch(rows: &mut Rows, b: &ArrowBatch) -> std::result::Result<(), String>
         let raw = format!("{t}_filetime");
         match col(&raw).or_else(|| col(t)) {
             Some(a) => rows.times[k].extend(filetimes(a)?),
-            None => rows.times[k].extend(std::iter::repeat_n(0, n)),
+            None => rows.times[k].extend(std::iter::repeat_n(UNKNOWN, n)),
         }
     }
     Ok(())
