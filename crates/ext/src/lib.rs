@@ -72,6 +72,18 @@ pub struct Volume<R: ReadAt> {
 
 use scan::Held;
 
+/// Which times inodes of `inode_size` bytes keep, for `uffs info`: a 128-byte inode (ext2, ext3 of old) has no
+/// creation time and keeps seconds; a larger one keeps nanoseconds and the creation time, unless its extra
+/// fields stop short of it.
+fn times_kept(inode_size: u16) -> &'static str {
+    if inode_size > 128 {
+        "created, modified, changed, accessed (to the nanosecond; created unknown where an inode's extra fields \
+         stop short of it)"
+    } else {
+        "modified, changed, accessed (to the second); created unknown: 128-byte inodes keep none"
+    }
+}
+
 impl<R: ReadAt> Volume<R> {
     /// Opens the volume whose superblock is at byte 1,024 of `dev`.
     pub fn open(dev: R) -> Result<Volume<R>> {
@@ -149,6 +161,7 @@ impl<R: ReadAt> Volume<R> {
                 self.bitmap_note(space.clusters_in_use),
             ),
         ];
+        f.push(("times".into(), times_kept(sb.inode_size).into()));
         if !sb.last_mounted.is_empty() {
             f.push(("last mounted on".into(), sb.last_mounted.clone()));
         }

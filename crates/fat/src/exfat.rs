@@ -1105,6 +1105,12 @@ impl<R: ReadAt> Volume<R> {
                 format!("{}%", self.percent_in_use),
             );
         }
+        add(
+            "times",
+            "created and modified (to 10 ms), accessed (to 2 s), each in UTC where its entry keeps the offset, \
+             else local time; changed unknown: exFAT keeps none"
+                .into(),
+        );
         add("label", self.t.label.clone());
         add(
             "serial",
@@ -1144,10 +1150,6 @@ impl<R: ReadAt> Volume<R> {
                 None => "no table",
             }
             .into(),
-        );
-        add(
-            "times",
-            "UTC where the entry records its offset, else local".into(),
         );
         f
     }

@@ -458,6 +458,12 @@ impl<R: ReadAt> Volume<R> {
             };
             add("FSInfo free clusters", format!("{n}{note}"));
         }
+        add(
+            "times",
+            "created (to 10 ms), modified (to 2 s), accessed (the day only), local time of no stated zone \
+             (read as UTC unless told one); changed unknown: FAT keeps none"
+                .into(),
+        );
         add("label", self.label().unwrap_or("").to_string());
         if let Some(b) = &self.boot_label {
             if self.root_label.as_deref().is_some_and(|r| r != b) {
@@ -467,10 +473,6 @@ impl<R: ReadAt> Volume<R> {
         add(
             "serial",
             format!("{:04X}-{:04X}", self.serial >> 16, self.serial & 0xFFFF),
-        );
-        add(
-            "times",
-            "local time, zone not recorded (read as UTC)".to_string(),
         );
         f
     }

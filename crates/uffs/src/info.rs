@@ -294,6 +294,7 @@ fn volume_text(v: &Volume, siblings: &[Storage]) -> String {
         s += &format!("  size        {} bytes\n", thousands(b.volume_size()));
         s += &format!("  sector      {} bytes\n", b.bytes_per_sector);
         s += &format!("  cluster     {} bytes\n", b.cluster_size);
+        s += "  times       created, modified, changed (the record's), accessed (to 100 ns)\n";
         s += &match v.space() {
             Ok(Some(sp)) => format!(
                 "  used        {} bytes ({}) in {} clusters of {}; free {} bytes (per $Bitmap)\n",
