@@ -147,10 +147,13 @@ fn slack(gap: &[u8], filetype: bool, inodes: u32, out: &mut Vec<Name>) {
             usize::from(le16(gap, at + 6))
         };
         let len = usize::from(le16(gap, at + 4));
-        let fits = name_len > 0 && at + 8 + name_len <= gap.len();
-        // The checks The Sleuth Kit makes of an entry in slack, and a name the kernel could have written; inode 0
-        // too, as a name `fls` lists as `* 0:`.
-        if inode <= inodes && fits && len >= needed(name_len) && len.is_multiple_of(4) {
+        // The checks The Sleuth Kit makes of an entry in slack (inode 0 too, as a name `fls` lists as `* 0:`),
+        // and two it does not: the entry ends in the slack (a deleted entry is grown over whole, so it lies
+        // within the one before it; an htree's stale index entries read as one run past it), and its type is
+        // one ext has.
+        let fits = name_len > 0 && at + 8 + name_len <= gap.len() && at + len <= gap.len();
+        let typed = !filetype || gap[at + 7] <= 7;
+        if inode <= inodes && fits && typed && len >= needed(name_len) && len.is_multiple_of(4) {
             let name = &gap[at + 8..at + 8 + name_len];
             if plausible(name) && name != b"." && name != b".." {
                 out.push(Name {
@@ -213,9 +216,11 @@ fn next_nonzero_word(gap: &[u8], from: usize) -> usize {
     at.min(gap.len())
 }
 
-/// A name the kernel could have written: no NUL or `/`.
+/// A deleted name worth listing: one the kernel could have written (no NUL or `/`) and no control character,
+/// which a name almost never holds and bytes that are no name (an htree's index entries, a damaged block's
+/// leftovers read as an entry) almost always do. A live entry's name is listed whatever it holds.
 fn plausible(name: &[u8]) -> bool {
-    !name.is_empty() && !name.iter().any(|&c| c == 0 || c == b'/')
+    !name.is_empty() && !name.iter().any(|&c| c < 0x20 || c == 0x7f || c == b'/')
 }
 
 #[cfg(test)]
@@ -354,8 +359,9 @@ mod tests {
             out.into_iter().map(|n| n.name).collect::<Vec<_>>()
         };
         assert_eq!(read(Place::HtreeRoot), [b".".to_vec(), b"..".to_vec()]);
-        // Read as a linear folder's block, the same bytes give the name The Sleuth Kit lists.
-        assert_eq!(read(Place::Linear)[2], [7]);
+        // Read as a linear folder's block, the same bytes give The Sleuth Kit the name "\x07"; a name of a control
+        // character is no deleted name to uffs.
+        assert_eq!(read(Place::Linear), [b".".to_vec(), b"..".to_vec()]);
         // An interior node: an empty entry spanning the block, limit 126 (no tail) and count 2.
         let mut node = vec![0u8; 1024];
         node[4..6].copy_from_slice(&1024u16.to_le_bytes());
