@@ -285,6 +285,19 @@ fn names_debugfs_leaves_as_tsk_and_debugfs_list_them() {
         !String::from_utf8_lossy(&hash.stdout).contains("SwF87N"),
         "hash read a name from slack"
     );
+    // The saved file holds "some bytes": grep finds it under its live name, never under the name from slack.
+    let grep = uffs()
+        .args(["grep", "--deleted", "--source"])
+        .arg(&img)
+        .args(["some bytes", "file-030.txt | SwF87N"])
+        .output()
+        .unwrap();
+    let (out, said) = (
+        String::from_utf8_lossy(&grep.stdout),
+        String::from_utf8_lossy(&grep.stderr),
+    );
+    assert!(out.contains("/d/file-030.txt:"), "{out}");
+    assert!(!out.contains("SwF87N") && said.contains("slack"), "{out} / {said}");
 
     // An index updated after more changes answers as a fresh one; the names from slack it keeps as its build
     // found them (as NTFS's: an update reads records, not folders' slack), so they are compared apart.
