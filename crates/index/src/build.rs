@@ -30,7 +30,37 @@ pub const MAX_PATH_BYTES: u32 = 3 * 32_767;
 /// `/$Orphan`
 const ORPHAN_PATH_BYTES: u32 = 8;
 /// NTFS allows 1024 hard links; names past that come from a damaged record.
-const MAX_NAMES_PER_FILE: usize = 1024;
+const NTFS_NAMES_PER_FILE: usize = 1024;
+/// ext4 allows 65,000 hard links (ext2 and ext3 32,000); its link count is 16 bits.
+const OTHER_NAMES_PER_FILE: usize = u16::MAX as usize;
+
+/// What a file system's records may hold that NTFS's do not.
+#[derive(Debug, Clone, Copy)]
+struct Rules {
+    /// Whether a DOS name beside a long one is kept as its alias: on file systems other than NTFS. NTFS's are
+    /// dropped, as Everything drops them: one volume in five names a file so, and its aliases would cost 4 to 7
+    /// bytes an entry on disk and in memory (the benchmark volume, the Windows XP sample).
+    keep_aliases: bool,
+    /// The most names (hard links) a file has; more come from damage.
+    names_per_file: usize,
+}
+
+impl Rules {
+    const NTFS: Rules = Rules {
+        keep_aliases: false,
+        names_per_file: NTFS_NAMES_PER_FILE,
+    };
+
+    fn of(fs: crate::FileSystem) -> Rules {
+        match fs {
+            crate::FileSystem::Ntfs => Rules::NTFS,
+            _ => Rules {
+                keep_aliases: true,
+                names_per_file: OTHER_NAMES_PER_FILE,
+            },
+        }
+    }
+}
 /// Streams are entries beside each link; past this many for one file, only beside the first.
 const MAX_STREAM_ENTRIES_PER_FILE: usize = 4096;
 /// Headroom below the 32-bit limits of entry ids and name offsets.
@@ -89,10 +119,7 @@ pub struct Columns {
     posix: Vec<Option<Posix>>,
     /// Symbolic links' targets (see [`crate::apart`]).
     link_targets: Apart,
-    /// Whether a DOS name beside a long one is kept as its alias: on file systems other than NTFS. NTFS's are
-    /// dropped, as Everything drops them: one volume in five names a file so, and its aliases would cost 4 to 7
-    /// bytes an entry on disk and in memory (the benchmark volume, the Windows XP sample).
-    keep_aliases: bool,
+    rules: Rules,
 }
 
 impl Columns {
@@ -117,7 +144,7 @@ impl Columns {
             aliases: Apart::default(),
             posix: Vec::new(),
             link_targets: Apart::default(),
-            keep_aliases: false,
+            rules: Rules::NTFS,
         }
     }
 
@@ -179,10 +206,11 @@ impl Columns {
             (false, _) => (rec.data.map(|d| d.attr_id), None),
         };
         // The names that make entries, in entry order, with their `$FILE_NAME` (which the streams beside each take).
+        let names_per_file = self.rules.names_per_file;
         let kept = || {
             names
                 .iter()
-                .take(MAX_NAMES_PER_FILE)
+                .take(names_per_file)
                 .filter(move |n| !(has_long_name && n.namespace == DOS_NAMESPACE))
                 .map(move |n| {
                     let tl = EntryTimeline {
@@ -217,7 +245,7 @@ impl Columns {
         // A DOS name beside a long one is that name's 8.3 alias: the Win32 name in the same folder (else any).
         for d in names
             .iter()
-            .filter(|n| self.keep_aliases && has_long_name && n.namespace == DOS_NAMESPACE)
+            .filter(|n| self.rules.keep_aliases && has_long_name && n.namespace == DOS_NAMESPACE)
         {
             let same_folder = made.iter().filter(|(_, n)| n.parent == d.parent);
             let owner = same_folder
@@ -342,12 +370,12 @@ impl Columns {
 #[derive(Debug, Clone, Copy)]
 pub struct Preparer {
     opts: BuildOptions,
-    keep_aliases: bool,
+    rules: Rules,
 }
 
 impl Preparer {
     pub fn prepare(&self, batch: &RecordBatch) -> Prepared {
-        Prepared::made(batch, self.opts, self.keep_aliases)
+        Prepared::made(batch, self.opts, self.rules)
     }
 }
 
@@ -367,11 +395,11 @@ pub struct Prepared {
 impl Prepared {
     /// Makes the entries of every complete record of `batch`; sets aside those that need merging.
     pub fn new(batch: &RecordBatch, opts: BuildOptions) -> Prepared {
-        Prepared::made(batch, opts, false)
+        Prepared::made(batch, opts, Rules::NTFS)
     }
 
-    /// As [`Prepared::new`], keeping DOS names beside long ones as aliases when `keep_aliases`.
-    fn made(batch: &RecordBatch, opts: BuildOptions, keep_aliases: bool) -> Prepared {
+    /// As [`Prepared::new`], under a file system's `rules`.
+    fn made(batch: &RecordBatch, opts: BuildOptions, rules: Rules) -> Prepared {
         let mut p = Prepared {
             cols: Columns::with_capacity(
                 batch.records.len() + batch.streams.len() + 8,
@@ -382,7 +410,7 @@ impl Prepared {
             counts: batch.counts,
             nameless: 0,
         };
-        p.cols.keep_aliases = keep_aliases;
+        p.cols.rules = rules;
         for rec in &batch.records {
             if !rec.in_use() && !opts.include_deleted {
                 continue;
@@ -436,7 +464,7 @@ impl Builder {
         } else {
             OTHER_ROOT_RECORD
         };
-        let keep_aliases = meta.filesystem != crate::FileSystem::Ntfs;
+        let rules = Rules::of(meta.filesystem);
         let cap = expected_entries + expected_entries / 16 + 16;
         // Slots for every record number; more are added on demand, so a hostile record count cannot make this
         // allocate more than the records really read.
@@ -447,7 +475,7 @@ impl Builder {
             opts,
             meta,
             cols: Columns {
-                keep_aliases,
+                rules,
                 ..Columns::with_capacity(cap, cap * 20)
             },
             idx: Index::default(),
@@ -562,13 +590,13 @@ impl Builder {
     pub fn preparer(&self) -> Preparer {
         Preparer {
             opts: self.opts,
-            keep_aliases: self.cols.keep_aliases,
+            rules: self.cols.rules,
         }
     }
 
     /// Adds a batch of parsed records. Batches must come in ascending record order.
     pub fn add_batch(&mut self, batch: &RecordBatch) {
-        self.append(Prepared::made(batch, self.opts, self.cols.keep_aliases));
+        self.append(Prepared::made(batch, self.opts, self.cols.rules));
     }
 
     /// Adds a batch prepared with [`Prepared::new`] (on any thread). Batches must come in record order.
@@ -603,7 +631,7 @@ impl Builder {
             BuildOptions {
                 include_deleted: true,
             },
-            self.cols.keep_aliases,
+            self.cols.rules,
         );
         for f in &mut p.cols.flags {
             *f |= flags::DELETED | flags::FROM_INDEX_SLACK;

@@ -297,7 +297,10 @@ fn names_debugfs_leaves_as_tsk_and_debugfs_list_them() {
         String::from_utf8_lossy(&grep.stderr),
     );
     assert!(out.contains("/d/file-030.txt:"), "{out}");
-    assert!(!out.contains("SwF87N") && said.contains("slack"), "{out} / {said}");
+    assert!(
+        !out.contains("SwF87N") && said.contains("slack"),
+        "{out} / {said}"
+    );
 
     // An index updated after more changes answers as a fresh one; the names from slack it keeps as its build
     // found them (as NTFS's: an update reads records, not folders' slack), so they are compared apart.

@@ -2,10 +2,9 @@
 //! driver (a loop mount), read raw by uffs and checked against The Sleuth Kit: every path, inode number and
 //! deleted flag `fls -r -p` lists, and every file's bytes as `icat` reads them (a fast symlink's target as
 //! `debugfs stat` gives it: TSK's `icat` reads its `i_block` as block numbers and prints zeros). Covered: hard
-//! links, symlinks short and long, a sparse file, a folder big enough to be an htree (written by the kernel),
-//! inline data (in `i_block` and in the `system.data` attribute), 64bit and not, deletions (a name left in slack)
-//! and a rename; and
-//! damage: an extent tree that loops, a superblock that does not add up, an image cut short.
+//! links (a file of 3,000 too), symlinks short and long, a sparse file, a folder big enough to be an htree
+//! (written by the kernel), inline data (in `i_block` and in the `system.data` attribute), 64bit and not,
+//! deletions (a name left in slack) and a rename; and damage: an extent tree that loops, a superblock that does not add up, an image cut short.
 
 #![cfg(unix)]
 
@@ -719,5 +718,25 @@ fn public_images_as_their_makers_and_tsk_read_them() {
         rows("ext4_symlink_test")["/path/to/dir/with/file.ext"]["link_target"],
         "../../../../other/path/source/to/my/file.ext"
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// ext allows 65,000 hard links to a file, NTFS 1,024: every name of a file of 3,000 is listed, as fls lists
+/// them (the index once kept the first 1,024 names of each batch's record, NTFS's limit).
+#[test]
+fn a_file_of_more_hard_links_than_ntfs_allows_keeps_every_name() {
+    let dir = scratch("ext-many-links");
+    let t = dir.join("tree");
+    std::fs::create_dir_all(t.join("links")).unwrap();
+    std::fs::write(t.join("one.txt"), "one file\n").unwrap();
+    for i in 0..3000 {
+        std::fs::hard_link(t.join("one.txt"), t.join(format!("links/{i}"))).unwrap();
+    }
+    let img = dir.join("ext4.img");
+    mkfs("ext4", &[], &t, &img);
+    let ours = uffs_names(&img);
+    same_names(&ours, &fls(&img), "3,001 names of one inode");
+    let inode = ours_inode(&ours, "/one.txt");
+    assert_eq!(ours.iter().filter(|n| n.1 == inode).count(), 3001);
     std::fs::remove_dir_all(&dir).ok();
 }
