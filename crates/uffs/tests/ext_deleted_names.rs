@@ -15,7 +15,6 @@ mod common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
-use std::process::Command;
 
 use common::*;
 
@@ -371,19 +370,7 @@ fn changes_the_kernel_makes_leave_no_names_and_none_are_invented() {
             .arg(&img)
             .arg("8M"),
     );
-    let mnt = dir.join("mnt");
-    std::fs::create_dir_all(&mnt).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-o", "loop"])
-        .arg(&img)
-        .arg(&mnt)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        cannot_run("mounting an ext4 image through a loop device (needs root and the ext4 driver)");
-        return;
-    }
-    let changed = (|| -> std::io::Result<()> {
+    let made = changed_by_the_kernel(&img, &dir.join("mnt"), |mnt| {
         let d = mnt.join("d");
         std::fs::create_dir(&d)?;
         for i in 0..80 {
@@ -398,9 +385,10 @@ fn changes_the_kernel_makes_leave_no_names_and_none_are_invented() {
             std::fs::remove_file(d.join(format!("file-{i:03}.txt")))?;
         }
         Ok(())
-    })();
-    run_ok(Command::new("umount").arg(&mnt));
-    changed.unwrap();
+    });
+    if !made {
+        return;
+    }
     let rows = uffs_rows(&img);
     let fls: BTreeSet<(String, bool)> = fls_names(&img).into_keys().collect();
     let ours: BTreeSet<(String, bool)> = rows

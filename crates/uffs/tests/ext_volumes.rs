@@ -254,19 +254,7 @@ fn changes_made_by_the_kernel_as_tsk_reads_them() {
         &t,
         &img,
     );
-    let mnt = dir.join("mnt");
-    std::fs::create_dir_all(&mnt).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-o", "loop"])
-        .arg(&img)
-        .arg(&mnt)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
-        cannot_run("mounting an ext4 image through a loop device (needs root and the ext4 driver)");
-        return;
-    }
-    let changed = (|| -> std::io::Result<()> {
+    let made = changed_by_the_kernel(&img, &dir.join("mnt"), |mnt| {
         std::fs::create_dir(mnt.join("htree"))?;
         for i in 0..400 {
             std::fs::write(
@@ -278,9 +266,10 @@ fn changes_made_by_the_kernel_as_tsk_reads_them() {
             std::fs::remove_file(mnt.join(format!("many/f{i}.txt")))?;
         }
         std::fs::rename(mnt.join("a.txt"), mnt.join("dir/moved.txt"))
-    })();
-    run_ok(Command::new("umount").arg(&mnt));
-    changed.unwrap();
+    });
+    if !made {
+        return;
+    }
     let htree = run_ok(tool("debugfs").args(["-R", "htree /htree"]).arg(&img));
     assert!(
         String::from_utf8_lossy(&htree.stdout).contains("Root node dump"),

@@ -85,6 +85,31 @@ pub fn cannot_run(why: &str) {
     eprintln!("skipped: {why}");
 }
 
+/// Mounts the ext4 image `img` at `mnt` through a loop device, makes `change` through the kernel's driver and
+/// unmounts it (failing the test if `change` did). False, with nothing made, where this machine cannot mount it
+/// (that needs root and the ext4 driver), said through [`cannot_run`].
+pub fn changed_by_the_kernel(
+    img: &Path,
+    mnt: &Path,
+    change: impl FnOnce(&Path) -> std::io::Result<()>,
+) -> bool {
+    std::fs::create_dir_all(mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-o", "loop"])
+        .arg(img)
+        .arg(mnt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        cannot_run("mounting an ext4 image through a loop device (needs root and the ext4 driver)");
+        return false;
+    }
+    let changed = change(mnt);
+    run_ok(Command::new("umount").arg(mnt));
+    changed.unwrap();
+    true
+}
+
 /// A peer tool the tests compare against. Missing tools fail the test: `scripts/setup.sh` installs them.
 pub fn tool(name: &str) -> Command {
     let found = std::env::var_os("PATH")
