@@ -24,7 +24,7 @@ const S_IFREG: u16 = 0x8000;
 const S_IFLNK: u16 = 0xA000;
 
 /// FILETIME of 1970-01-01.
-const UNIX_EPOCH: i128 = 116_444_736_000_000_000;
+const UNIX_EPOCH: i128 = uffs_fs::time::UNIX_EPOCH as i128;
 
 /// The fields of one inode uffs uses.
 #[derive(Debug, Clone)]

@@ -4,9 +4,7 @@
 //! field for finer creation (and on exFAT modification) times. FAT keeps local time of no stated zone; exFAT
 //! adds the offset from UTC in 15-minute steps.
 
-/// FILETIME of 1970-01-01.
-const UNIX_EPOCH: u64 = 116_444_736_000_000_000;
-use uffs_fs::time::TICKS_PER_SECOND;
+use uffs_fs::time::{TICKS_PER_SECOND, UNIX_EPOCH};
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
 fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {

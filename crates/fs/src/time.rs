@@ -1,7 +1,6 @@
 //! FILETIME (100 ns units since 1601-01-01) helpers every reader shares.
 
-/// FILETIME ticks in a second.
-pub const TICKS_PER_SECOND: u64 = 10_000_000;
+pub use uffs_index::time::{TICKS_PER_SECOND, UNIX_EPOCH};
 
 /// Shifts a FILETIME by `seconds` (east of UTC positive: a local time at +01:00 is UTC minus an hour, so pass
 /// -3600 to turn it into UTC); 0 (no time) stays 0.

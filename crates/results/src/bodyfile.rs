@@ -38,11 +38,9 @@
 //!   for `$FILE_NAME` rows), but a file whose only name is a DOS one is an entry of uffs, under that name, which
 //!   fls does not list.
 
+use uffs_index::time::UNIX_EPOCH as UNIX_EPOCH_TICKS;
 use uffs_index::timeline::EntryTimeline;
 use uffs_index::{flags, EntryId, Index};
-
-/// FILETIME ticks from 1601 to 1970.
-const UNIX_EPOCH_TICKS: u64 = 116_444_736_000_000_000;
 
 /// The length of a `$FILE_NAME` value before its name.
 const FILE_NAME_HEADER: u64 = 0x42;

@@ -96,7 +96,7 @@ const BATCH_ROWS: usize = 32 * 1024;
 const ZSTD_LEVEL: i32 = 1;
 
 /// FILETIME ticks (100 ns since 1601) from 1601 to 1970.
-const UNIX_EPOCH_TICKS: i128 = 116_444_736_000_000_000;
+const UNIX_EPOCH_TICKS: i128 = uffs_index::time::UNIX_EPOCH as i128;
 
 /// A FILETIME as microseconds since 1970, rounded down (toward the past, as a clock shows it): every FILETIME
 /// fits. (The writers never hand it 0, a time not kept: that is null.)
