@@ -1,6 +1,7 @@
 //! A volume's entries, made in inode order and streamed: one per name of each file and folder in use (and with
 //! `deleted`, the deleted names folders' slack keeps and the freed inodes no name points at), the root, and the
-//! inodes in use that no folder names.
+//! inodes in use that no folder names. A deleted name whose inode is 0 or in use again is listed by name and
+//! kind alone (`Entry::from_index_slack`); copies of a live name an htree split left behind are not listed.
 //!
 //! No table of every inode is held (an ext4 of ten million files would need gigabytes); three passes instead:
 //! 1. the inode tables, in group order with large reads: which inodes are in use and which are folders (two
@@ -143,12 +144,13 @@ fn drop_copies(names: &mut Vec<Name>, arena: &[u8]) {
     let bytes = |n: &Name| &arena[n.at as usize..(n.at + n.len) as usize];
     let mut drop = vec![false; names.len()];
     let mut any = false;
+    let mut start = 0;
     for run in names.chunk_by(|a, b| a.ino == b.ino) {
+        let first = start;
+        start += run.len();
         if run.len() < 2 || !run.iter().any(|n| n.deleted || n.slack) {
             continue;
         }
-        let start = run.as_ptr() as usize - names.as_ptr() as usize;
-        let start = start / std::mem::size_of::<Name>();
         // The live names first, then each deleted one unless already seen.
         let mut seen: std::collections::HashSet<(u32, &[u8])> = run
             .iter()
@@ -157,7 +159,7 @@ fn drop_copies(names: &mut Vec<Name>, arena: &[u8]) {
             .collect();
         for (k, n) in run.iter().enumerate() {
             if (n.deleted || n.slack) && !seen.insert((n.parent, bytes(n))) {
-                drop[start + k] = true;
+                drop[first + k] = true;
                 any = true;
             }
         }
