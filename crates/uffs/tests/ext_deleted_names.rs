@@ -135,7 +135,10 @@ fn missed(
             } else {
                 ino
             };
-            if !lists(&rows, &path, &ino, deleted) {
+            // A deleted copy of a live name (same folder, name and inode: an htree leaf's split left it) is that
+            // live name, listed once (fls lists it once too).
+            let copy = deleted && lists(&rows, &path, &ino, false);
+            if !lists(&rows, &path, &ino, deleted) && !copy {
                 missed.push(format!("debugfs: {path} inode {ino} deleted {deleted}"));
             }
         }
@@ -367,6 +370,9 @@ fn changes_the_kernel_makes_leave_no_names_and_none_are_invented() {
     run_ok(
         tool("mkfs.ext4")
             .args(["-q", "-F", "-b", "1024"])
+            // A fixed hash seed: the same htree, split at the same names, on every run; with this one the splits
+            // leave copies of live names that debugfs lists as deleted (about one seed in three does).
+            .args(["-E", "hash_seed=e4452d0e-7681-483a-80aa-fca56825dd8c"])
             .arg(&img)
             .arg("8M"),
     );
@@ -410,6 +416,14 @@ fn changes_the_kernel_makes_leave_no_names_and_none_are_invented() {
     };
     let missed = missed(&img, &["/d"], &[], &made);
     assert!(missed.is_empty(), "{missed:#?}");
+    let copies = debugfs_names(&img, "/d")
+        .into_iter()
+        .filter(|(name, ino, deleted)| *deleted && lists(&rows, &format!("/d/{name}"), ino, false))
+        .count();
+    assert!(
+        copies > 0,
+        "no copy of a live name to leave out: the test checks less than it says"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
