@@ -428,10 +428,9 @@ fn changes_the_kernel_makes_leave_no_names_and_none_are_invented() {
 }
 
 /// e2fsprogs' `r_inline_xattr` test image (an ext3 of 2008 written by a kernel, the input of e2fsprogs' resize
-/// test): its root
-/// holds deleted names of each kind: inode 0, freed inodes, and `file1`, an entry of the folder's first block
-/// before it became an htree, whose inode field the index's last entry (block 2) was written over (fls and
-/// debugfs read that block number as its inode; uffs gives its inode as unknown).
+/// test): its root holds deleted names of each kind: inode 0, freed inodes, and `file1`, an entry of the folder's
+/// first block before it became an htree, whose inode field the index's last entry (block 2) was written over
+/// (fls and debugfs read that block number as its inode; uffs gives its inode as unknown).
 #[test]
 fn a_public_image_s_deleted_names() {
     let dir = scratch("ext-deleted-public");
