@@ -233,7 +233,7 @@ impl<R: ReadAt> Volume<R> {
     /// left in directory slack), the root folder, and the inodes in use that no folder names.
     pub fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
         let mut entries = Vec::new();
-        let warnings = self.scan_sorted(opts, &mut |batch| entries.extend(batch))?;
+        let warnings = self.scan_sorted(opts, &mut |batch: Vec<Entry>| entries.extend(batch))?;
         Ok(Scan {
             root: u64::from(ROOT),
             entries,
@@ -435,11 +435,7 @@ impl<R: ReadAt> uffs_fs::Reader for Volume<R> {
         Volume::scan(self, opts)
     }
 
-    fn scan_sorted(
-        &self,
-        opts: &ScanOptions,
-        sink: &mut dyn FnMut(Vec<Entry>),
-    ) -> Result<Vec<String>> {
+    fn scan_sorted(&self, opts: &ScanOptions, sink: &mut dyn uffs_fs::Sink) -> Result<Vec<String>> {
         Volume::scan_sorted(self, opts, sink)
     }
 

@@ -185,7 +185,7 @@ impl<R: ReadAt> Volume<R> {
     pub fn scan_sorted(
         &self,
         opts: &ScanOptions,
-        sink: &mut dyn FnMut(Vec<Entry>),
+        sink: &mut dyn uffs_fs::Sink,
     ) -> Result<Vec<String>> {
         let mut warnings = Vec::new();
         let sb = &self.sb;
@@ -413,7 +413,7 @@ impl<R: ReadAt> Volume<R> {
         }
         // Their ids follow the last inode's.
         out.batch.extend(metadata::entries(&self.sb, &self.groups));
-        (out.sink)(out.batch);
+        out.sink.take(out.batch);
         Ok(warnings)
     }
 
@@ -521,7 +521,7 @@ struct Out<'a, R: ReadAt> {
     vol: &'a Volume<R>,
     mapper: &'a map::Mapper<'a>,
     batch: Vec<Entry>,
-    sink: &'a mut dyn FnMut(Vec<Entry>),
+    sink: &'a mut dyn uffs_fs::Sink,
     names: SortedNames,
     /// The first name not yet made an entry.
     next: usize,
@@ -538,7 +538,7 @@ impl<R: ReadAt> Out<'_, R> {
         if self.batch.len() == uffs_fs::BATCH_ENTRIES {
             let full =
                 std::mem::replace(&mut self.batch, Vec::with_capacity(uffs_fs::BATCH_ENTRIES));
-            (self.sink)(full);
+            self.sink.take(full);
         }
     }
 

@@ -10,7 +10,7 @@
 //! followed with a bitmap of the clusters already claimed (a loop, a cross-link or a folder holding an ancestor
 //! ends the chain with a warning), so a hostile image costs at most O(image size) in memory and time.
 
-use uffs_fs::{attr, Entry, Kind, ReadAt, Run, Scan, Space, Times};
+use uffs_fs::{attr, Entry, Kind, ReadAt, Run, Scan, Space, Spool, Times};
 
 use crate::time::{dos_to_filetime, shift};
 use crate::{Error, Result, ScanOptions};
@@ -652,12 +652,23 @@ impl<R: ReadAt> Volume<R> {
 
     /// Every entry: the root, the metadata files, and every entry set of every folder reached from the root.
     pub fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
+        let (spool, warnings) = self.scan_spooled(opts)?;
+        Ok(Scan {
+            root: ROOT_ID,
+            entries: spool.into_entries(),
+            warnings,
+            space: self.space_now(),
+        })
+    }
+
+    /// Every entry, packed as the walk makes them (out of id order), and the warnings.
+    pub fn scan_spooled(&self, opts: &ScanOptions) -> Result<(Spool, Vec<String>)> {
         let mut warn = Warn::default();
         for w in &self.t.open_warnings {
             warn.push(w.clone());
         }
         let mut claimed = Bits::new(self.clusters_held() + 2);
-        let mut entries = Vec::new();
+        let mut entries = Spool::new();
 
         let root_runs = self.root_runs(&mut claimed, &mut warn);
         let root_len: u64 = root_runs.iter().map(|r| r.len).sum();
@@ -671,7 +682,9 @@ impl<R: ReadAt> Volume<R> {
             runs: root_runs.clone(),
             ..Entry::default()
         });
-        self.push_metadata(&mut entries, &mut claimed, &mut warn);
+        // Held apart: TSK's numbers for the virtual files may move (below).
+        let mut metadata = Vec::new();
+        self.push_metadata(&mut metadata, &mut claimed, &mut warn);
 
         // Folders to read: (id, runs, deleted). Deleted folders' clusters are marked in `seen` so that none is
         // read twice (they are not in `claimed`: they are free, and may hold anything since).
@@ -701,24 +714,27 @@ impl<R: ReadAt> Volume<R> {
         // follow the last.
         let is_virtual =
             |e: &Entry| e.metadata && matches!(e.name.as_str(), "$MBR" | "$FAT1" | "$FAT2");
-        let after = entries
+        let after = metadata
             .iter()
             .filter(|e| !is_virtual(e))
-            .map(|e| e.id + 1)
+            .map(|e| e.id)
+            .chain(entries.max_id())
             .max()
-            .unwrap_or(0);
-        let first_virtual = entries.iter().filter(|e| is_virtual(e)).map(|e| e.id).min();
+            .map_or(0, |id| id + 1);
+        let first_virtual = metadata
+            .iter()
+            .filter(|e| is_virtual(e))
+            .map(|e| e.id)
+            .min();
         if let Some(first) = first_virtual.filter(|&f| f < after) {
-            for e in entries.iter_mut().filter(|e| is_virtual(e)) {
+            for e in metadata.iter_mut().filter(|e| is_virtual(e)) {
                 e.id += after - first;
             }
         }
-        Ok(Scan {
-            root: ROOT_ID,
-            entries,
-            warnings: warn.finish(),
-            space: self.space_now(),
-        })
+        for e in metadata {
+            entries.push(e);
+        }
+        Ok((entries, warn.finish()))
     }
 
     fn push_metadata(&self, entries: &mut Vec<Entry>, claimed: &mut Bits, warn: &mut Warn) {
@@ -811,7 +827,7 @@ impl<R: ReadAt> Volume<R> {
         opts: &ScanOptions,
         claimed: &mut Bits,
         seen: &mut Bits,
-        entries: &mut Vec<Entry>,
+        entries: &mut Spool,
         stack: &mut Vec<Pending>,
         warn: &mut Warn,
     ) {

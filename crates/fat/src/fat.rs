@@ -12,7 +12,7 @@
 
 mod names;
 
-use uffs_fs::{attr, Entry, Kind, ReadAt, Run, Scan, Space, Times};
+use uffs_fs::{attr, Entry, Kind, ReadAt, Run, Scan, Space, Spool, Times};
 
 use crate::time::dos_to_filetime;
 use crate::{Error, Flavor, Result, ScanOptions};
@@ -584,17 +584,22 @@ impl<R: ReadAt> Volume<R> {
     }
 
     pub fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
-        let mut s = Scanner::new(self, opts);
-        s.run();
-        let Scanner {
-            entries, warnings, ..
-        } = s;
+        let (spool, warnings) = self.scan_spooled(opts)?;
         Ok(Scan {
             root: ROOT_ID,
-            entries,
+            entries: spool.into_entries(),
             warnings,
             space: self.space()?,
         })
+    }
+
+    /// Every entry, packed as the walk makes them (out of id order), and the warnings.
+    pub fn scan_spooled(&self, opts: &ScanOptions) -> Result<(Spool, Vec<String>)> {
+        // The space is what `scan` gives too: an unreadable FAT fails both alike.
+        self.space()?;
+        let mut s = Scanner::new(self, opts);
+        s.run();
+        Ok((s.spool, s.warnings))
     }
 }
 
@@ -609,7 +614,7 @@ struct Pending {
 struct Scanner<'a, R: ReadAt> {
     v: &'a Volume<R>,
     opts: &'a ScanOptions,
-    entries: Vec<Entry>,
+    spool: Spool,
     warnings: Vec<String>,
     /// For each cluster, 1 + the index of the chain that holds it (0: none yet).
     owner: Vec<u32>,
@@ -653,7 +658,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
         Scanner {
             v,
             opts,
-            entries: Vec::new(),
+            spool: Spool::new(),
             warnings: v.open_warnings.clone(),
             owner: vec![0; heap],
             chain_ids: Vec::new(),
@@ -779,7 +784,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
             self.warnings
                 .push("the root folder has no clusters".to_string());
         }
-        self.entries.push(Entry {
+        self.spool.push(Entry {
             id: ROOT_ID,
             parent: ROOT_ID,
             kind: Kind::Folder,
@@ -808,11 +813,11 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
             - 1
             + virt;
         // On an image cut short, TSK's numbers may fall among the entries read: then they follow the last.
-        let after_entries = self.entries.iter().map(|e| e.id).max().unwrap_or(0) + 1;
+        let after_entries = self.spool.max_id().unwrap_or(0) + 1;
         let mbr = (last_inum - virt + 1).max(after_entries);
         let reserved = g.reserved_sectors * bps;
         let fat_bytes = g.fat_sectors * bps;
-        self.entries.push(virtual_entry(
+        self.spool.push(virtual_entry(
             mbr,
             "$MBR",
             512.min(reserved),
@@ -821,7 +826,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
                 len: reserved,
             }],
         ));
-        self.entries.push(virtual_entry(
+        self.spool.push(virtual_entry(
             mbr + 1,
             "$FAT1",
             fat_bytes,
@@ -832,7 +837,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
         ));
         if g.fat_count > 1 {
             // Copies past the second have no TSK inode; they count with $FAT2.
-            self.entries.push(virtual_entry(
+            self.spool.push(virtual_entry(
                 mbr + 2,
                 "$FAT2",
                 fat_bytes,
@@ -969,7 +974,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
                 });
             }
         }
-        self.entries.push(Entry {
+        self.spool.push(Entry {
             id,
             parent: p.id,
             name,

@@ -14,7 +14,7 @@ pub mod exfat;
 pub mod fat;
 pub mod time;
 
-pub use uffs_fs::{Entry, Error, ReadAt, Result, Scan, ScanOptions, Space, SHORT_IMAGE};
+pub use uffs_fs::{Entry, Error, ReadAt, Result, Scan, ScanOptions, Space, Spool, SHORT_IMAGE};
 
 /// Which FAT a boot sector describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +90,15 @@ impl<R: ReadAt> Volume<R> {
         match self {
             Volume::Fat(v) => v.scan(opts),
             Volume::ExFat(v) => v.scan(opts),
+        }
+    }
+
+    /// Every entry, packed in the order the walk of the folders makes them, and the warnings: what an index
+    /// build takes, in id order, without holding the entries whole.
+    pub fn scan_spooled(&self, opts: &ScanOptions) -> Result<(Spool, Vec<String>)> {
+        match self {
+            Volume::Fat(v) => v.scan_spooled(opts),
+            Volume::ExFat(v) => v.scan_spooled(opts),
         }
     }
 
@@ -174,5 +183,12 @@ impl<R: ReadAt> uffs_fs::Reader for Volume<R> {
 
     fn scan(&self, opts: &ScanOptions) -> Result<Scan> {
         Volume::scan(self, opts)
+    }
+
+    fn scan_sorted(&self, opts: &ScanOptions, sink: &mut dyn uffs_fs::Sink) -> Result<Vec<String>> {
+        let (spool, warnings) = self.scan_spooled(opts)?;
+        sink.expect(spool.len());
+        spool.drain_sorted(sink);
+        Ok(warnings)
     }
 }

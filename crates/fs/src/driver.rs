@@ -96,13 +96,12 @@ pub trait Reader: Send + Sync {
 
     /// The entries [`Reader::scan`] makes, handed to `sink` a batch at a time in ascending id order (an id's names
     /// together, in their order), so that an index build never holds them all; returns the warnings. A reader
-    /// that makes its entries in id order streams them; the default scans whole and sorts.
-    fn scan_sorted(
-        &self,
-        opts: &ScanOptions,
-        sink: &mut dyn FnMut(Vec<Entry>),
-    ) -> Result<Vec<String>> {
+    /// that makes its entries in id order streams them, one that does not keeps them in a
+    /// [`Spool`](crate::Spool) and tells the sink how many there are before the first batch; the default scans
+    /// whole and sorts.
+    fn scan_sorted(&self, opts: &ScanOptions, sink: &mut dyn Sink) -> Result<Vec<String>> {
         let scan = self.scan(opts)?;
+        sink.expect(scan.entries.len() as u64);
         hand_over(scan.entries, sink);
         Ok(scan.warnings)
     }
@@ -113,13 +112,29 @@ pub trait Reader: Send + Sync {
     }
 }
 
+/// Where [`Reader::scan_sorted`] hands its entries: any `FnMut(Vec<Entry>)`, or an index build that also wants
+/// to know how many are coming, to size its columns once.
+pub trait Sink {
+    /// How many entries the scan will hand over, when it knows before the first batch.
+    fn expect(&mut self, _entries: u64) {}
+
+    /// The next batch, in id order.
+    fn take(&mut self, batch: Vec<Entry>);
+}
+
+impl<F: FnMut(Vec<Entry>)> Sink for F {
+    fn take(&mut self, batch: Vec<Entry>) {
+        self(batch)
+    }
+}
+
 /// Entries a [`Reader::scan_sorted`] batch holds: the index builder's record batch of all of a volume's entries
 /// would cost some 200 bytes an entry at the build's peak.
 pub const BATCH_ENTRIES: usize = 4096;
 
 /// Hands a whole scan's `entries` to `sink` as [`Reader::scan_sorted`] does: sorted by id, [`BATCH_ENTRIES`] at a
 /// time, each entry's name and runs going with it.
-pub fn hand_over(mut entries: Vec<Entry>, sink: &mut dyn FnMut(Vec<Entry>)) {
+pub fn hand_over(mut entries: Vec<Entry>, sink: &mut dyn Sink) {
     crate::sort_by_id(&mut entries);
     let mut entries = entries.into_iter();
     loop {
@@ -127,6 +142,6 @@ pub fn hand_over(mut entries: Vec<Entry>, sink: &mut dyn FnMut(Vec<Entry>)) {
         if batch.is_empty() {
             return;
         }
-        sink(batch);
+        sink.take(batch);
     }
 }

@@ -8,15 +8,18 @@
 //! * [`ReadAt`]: positional reads of a volume's bytes, the one thing a reader needs from the image layer (its
 //!   trait, re-exported).
 //! * [`driver`]: the file-system interface: a [`Driver`] recognises and opens a volume, its [`Reader`] scans it.
+//! * [`spool`]: a compact store of entries a scan makes out of id order, handed over in id order.
 //! * [`time`]: FILETIME helpers the readers share.
 
 pub mod driver;
+pub mod spool;
 pub mod time;
 
 pub use driver::{
-    hand_over, Driver, Error, FileSystem, Reader, Result, ScanOptions, BATCH_ENTRIES, PROBE_LEN,
-    SHORT_IMAGE,
+    hand_over, Driver, Error, FileSystem, Reader, Result, ScanOptions, Sink, BATCH_ENTRIES,
+    PROBE_LEN, SHORT_IMAGE,
 };
+pub use spool::Spool;
 
 /// Positional reads of a volume's bytes (offset 0 is the volume's first byte): the image layer's, which its
 /// devices, `[u8]` and `Vec<u8>` serve.

@@ -6,7 +6,7 @@
 //!   text after the names).
 //! * Symbolic links' targets (ext), shown in the `link_target` column.
 
-use crate::column::Col;
+use crate::column::{grow_gently, Col};
 use crate::index::EntryId;
 
 #[derive(Debug, Clone, Default)]
@@ -62,6 +62,12 @@ impl Apart {
     /// Appends `other`'s texts, its entry ids shifted by `base` (the entries of `other` were appended after
     /// this one's, the first of them at `base`).
     pub(crate) fn append(&mut self, other: &Apart, base: u32) {
+        if other.is_empty() {
+            return;
+        }
+        grow_gently(self.ids.make_owned(), other.ids.len());
+        grow_gently(self.starts.make_owned(), other.ids.len() + 1);
+        grow_gently(self.text.make_owned(), other.text.len());
         for (id, a) in other.iter() {
             self.push(id + base, a);
         }

@@ -10,6 +10,7 @@ use crate::apart::Apart;
 use crate::batch::{
     NameInfo, RecordBatch, RecordCounts, RecordInfo, StdInfo, StreamInfo, StreamSizes,
 };
+use crate::column::grow_gently;
 use crate::index::{flags, EntryId, Index, VolumeMeta};
 use crate::names::Names;
 use crate::posix::{Posix, PosixColumn};
@@ -340,6 +341,7 @@ impl Columns {
     fn append(&mut self, other: &Columns) -> u32 {
         let base = self.len() as u32;
         let name_base = self.names.len() as u32;
+        grow_gently(&mut self.names, other.names.len());
         self.names.extend_from_slice(&other.names);
         self.name_start
             .extend(other.name_start[1..].iter().map(|e| e + name_base));
@@ -439,9 +441,10 @@ pub struct Builder {
     idx: Index,
     /// First entry of each record number (`NONE` if the record made no entry).
     record_entry: Vec<u32>,
-    /// First entries of records numbered far beyond what was read (only damaged volumes have them): kept in a
-    /// map so a hostile record number cannot make the dense table huge.
-    far_records: std::collections::HashMap<u64, u32>,
+    /// First entries of records numbered far beyond the entries read (FAT's and exFAT's, numbered by where their
+    /// directory entries lie; a damaged volume's): kept apart so that such numbers cannot make the dense table
+    /// huge.
+    far_records: FarRecords,
     /// Records merged at the end: base records with an attribute list and all extension records.
     deferred: RecordBatch,
     /// The synthetic `$Orphan` folder, once made.
@@ -453,6 +456,40 @@ pub struct Builder {
     /// The root folder's record number: NTFS's 5; 2 on the other file systems (FAT's and exFAT's in The Sleuth
     /// Kit's numbering, ext's root inode).
     root_record: u64,
+}
+
+/// Folders' record numbers and their first entries, beyond the dense table: appended in ascending record order
+/// as the batches come (sorted once if not), looked up by binary search. A hash map of every far record cost
+/// about fifty bytes a FAT entry at its growth's peak.
+#[derive(Default)]
+struct FarRecords {
+    pairs: Vec<(u64, u32)>,
+    unsorted: bool,
+}
+
+impl FarRecords {
+    fn insert(&mut self, record: u64, entry: u32) {
+        if self.pairs.last().is_some_and(|&(r, _)| r > record) {
+            self.unsorted = true;
+        }
+        grow_gently(&mut self.pairs, 1);
+        self.pairs.push((record, entry));
+    }
+
+    /// Sorts what came out of order; a record set twice keeps its last entry, as the dense table does.
+    fn settle(&mut self) {
+        if self.unsorted {
+            // Stable: of a record's entries the last set stays last.
+            self.pairs.sort_by_key(|&(r, _)| r);
+            self.unsorted = false;
+        }
+    }
+
+    fn get(&self, record: u64) -> Option<u32> {
+        debug_assert!(!self.unsorted);
+        let i = self.pairs.partition_point(|&(r, _)| r <= record);
+        (i > 0 && self.pairs[i - 1].0 == record).then(|| self.pairs[i - 1].1)
+    }
 }
 
 impl Builder {
@@ -480,7 +517,7 @@ impl Builder {
             },
             idx: Index::default(),
             record_entry: vec![NONE; slots],
-            far_records: std::collections::HashMap::new(),
+            far_records: FarRecords::default(),
             deferred: RecordBatch::default(),
             orphan: NONE,
             timeline: Vec::new(),
@@ -665,7 +702,12 @@ impl Builder {
             // Grow the dense table only as far as the entries so far justify (not as far as the table itself:
             // sparse record numbers, such as FAT's TSK inode numbers, would double it up to the largest).
             if r > 2 * self.cols.len() + 4096 {
-                self.far_records.insert(record, entry);
+                // Only a folder is ever looked up (as a parent): other far records need no place. (A record
+                // set twice, a folder then not, keeps the folder here: only a damaged volume numbers two
+                // entries alike this far out.)
+                if self.cols.flags[entry as usize] & flags::DIRECTORY != 0 {
+                    self.far_records.insert(record, entry);
+                }
                 return;
             }
             self.record_entry.resize(r + 1, NONE);
@@ -680,7 +722,7 @@ impl Builder {
             .and_then(|r| self.record_entry.get(r).copied());
         dense
             .filter(|&e| e != NONE)
-            .or_else(|| self.far_records.get(&record).copied())
+            .or_else(|| self.far_records.get(record))
     }
 
     /// Emits a merged record into the main columns and records its first entry.
@@ -821,6 +863,7 @@ impl Builder {
     /// Turns parent references into entry ids. A parent that is missing, not a directory, or whose sequence
     /// number does not match (the folder was deleted and its record reused) makes the entry an orphan.
     fn link_parents(&mut self) {
+        self.far_records.settle();
         let n = self.idx.record.len();
         let root = match self.record_entry(self.root_record) {
             Some(e) if self.idx.flags[e as usize] & flags::DIRECTORY != 0 => e,
@@ -828,12 +871,22 @@ impl Builder {
         };
         self.idx.root = root;
         let mut parent = Vec::with_capacity(self.idx.record.len() + 2);
+        // The last parent resolved: a folder's entries come together, and a far record's look-up is a search.
+        let mut last: Option<((u64, bool), Option<EntryId>)> = None;
         for i in 0..n {
             let pref = self.cols.parent_ref[i];
+            let key = (pref, self.idx.flags[i] & flags::DELETED != 0);
             let p = if i as u32 == root {
                 Some(root)
             } else {
-                self.resolve(pref, self.idx.flags[i])
+                match last {
+                    Some((k, p)) if k == key => p,
+                    _ => {
+                        let p = self.resolve(pref, self.idx.flags[i]);
+                        last = Some((key, p));
+                        p
+                    }
+                }
             };
             let p = p.unwrap_or_else(|| {
                 self.stats.orphans += 1;
@@ -850,7 +903,7 @@ impl Builder {
         self.idx.parent = parent.into();
         self.cols.parent_ref = Vec::new();
         self.record_entry = Vec::new();
-        self.far_records = std::collections::HashMap::new();
+        self.far_records = FarRecords::default();
     }
 
     fn resolve(&self, pref: u64, child_flags: u32) -> Option<EntryId> {

@@ -9,6 +9,15 @@ use std::sync::Arc;
 
 use memmap2::Mmap;
 
+/// Makes room for `more` items in `v`, growing by an eighth rather than doubling: a builder's columns can
+/// outgrow their guess (long names, many aliases), and a doubled column at the end of a build was its peak.
+/// Large blocks grow in place (`mremap`), so the extra growth steps cost no copies.
+pub(crate) fn grow_gently<T>(v: &mut Vec<T>, more: usize) {
+    if v.len() + more > v.capacity() {
+        v.reserve_exact(more.max(v.capacity() / 8).max(4096));
+    }
+}
+
 /// The element types a column may hold: plain little-endian integers with no padding and no invalid values,
 /// so any aligned bytes of the right length are a valid slice of them.
 pub trait Plain: Copy + Default + Send + Sync + std::fmt::Debug + 'static {

@@ -303,11 +303,11 @@ pub(crate) fn build_index(
     Ok((index, report))
 }
 
-/// The index of `fs` made as its reader streams its entries in id order: a thread takes each batch, hashes it
-/// into the stamp, and appends it to the builder while the reader makes the next, so that the entries are never
-/// all in memory beside the index. A reader that cannot stream (no [`uffs_fs::Reader::expected_entries`]) is
-/// scanned whole first, sorted in place, and handed over a batch at a time, each entry's name and runs let go of
-/// as the builder takes it. Returns the index, the entries it was made of and the scan's warnings.
+/// The index of `fs` made as its reader streams its entries in id order
+/// ([`uffs_fs::Reader::scan_sorted`]): a thread takes each batch, hashes it into the stamp, and appends it to the
+/// builder while the reader makes the next, so that the entries are never all in memory beside the index. The
+/// builder is made at the first batch, sized by the count the reader gave by then (or its
+/// [`uffs_fs::Reader::expected_entries`]). Returns the index, the entries it was made of and the scan's warnings.
 fn streamed_index(
     vol: &Volume,
     fs: &Neutral,
@@ -316,21 +316,14 @@ fn streamed_index(
 ) -> Result<((Index, uffs_index::BuildStats), u64, Vec<String>)> {
     let all = uffs_fs::ScanOptions { deleted: true };
     let source_error = |e: uffs_fs::Error| Error::Source(format!("{}: {e}", vol.name));
-    let whole = match fs.fs.expected_entries() {
-        Some(_) => None,
-        None => Some(fs.fs.scan(&all).map_err(source_error)?),
-    };
-    let expected = match &whole {
-        Some(scan) => scan.entries.len() as u64,
-        None => fs.fs.expected_entries().unwrap_or(0),
-    };
+    let guess = fs.fs.expected_entries();
     let space = fs.space().unwrap_or_default();
     let meta = VolumeMeta {
         source: vol.name.clone(),
         serial: fs.serial(),
         record_size: 0,
         // A guess for sizing; the last id read sets it below.
-        records_total: expected,
+        records_total: guess.unwrap_or(0),
         has_deleted: opts.include_deleted,
         journal_usn: 0,
         journal_id: 0,
@@ -344,16 +337,28 @@ fn streamed_index(
         include_deleted: opts.include_deleted,
     };
     let root = fs.fs.root();
-    let (tx, rx) = crossbeam_channel::bounded::<Vec<Entry>>(4);
+    let (tx, rx) = crossbeam_channel::bounded::<Handed>(4);
     let (scanned, built) = std::thread::scope(|s| {
         let builder = s.spawn(move || {
-            let mut builder = Builder::new(meta, build_opts, expected as usize);
-            let preparer = builder.preparer();
+            let mut expected = guess;
+            let mut building: Option<(Builder, _)> = None;
             let mut stamper = Stamper::new(fs.serial());
             let (mut kept, mut last) = (0u64, None);
             // Names from slack, added after every other entry (few: a folder's leftovers).
             let mut slack: Vec<Entry> = Vec::new();
-            for batch in rx {
+            for handed in rx {
+                let batch = match handed {
+                    Handed::Expect(n) => {
+                        expected = Some(n);
+                        continue;
+                    }
+                    Handed::Batch(b) => b,
+                };
+                let (builder, preparer) = building.get_or_insert_with(|| {
+                    let b = Builder::new(meta.clone(), build_opts, expected.unwrap_or(0) as usize);
+                    let p = b.preparer();
+                    (b, p)
+                });
                 for e in &batch {
                     stamper.add(e);
                 }
@@ -363,23 +368,16 @@ fn streamed_index(
                 let records = batch_of(live(), root, opts);
                 builder.append(preparer.prepare(&records));
                 slack.extend(live().filter(|e| e.from_index_slack).cloned());
-                progress(kept, expected.max(kept));
+                progress(kept, expected.unwrap_or(0).max(kept));
             }
+            let mut builder = match building {
+                Some((builder, _)) => builder,
+                None => Builder::new(meta, build_opts, 0),
+            };
             builder.add_from_index_slack(&slack_batch_of(slack.iter(), root, opts));
             (builder.finish(), stamper.finish(), kept, last)
         });
-        // The builder ends only by panicking, which the join below reports.
-        let scanned = match whole {
-            None => fs.fs.scan_sorted(&all, &mut |b| {
-                let _ = tx.send(b);
-            }),
-            Some(scan) => {
-                uffs_fs::hand_over(scan.entries, &mut |b| {
-                    let _ = tx.send(b);
-                });
-                Ok(scan.warnings)
-            }
-        };
+        let scanned = fs.fs.scan_sorted(&all, &mut ToBuilder(&tx));
         drop(tx);
         (scanned, builder.join())
     });
@@ -394,6 +392,27 @@ fn streamed_index(
     index.meta.change_stamp = stamp;
     let _ = fs.stamp.set(stamp);
     Ok(((index, stats), kept, warnings))
+}
+
+/// What a scan hands the index build's thread.
+enum Handed {
+    /// How many entries are coming.
+    Expect(u64),
+    Batch(Vec<Entry>),
+}
+
+/// A scan's sink that passes what it is handed to the build's thread.
+struct ToBuilder<'a>(&'a crossbeam_channel::Sender<Handed>);
+
+// The build's thread ends only by panicking, which its join reports: a send that fails is that.
+impl uffs_fs::Sink for ToBuilder<'_> {
+    fn expect(&mut self, entries: u64) {
+        let _ = self.0.send(Handed::Expect(entries));
+    }
+
+    fn take(&mut self, batch: Vec<Entry>) {
+        let _ = self.0.send(Handed::Batch(batch));
+    }
 }
 
 /// Bytes of entry fields [`Neutral::stamp`] hashes at a time.
