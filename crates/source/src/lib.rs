@@ -5,10 +5,13 @@
 //! * [`source`]: a volume, a whole disk (its partitions read by `uffs_image::partition`, each one's file system
 //!   told by its first bytes), a raw `$MFT` capture, a shadow copy (`@vssN`, `@vss{GUID}`) or a live drive.
 //! * [`storage`]: finding the volume that keeps a volume's shadow-copy stores when it is another one.
+//! * [`indexes`]: a source's volumes as indexes (shadow copies as deltas over their volume's), each with the
+//!   prefix its paths get; the front ends bring the progress bars and lines ([`indexes::Report`]).
 //!
 //! NTFS is read by `uffs-mft`'s own pipeline (plan, read, parse, build); the others through the file-system
 //! interface (`uffs_fs::Driver`), registered in [`FILE_SYSTEMS`].
 
+pub mod indexes;
 pub mod source;
 pub mod storage;
 

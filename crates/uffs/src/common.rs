@@ -2,16 +2,16 @@
 
 use std::io::IsTerminal;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use uffs_index::family::{self, layered};
+use uffs_index::family;
 pub use uffs_index::family::{names_store, store_path, store_spec, Part};
 use uffs_index::layer::{BaseMap, Delta};
 use uffs_index::Index;
 use uffs_mft::{ScanOptions, ScanReport, Volume};
+use uffs_source::indexes::StoreDelta;
 
 /// How a source is read: parser threads, and the reads kept in flight and their size (by default as the device
 /// wants: see `uffs_mft::device::Device::io_profile`).
@@ -498,74 +498,68 @@ pub fn load_indexes_with(
         include_deleted: deleted,
         ..ScanOptions::default()
     };
-    let several = src.volumes.len() > 1;
-    let mut out = Vec::new();
-    // The volume the stores that follow it are shadow copies of: its index, and the map a delta over it needs.
-    let mut present: Option<(&Volume, Arc<Index>, Option<BaseMap>)> = None;
-    for vol in &src.volumes {
-        let store = uffs_source::split_suffixes(&vol.name).2;
-        let prefix = match (&vol.partition, store, several) {
-            (_, _, false) | (None, None, _) => String::new(),
-            (Some(p), None, true) => format!("@{}:", p.index),
-            (None, Some(n), true) => format!("@vss{n}:"),
-            (Some(p), Some(n), true) => format!("@{}@vss{n}:", p.index),
-        };
-        if let (Some(_), Some((now, base, map))) = (store, present.as_mut()) {
-            let map = map.get_or_insert_with(|| BaseMap::new(base));
-            let (d, line) = store_delta(now, vol, base, map)?;
-            eprintln!("{line}");
-            out.extend(layered(prefix, base, d));
-            continue;
-        }
-        let pb = progress_bar(&vol.name);
-        let (idx, report) = build(vol, &opts, &pb)?;
-        pb.finish_and_clear();
-        eprintln!("{}", summary(vol, &idx, &report));
-        let idx = Arc::new(idx);
-        present = Some((vol, idx.clone(), None));
-        out.push(Part::whole(prefix, idx));
-    }
-    Ok(out)
+    Ok(uffs_source::indexes::indexes_of(
+        &src,
+        &opts,
+        &OnTerminal::default(),
+    )?)
 }
 
-/// Shadow copy `then` of volume `now` as a delta over `now`'s index `base`: only the MFT records in blocks the
-/// store changed are read (see `uffs_mft::vss::delta`). Gives the summary line too.
+/// A source's builds shown as the commands that search a source show them: a progress bar each, what a build
+/// skipped, and its summary line, on stderr.
+#[derive(Default)]
+struct OnTerminal {
+    bar: std::sync::Mutex<Option<ProgressBar>>,
+}
+
+impl uffs_source::indexes::Report for OnTerminal {
+    fn building(&self, vol: &Volume) -> Box<dyn Fn(u64, u64) + Sync + '_> {
+        return_large_blocks();
+        let pb = progress_bar(&vol.name);
+        *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = Some(pb.clone());
+        Box::new(move |done, total| {
+            pb.set_length(total);
+            pb.set_position(done);
+        })
+    }
+
+    fn built(&self, vol: &Volume, idx: &Index, report: &ScanReport) {
+        let pb = self.bar.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let pb = pb.unwrap_or_else(ProgressBar::hidden);
+        warn_skipped(&vol.name, &report.warnings, &pb);
+        pb.finish_and_clear();
+        eprintln!("{}", summary(vol, idx, report));
+    }
+
+    fn delta_read(&self, then: &Volume, facts: &StoreDelta) {
+        eprintln!("{}", delta_line(then, facts));
+    }
+}
+
+/// Shadow copy `then` of volume `now` as a delta over `now`'s index `base` (see
+/// [`uffs_source::indexes::store_delta`]), with the line that says how it was read.
 pub fn store_delta(
     now: &Volume,
     then: &Volume,
     base: &Index,
     map: &BaseMap,
 ) -> Result<(Delta, String)> {
-    let t = std::time::Instant::now();
-    let changed = uffs_mft::vss::delta::changed_records(now, then)
-        .with_context(|| format!("indexing {}", then.name))?;
-    let mut d = uffs_mft::vss::delta::delta(then, base, map, &changed)
-        .with_context(|| format!("indexing {}", then.name))?;
-    // Named for good: the store's position among the volume's shifts when Windows deletes older ones.
-    d.store = then
-        .snapshot
-        .as_ref()
-        .map(|s| uffs_index::layer::StoreIdentity {
-            shadow_copy_id: s.shadow_copy_id,
-            store_id: s.id,
-            created: s.created,
-            // Kept on a volume the user gave: remembered, so that the store's data reads without it later.
-            storage: s
-                .storage
-                .as_ref()
-                .and_then(uffs_source::storage::offered_source_of),
-        });
-    let line = format!(
+    let (d, facts) = uffs_source::indexes::store_delta(now, then, base, map)?;
+    Ok((d, delta_line(then, &facts)))
+}
+
+/// `NAME: N of M MFT records differ from the present; ...`.
+fn delta_line(then: &Volume, f: &StoreDelta) -> String {
+    format!(
         "{}: {} of {} MFT records differ from the present; {} entries in all, as a delta of {} over the \
          present's index, in {:.3} s",
         head(&then.name),
-        thousands(changed.len() as u64),
+        thousands(f.records_changed),
         thousands(then.records_total),
-        thousands(d.entries(base) as u64),
-        thousands(d.index.len() as u64),
-        t.elapsed().as_secs_f64()
-    );
-    Ok((d, line))
+        thousands(f.entries),
+        thousands(f.delta_entries),
+        f.seconds
+    )
 }
 
 /// Whether `spec` names an index file, or a shadow copy kept beside one (`FILE@vssN`).
