@@ -329,6 +329,10 @@ struct Mods {
     path: bool,
     whole_word: bool,
     only: Option<KindFilter>,
+    /// The text must start the name (or path): `startwith:`, `wfn:`.
+    at_start: bool,
+    /// The text must end it: `endwith:`, `wfn:`.
+    at_end: bool,
 }
 
 /// Parses one term: modifiers (`case:`, `nocase:`, `path:`, `file:`, `folder:`, `wholeword:`), then a function
@@ -359,6 +363,10 @@ fn term(
             "nocase" => m.case = Some(false),
             "path" => m.path = true,
             "wholeword" | "ww" => m.whole_word = true,
+            "wfn" | "wholefilename" => (m.at_start, m.at_end) = (true, true),
+            "nowfn" | "nowholefilename" => (m.at_start, m.at_end) = (false, false),
+            "startwith" => m.at_start = true,
+            "endwith" => m.at_end = true,
             "file" | "files" => m.only = Some(KindFilter::File),
             "folder" | "folders" => m.only = Some(KindFilter::Folder),
             "regex" if tail.len() >= 8 && tail[..8].eq_ignore_ascii_case("content:") => {
@@ -610,8 +618,12 @@ fn term(
             only: m.only,
         });
     }
-    let pattern = if text.contains(['*', '?']) {
-        Pattern::Wildcard(text)
+    let pattern = if text.contains(['*', '?']) || m.at_start || m.at_end {
+        // Anchored text is a wildcard over the whole name (or path) with `*` on the open sides.
+        let open = |anchored: bool| if anchored { "" } else { "*" };
+        let (a, b) = (open(m.at_start), open(m.at_end));
+        let whole = text.contains(['*', '?']);
+        Pattern::Wildcard(if whole { text } else { format!("{a}{text}{b}") })
     } else {
         Pattern::Substring(text)
     };
@@ -697,7 +709,8 @@ const FUNCTIONS: &str =
                          empty: dupe: sizedupe: deleted: stream: kind: uid: gid: perm: regex: content: utf16content: \
                          type: hash:";
 const MACROS: &str = "audio: video: pic: doc: exe: zip:";
-const MODIFIERS: &str = "case: nocase: path: file: folder: wholeword:";
+const MODIFIERS: &str =
+    "case: nocase: path: file: folder: wholeword: wfn: nowfn: startwith: endwith:";
 
 /// Everything's search macros: the extensions each stands for.
 pub const MACRO_EXTENSIONS: [(&str, &str); 6] = [
@@ -825,15 +838,32 @@ fn parse_count(s: &str) -> Result<(u64, u64), String> {
         .map_err(|_| format!("expected a whole number, found `{s}`"))
 }
 
-/// A size with an optional unit (b, kb, mb, gb, tb; powers of 1024). Returns the value twice (sizes are points).
+/// Everything's size constants, as its search syntax defines them: (name, smallest, largest) in bytes.
+const SIZE_CONSTANTS: [(&str, u64, u64); 7] = [
+    ("empty", 0, 0),
+    ("tiny", 1, 10 << 10),
+    ("small", (10 << 10) + 1, 100 << 10),
+    ("medium", (100 << 10) + 1, 1 << 20),
+    ("large", (1 << 20) + 1, 16 << 20),
+    ("huge", (16 << 20) + 1, 128 << 20),
+    ("gigantic", (128 << 20) + 1, u64::MAX),
+];
+
+/// A size with an optional unit (b, kb, mb, gb, tb; powers of 1024), returned twice (sizes are points), or a
+/// size constant (`tiny`), returned as its range.
 pub(crate) fn parse_size(s: &str) -> Result<(u64, u64), String> {
     let s = s.trim().to_ascii_lowercase();
+    if let Some(&(_, lo, hi)) = SIZE_CONSTANTS.iter().find(|(name, ..)| *name == s) {
+        return Ok((lo, hi));
+    }
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     if num.is_empty() {
-        return Err(format!("expected a size like 10mb, found `{s}`"));
+        return Err(format!(
+            "expected a size like 10mb, or empty, tiny, small, medium, large, huge or gigantic, found `{s}`"
+        ));
     }
     let mult: u64 = match unit {
         "" | "b" => 1,
@@ -919,6 +949,56 @@ mod tests {
         );
         assert_eq!(kinds(&p("*.jpg")), vec![text("*.jpg", false, false)]);
         assert_eq!(kinds(&p("path:foo")), vec![text("foo", true, false)]);
+    }
+
+    #[test]
+    fn anchored_text_is_a_wildcard_open_where_it_is_not_anchored() {
+        assert_eq!(kinds(&p("startwith:lib")), vec![text("lib*", false, false)]);
+        assert_eq!(kinds(&p("endwith:.so")), vec![text("*.so", false, false)]);
+        assert_eq!(
+            kinds(&p("wfn:libc.so.6")),
+            vec![TermKind::Text(TextMatch {
+                pattern: Pattern::Wildcard("libc.so.6".into()),
+                path: false,
+                case_sensitive: false,
+                whole_word: false,
+            })]
+        );
+        assert_eq!(
+            kinds(&p("wholefilename:nowfn:libc")),
+            vec![text("libc", false, false)]
+        );
+        // Wildcards of its own already span the whole name.
+        assert_eq!(
+            kinds(&p("startwith:*.so")),
+            vec![text("*.so", false, false)]
+        );
+        assert_eq!(
+            kinds(&p("startwith:usr/lib")),
+            vec![text("usr/lib*", true, false)]
+        );
+        let e = parse("startwith:", &ParseOptions { now: 0, case: None }).unwrap_err();
+        assert!(e.message.contains("needs a term after it"), "{}", e.message);
+    }
+
+    #[test]
+    fn size_constants_are_everythings_ranges() {
+        let size = |q: &str| match kinds(&p(q)).as_slice() {
+            [TermKind::Size(c)] => (c.min, c.max),
+            other => panic!("{q}: {other:?}"),
+        };
+        assert_eq!(size("size:empty"), (0, 0));
+        assert_eq!(size("size:tiny"), (1, 10 * 1024));
+        assert_eq!(size("size:Small"), (10 * 1024 + 1, 100 * 1024));
+        assert_eq!(size("size:medium"), (100 * 1024 + 1, 1 << 20));
+        assert_eq!(size("size:large"), ((1 << 20) + 1, 16 << 20));
+        assert_eq!(size("size:huge"), ((16 << 20) + 1, 128 << 20));
+        assert_eq!(size("size:gigantic"), ((128 << 20) + 1, u64::MAX));
+        assert_eq!(size("size:>small"), (100 * 1024 + 1, u64::MAX));
+        assert_eq!(size("size:<=tiny"), (0, 10 * 1024));
+        assert_eq!(size("size:tiny..medium"), (1, 1 << 20));
+        let e = parse("size:enormous", &ParseOptions { now: 0, case: None }).unwrap_err();
+        assert!(e.message.contains("tiny, small"), "{}", e.message);
     }
 
     #[test]

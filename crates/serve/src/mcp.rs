@@ -37,7 +37,7 @@ const DEFAULT_TOP: usize = 25;
 /// refused with 413 (HTTP). A call is a few hundred bytes.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
-const INSTRUCTIONS: &str = "uffs searches the file names of NTFS volumes from an index (every file and folder, \
+const INSTRUCTIONS: &str = "uffs searches the file names of NTFS, FAT, exFAT and ext volumes from an index (every file and folder, \
 in milliseconds). Use `search` to find files (its `query` is Everything's syntax: words are ANDed, `|` is OR, `!` \
 is NOT, `ext:pdf`, `size:>10mb`, `dm:today`, wildcards, `regex:`; `content:TEXT`, `type:pdf` and `hash:HEX` \
 read the files' data, beside the rest with AND; call `query_syntax` for all of it), `count` to count matches, `facets` to see what takes space (counts and sizes per extension, folder, year, month, \

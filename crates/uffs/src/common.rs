@@ -449,7 +449,7 @@ pub fn open_index_file(path: &Path) -> Result<Vec<Part>> {
     said(family::open(path))
 }
 
-/// The one NTFS volume of a source, or an error that names each (`disk.img@1`, `disk.img@3`) and shows the
+/// The one volume of a source, or an error that names each (`disk.img@1`, `disk.img@3`) and shows the
 /// command (`before` SPEC `after`) for the first.
 pub fn only_volume<'a>(
     src: &'a uffs_source::Source,
@@ -462,7 +462,7 @@ pub fn only_volume<'a>(
         many => {
             let names: Vec<&str> = many.iter().map(|v| v.name.as_str()).collect();
             bail!(
-                "{spec} holds {} NTFS volumes ({}); {before} {} {after}",
+                "{spec} holds {} volumes ({}); {before} {} {after}",
                 names.len(),
                 names.join(", "),
                 names.first().copied().unwrap_or_default()

@@ -480,7 +480,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
     if plan.is_empty() {
         match denied.first() {
             Some((_, why)) => bail!("{why}"),
-            None => bail!("none of the NTFS volumes found could be read (see above)"),
+            None => bail!("none of the volumes found could be read (see above)"),
         }
     }
     for (src, why) in denied {

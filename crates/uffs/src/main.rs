@@ -83,8 +83,8 @@ enum Command {
         after_help = "EXAMPLES:\n  uffs index /dev/sdb1 -o sdb1.uffs\n  uffs index disk.img@2 -o d2.uffs --deleted\n  uffs index /dev/sdb1 -o sdb1.uffs --update   (apply only what changed since sdb1.uffs was made)\n  uffs index /dev/sdb1 -o sdb1.uffs --update --compact   (and merge the changes into sdb1.uffs)"
     )]
     Index {
-        /// The volume to index: a partition or volume image, a whole disk (every NTFS partition, or SOURCE@N),
-        /// a $MFT capture, or a Windows drive (C:).
+        /// The volume to index: a partition or volume image, a whole disk (every partition uffs reads, or
+        /// SOURCE@N), a $MFT capture, or a Windows drive (C:).
         source: String,
         /// Index file to write.
         #[arg(short, long, value_name = "FILE")]
@@ -358,8 +358,8 @@ enum DaemonAction {
 enum VolumesAction {
     /// Index sources (in parallel) and register them; a running daemon loads them at once.
     Add {
-        /// The volumes to index and register: partitions, volume images, whole disks (every NTFS partition, or
-        /// SOURCE@N), or Windows drives (C:).
+        /// The volumes to index and register: partitions, volume images, whole disks (every partition uffs
+        /// reads, or SOURCE@N), or Windows drives (C:).
         #[arg(required_unless_present = "all", value_name = "SOURCE")]
         sources: Vec<String>,
         /// Every fixed NTFS, FAT, exFAT or ext volume this system shows, each under its drive letter on Windows (paths print as
@@ -452,7 +452,8 @@ QUERY SYNTAX (Everything's, with fd's flags as shortcuts):
   windows/system32      a term with / or \\ matches the full path
   *.jpg  img_????.png   wildcards match the whole name;  regex:^IMG_\\d+   a regular expression
   case:Readme nocase:X  path:  file:  folder:  wholeword:   modifiers, combinable (file:case:Make)
-  ext:jpg;png  size:>10mb  size:1kb..2mb  dm:today  dm:2024  dc:>2024-05-01  da:lastweek
+  wfn:libc.so.6  startwith:lib  endwith:.so   the whole name, its start, its end
+  ext:jpg;png  size:>10mb  size:1kb..2mb  size:huge  dm:today  dm:2024  dc:>2024-05-01  da:lastweek
   attrib:h  parent:/Windows  depth:2  len:>100  dupe:  sizedupe:  deleted:  stream:
   treesize:>1gb  descendants:>10000  childcount:0..3  empty:   a folder's totals (see `uffs du`)
   content:timeout  type:pdf  type:mismatch  hash:HEX   read from the files' data, beside the rest with AND

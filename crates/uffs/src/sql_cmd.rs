@@ -14,7 +14,8 @@ pub enum DialectArg {
 
 #[derive(clap::Args, Debug)]
 pub struct SqlArgs {
-    /// The query, in uffs's query language (`uffs --help-query`); several words are one query.
+    /// The query, in uffs's query language (QUERY SYNTAX in `uffs --help`; docs/query-language.md); several words
+    /// are one query.
     #[arg(value_name = "QUERY", required = true)]
     pub query: Vec<String>,
     /// The engine whose SQL to write.

@@ -586,6 +586,17 @@ fn mbr_disk_with_fat32_and_exfat_partitions() {
     let cat =
         run_ok(uffs().args(["cat", &format!("{d}@2"), "/frag/Big Fragmented File.bin"])).stdout;
     assert_eq!(cat, pattern(40_000, 99));
+    // A command of one volume names the disk's volumes as what they are, not as NTFS ones.
+    let out = uffs()
+        .args(["cat", d, "/frag/Big Fragmented File.bin"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("holds 2 volumes") && !err.contains("NTFS"),
+        "{err}"
+    );
 }
 
 #[test]

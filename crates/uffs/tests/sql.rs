@@ -138,6 +138,18 @@ fn corpus() -> Vec<String> {
             "dm:unknown",
             "!dc:unknown",
             "dc:unknown | dc:<2005",
+            // Everything's anchors and size constants (issue 59).
+            "startwith:a",
+            "endwith:.txt",
+            "wfn:qq.txt",
+            "wfn:README.md",
+            "path:startwith:/deep",
+            "endwith:md | startwith:É",
+            "size:empty",
+            "size:tiny",
+            "size:>small",
+            "size:medium..huge",
+            "file:size:tiny..large !endwith:.log",
         ]
         .map(String::from),
     );
