@@ -12,6 +12,18 @@ pub enum Expr {
     Term(Term),
 }
 
+impl Expr {
+    /// Whether some term of the query is of a kind `is` picks (`deleted:`, say), negated or not.
+    pub fn has_term(&self, is: &dyn Fn(&TermKind) -> bool) -> bool {
+        match self {
+            Expr::All => false,
+            Expr::And(v) | Expr::Or(v) => v.iter().any(|e| e.has_term(is)),
+            Expr::Not(e) => e.has_term(is),
+            Expr::Term(t) => is(&t.kind),
+        }
+    }
+}
+
 /// One term and where it stands in the query text (for error messages and plans).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Term {

@@ -191,6 +191,7 @@ pub fn run_request(place: &Place, req: &SearchRequest) -> Result<bool> {
     }
     // A bad query is reported before anything is opened or indexed.
     let expr = uffs_search::compile(req, now_filetime())?;
+    let names_deleted = expr.has_term(&|k| matches!(k, uffs_query::ast::TermKind::Deleted));
     let parts = match (&place.index, &place.source) {
         _ if place.dataset.is_some() => {
             let dir = place
@@ -214,11 +215,22 @@ pub fn run_request(place: &Place, req: &SearchRequest) -> Result<bool> {
                     f.display()
                 );
             }
+            if names_deleted && !parts[0].index.meta.has_deleted {
+                eprintln!(
+                    "uffs: note: {} was built without deleted entries, so `deleted:` finds none; rebuild it with \
+                     `uffs index --deleted`",
+                    f.display()
+                );
+            }
             parts
         }
-        (None, Some(s)) => {
-            crate::common::load_indexes_with(s, place.partition, req.deleted, place.snapshots)?
-        }
+        // A `deleted:` term builds the source's index with its deleted entries, as --deleted does.
+        (None, Some(s)) => crate::common::load_indexes_with(
+            s,
+            place.partition,
+            req.deleted || names_deleted,
+            place.snapshots,
+        )?,
         (None, None) => unreachable!("handled above"),
     };
     let targets: Vec<(String, Searcher)> = crate::common::searchers(parts);

@@ -895,3 +895,34 @@ fn an_8_3_alias_finds_its_long_named_file_as_mdir_pairs_them() {
     let found = query(&["--index", path_str(&index), "regex:^progra~1$"]);
     assert_eq!(found, BTreeSet::from(["/Program Files".to_string()]));
 }
+
+/// `deleted:` on a source builds its index with the deleted entries (as `--deleted` does), and on an index file
+/// built without them says why it finds none.
+#[test]
+fn a_deleted_term_reads_a_sources_deleted_entries_and_says_when_an_index_has_none() {
+    let t = Tmp::new("deleted-term");
+    let img = t.path("d.img");
+    out("mkfs.vfat", &["-C", path_str(&img), "4096"]);
+    for (name, body) in [("keep.txt", "kept"), ("gone.txt", "deleted soon")] {
+        std::fs::write(t.path(name), body).unwrap();
+        mtools("mcopy", &img, &[path_str(&t.path(name)), "::/"]);
+    }
+    mtools("mdel", &img, &["::/gone.txt"]);
+    let lines = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    // TSK's name for a deleted 8.3 entry: its first letter is lost.
+    let found = run_ok(uffs().args(["--source", path_str(&img), "deleted:"]));
+    assert_eq!(lines(&found).trim(), "/_one.txt");
+
+    let idx = t.path("d.uffs");
+    run_ok(uffs().args(["index", path_str(&img), "-o", path_str(&idx)]));
+    let none = uffs()
+        .args(["--index", path_str(&idx), "deleted:"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert_eq!(none.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("built without deleted entries") && err.contains("uffs index --deleted"),
+        "{err}"
+    );
+}
