@@ -511,11 +511,19 @@ impl<'a> Printer<'a> {
     /// file is renamed into place.
     pub fn finish(mut self) -> Result<()> {
         if self.format == Format::Table && !self.table.is_empty() {
+            if self.terminal {
+                // Escaped before measuring: `\xNN` takes four columns where the control character took none.
+                for cell in self.table.iter_mut().flatten() {
+                    *cell = escape_str(cell);
+                }
+            }
             self.fit_table();
-            let mut widths: Vec<usize> = self.names.iter().map(|c| c.chars().count()).collect();
+            // Columns on the screen, not characters: a CJK name takes two a character.
+            let width = crate::term::width;
+            let mut widths: Vec<usize> = self.names.iter().map(|c| width(c)).collect();
             for r in &self.table {
                 for (w, cell) in widths.iter_mut().zip(r) {
-                    *w = (*w).max(cell.chars().count());
+                    *w = (*w).max(width(cell));
                 }
             }
             let mut s = String::new();
@@ -526,20 +534,15 @@ impl<'a> Printer<'a> {
                         Some(&n) => n,
                         None => self.columns[i].ty() == ColumnType::Integer,
                     };
-                    let pad = w - cell.chars().count();
+                    let pad = w - width(cell);
                     if i > 0 {
                         s.push_str("  ");
                     }
-                    let cell = if self.terminal {
-                        escape_str(cell)
-                    } else {
-                        cell.clone()
-                    };
                     if right {
                         s.push_str(&" ".repeat(pad));
-                        s.push_str(&cell);
+                        s.push_str(cell);
                     } else {
-                        s.push_str(&cell);
+                        s.push_str(cell);
                         if i + 1 < row.len() {
                             s.push_str(&" ".repeat(pad));
                         }
@@ -581,10 +584,11 @@ impl<'a> Printer<'a> {
         let Some(p) = self.names.iter().position(|n| *n == "path") else {
             return;
         };
-        let mut widths: Vec<usize> = self.names.iter().map(|c| c.chars().count()).collect();
+        let cols = crate::term::width;
+        let mut widths: Vec<usize> = self.names.iter().map(|c| cols(c)).collect();
         for r in &self.table {
             for (w, cell) in widths.iter_mut().zip(r) {
-                *w = (*w).max(cell.chars().count());
+                *w = (*w).max(cols(cell));
             }
         }
         let total: usize = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
@@ -596,7 +600,7 @@ impl<'a> Printer<'a> {
         let fit = width.saturating_sub(others).max(MIN_PATH_WIDTH);
         for r in &mut self.table {
             if let Some(cell) = r.get_mut(p) {
-                if cell.chars().count() > fit {
+                if cols(cell) > fit {
                     *cell = crate::term::shorten_middle(cell, fit);
                 }
             }

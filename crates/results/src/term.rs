@@ -53,20 +53,47 @@ fn window_width() -> Option<usize> {
     None
 }
 
-/// `s` in at most `width` characters: its start and end with `…` between them.
+/// The columns `s` takes on a terminal: two for a CJK or other wide character, none for a combining mark.
+pub fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+fn char_width(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// `s` in at most `width` columns: its start and end with `…` between them.
 pub fn shorten_middle(s: &str, width: usize) -> String {
-    let n = s.chars().count();
-    if n <= width {
+    if self::width(s) <= width {
         return s.to_string();
     }
     if width == 0 {
         return String::new();
     }
-    let tail = (width - 1) / 2;
-    let head = width - 1 - tail;
-    let mut out: String = s.chars().take(head).collect();
+    let tail_cols = (width - 1) / 2;
+    let head_cols = width - 1 - tail_cols;
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = char_width(c);
+        if used + w > head_cols {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut used = 0;
+    for c in s.chars().rev() {
+        let w = char_width(c);
+        if used + w > tail_cols {
+            break;
+        }
+        used += w;
+        tail.push(c);
+    }
     out.push('…');
-    out.extend(s.chars().skip(n - tail));
+    out.extend(tail.into_iter().rev());
     out
 }
 
@@ -80,5 +107,14 @@ mod tests {
         assert_eq!(shorten_middle("/abcdef/ghij.txt", 9), "/abc….txt");
         assert_eq!(shorten_middle("/abcdef/ghij.txt", 9).chars().count(), 9);
         assert_eq!(shorten_middle("abc", 1), "…");
+        // Wide characters take two columns each: the result fits the columns, not a count of characters.
+        let cjk = "/写真/二〇二四年/旅行の記録.jpg";
+        assert_eq!(width(cjk), 31);
+        let short = shorten_middle(cjk, 15);
+        assert!(width(&short) <= 15, "{short}");
+        assert!(
+            short.starts_with("/写真") && short.ends_with(".jpg"),
+            "{short}"
+        );
     }
 }

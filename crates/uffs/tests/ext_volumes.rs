@@ -736,3 +736,53 @@ fn a_file_of_more_hard_links_than_ntfs_allows_keeps_every_name() {
     assert_eq!(ours.iter().filter(|n| n.1 == inode).count(), 3001);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--format table` lines its columns up by the columns a terminal gives each character (two for a CJK one),
+/// not by a count of characters, and escapes control characters before measuring them.
+#[test]
+fn a_table_of_cjk_names_keeps_its_columns_aligned() {
+    let dir = scratch("ext-cjk-table");
+    let t = dir.join("tree");
+    std::fs::create_dir_all(t.join("写真")).unwrap();
+    for (name, size) in [
+        ("写真/旅行の記録.jpg", 12_345),
+        ("写真/a.jpg", 7),
+        ("plain-ascii-name.jpg", 1),
+        ("ctl\u{1}name.jpg", 3),
+    ] {
+        std::fs::write(t.join(name), vec![b'x'; size]).unwrap();
+    }
+    let img = dir.join("cjk.img");
+    mkfs("ext4", &[], &t, &img);
+    let out = run_ok(uffs().args([
+        "--source",
+        path_str(&img),
+        "ext:jpg",
+        "--format",
+        "table",
+        "--columns",
+        "path,size,kind",
+    ]));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    // Where the KIND column starts, in terminal columns: the same on every line.
+    let col = |line: &str| {
+        let at = line.rfind(' ').unwrap() + 1;
+        unicode_columns(&line[..at])
+    };
+    let first = col(lines[0]);
+    for l in &lines {
+        assert_eq!(col(l), first, "misaligned: {l:?}\n{text}");
+    }
+}
+
+/// Terminal columns of `s`: two for the CJK ideographs and kana the test uses, one otherwise.
+fn unicode_columns(s: &str) -> usize {
+    s.chars()
+        .map(|c| match c as u32 {
+            0x3000..=0x9FFF => 2,
+            _ => 1,
+        })
+        .sum()
+}
