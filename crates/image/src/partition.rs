@@ -228,8 +228,46 @@ pub struct Partition {
     /// Its first byte on the disk.
     pub start: u64,
     pub len: u64,
-    /// Partition type as the table states it (`0x07`, a GPT type GUID or its name).
+    /// Partition type as the table states it (`0x07`, a GPT type's name such as `efi-system`, or its GUID).
     pub kind: String,
+    /// The name a GPT gives it (`EFI System Partition`); empty on MBR.
+    pub name: String,
+}
+
+/// Names of the GPT partition types a disk commonly holds, by type GUID as [`guid_to_string`] writes it (the
+/// UEFI specification's, Microsoft's, the Discoverable Partitions Specification's, Apple's).
+const GPT_TYPES: [(&str, &str); 16] = [
+    ("C12A7328-F81F-11D2-BA4B-00A0C93EC93B", "efi-system"),
+    ("21686148-6449-6E6F-744E-656564454649", "bios-boot"),
+    ("E3C9E316-0B5C-4DB8-817D-F92DF00215AE", "microsoft-reserved"),
+    ("EBD0A0A2-B9E5-4433-87C0-68B6B72699C7", "basic-data"),
+    ("DE94BBA4-06D1-4D40-A16A-BFD50179D6AC", "windows-recovery"),
+    (
+        "5808C8AA-7E8F-42E0-85D2-E1E90434CFB3",
+        "windows-ldm-metadata",
+    ),
+    ("AF9B60A0-1431-4F62-BC68-3311714A69AD", "windows-ldm-data"),
+    ("0FC63DAF-8483-4772-8E79-3D69D8477DE4", "linux-data"),
+    ("4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709", "linux-root-x86-64"),
+    ("933AC7E1-2EB4-4F13-B844-0E14E2AEF915", "linux-home"),
+    ("0657FD6D-A4AB-43C4-84E5-0933C84B4F4F", "linux-swap"),
+    ("E6D6D379-F507-44C2-A23C-238F2A3DF928", "linux-lvm"),
+    ("A19D880F-05FC-4D3B-A006-743F0F84911E", "linux-raid"),
+    (
+        "BC13C2FF-59E6-4262-A352-B275FD6F7172",
+        "linux-extended-boot",
+    ),
+    ("7C3457EF-0000-11AA-AA11-00306543ECAC", "apple-apfs"),
+    ("48465300-0000-11AA-AA11-00306543ECAC", "apple-hfs"),
+];
+
+/// The name of GPT partition type `guid`, or the GUID itself for a type without one here.
+pub fn gpt_type_name(guid: &[u8; 16]) -> String {
+    let text = guid_to_string(guid);
+    GPT_TYPES
+        .iter()
+        .find(|(g, _)| *g == text)
+        .map_or(text, |(_, name)| (*name).to_string())
 }
 
 /// A disk's partition table: which kind (`MBR`, `GPT`) and its partitions.
@@ -286,6 +324,7 @@ pub fn read_table(
                 start: u64::from(s.start_lba) * sector,
                 len: u64::from(s.sectors) * sector,
                 kind: format!("0x{:02X}", s.kind),
+                name: String::new(),
             });
         }
     }
@@ -316,6 +355,7 @@ fn read_ebr_chain(disk: &dyn ReadAt, ext: &MbrSlot, sector: u64, parts: &mut Vec
                 start: (ebr + u64::from(l.start_lba)) * sector,
                 len: u64::from(l.sectors) * sector,
                 kind: format!("0x{:02X}", l.kind),
+                name: String::new(),
             });
         }
         match next {
@@ -347,18 +387,14 @@ fn read_gpt(
             cause,
         })?;
         let Some(entry) = entry else { continue };
-        let kind = if entry.type_guid == BASIC_DATA_GUID {
-            "basic-data".to_string()
-        } else {
-            guid_to_string(&entry.type_guid)
-        };
         parts.push(Partition {
             index: i as u32 + 1,
             start: entry.first_lba.saturating_mul(sector),
             len: (entry.last_lba - entry.first_lba)
                 .saturating_add(1)
                 .saturating_mul(sector),
-            kind,
+            kind: gpt_type_name(&entry.type_guid),
+            name: entry.name,
         });
     }
     Ok(Some(parts))
@@ -367,6 +403,23 @@ fn read_gpt(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpt_types_by_name_and_others_by_guid() {
+        // 0FC63DAF-8483-4772-8E79-3D69D8477DE4 as it lies on disk (the first three fields little-endian).
+        let linux = [
+            0xAF, 0x3D, 0xC6, 0x0F, 0x83, 0x84, 0x72, 0x47, 0x8E, 0x79, 0x3D, 0x69, 0xD8, 0x47,
+            0x7D, 0xE4,
+        ];
+        assert_eq!(gpt_type_name(&linux), "linux-data");
+        assert_eq!(gpt_type_name(&BASIC_DATA_GUID), "basic-data");
+        let mut other = linux;
+        other[15] ^= 1;
+        assert_eq!(
+            gpt_type_name(&other),
+            "0FC63DAF-8483-4772-8E79-3D69D8477DE5"
+        );
+    }
 
     #[test]
     fn mbr_slots_and_extended() {
@@ -471,7 +524,8 @@ mod tests {
                 index: 2,
                 start: 10 * 512,
                 len: 20 * 512,
-                kind: "basic-data".into()
+                kind: "basic-data".into(),
+                name: "data".into(),
             }]
         );
         // The same entry with its last LBA before its first is a damaged table.

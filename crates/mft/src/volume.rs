@@ -21,8 +21,10 @@ pub struct PartitionInfo {
     pub index: u32,
     pub start: u64,
     pub len: u64,
-    /// Partition type as the table states it (`0x07`, a GPT type GUID or its name).
+    /// Partition type as the table states it (`0x07`, a GPT type's name such as `efi-system`, or its GUID).
     pub kind: String,
+    /// The name a GPT gives it; empty on MBR.
+    pub name: String,
     /// Its first sector is an NTFS boot sector.
     pub ntfs: bool,
     /// The file system its first sector starts, when uffs reads it (NTFS, FAT12/16/32, exFAT, ext2/3/4).

@@ -512,7 +512,7 @@ fn read_partition_table(
         let parts = t
             .partitions
             .into_iter()
-            .map(|p| partition_info(dev, p.index, p.start, p.len, p.kind))
+            .map(|p| partition_info(dev, p))
             .collect();
         (t.name, parts)
     }))
@@ -533,18 +533,19 @@ fn open_other(name: &str, device: Device, p: PartitionInfo) -> Result<Volume> {
     }
 }
 
-fn partition_info(dev: &Device, index: u32, start: u64, len: u64, kind: String) -> PartitionInfo {
+fn partition_info(dev: &Device, p: uffs_image::partition::Partition) -> PartitionInfo {
     let mut b = vec![0u8; uffs_fs::PROBE_LEN];
-    let filesystem = match dev.window(start, len).read_head(&mut b, 0) {
+    let filesystem = match dev.window(p.start, p.len).read_head(&mut b, 0) {
         Ok(n) => crate::probe(&b[..n]).map(|(fs, _)| fs),
         Err(_) => None,
     };
     let ntfs = filesystem == Some(uffs_index::FileSystem::Ntfs);
     PartitionInfo {
-        index,
-        start,
-        len,
-        kind,
+        index: p.index,
+        start: p.start,
+        len: p.len,
+        kind: p.kind,
+        name: p.name,
         ntfs,
         filesystem,
     }

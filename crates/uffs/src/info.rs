@@ -246,13 +246,18 @@ fn to_text(src: &Source) -> String {
     }
     for p in &src.partitions {
         s += &format!(
-            "partition     @{:<3} type {:<12} start {:>15} size {:>15}{}\n",
+            "partition     @{:<3} type {:<12} start {:>15} size {:>15}{}{}\n",
             p.index,
             p.kind,
             p.start,
             p.len,
             p.filesystem
-                .map_or(String::new(), |f| format!("  {}", f.name()))
+                .map_or(String::new(), |f| format!("  {}", f.name())),
+            if p.name.is_empty() {
+                String::new()
+            } else {
+                format!("  name {:?}", p.name)
+            }
         );
     }
     let siblings = src.ntfs_partitions().unwrap_or_default();
@@ -487,7 +492,7 @@ fn to_json(src: &Source) -> Value {
     let parts: Vec<Value> = src
         .partitions
         .iter()
-        .map(|p| json!({"index": p.index, "type": p.kind, "start": p.start, "size": p.len, "ntfs": p.ntfs,
+        .map(|p| json!({"index": p.index, "type": p.kind, "name": p.name, "start": p.start, "size": p.len, "ntfs": p.ntfs,
                         "filesystem": p.filesystem.map(|f| f.name())}))
         .collect();
     let siblings = src.ntfs_partitions().unwrap_or_default();

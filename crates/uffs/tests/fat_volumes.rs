@@ -624,6 +624,14 @@ fn gpt_disk_with_a_fat32_efi_system_partition() {
     write_at(&disk, &fat, 2048);
     let j = info_json(&disk);
     assert_eq!(j["volumes"][0]["filesystem"], "FAT32", "{j}");
+    // The type by its name and the partition's own name, as sgdisk wrote them.
+    assert_eq!(j["partitions"][0]["type"], "efi-system", "{j}");
+    assert_eq!(j["partitions"][0]["name"], "EFI system partition", "{j}");
+    let info = String::from_utf8(run_ok(uffs().args(["info", path_str(&disk)])).stdout).unwrap();
+    assert!(
+        info.contains("type efi-system") && info.contains("name \"EFI system partition\""),
+        "{info}"
+    );
     assert_eq!(
         export_csv(&t.path("gpt.img@1"), &["--deleted"]),
         export_csv(&fat, &["--deleted"])
