@@ -25,6 +25,8 @@ pub struct PartitionInfo {
     pub kind: String,
     /// The name a GPT gives it; empty on MBR.
     pub name: String,
+    /// It starts at or past the end of the image (one cut short): nothing of it can be read.
+    pub cut_off: bool,
     /// Its first sector is an NTFS boot sector.
     pub ntfs: bool,
     /// The file system its first sector starts, when uffs reads it (NTFS, FAT12/16/32, exFAT, ext2/3/4).

@@ -546,6 +546,7 @@ fn partition_info(dev: &Device, p: uffs_image::partition::Partition) -> Partitio
         len: p.len,
         kind: p.kind,
         name: p.name,
+        cut_off: p.start >= dev.len(),
         ntfs,
         filesystem,
     }

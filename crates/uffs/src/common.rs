@@ -218,6 +218,19 @@ pub fn open_source(
             );
         }
     }
+    for p in src.partitions.iter().filter(|p| p.cut_off) {
+        mark_partial();
+        let name = format!("{}@{}", uffs_source::path_of(spec), p.index);
+        let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+        if !said.contains(&name) {
+            eprintln!(
+                "uffs: warning: {name} is cut off: it starts at byte {}, past the end of the image, so \
+                 nothing of it can be read",
+                thousands(p.start)
+            );
+            said.push(name);
+        }
+    }
     for v in &src.volumes {
         let Some((holds, needs)) = v.truncated() else {
             continue;

@@ -259,6 +259,10 @@ fn to_text(src: &Source) -> String {
                 format!("  name {:?}", p.name)
             }
         );
+        if p.cut_off {
+            s.pop();
+            s += "  cut off: starts past the end of the image\n";
+        }
     }
     let siblings = src.ntfs_partitions().unwrap_or_default();
     for v in &src.volumes {
@@ -492,7 +496,7 @@ fn to_json(src: &Source) -> Value {
     let parts: Vec<Value> = src
         .partitions
         .iter()
-        .map(|p| json!({"index": p.index, "type": p.kind, "name": p.name, "start": p.start, "size": p.len, "ntfs": p.ntfs,
+        .map(|p| json!({"index": p.index, "type": p.kind, "name": p.name, "cut_off": p.cut_off, "start": p.start, "size": p.len, "ntfs": p.ntfs,
                         "filesystem": p.filesystem.map(|f| f.name())}))
         .collect();
     let siblings = src.ntfs_partitions().unwrap_or_default();

@@ -934,3 +934,67 @@ fn a_deleted_term_reads_a_sources_deleted_entries_and_says_when_an_index_has_non
         "{err}"
     );
 }
+
+/// A disk image cut short inside its first partition: the partitions wholly past its end are named, by `info`
+/// and by a search (which exits 3: its answer is partial), not left out without a word.
+#[test]
+fn a_disk_cut_short_names_every_partition_it_cut_off() {
+    let t = Tmp::new("cut-disk");
+    let part = t.path("p.img");
+    out("mkfs.vfat", &["-C", path_str(&part), "2048"]);
+    std::fs::write(t.path("a.txt"), "x").unwrap();
+    mtools("mcopy", &part, &[path_str(&t.path("a.txt")), "::/"]);
+    let disk = t.path("disk.img");
+    std::fs::File::create(&disk)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let mut sf = peer("sfdisk")
+        .arg("--quiet")
+        .arg(&disk)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    write!(
+        sf.stdin.take().unwrap(),
+        "label: dos\nstart=2048, size=4096, type=1\nstart=6144, size=4096, type=1\nstart=10240, size=4096, type=1\n"
+    )
+    .unwrap();
+    assert!(sf.wait().unwrap().success());
+    for sector in [2048, 6144, 10240] {
+        write_at(&disk, &part, sector);
+    }
+    // Cut inside partition 1.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&disk)
+        .unwrap()
+        .set_len((2048 * 512) + (1 << 20))
+        .unwrap();
+    let d = path_str(&disk);
+    let info = uffs().args(["info", d]).output().unwrap();
+    let text = String::from_utf8_lossy(&info.stdout);
+    for n in [2, 3] {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("partition     @{n} ")))
+            .unwrap_or_else(|| panic!("no partition {n}: {text}"));
+        assert!(line.contains("cut off"), "{line}");
+    }
+    assert_eq!(info.status.code(), Some(3));
+    let j = uffs().args(["info", d, "--json"]).output().unwrap().stdout;
+    let j: serde_json::Value = serde_json::from_slice(&j).unwrap();
+    assert_eq!(j["partitions"][1]["cut_off"], true, "{j}");
+    assert_eq!(j["partitions"][0]["cut_off"], false, "{j}");
+
+    let found = uffs().args(["--source", d, "a.txt"]).output().unwrap();
+    let err = String::from_utf8_lossy(&found.stderr);
+    assert_eq!(found.status.code(), Some(3), "{err}");
+    assert_eq!(String::from_utf8_lossy(&found.stdout).trim(), "/a.txt");
+    for n in [2, 3] {
+        assert!(err.contains(&format!("disk.img@{n} is cut off")), "{err}");
+    }
+    assert!(err.contains("disk.img@1 is truncated"), "{err}");
+}
