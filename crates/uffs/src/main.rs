@@ -301,7 +301,9 @@ EXAMPLES:
   uffs serve                                   (the daemon's volumes, on http://127.0.0.1:7980/)
   uffs serve --index sdb1.uffs --bind 127.0.0.1:0   (any free port)
   uffs serve --source /dev/sdb1
-  curl -H \"Authorization: Bearer $(cat $XDG_RUNTIME_DIR/uffs/serve-7980.token)\" 'http://127.0.0.1:7980/api/search?q=ext:pdf&limit=5'
+  curl -H \"Authorization: Bearer $(cat TOKEN_FILE)\" 'http://127.0.0.1:7980/api/search?q=ext:pdf&limit=5'
+      (TOKEN_FILE: the file `uffs serve` names as it starts, `token in ...`: in $UFFS_RUNTIME_DIR, else
+      $XDG_RUNTIME_DIR/uffs, else /tmp/uffs-UID)
   uffs serve --bind 0.0.0.0:7980 --allow-remote   (other machines too: prints a warning)"
     )]
     Serve(serve_cmd::ServeArgs),
