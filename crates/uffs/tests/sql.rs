@@ -138,6 +138,9 @@ fn corpus() -> Vec<String> {
             "dm:unknown",
             "!dc:unknown",
             "dc:unknown | dc:<2005",
+            // A file without a dot has no extension, in the column as in `ext:` (issue 59).
+            "ext:readme",
+            "ext:readme;md",
             // Everything's anchors and size constants (issue 59).
             "startwith:a",
             "endwith:.txt",
