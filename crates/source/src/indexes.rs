@@ -111,7 +111,7 @@ pub fn store_delta(
     Ok((d, facts))
 }
 
-/// `indexing NAME: why`, as every build's error reads, of the same kind as `e`.
+/// `indexing NAME: why`, as every build's error reads, of the same kind as `e` (an internal one excepted).
 fn in_indexing(vol: &Volume, e: Error) -> Error {
     let about = |what: String| format!("indexing {}: {what}", vol.name);
     match e {
@@ -125,6 +125,7 @@ fn in_indexing(vol: &Volume, e: Error) -> Error {
         },
         Error::Source(m) => Error::Source(about(m)),
         Error::Privilege(m) => Error::Privilege(about(m)),
-        Error::Internal(m) => Error::Internal(about(m)),
+        // Said as before the move here: `indexing NAME: internal error: ...`, the panic's words last.
+        e @ Error::Internal(_) => Error::Source(about(e.to_string())),
     }
 }
