@@ -239,7 +239,10 @@ impl Value {
 pub fn ext(idx: &Index, id: EntryId) -> Cow<'_, str> {
     // After the last dot; a name without one has none (as `ext:` and the search aids take it: `README` is no
     // file of extension `readme`).
-    let after_dot = |n: &str| n.rsplit_once('.').map_or(n.len(), |(head, _)| head.len() + 1);
+    let after_dot = |n: &str| {
+        n.rsplit_once('.')
+            .map_or(n.len(), |(head, _)| head.len() + 1)
+    };
     match idx.kind(id) {
         EntryKind::File => match idx.name(id) {
             Cow::Borrowed(n) => Cow::Borrowed(&n[after_dot(n)..]),

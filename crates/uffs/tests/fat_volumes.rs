@@ -507,6 +507,24 @@ fn all_paths(src: &str) -> BTreeSet<String> {
     query(&["--source", src, "*"])
 }
 
+/// Writes the partition table `script` (sfdisk's input) onto `disk`.
+fn sfdisk(disk: &Path, script: &str) {
+    use std::io::Write;
+    let mut sf = peer("sfdisk")
+        .arg("--quiet")
+        .arg(disk)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    sf.stdin
+        .take()
+        .unwrap()
+        .write_all(script.as_bytes())
+        .unwrap();
+    assert!(sf.wait().unwrap().success());
+}
+
 fn write_at(disk: &Path, img: &Path, sector: u64) {
     run_ok(
         Command::new("dd")
@@ -534,20 +552,12 @@ fn mbr_disk_with_fat32_and_exfat_partitions() {
         .unwrap()
         .set_len((p2 + ex_sectors + 2048) * 512)
         .unwrap();
-    let mut sf = peer("sfdisk")
-        .arg("--quiet")
-        .arg(&disk)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    write!(
-        sf.stdin.take().unwrap(),
-        "label: dos\nstart=2048, size={fat_sectors}, type=c\nstart={p2}, size={ex_sectors}, type=7\n"
-    )
-    .unwrap();
-    assert!(sf.wait().unwrap().success());
+    sfdisk(
+        &disk,
+        &format!(
+            "label: dos\nstart=2048, size={fat_sectors}, type=c\nstart={p2}, size={ex_sectors}, type=7\n"
+        ),
+    );
     write_at(&disk, &fat, 2048);
     write_at(&disk, &ex, p2);
 
@@ -949,20 +959,10 @@ fn a_disk_cut_short_names_every_partition_it_cut_off() {
         .unwrap()
         .set_len(8 << 20)
         .unwrap();
-    let mut sf = peer("sfdisk")
-        .arg("--quiet")
-        .arg(&disk)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    write!(
-        sf.stdin.take().unwrap(),
-        "label: dos\nstart=2048, size=4096, type=1\nstart=6144, size=4096, type=1\nstart=10240, size=4096, type=1\n"
-    )
-    .unwrap();
-    assert!(sf.wait().unwrap().success());
+    sfdisk(
+        &disk,
+        "label: dos\nstart=2048, size=4096, type=1\nstart=6144, size=4096, type=1\nstart=10240, size=4096, type=1\n",
+    );
     for sector in [2048, 6144, 10240] {
         write_at(&disk, &part, sector);
     }
