@@ -301,10 +301,12 @@ impl<W: Write> Writer<W> {
                 // A header even when the journal is empty.
                 Format::Csv if !self.started => writeln!(self.out, "{}", COLUMNS.join(","))?,
                 Format::Table => {
-                    let mut width: Vec<usize> = COLUMNS.iter().map(|c| c.chars().count()).collect();
+                    // Terminal columns, not characters: a CJK name takes two a character.
+                    let cols = uffs_results::term::width;
+                    let mut width: Vec<usize> = COLUMNS.iter().map(|c| cols(c)).collect();
                     for r in &self.table {
                         for (w, c) in width.iter_mut().zip(r) {
-                            *w = (*w).max(c.chars().count());
+                            *w = (*w).max(cols(c));
                         }
                     }
                     let head: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
@@ -316,7 +318,7 @@ impl<W: Write> Writer<W> {
                             }
                             line.push_str(c);
                             if i + 1 < row.len() {
-                                line.extend(std::iter::repeat_n(' ', w - c.chars().count()));
+                                line.extend(std::iter::repeat_n(' ', w - cols(c)));
                             }
                         }
                         writeln!(self.out, "{}", line.trim_end())?;
