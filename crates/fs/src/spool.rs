@@ -64,6 +64,8 @@ pub struct Spool {
     last_id: Option<u64>,
     max_id: Option<u64>,
     len: u64,
+    /// The entry being packed: one buffer for every push, not an allocation each.
+    scratch: Vec<u8>,
 }
 
 /// A place in the chunks, and the entries from there on that belong to one stretch.
@@ -95,7 +97,8 @@ impl Spool {
 
     /// Packs `e` (which is dropped).
     pub fn push(&mut self, e: Entry) {
-        let mut rec = Vec::with_capacity(64 + e.name.len());
+        let mut rec = std::mem::take(&mut self.scratch);
+        rec.clear();
         encode(&e, &mut rec);
         let fits = self
             .chunks
@@ -108,6 +111,7 @@ impl Spool {
         let chunk = self.chunks.len() - 1;
         let at = self.chunks[chunk].len();
         self.chunks[chunk].extend_from_slice(&rec);
+        self.scratch = rec;
         self.left[chunk] += 1;
         match self.stretches.last_mut() {
             Some(s) if self.last_id.is_some_and(|l| l <= e.id) && s.count < u32::MAX => {
