@@ -31,6 +31,7 @@ PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       ripgrep hashdeep file gzip bzip2 zstd  # contents (rg -z runs gzip, bzip2, xz, zstd): uffs grep against rg, uffs hash against hashdeep, types against file(1)
       xxhash  # xxhsum: uffs-hash's XXH3 lines against xxhsum -H3
       mtools exfatprogs exfat-fuse e2fsprogs
+      xfsprogs btrfs-progs fd-find  # mounted folders walked on XFS and Btrfs loop mounts (tests, scripts/bench-walk.py); fd as a walking peer
       openjdk-17-jre-headless curl  # Java 17 for Spark (pyspark below); curl fetches Trino from Maven Central
       ewf-tools libvshadow-utils)  # ewfacquire/ewfinfo make and read E01 test images; vshadowinfo/vshadowmount read shadow copies  # FAT (mkfs.vfat, mcopy, fsck.fat) and exFAT volumes written by their real tools
 

@@ -35,6 +35,44 @@ pub struct VolumeEntry {
     /// Sources that keep its shadow copies' stores when they are on another volume (`--shadow-storage`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shadow_storage: Vec<String>,
+    /// A mounted folder's walk options as it was added with them (`--walk`, `--cross-mounts`, `--prune-*`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walk: Option<WalkSettings>,
+}
+
+/// A folder's walk options as the registry keeps them (`uffs_walk::Options`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalkSettings {
+    pub raw: bool,
+    pub cross_mounts: bool,
+    pub prune_paths: Vec<String>,
+    pub prune_fs: Vec<String>,
+    pub prune_names: Vec<String>,
+}
+
+impl WalkSettings {
+    pub fn of(o: &uffs_walk::Options) -> WalkSettings {
+        WalkSettings {
+            raw: o.raw,
+            cross_mounts: o.cross_mounts,
+            prune_paths: o.prune.paths.clone(),
+            prune_fs: o.prune.filesystems.clone(),
+            prune_names: o.prune.names.clone(),
+        }
+    }
+
+    pub fn options(&self) -> uffs_walk::Options {
+        uffs_walk::Options {
+            raw: self.raw,
+            cross_mounts: self.cross_mounts,
+            prune: uffs_walk::Prune {
+                paths: self.prune_paths.clone(),
+                filesystems: self.prune_fs.clone(),
+                names: self.prune_names.clone(),
+            },
+            threads: 0,
+        }
+    }
 }
 
 /// How often a volume is checked for changes unless its entry says otherwise: a check of an unchanged image or
@@ -76,9 +114,13 @@ impl VolumeEntry {
         }
     }
 
-    /// What this volume's paths start with.
+    /// What this volume's paths start with: `NAME:`, or a mounted folder's path.
     pub fn prefix(&self) -> String {
-        format!("{}:", self.name)
+        // A mounted folder's entries print as the real paths below it (its source is kept as `/path/`).
+        match uffs_index::folder_root(&self.source) {
+            Some(root) => root.to_string(),
+            None => format!("{}:", self.name),
+        }
     }
 
     /// Opens the entry's source (`check`: only to look for changes, [`uffs_source::open_for_check`]), with the
@@ -86,6 +128,9 @@ impl VolumeEntry {
     pub fn open(&self, check: bool) -> uffs_mft::Result<uffs_source::Source> {
         // A storage volume that cannot be opened now is said by the open that needs it.
         let _ = uffs_source::storage::offer(&self.shadow_storage);
+        if let Some(w) = &self.walk {
+            return uffs_source::folder::open_with(&self.source, !check, w.options());
+        }
         if check {
             uffs_source::open_for_check(&self.source, self.partition)
         } else {

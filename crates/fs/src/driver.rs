@@ -54,6 +54,10 @@ pub const PROBE_LEN: usize = 4096;
 /// is opened, so a scan's own such warning is dropped.
 pub const SHORT_IMAGE: &str = "the image holds ";
 
+/// How a warning about a part of a volume that could not be read at all starts (a walk's folder it may not
+/// list): the build counts these, and an index with any is partial (exit 3).
+pub const UNREADABLE: &str = "cannot read folder ";
+
 /// One family of file systems uffs reads raw (FAT12/16/32 and exFAT; ext2/3/4): how a volume of it is
 /// recognised and opened. The source layer asks each registered driver in turn.
 pub trait Driver: Sync {

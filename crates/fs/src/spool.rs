@@ -97,9 +97,14 @@ impl Spool {
 
     /// Packs `e` (which is dropped).
     pub fn push(&mut self, e: Entry) {
+        self.push_ref(&e);
+    }
+
+    /// Packs a copy of `e`: a scan that fills one [`Entry`] again and again allocates nothing an entry.
+    pub fn push_ref(&mut self, e: &Entry) {
         let mut rec = std::mem::take(&mut self.scratch);
         rec.clear();
-        encode(&e, &mut rec);
+        encode(e, &mut rec);
         let fits = self
             .chunks
             .last()
@@ -126,6 +131,23 @@ impl Spool {
         self.last_id = Some(e.id);
         self.max_id = Some(self.max_id.map_or(e.id, |m| m.max(e.id)));
         self.len += 1;
+    }
+
+    /// Takes in every entry of `other` (a spool another thread filled), without copying them: its chunks and
+    /// stretches become this one's.
+    pub fn absorb(&mut self, other: Spool) {
+        let base = self.chunks.len() as u32;
+        self.chunks.extend(other.chunks);
+        self.left.extend(other.left);
+        self.stretches
+            .extend(other.stretches.into_iter().map(|s| Cursor {
+                chunk: s.chunk + base,
+                ..s
+            }));
+        // The next push starts a stretch of its own.
+        self.last_id = None;
+        self.max_id = self.max_id.max(other.max_id);
+        self.len += other.len;
     }
 
     /// Hands every entry to `sink` in ascending id order ([`BATCH_ENTRIES`] at a time; entries of one id in the

@@ -251,9 +251,13 @@ pub fn layered(prefix: String, base: &Arc<Index>, d: Delta) -> Vec<Part> {
 fn with_deltas(path: &Path, base: Index) -> WithWarnings<Vec<Part>> {
     let base = Arc::new(base);
     let (delta, mut warnings) = delta_beside(path, &base);
+    // A walked folder's entries print as the real paths below it; a volume's as they are.
+    let prefix = crate::folder_root(&base.meta.source)
+        .unwrap_or_default()
+        .to_string();
     let mut parts = match delta {
-        None => vec![Part::whole(String::new(), base.clone())],
-        Some(d) => layered(String::new(), &base, d),
+        None => vec![Part::whole(prefix, base.clone())],
+        Some(d) => layered(prefix, &base, d),
     };
     let stores = stores_beside(path, &base).unwrap_or_else(|(file, e)| {
         let why = match e {

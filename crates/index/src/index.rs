@@ -138,6 +138,15 @@ pub enum FileSystem {
     Ext2,
     Ext3,
     Ext4,
+    /// A mounted folder of any file system, walked (its source, the folder, ends with `/`: see
+    /// [`folder_root`]).
+    Folder,
+}
+
+/// The folder a walked index's entries are below, from its source (`/home/ana/`): `/home/ana`, and `` for `/`
+/// (an entry's path starts with `/`); `None` for a volume's source, which never ends with `/`.
+pub fn folder_root(source: &str) -> Option<&str> {
+    source.strip_suffix('/')
 }
 
 impl FileSystem {
@@ -152,6 +161,7 @@ impl FileSystem {
             FileSystem::Ext2 => "ext2",
             FileSystem::Ext3 => "ext3",
             FileSystem::Ext4 => "ext4",
+            FileSystem::Folder => "folder",
         }
     }
 
@@ -163,7 +173,7 @@ impl FileSystem {
     /// The file system of header number `code`; `None` for a number this version does not know.
     pub fn from_code(code: u32) -> Option<FileSystem> {
         use FileSystem::*;
-        [Ntfs, Fat12, Fat16, Fat32, ExFat, Ext2, Ext3, Ext4]
+        [Ntfs, Fat12, Fat16, Fat32, ExFat, Ext2, Ext3, Ext4, Folder]
             .get(code as usize)
             .copied()
     }

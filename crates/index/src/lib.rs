@@ -48,5 +48,7 @@ pub mod timeline;
 pub mod update;
 
 pub use build::{BuildOptions, BuildStats, Builder};
-pub use index::{flags, EntryId, EntryKind, FileSystem, Index, VolumeMeta, MAX_DEPTH, NO_RECORD};
+pub use index::{
+    flags, folder_root, EntryId, EntryKind, FileSystem, Index, VolumeMeta, MAX_DEPTH, NO_RECORD,
+};
 pub use posix::Posix;

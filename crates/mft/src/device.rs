@@ -28,6 +28,8 @@ enum Io {
     Image(Box<dyn uffs_image::container::Image>),
     #[cfg(windows)]
     Live(crate::live::LiveDevice),
+    /// No bytes: a walked folder's (its files are read as files).
+    Nothing,
 }
 
 impl Device {
@@ -58,6 +60,15 @@ impl Device {
             io: Arc::new(Io::Image(image)),
             base: 0,
             len,
+        }
+    }
+
+    /// A device of no bytes, for a volume that is not read from one (a walked folder).
+    pub fn nothing() -> Device {
+        Device {
+            io: Arc::new(Io::Nothing),
+            base: 0,
+            len: 0,
         }
     }
 
@@ -99,7 +110,7 @@ impl Device {
     /// raw bytes may lag).
     pub fn is_live(&self) -> bool {
         match &*self.io {
-            Io::File(_) | Io::Image(_) => false,
+            Io::File(_) | Io::Image(_) | Io::Nothing => false,
             #[cfg(windows)]
             Io::Live(_) => true,
         }
@@ -110,7 +121,7 @@ impl Device {
     pub fn live(&self) -> Option<&crate::live::LiveDevice> {
         match &*self.io {
             Io::Live(l) => Some(l),
-            Io::File(_) | Io::Image(_) => None,
+            Io::File(_) | Io::Image(_) | Io::Nothing => None,
         }
     }
 
@@ -134,7 +145,7 @@ impl Device {
     /// for a container, whose reads are decoded on the reading threads ([`IoProfile::container`]).
     pub fn io_profile(&self) -> IoProfile {
         match &*self.io {
-            Io::File(_) => IoProfile::file(),
+            Io::File(_) | Io::Nothing => IoProfile::file(),
             Io::Image(_) => IoProfile::container(),
             #[cfg(windows)]
             Io::Live(l) => l.profile.clone(),
@@ -179,6 +190,7 @@ impl Device {
             }
             #[cfg(windows)]
             Io::Live(_) => return None,
+            Io::Nothing => return None,
         };
         let m = file.metadata().ok()?;
         if !m.is_file() {
@@ -209,6 +221,7 @@ impl Device {
             Io::Image(i) => i.read_at(buf, self.base + offset),
             #[cfg(windows)]
             Io::Live(l) => l.read_at(buf, self.base + offset),
+            Io::Nothing => Ok(()),
         }
     }
 

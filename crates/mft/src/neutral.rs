@@ -90,8 +90,9 @@ const DOS: u8 = 2;
 /// A file system read into neutral entries.
 pub struct Neutral {
     pub filesystem: FileSystem,
-    /// The driver that opened it, which also reads its header's length ([`Neutral::volume_len`]).
-    driver: &'static dyn uffs_fs::Driver,
+    /// The driver that opened it, which also reads its header's length ([`Neutral::volume_len`]); `None` for a
+    /// folder read by walking it, which has no bytes of its own.
+    driver: Option<&'static dyn uffs_fs::Driver>,
     device: Device,
     fs: Box<dyn uffs_fs::Reader>,
     /// Every entry, deleted ones included, sorted by id: one scan, made on first use and kept (a volume is opened
@@ -154,7 +155,16 @@ impl Neutral {
         let fs = driver
             .open(Box::new(device.clone()))
             .map_err(|e| Error::Source(format!("{name}: {e}")))?;
-        Ok(Neutral {
+        Ok(Neutral::of(fs, device, Some(driver)))
+    }
+
+    /// A file system whose reader is at hand already (a walked folder's: `device` holds nothing).
+    pub fn of(
+        fs: Box<dyn uffs_fs::Reader>,
+        device: Device,
+        driver: Option<&'static dyn uffs_fs::Driver>,
+    ) -> Neutral {
+        Neutral {
             filesystem: fs.filesystem(),
             driver,
             device,
@@ -162,14 +172,14 @@ impl Neutral {
             scanned: OnceLock::new(),
             data: OnceLock::new(),
             stamp: OnceLock::new(),
-        })
+        }
     }
 
     /// The volume's length as its header gives it (see [`uffs_fs::Driver::volume_len`]).
     pub fn volume_len(&self) -> Option<u64> {
         let mut head = vec![0u8; uffs_fs::PROBE_LEN];
         let n = self.device.read_head(&mut head, 0).ok()?;
-        self.driver.volume_len(&head[..n])
+        self.driver?.volume_len(&head[..n])
     }
 
     /// What `uffs info` shows of the file system: its geometry, label, serial and space.

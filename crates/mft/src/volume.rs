@@ -320,8 +320,25 @@ impl Volume {
         driver: &'static dyn uffs_fs::Driver,
     ) -> Result<Volume> {
         let fs = crate::neutral::Neutral::open(name, device.clone(), driver)?;
+        Ok(Volume::of_neutral(name, device, partition, fs))
+    }
+
+    /// A mounted folder read by walking it (`reader`, a `uffs_walk::Folder`), named `name` (its path and a
+    /// `/`): a volume without bytes of its own.
+    pub fn open_walked(name: &str, reader: Box<dyn uffs_fs::Reader>) -> Volume {
+        let device = Device::nothing();
+        let fs = crate::neutral::Neutral::of(reader, device.clone(), None);
+        Volume::of_neutral(name, device, None, fs)
+    }
+
+    fn of_neutral(
+        name: &str,
+        device: Device,
+        partition: Option<PartitionInfo>,
+        fs: crate::neutral::Neutral,
+    ) -> Volume {
         let space = fs.space();
-        Ok(Volume {
+        Volume {
             name: name.to_string(),
             device,
             boot: None,
@@ -339,7 +356,7 @@ impl Volume {
             fixups_applied: false,
             fs: Some(std::sync::Arc::new(fs)),
             snapshot: None,
-        })
+        }
     }
 
     /// `(holds, needs)` when the source holds fewer bytes than the volume has by its boot sector (an image cut

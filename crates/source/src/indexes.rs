@@ -38,8 +38,12 @@ pub struct StoreDelta {
 }
 
 /// The prefix of volume `vol`'s paths among a source's `several` volumes: none for a single volume, `@N:` for
-/// partition N, `@vssN:` for shadow copy N, `@N@vssM:` for both.
+/// partition N, `@vssN:` for shadow copy N, `@N@vssM:` for both; a mounted folder's path (`/home/ana`).
 pub fn prefix_of(vol: &Volume, several: bool) -> String {
+    // A folder's entries print as the real paths below it.
+    if let Some(root) = uffs_index::folder_root(&vol.name) {
+        return root.to_string();
+    }
     let store = split_suffixes(&vol.name).2;
     match (&vol.partition, store, several) {
         (_, _, false) | (None, None, _) => String::new(),

@@ -4,6 +4,7 @@
 //!
 //! * [`source`]: a volume, a whole disk (its partitions read by `uffs_image::partition`, each one's file system
 //!   told by its first bytes), a raw `$MFT` capture, a shadow copy (`@vssN`, `@vss{GUID}`) or a live drive.
+//! * [`folder`]: a mounted folder, read raw through its device where uffs may, else walked (`uffs-walk`).
 //! * [`storage`]: finding the volume that keeps a volume's shadow-copy stores when it is another one.
 //! * [`indexes`]: a source's volumes as indexes (shadow copies as deltas over their volume's), each with the
 //!   prefix its paths get; the front ends bring the progress bars and lines ([`indexes::Report`]).
@@ -11,6 +12,7 @@
 //! NTFS is read by `uffs-mft`'s own pipeline (plan, read, parse, build); the others through the file-system
 //! interface (`uffs_fs::Driver`), registered in [`FILE_SYSTEMS`].
 
+pub mod folder;
 pub mod indexes;
 pub mod source;
 pub mod storage;

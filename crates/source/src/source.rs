@@ -24,6 +24,10 @@ pub enum SourceKind {
         table: &'static str,
     },
     RawMft,
+    /// A mounted folder: read raw through its device (the file system it holds), or walked (`None`).
+    Folder {
+        raw: Option<uffs_index::FileSystem>,
+    },
 }
 
 impl SourceKind {
@@ -33,6 +37,10 @@ impl SourceKind {
             SourceKind::Other(fs) => format!("{} volume", fs.name()),
             SourceKind::Disk { table } => format!("whole disk ({table} partition table)"),
             SourceKind::RawMft => "raw $MFT capture".into(),
+            SourceKind::Folder { raw: Some(fs) } => {
+                format!("mounted folder, its {} file system read raw", fs.name())
+            }
+            SourceKind::Folder { raw: None } => "mounted folder, walked".into(),
         }
     }
 }
@@ -234,7 +242,15 @@ fn live_store(
     }
 }
 
-fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
+pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
+    if Path::new(spec).is_dir() {
+        if let Some(p) = partition {
+            return Err(Error::Source(format!(
+                "{spec} is a folder, not a partitioned disk: it has no partition {p}"
+            )));
+        }
+        return crate::folder::open(spec, whole);
+    }
     if let Some((volume, id)) = split_store_id(spec) {
         let n = store_position(volume, partition, &id)?;
         return open_as(&format!("{volume}@vss{n}"), partition, whole);

@@ -296,10 +296,13 @@ pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
     let mut s = match &vol.fs {
         // Another file system: entries read from its folders, not MFT records.
         Some(fs) => format!(
-            "{}: {} on {} in {:.3} s ({:.2} M entries/s)",
+            "{}: {} {} in {:.3} s ({:.2} M entries/s)",
             head(&vol.name),
             entries_phrase(idx),
-            fs.filesystem.name(),
+            match fs.filesystem {
+                uffs_index::FileSystem::Folder => "walked".to_string(),
+                other => format!("on {}", other.name()),
+            },
             t.as_secs_f64(),
             per_second(idx.len() as u64, t) / 1e6,
         ),
@@ -321,6 +324,18 @@ pub fn summary(vol: &Volume, idx: &Index, r: &ScanReport) -> String {
         s += &format!(
             "; skipped {} corrupt, {} damaged, {} unreadable records",
             c.corrupt, c.damaged, r.records_unreadable
+        );
+    }
+    let unreadable = r
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with(uffs_fs::UNREADABLE))
+        .count();
+    if unreadable > 0 {
+        mark_partial();
+        s += &format!(
+            "; partial: {} folders could not be read (or only their names)",
+            thousands(unreadable as u64)
         );
     }
     if r.records_unreadable > 0 {

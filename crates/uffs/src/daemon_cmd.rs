@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use uffs_daemon::protocol::{Request, Response, Status};
-use uffs_daemon::registry::{check_name, default_name, Registry, VolumeEntry};
+use uffs_daemon::registry::{check_name, default_name, Registry, VolumeEntry, WalkSettings};
 use uffs_daemon::{client, dirs, server};
 
 use crate::common::{progress_bar, thousands};
@@ -423,14 +423,23 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             "add them one at a time, e.g. uffs volumes add",
             "",
         )?;
+        // A folder is kept by its real path and a `/` (`/home/ana/`), which its entries' paths then start with.
+        let (source, walk) = match opened.kind {
+            uffs_source::SourceKind::Folder { .. } => (
+                opened.volumes[0].name.clone(),
+                Some(WalkSettings::of(&uffs_walk::default_options())),
+            ),
+            _ => (src.clone(), None),
+        };
         let entry = VolumeEntry {
             name: name.clone(),
-            source: src.clone(),
+            source,
             partition,
             deleted,
             refresh_secs,
             fat_timezone: *fat_timezone,
             shadow_storage: Vec::new(),
+            walk,
         };
         let stores = if *snapshots {
             let v = &opened.volumes[0];
@@ -470,6 +479,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 refresh_secs,
                 fat_timezone: *fat_timezone,
                 shadow_storage: shadow_storage.clone(),
+                walk: None,
             };
             store_plan.push((present, entry, opened));
         }

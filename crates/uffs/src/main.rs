@@ -58,6 +58,55 @@ struct Cli {
     /// repeat for several. A partition of the same disk is found without it.
     #[arg(long, value_name = "SOURCE", global = true)]
     shadow_storage: Vec<String>,
+    #[command(flatten)]
+    walk: WalkArgs,
+}
+
+/// How a mounted folder given as a source is read (see FOLDERS in `uffs --help`).
+#[derive(clap::Args)]
+struct WalkArgs {
+    /// Walk a mounted folder even where its device could be read raw (a folder at the top of an NTFS, FAT,
+    /// exFAT or ext file system whose device this user may read is read raw otherwise).
+    #[arg(long, global = true)]
+    walk: bool,
+    /// A walk enters the other file systems mounted below the folder too (`find` without `-xdev`); pseudo file
+    /// systems (proc, sysfs …), bind mounts of a file system walked already and --prune-fs types never.
+    #[arg(long, global = true)]
+    cross_mounts: bool,
+    /// Folders a walk does not enter, space-separated absolute paths (updatedb's PRUNEPATHS); "" for none.
+    /// [default: /tmp /var/spool /media /var/lib/os-prober /var/lib/ceph /home/.ecryptfs /var/lib/schroot]
+    #[arg(long, value_name = "PATHS", global = true)]
+    prune_paths: Option<String>,
+    /// File system types a walk with --cross-mounts does not enter (updatedb's PRUNEFS); "" for none.
+    /// [default: updatedb.conf's: nfs, nfs4, cifs, tmpfs, fuse.sshfs and the others Debian lists]
+    #[arg(long, value_name = "TYPES", global = true)]
+    prune_fs: Option<String>,
+    /// Folder names a walk does not enter wherever they are (updatedb's PRUNENAMES); "" for none.
+    /// [default: .git .bzr .hg .svn]
+    #[arg(long, value_name = "NAMES", global = true)]
+    prune_names: Option<String>,
+}
+
+impl WalkArgs {
+    /// The options every folder of this run is walked with.
+    fn options(&self) -> uffs_walk::Options {
+        let mut o = uffs_walk::Options {
+            cross_mounts: self.cross_mounts,
+            raw: !self.walk,
+            ..uffs_walk::Options::default()
+        };
+        let words = |s: &str| s.split_whitespace().map(str::to_string).collect();
+        if let Some(p) = &self.prune_paths {
+            o.prune.paths = words(p);
+        }
+        if let Some(p) = &self.prune_fs {
+            o.prune.filesystems = words(p);
+        }
+        if let Some(p) = &self.prune_names {
+            o.prune.names = words(p);
+        }
+        o
+    }
 }
 
 #[derive(Subcommand)]
@@ -554,6 +603,7 @@ fn main() -> ExitCode {
         eprintln!("uffs: error: {e}");
         return ExitCode::from(2);
     }
+    uffs_walk::set_default_options(cli.walk.options());
     // The zone of FAT's local times for every build of this run (`--fat-timezone` overrides it where given).
     if let Some(z) = std::env::var_os("UFFS_FAT_TIMEZONE") {
         match uffs_mft::neutral::parse_utc_offset(&z.to_string_lossy()) {

@@ -417,6 +417,16 @@ fn neutral_stream(
     name: &str,
 ) -> Result<(StreamInfo, Body)> {
     const UNIT: u64 = 512;
+    if fs.filesystem == uffs_index::FileSystem::Folder {
+        // A walked folder has no bytes of its own to read a file's data from.
+        return Err(ContentError::Unsupported {
+            record,
+            why: format!(
+                "{} is a walked folder: uffs does not read the data of its files yet (open the file itself)",
+                vol.name
+            ),
+        });
+    }
     let data = fs.data(&vol.name).map_err(|e| ContentError::Io {
         record,
         what: "reading the volume's folders".into(),

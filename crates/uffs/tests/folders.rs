@@ -1,0 +1,608 @@
+//! Mounted folders as sources (issue 56): trees written through the kernel's ext4, XFS, Btrfs and tmpfs and an
+//! ntfs-3g FUSE mount, walked by uffs and checked against `find -xdev` over the same mount: every path, inode,
+//! kind, size, allocated bytes, modification time, mode, owner, group and symlink target, hard links as one
+//! record with a name each. Also: mounts below not crossed unless `--cross-mounts` (and then not into a pruned
+//! file system type or a bind mount of one walked already), updatedb's prune rules, pseudo file systems refused,
+//! a folder another user may not read (a warning, the rest read, exit 3), a mount's top read raw where root may,
+//! index files and the daemon printing the real paths, and the daemon's index after changes made through the
+//! kernel equal to a fresh walk.
+
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+/// A file system mounted for a test, unmounted (and its loop image removed) when dropped.
+struct Mounted {
+    point: PathBuf,
+    image: Option<PathBuf>,
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let ok = Command::new("umount")
+            .arg(&self.point)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount").arg("-l").arg(&self.point).status();
+        }
+        if let Some(img) = &self.image {
+            let _ = std::fs::remove_file(img);
+        }
+    }
+}
+
+/// A fresh file system of type `kind` (`ext4`, `xfs`, `btrfs`, `tmpfs`) mounted at `point`; `None` (said through
+/// [`cannot_run`]) where this machine cannot mount one.
+fn mount(kind: &str, point: &Path) -> Option<Mounted> {
+    std::fs::create_dir_all(point).unwrap();
+    let image = (kind != "tmpfs").then(|| point.with_extension(format!("{kind}.img")));
+    if let Some(img) = &image {
+        let f = std::fs::File::create(img).unwrap();
+        // XFS needs 300 MB at least; sparse, so only what is written takes room.
+        f.set_len(320 << 20).unwrap();
+        drop(f);
+        let force = if kind == "xfs" || kind == "btrfs" {
+            "-f"
+        } else {
+            "-F"
+        };
+        run_ok(tool(&format!("mkfs.{kind}")).args(["-q", force]).arg(img));
+    }
+    let mut cmd = Command::new("mount");
+    match &image {
+        Some(img) => cmd.args(["-o", "loop"]).arg(img),
+        None => cmd.args(["-t", "tmpfs", "tmpfs"]),
+    };
+    if !cmd.arg(point).status().is_ok_and(|s| s.success()) {
+        cannot_run(&format!(
+            "mounting {kind} (needs root and the kernel's {kind})"
+        ));
+        return None;
+    }
+    Some(Mounted {
+        point: point.to_path_buf(),
+        image,
+    })
+}
+
+/// A tree with one of each thing a walk keeps, written through the kernel into `top`.
+fn populate(top: &Path) {
+    let w = |rel: &str, data: &[u8]| {
+        let p = top.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, data).unwrap();
+    };
+    w("a.txt", b"hello\n");
+    w("dir/five.txt", &[b'x'; 5000]);
+    w("dir/sub/deeper/big.bin", &vec![7u8; 300_000]);
+    w("café/naïve résumé.md", b"# accents\n");
+    w("with space/and\ttab.txt", b"t");
+    w(".hidden/.dotfile", b"d");
+    w(".git/objects/pack", b"p");
+    std::fs::create_dir_all(top.join("empty")).unwrap();
+    std::fs::hard_link(top.join("a.txt"), top.join("dir/hard1.txt")).unwrap();
+    std::fs::hard_link(top.join("a.txt"), top.join("dir/sub/hard2.txt")).unwrap();
+    std::os::unix::fs::symlink("a.txt", top.join("link")).unwrap();
+    std::os::unix::fs::symlink("/nowhere/at/all", top.join("dangling")).unwrap();
+    let fifo =
+        std::ffi::CString::new(top.join("fifo").into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    // A folder of more entries than one 128 KiB listing holds.
+    std::fs::create_dir_all(top.join("many")).unwrap();
+    for i in 0..5000 {
+        std::fs::write(
+            top.join(format!(
+                "many/a-rather-long-file-name-to-fill-the-listing-{i:05}.txt"
+            )),
+            b"",
+        )
+        .unwrap();
+    }
+    let f = std::fs::File::create(top.join("sparse.bin")).unwrap();
+    f.set_len(3 << 20).unwrap();
+    let mut deep = top.join("deep");
+    for i in 0..40 {
+        deep = deep.join(format!("level{i}"));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("bottom.txt"), b"b").unwrap();
+    let chown = std::ffi::CString::new(
+        top.join("dir/five.txt")
+            .into_os_string()
+            .into_encoded_bytes(),
+    )
+    .unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::chown(chown.as_ptr(), 1234, 5678) }, 0);
+}
+
+/// One entry as compared: kind, size (files and links), allocated bytes, modified (100 ns units since 1970),
+/// mode, uid, gid, link target.
+type Row = (
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+);
+
+/// Every entry below `top` (itself left out) as `find -xdev` prints it: path → (inode, row).
+fn find_rows(top: &Path, extra: &[&str]) -> BTreeMap<String, (u64, Row)> {
+    let out = run_ok(
+        Command::new("find")
+            .arg(top)
+            .arg("-xdev")
+            .args(extra)
+            .args([
+                "-mindepth",
+                "1",
+                "-printf",
+                "%p\\0%i\\0%y\\0%s\\0%b\\0%T@\\0%M\\0%U\\0%G\\0%l\\0",
+            ]),
+    );
+    let fields: Vec<String> = out
+        .stdout
+        .split(|&b| b == 0)
+        .map(|f| String::from_utf8(f.to_vec()).unwrap())
+        .collect();
+    let mut rows = BTreeMap::new();
+    for r in fields.chunks_exact(10) {
+        let kind = match r[2].as_str() {
+            "d" => "folder",
+            "f" => "file",
+            "l" => "symlink",
+            _ => "special",
+        };
+        // `%T@` is seconds and a fraction of up to 9 digits: as 100 ns units.
+        let (s, frac) = r[5].split_once('.').unwrap_or((&r[5], "0"));
+        let frac: String = frac.chars().chain(std::iter::repeat('0')).take(7).collect();
+        let ticks = s.parse::<i64>().unwrap() * 10_000_000 + frac.parse::<i64>().unwrap();
+        let size = if matches!(kind, "file" | "symlink") {
+            r[3].clone()
+        } else {
+            String::new()
+        };
+        let allocated = (r[4].parse::<u64>().unwrap() * 512).to_string();
+        rows.insert(
+            r[0].clone(),
+            (
+                r[1].parse().unwrap(),
+                (
+                    kind.to_string(),
+                    size,
+                    allocated,
+                    ticks.to_string(),
+                    r[6].clone(),
+                    r[7].clone(),
+                    r[8].clone(),
+                    r[9].clone(),
+                ),
+            ),
+        );
+    }
+    rows
+}
+
+/// Two sets of paths the same, or a panic naming what only one has.
+fn same_paths(got: &BTreeSet<String>, want: &BTreeSet<String>, what: &str) {
+    let only_got: Vec<_> = got.difference(want).take(20).collect();
+    let only_want: Vec<_> = want.difference(got).take(20).collect();
+    assert!(
+        only_got.is_empty() && only_want.is_empty(),
+        "{what}: only uffs lists {only_got:?}; only the reference lists {only_want:?}"
+    );
+}
+
+/// Days from 1970-01-01 to the civil date (proleptic Gregorian).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `2026-12-02T15:22:00.6385598Z` as 100 ns units since 1970.
+fn ticks(iso: &str) -> i64 {
+    let n = |a: usize, b: usize| iso[a..b].parse::<i64>().unwrap();
+    let days = days_from_civil(n(0, 4), n(5, 7), n(8, 10));
+    let secs = days * 86_400 + n(11, 13) * 3600 + n(14, 16) * 60 + n(17, 19);
+    let frac: String = iso[19..]
+        .trim_start_matches('.')
+        .trim_end_matches('Z')
+        .chars()
+        .chain(std::iter::repeat('0'))
+        .take(7)
+        .collect();
+    secs * 10_000_000 + frac.parse::<i64>().unwrap()
+}
+
+/// What `uffs export SOURCE` (with `extra` options) lists below `top`: path → (record, row).
+fn uffs_rows(source: &Path, top: &Path, extra: &[&str]) -> BTreeMap<String, (u64, Row)> {
+    let rows = csv_rows(
+        &run_ok(
+            uffs()
+                .arg("export")
+                .arg(source)
+                .args(["--format", "csv"])
+                .args(extra),
+        )
+        .stdout,
+    );
+    let top = format!("{}/", top.display());
+    rows.into_iter()
+        .filter(|r| r["path"] != top)
+        .map(|r| {
+            let kind = match r["kind"].as_str() {
+                "folder" | "file" | "symlink" => r["kind"].clone(),
+                _ => "special".into(),
+            };
+            let size = if matches!(kind.as_str(), "file" | "symlink") {
+                r["size"].clone()
+            } else {
+                String::new()
+            };
+            let row = (
+                kind,
+                size,
+                r["allocated"].clone(),
+                ticks(&r["modified"]).to_string(),
+                r["mode"].clone(),
+                r["uid"].clone(),
+                r["gid"].clone(),
+                r["link_target"].clone(),
+            );
+            (r["path"].clone(), (r["record"].parse().unwrap(), row))
+        })
+        .collect()
+}
+
+/// The walk of `top` against `find -xdev`: the same paths with the same facts, inode numbers as the records
+/// (those the walk numbers itself aside), and the names of each hard-linked file sharing one record.
+fn same_as_find(top: &Path, what: &str) {
+    let want = find_rows(top, &[]);
+    let got = uffs_rows(
+        top,
+        top,
+        &["--walk", "--prune-names", "", "--prune-paths", ""],
+    );
+    let paths = |m: &BTreeMap<String, (u64, Row)>| m.keys().cloned().collect::<BTreeSet<_>>();
+    same_paths(&paths(&got), &paths(&want), what);
+    let mut by_inode: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    for (path, (ino, row)) in &want {
+        let (record, got_row) = &got[path];
+        assert_eq!(got_row, row, "{what}: {path}");
+        // The walk numbers an entry by its inode unless that does not fit the index's records (or is 2).
+        assert!(
+            record == ino || *ino == 2 || *ino >= 1 << 31,
+            "{what}: {path}: record {record}, inode {ino}"
+        );
+        by_inode.entry(*ino).or_default().insert(*record);
+    }
+    for (ino, records) in by_inode {
+        assert_eq!(
+            records.len(),
+            1,
+            "{what}: inode {ino}'s names are one record: {records:?}"
+        );
+    }
+    assert!(want.len() > 5050, "{what}: {} entries", want.len());
+}
+
+#[test]
+fn walks_ext4_xfs_btrfs_and_tmpfs_as_find_sees_them() {
+    let dir = scratch("folders-kinds");
+    for kind in ["ext4", "xfs", "btrfs", "tmpfs"] {
+        let Some(m) = mount(kind, &dir.join(kind)) else {
+            return;
+        };
+        populate(&m.point);
+        same_as_find(&m.point, kind);
+        // `info` says how: walked, on which file system, and why not raw.
+        let info = String::from_utf8(run_ok(uffs().args(["info", "--walk"]).arg(&m.point)).stdout)
+            .unwrap();
+        assert!(info.contains("mounted folder, walked"), "{info}");
+        assert!(info.contains(&format!("File system {kind}")), "{info}");
+        assert!(info.contains("not raw: --walk"), "{info}");
+    }
+}
+
+#[test]
+fn walks_a_fuse_mount() {
+    let dir = scratch("folders-fuse");
+    let img = dir.join("vol.img");
+    std::fs::copy(fixture("basic.img"), &img).unwrap();
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    if !Command::new("ntfs-3g")
+        .args(["-o", "ro"])
+        .arg(&img)
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        cannot_run("an ntfs-3g FUSE mount (needs /dev/fuse)");
+        return;
+    }
+    let _m = Mounted {
+        point: mnt.clone(),
+        image: None,
+    };
+    let want: BTreeSet<String> = find_rows(&mnt, &[]).into_keys().collect();
+    let got: BTreeSet<String> = uffs_rows(&mnt, &mnt, &["--walk", "--prune-names", ""])
+        .into_keys()
+        .collect();
+    same_paths(&got, &want, "ntfs-3g");
+    assert!(want.len() > 3, "{want:?}");
+    let info = String::from_utf8(run_ok(uffs().args(["info", "--walk"]).arg(&mnt)).stdout).unwrap();
+    // ntfs-3g through libfuse3 mounts as `fuse` (as `fuseblk` on a block device).
+    assert!(info.contains("File system fuse"), "{info}");
+}
+
+#[test]
+fn mounts_below_prune_rules_and_pseudo_file_systems() {
+    let dir = scratch("folders-mounts");
+    let Some(outer) = mount("ext4", &dir.join("outer")) else {
+        return;
+    };
+    populate(&outer.point);
+    let Some(inner) = mount("ext4", &outer.point.join("empty")) else {
+        return;
+    };
+    std::fs::write(inner.point.join("inside.txt"), b"i").unwrap();
+    let Some(tmp) = mount("tmpfs", &outer.point.join("dir/sub")) else {
+        return;
+    };
+    std::fs::write(tmp.point.join("in-tmpfs.txt"), b"t").unwrap();
+    std::fs::create_dir(outer.point.join("bindpoint")).unwrap();
+    let top = &outer.point;
+    let list = |extra: &[&str]| -> BTreeSet<String> {
+        let out = run_ok(
+            uffs()
+                .arg("--source")
+                .arg(top)
+                .arg("--walk")
+                .args(extra)
+                .arg("*"),
+        );
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let p = |rel: &str| format!("{}/{rel}", top.display());
+    // As find -xdev: the mount points listed, what is in them not.
+    let plain = list(&["--prune-names", ""]);
+    let find: BTreeSet<String> = find_rows(top, &[]).into_keys().collect();
+    same_paths(&plain, &find, "outer ext4");
+    assert!(plain.contains(&p("empty")) && !plain.contains(&p("empty/inside.txt")));
+    // A bind mount of the outer file system inside itself (find -xdev enters it, and finds a loop): listed,
+    // never walked, with or without --cross-mounts.
+    let bind = outer.point.join("bindpoint");
+    run_ok(
+        Command::new("mount")
+            .arg("--bind")
+            .arg(&outer.point)
+            .arg(&bind),
+    );
+    let _bind = Mounted {
+        point: bind.clone(),
+        image: None,
+    };
+    same_paths(&list(&["--prune-names", ""]), &plain, "with a bind mount");
+    // Crossing: into the other ext4, not into tmpfs (updatedb's PRUNEFS) unless told, never into the bind mount.
+    let crossed = list(&["--prune-names", "", "--cross-mounts"]);
+    assert!(crossed.contains(&p("empty/inside.txt")));
+    assert!(!crossed.contains(&p("dir/sub/in-tmpfs.txt")));
+    assert!(
+        !crossed.contains(&p("bindpoint/a.txt")),
+        "a bind mount is not walked again"
+    );
+    let all = list(&["--prune-names", "", "--cross-mounts", "--prune-fs", ""]);
+    assert!(all.contains(&p("dir/sub/in-tmpfs.txt")));
+    // updatedb's PRUNENAMES by default: `.git` listed, what is in it not.
+    let pruned = list(&[]);
+    assert!(pruned.contains(&p(".git")) && !pruned.contains(&p(".git/objects")));
+    assert_eq!(plain.len() - pruned.len(), 2);
+    let named = list(&["--prune-names", "many .git"]);
+    assert!(named.contains(&p("many")) && !named.iter().any(|l| l.starts_with(&p("many/"))));
+    // PRUNEPATHS: an absolute folder.
+    let by_path = list(&["--prune-names", "", "--prune-paths", &p("deep")]);
+    assert!(by_path.contains(&p("deep")) && !by_path.contains(&p("deep/level0")));
+    // A pseudo file system is not a folder of files.
+    let out = uffs()
+        .args(["index", "/proc", "-o"])
+        .arg(dir.join("proc.uffs"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/proc is on a proc file system"), "{err}");
+    drop(tmp);
+    drop(inner);
+}
+
+#[test]
+fn a_folder_another_user_may_not_read_is_a_warning_and_exit_3() {
+    // Under /tmp: the build's own directory may not let another user through.
+    let top = std::env::temp_dir().join(format!("uffs-folders-user-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&top);
+    std::fs::create_dir_all(top.join("open/inner")).unwrap();
+    std::fs::create_dir_all(top.join("closed/inner")).unwrap();
+    std::fs::create_dir_all(top.join("listable")).unwrap();
+    std::fs::write(top.join("open/inner/seen.txt"), b"s").unwrap();
+    std::fs::write(top.join("closed/inner/secret.txt"), b"s").unwrap();
+    std::fs::write(top.join("listable/name-only.txt"), b"n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let set = |rel: &str, mode: u32| {
+        std::fs::set_permissions(top.join(rel), std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    set("", 0o755);
+    set("closed", 0o700);
+    // Readable, not searchable: the names, nothing else.
+    set("listable", 0o744);
+    let out_dir = top.join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    set("out", 0o777);
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_uffs"))
+        .arg("index")
+        .arg(&top)
+        .arg("-o")
+        .arg(out_dir.join("x.uffs"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot read folder {}/closed: Permission denied",
+            top.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "cannot read folder {}/listable: 1 entries listed by name alone",
+            top.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("partial: 2 folders could not be read"),
+        "{err}"
+    );
+    let listed = String::from_utf8(
+        run_ok(uffs().arg("--index").arg(out_dir.join("x.uffs")).arg("*")).stdout,
+    )
+    .unwrap();
+    let p = |rel: &str| format!("{}/{rel}", top.display());
+    assert!(
+        listed.lines().any(|l| l == p("open/inner/seen.txt")),
+        "{listed}"
+    );
+    assert!(
+        listed.lines().any(|l| l == p("listable/name-only.txt")),
+        "{listed}"
+    );
+    assert!(listed.lines().any(|l| l == p("closed")));
+    assert!(!listed.contains("secret"));
+    let _ = std::fs::remove_dir_all(&top);
+}
+
+#[test]
+fn a_mount_top_is_read_raw_where_root_may() {
+    let dir = scratch("folders-raw");
+    let Some(m) = mount("ext4", &dir.join("mnt")) else {
+        return;
+    };
+    populate(&m.point);
+    // Raw reads see what the kernel wrote back.
+    run_ok(Command::new("sync").arg("-f").arg(&m.point));
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(&m.point)).stdout).unwrap();
+    assert!(
+        info.contains("mounted folder, its ext4 file system read raw"),
+        "{info}"
+    );
+    // The same paths as find, from the volume's own tables; a subfolder is walked.
+    let want: BTreeSet<String> = find_rows(&m.point, &[]).into_keys().collect();
+    let raw =
+        csv_rows(&run_ok(uffs().arg("export").arg(&m.point).args(["--format", "csv"])).stdout);
+    let got: BTreeSet<String> = raw
+        .iter()
+        .map(|r| r["path"].clone())
+        .filter(|p| {
+            *p != format!("{}/", m.point.display())
+                && !p.contains("/$")
+                && !p.contains("lost+found")
+        })
+        .collect();
+    let want: BTreeSet<String> = want
+        .into_iter()
+        .filter(|p| !p.contains("lost+found"))
+        .collect();
+    same_paths(&got, &want, "read raw");
+    let sub = m.point.join("dir");
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(&sub)).stdout).unwrap();
+    assert!(
+        info.contains("not raw: a folder inside the ext4 file system mounted at"),
+        "{info}"
+    );
+}
+
+#[test]
+fn index_files_and_the_daemon_print_real_paths_and_follow_changes() {
+    let mut w = common::daemon::World::new("folders");
+    let dir = w.dir.join("tree");
+    std::fs::create_dir_all(&dir).unwrap();
+    populate(&dir);
+    let top = std::fs::canonicalize(&dir).unwrap();
+    let p = |rel: &str| format!("{}/{rel}", top.display());
+    // An index file of a folder prints the folder's paths.
+    let file = w.dir.join("tree.uffs");
+    run_ok(uffs().arg("index").arg(&dir).arg("-o").arg(&file));
+    let out =
+        String::from_utf8(run_ok(uffs().arg("--index").arg(&file).arg("five.txt")).stdout).unwrap();
+    assert_eq!(out.trim(), p("dir/five.txt"));
+    w.env.push(("UFFS_TEST".into(), "1".into()));
+    w.ok(&[
+        "volumes",
+        "add",
+        dir.to_str().unwrap(),
+        "--name",
+        "tree",
+        "--refresh",
+        "never",
+        "--prune-names",
+        "",
+    ]);
+    w.start();
+    w.wait_ready(60);
+    assert_eq!(w.ok(&["five.txt"]).trim(), p("dir/five.txt"));
+    // Changes through the kernel, then a refresh: the daemon's answers equal a fresh walk's.
+    std::fs::write(top.join("new file.txt"), b"n").unwrap();
+    std::fs::remove_file(top.join("dir/hard1.txt")).unwrap();
+    std::fs::rename(top.join("dir/sub"), top.join("moved")).unwrap();
+    std::fs::write(top.join("a.txt"), b"longer than before\n").unwrap();
+    std::fs::create_dir_all(top.join("fresh/folder")).unwrap();
+    for i in 0..300 {
+        std::fs::remove_file(top.join(format!(
+            "many/a-rather-long-file-name-to-fill-the-listing-{i:05}.txt"
+        )))
+        .unwrap();
+    }
+    w.ok(&["volumes", "refresh"]);
+    let columns = ["--columns", "path,size,record,mode"];
+    let daemon = w.ok(&[&["*", "--format", "csv"][..], &columns].concat());
+    let fresh = String::from_utf8(
+        run_ok(
+            uffs()
+                .arg("--source")
+                .arg(&dir)
+                .args(["--prune-names", "", "*", "--format", "csv"])
+                .args(columns),
+        )
+        .stdout,
+    )
+    .unwrap();
+    let sorted = |s: &str| s.lines().map(str::to_string).collect::<BTreeSet<_>>();
+    assert_eq!(sorted(&daemon), sorted(&fresh));
+    assert!(daemon.contains(&p("moved/deeper/big.bin")), "{daemon}");
+    assert!(!daemon.contains(&p("dir/hard1.txt")));
+    w.ok(&["daemon", "stop"]);
+    let _ = &mut w;
+}

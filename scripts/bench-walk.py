@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""A mounted folder walked (issue 56): `uffs index MOUNT --walk` of the benchmark volume's 1.2 million paths on
+ext4, XFS and Btrfs loop mounts, against `find -xdev` and plocate's `updatedb` over the same mounts, in one run,
+as a user runs them (process start to exit, the index file written and synced).
+
+    sudo python3 scripts/bench-walk.py [--work /work/bench/walk] [--fs ext4,xfs,btrfs] [--runs 3]
+
+The images are made once (WORK/FS.img, sparse, 16 GiB; remade when WORK/FS.img.stamp differs): `mkfs.FS`, a loop
+mount, and the tree `make-ext-bench.py` stages (the benchmark volume's folders, sparse files of its sizes,
+junctions as symlinks, hard links) written through the kernel. Each figure is the median of --runs (peak RSS: the
+largest):
+  cold    the page cache, dentries and inodes dropped before each run
+  warm    after one run to warm them
+  uffs    `uffs index MNT --walk -o X.uffs --prune-names '' --prune-paths ''`
+  find    `find MNT -xdev` (its output to /dev/null)
+  updatedb  `updatedb -U MNT -o DB --require-visibility no --prunepaths '' --prunefs '' --prunenames ''`; its
+          second run over an unchanged tree ("re-walk") reuses the database and lists only folders whose time moved
+Targets (issue 56): first index cold >= 3x faster than updatedb; warm >= 1.5x faster than find; re-walk of the
+unchanged tree >= 2x faster than updatedb's second run; peak RSS <= 150 B/entry. Needs root, e2fsprogs, xfsprogs,
+btrfs-progs, plocate and a release build.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+from benchlib import entries_of, print_table  # noqa: E402
+from benchlib import median_measured as med  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+UFFS = os.environ.get("UFFS_BIN") or benchlib.UFFS
+MKFS = {
+    "ext4": lambda img, n: ["mkfs.ext4", "-q", "-F", "-b", "4096", "-N", str(n), img],
+    "xfs": lambda img, n: ["mkfs.xfs", "-q", "-f", img],
+    "btrfs": lambda img, n: ["mkfs.btrfs", "-q", "-f", img],
+}
+
+
+def ext_bench():
+    spec = importlib.util.spec_from_file_location("make_ext_bench", os.path.join(HERE, "make-ext-bench.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def make_image(fs, img, rows, params):
+    stamp = img + ".stamp"
+    try:
+        if os.path.exists(img) and json.load(open(stamp)).get("params") == params:
+            return
+    except (OSError, ValueError):
+        pass
+    t = time.perf_counter()
+    if os.path.exists(img):
+        os.unlink(img)
+    with open(img, "wb") as f:
+        f.truncate(16 << 30)
+    subprocess.run(MKFS[fs](img, int(len(rows) * 1.15) + 10_000), check=True)
+    mnt = tempfile.mkdtemp(prefix=f"uffs-walk-{fs}-")
+    subprocess.run(["mount", "-o", "loop", img, mnt], check=True)
+    try:
+        made, cut = ext_bench().stage(rows, mnt)
+    finally:
+        subprocess.run(["umount", mnt], check=True)
+        os.rmdir(mnt)
+    json.dump({"params": params, "names": made}, open(stamp, "w"))
+    print(f"{img}: {made:,} names in {time.perf_counter() - t:.0f} s", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--work", default="/work/bench/walk")
+    ap.add_argument("--fs", default="ext4,xfs,btrfs")
+    ap.add_argument("--entries", type=int, default=1_200_000)
+    ap.add_argument("--seed", type=int, default=20240917)
+    ap.add_argument("--runs", type=int, default=3, help="runs per figure; 0: only make the images")
+    a = ap.parse_args()
+    benchlib.need_release_build("bench-walk.py")
+    os.makedirs(a.work, exist_ok=True)
+    filesystems = [f for f in a.fs.split(",") if f]
+    params = {"entries": a.entries, "seed": a.seed}
+    need = [fs for fs in filesystems if not os.path.exists(os.path.join(a.work, f"{fs}.img"))
+            or not os.path.exists(os.path.join(a.work, f"{fs}.img.stamp"))
+            or json.load(open(os.path.join(a.work, f"{fs}.img.stamp"))).get("params") != params]
+    if need:
+        eb = ext_bench()
+        tmp = tempfile.mkdtemp(prefix="uffs-walk-manifest-")
+        try:
+            rows = eb.manifest(argparse.Namespace(entries=a.entries, seed=a.seed), tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        for fs in need:
+            make_image(fs, os.path.join(a.work, f"{fs}.img"), rows, params)
+    if a.runs == 0:
+        return
+    table = []
+    notes = []
+    for fs in filesystems:
+        work = tempfile.mkdtemp(prefix=f"uffs-bench-walk-{fs}-")
+        mnt = os.path.join(work, "mnt")
+        os.mkdir(mnt)
+        subprocess.run(["mount", "-o", "loop,ro", os.path.join(a.work, f"{fs}.img"), mnt], check=True)
+        try:
+            x = os.path.join(work, "x.uffs")
+            uffs = [UFFS, "index", mnt, "--walk", "-o", x, "--prune-names", "", "--prune-paths", ""]
+            u_cold, _, _ = med(uffs, a.runs, cold=True, fresh=x)
+            u_warm, u_rss, err = med(uffs, a.runs, fresh=x)
+            n = entries_of(err)
+            find = ["find", mnt, "-xdev"]
+            f_cold, _, _ = med(find, a.runs, cold=True)
+            f_warm, _, _ = med(find, a.runs)
+            db = os.path.join(work, "plocate.db")
+            updatedb = ["updatedb", "-U", mnt, "-o", db, "--require-visibility", "no", "--prunepaths", "",
+                        "--prunefs", "", "--prunenames", ""]
+            up_cold, _, _ = med(updatedb, a.runs, cold=True, fresh=db)
+            up_again, _, _ = med(updatedb, a.runs)
+            found = int(subprocess.run(f"find {mnt} -xdev | wc -l", shell=True, capture_output=True,
+                                       text=True).stdout)
+        finally:
+            subprocess.run(["umount", mnt])
+            shutil.rmtree(work, ignore_errors=True)
+        table.append([fs, f"{n:,}", f"{u_cold:.3f}", f"{u_warm:.3f}", f"{n / u_warm:,.0f}", f"{u_rss / n:,.0f}",
+                      f"{f_cold:.3f}", f"{f_warm:.3f}", f"{up_cold:.3f}", f"{up_again:.3f}"])
+        notes.append(f"{fs}: updatedb/uffs cold {up_cold / u_cold:.2f}x (target >= 3x); find/uffs warm "
+                     f"{f_warm / u_warm:.2f}x (target >= 1.5x), cold {f_cold / u_cold:.2f}x; updatedb's re-walk/"
+                     f"uffs warm {up_again / u_warm:.2f}x (target >= 2x); find lists {found:,}, uffs {n:,} "
+                     f"(the root counted by both)")
+    print_table(["file system", "entries", "uffs cold s", "uffs warm s", "entries/s", "B/entry",
+                 "find cold s", "find warm s", "updatedb cold s", "updatedb again s"], table)
+    print()
+    for line in notes:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
