@@ -19,6 +19,8 @@
 pub mod client;
 pub mod dataset;
 pub mod dirs;
+#[cfg(target_os = "linux")]
+mod follow;
 pub mod ipc;
 pub mod os;
 pub mod protocol;

@@ -40,21 +40,30 @@ pub(crate) struct Follow {
 }
 
 /// The refresher thread: every quarter second, checks the volumes whose interval has passed. On Windows, live
-/// volumes with a change journal are followed by their watchers instead (`crate::watch`).
+/// volumes with a change journal are followed by their watchers instead (`crate::watch`); on Linux, mounted
+/// folders by theirs (`crate::follow`).
 pub(crate) fn run(shared: Arc<Shared>) {
     #[cfg(windows)]
     let mut watchers = crate::watch::Watchers::default();
+    #[cfg(target_os = "linux")]
+    let mut followers = crate::follow::Followers::default();
     while !shared.stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(250));
         let snap = server::current(&shared);
         #[cfg(windows)]
         watchers.sync(&shared, &snap.volumes);
+        #[cfg(target_os = "linux")]
+        followers.sync(&shared, &snap.volumes);
         for l in &snap.volumes {
             let Some(every) = l.entry.refresh_interval() else {
                 continue;
             };
             #[cfg(windows)]
             if watchers.watching(&l.entry.name) {
+                continue;
+            }
+            #[cfg(target_os = "linux")]
+            if followers.following(&l.entry.name) {
                 continue;
             }
             let due = follow_of(&shared, &l.entry.name)
@@ -67,6 +76,8 @@ pub(crate) fn run(shared: Arc<Shared>) {
     }
     #[cfg(windows)]
     watchers.stop_all();
+    #[cfg(target_os = "linux")]
+    followers.stop_all();
 }
 
 pub(crate) fn follow_of(shared: &Shared, name: &str) -> Follow {

@@ -606,3 +606,163 @@ fn index_files_and_the_daemon_print_real_paths_and_follow_changes() {
     w.ok(&["daemon", "stop"]);
     let _ = &mut w;
 }
+
+/// Churn through the kernel below `top`: files made, changed and deleted, a folder with files renamed, a new
+/// folder with files in it.
+fn churn(top: &Path, round: usize) {
+    let d = top.join(format!("round{round}"));
+    std::fs::create_dir_all(d.join("inner")).unwrap();
+    for i in 0..200 {
+        std::fs::write(d.join(format!("inner/f{i}.txt")), vec![b'x'; i]).unwrap();
+    }
+    for i in 0..50 {
+        std::fs::remove_file(d.join(format!("inner/f{i}.txt"))).unwrap();
+    }
+    std::fs::rename(d.join("inner"), d.join("renamed")).unwrap();
+    std::fs::write(top.join("a.txt"), format!("round {round}\n")).unwrap();
+}
+
+/// Polls `ask` (a listing through the daemon) until it equals `want` (a fresh walk's), for up to 30 s.
+fn converges(ask: impl Fn() -> String, want: &str, what: &str) {
+    let sorted = |s: &str| s.lines().map(str::to_string).collect::<BTreeSet<_>>();
+    let want = sorted(want);
+    let t = std::time::Instant::now();
+    loop {
+        let got = sorted(&ask());
+        if got == want {
+            return;
+        }
+        if t.elapsed() > std::time::Duration::from_secs(30) {
+            same_paths(&got, &want, what);
+            panic!("{what}: the same paths but not the same rows");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_daemon_follows_a_folder_as_it_changes() {
+    // As root: fanotify, one mark on the file system.
+    let w = common::daemon::World::new("folders-live");
+    let dir = w.dir.join("tree");
+    std::fs::create_dir_all(&dir).unwrap();
+    populate(&dir);
+    w.ok(&[
+        "volumes",
+        "add",
+        dir.to_str().unwrap(),
+        "--name",
+        "tree",
+        "--prune-names",
+        "",
+    ]);
+    w.start();
+    w.wait_ready(60);
+    let t = std::time::Instant::now();
+    while !w.log().contains("tree: following") {
+        assert!(t.elapsed().as_secs() < 20, "{}", w.log());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(w.log().contains("with fanotify"), "{}", w.log());
+    let fresh = || {
+        let out = run_ok(uffs().arg("--source").arg(&dir).args([
+            "--prune-names",
+            "",
+            "*",
+            "--format",
+            "csv",
+            "--columns",
+            "path,size,record",
+        ]));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for round in 0..3 {
+        churn(&dir, round);
+        converges(
+            || w.ok(&["*", "--format", "csv", "--columns", "path,size,record"]),
+            &fresh(),
+            "fanotify",
+        );
+    }
+    drop(w);
+
+    // As another user: inotify, a watch a folder, new folders watched as they come.
+    let top = std::env::temp_dir().join(format!("uffs-folders-live-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&top);
+    std::fs::create_dir_all(top.join("tree/sub")).unwrap();
+    std::fs::create_dir_all(top.join("cache")).unwrap();
+    std::fs::create_dir_all(top.join("run")).unwrap();
+    run_ok(Command::new("chown").args(["-R", "65534:65534"]).arg(&top));
+    let nobody = |args: &[&str]| {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_uffs"))
+            .args(args)
+            .env("UFFS_CACHE_DIR", top.join("cache"))
+            .env("UFFS_RUNTIME_DIR", top.join("run"));
+        c
+    };
+    let tree = top.join("tree");
+    run_ok(&mut nobody(&[
+        "volumes",
+        "add",
+        tree.to_str().unwrap(),
+        "--name",
+        "tree",
+    ]));
+    run_ok(&mut nobody(&["daemon", "start"]));
+    let log = || std::fs::read_to_string(top.join("cache/daemon.log")).unwrap_or_default();
+    let t = std::time::Instant::now();
+    while !log().contains("tree: following") {
+        assert!(t.elapsed().as_secs() < 20, "{}", log());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(log().contains("with inotify"), "{}", log());
+    for round in 0..2 {
+        // Written as that user, so that its daemon may read them.
+        let script = format!(
+            "mkdir -p {t}/round{round}/inner && for i in $(seq 0 99); do echo $i > {t}/round{round}/inner/f$i.txt; done && mv {t}/round{round}/inner {t}/round{round}/renamed && rm {t}/round{round}/renamed/f1*.txt",
+            t = tree.display()
+        );
+        run_ok(Command::new("setpriv").args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+            &script,
+        ]));
+        let fresh = String::from_utf8(
+            run_ok(&mut nobody(&[
+                "--source",
+                tree.to_str().unwrap(),
+                "*",
+                "--format",
+                "csv",
+                "--columns",
+                "path,size,record",
+            ]))
+            .stdout,
+        )
+        .unwrap();
+        converges(
+            || {
+                String::from_utf8(
+                    run_ok(&mut nobody(&[
+                        "*",
+                        "--format",
+                        "csv",
+                        "--columns",
+                        "path,size,record",
+                    ]))
+                    .stdout,
+                )
+                .unwrap()
+            },
+            &fresh,
+            "inotify",
+        );
+    }
+    let _ = nobody(&["daemon", "stop"]).output();
+    let _ = std::fs::remove_dir_all(&top);
+}

@@ -7,6 +7,7 @@
 //!   [`Options::cross_mounts`]), pseudo file systems (never), and updatedb's prune rules ([`Prune`]).
 //! * [`Folder`]: an opened folder, a [`uffs_fs::Reader`] like any raw reader's volume, so that the index build,
 //!   `uffs info` and the daemon take it as they take a volume.
+//! * `watch` (Linux): a walked folder's changes as the kernel reports them (fanotify, or inotify).
 //! * [`mounts`]: the system's mount table (`/proc/self/mountinfo`): which file system and device a folder is on.
 //!
 //! The walk itself (Linux) reads each folder with `getdents64` into a large buffer and each entry with `statx`
@@ -20,6 +21,8 @@ mod prune;
 mod sys;
 #[cfg(target_os = "linux")]
 mod walk;
+#[cfg(target_os = "linux")]
+pub mod watch;
 
 pub use prune::Prune;
 
@@ -61,6 +64,13 @@ impl Options {
     pub fn threads(&self) -> usize {
         if self.threads > 0 {
             return self.threads;
+        }
+        // For measuring: the benchmarks try other counts.
+        if let Some(n) = std::env::var("UFFS_WALK_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            return usize::max(n, 1);
         }
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         (2 * cores).clamp(4, 16)

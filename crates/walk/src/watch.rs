@@ -1,0 +1,352 @@
+//! Following a walked folder's changes (Linux): which folders below it had entries created, deleted, moved,
+//! or changed, as the kernel reports them.
+//!
+//! As root: fanotify with a mark on the whole file system (`FAN_MARK_FILESYSTEM`, `FAN_REPORT_DFID_NAME`): one
+//! mark, whatever the tree's size, each event naming its folder by a file handle, which is opened to learn its
+//! path (events outside the folder are dropped). Otherwise: inotify, one watch per folder (new folders get theirs
+//! as they come), while `fs.inotify.max_user_watches` allows; past it, [`Watch::new`] fails naming the limit.
+//! A queue that overflowed reports the folder itself as changed.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How a folder is followed.
+enum Kind {
+    Fanotify {
+        /// The folder itself, opened: the mount `open_by_handle_at` resolves handles on.
+        mount: OwnedFd,
+    },
+    Inotify {
+        /// Each watch's folder.
+        folders: HashMap<i32, PathBuf>,
+    },
+}
+
+/// A folder followed; see the module doc.
+pub struct Watch {
+    fd: OwnedFd,
+    kind: Kind,
+    root: PathBuf,
+    /// Folders whose changes are not reported (the daemon's own files).
+    ignored: Vec<PathBuf>,
+    buf: Vec<u8>,
+}
+
+/// What fanotify reports: a folder's entries created, deleted or moved (a folder's own too), and an entry's
+/// attributes or data changed.
+const FAN_EVENTS: u64 = libc::FAN_CREATE
+    | libc::FAN_DELETE
+    | libc::FAN_MOVED_FROM
+    | libc::FAN_MOVED_TO
+    | libc::FAN_ATTRIB
+    | libc::FAN_MODIFY
+    | libc::FAN_DELETE_SELF
+    | libc::FAN_MOVE_SELF
+    | libc::FAN_ONDIR;
+
+const IN_EVENTS: u32 = libc::IN_CREATE
+    | libc::IN_DELETE
+    | libc::IN_MOVED_FROM
+    | libc::IN_MOVED_TO
+    | libc::IN_ATTRIB
+    | libc::IN_MODIFY
+    | libc::IN_CLOSE_WRITE
+    | libc::IN_DELETE_SELF
+    | libc::IN_MOVE_SELF
+    | libc::IN_ONLYDIR
+    | libc::IN_DONT_FOLLOW
+    | libc::IN_EXCL_UNLINK;
+
+impl Watch {
+    /// Follows folder `root` (absolute, symlinks resolved), leaving out changes below `ignored`: fanotify where
+    /// this process may, else inotify.
+    pub fn new(root: &Path, ignored: Vec<PathBuf>) -> io::Result<Watch> {
+        let c = cstr(root);
+        // SAFETY: plain system calls on a valid C string; each descriptor returned is owned at once.
+        unsafe {
+            let fd = libc::fanotify_init(
+                libc::FAN_CLASS_NOTIF
+                    | libc::FAN_CLOEXEC
+                    | libc::FAN_NONBLOCK
+                    | libc::FAN_REPORT_DFID_NAME,
+                (libc::O_RDONLY | libc::O_CLOEXEC) as u32,
+            );
+            if fd >= 0 {
+                let fd = OwnedFd::from_raw_fd(fd);
+                let marked = libc::fanotify_mark(
+                    fd.as_raw_fd(),
+                    libc::FAN_MARK_ADD | libc::FAN_MARK_FILESYSTEM,
+                    FAN_EVENTS,
+                    libc::AT_FDCWD,
+                    c.as_ptr(),
+                );
+                let mount = libc::open(
+                    c.as_ptr(),
+                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                );
+                if marked == 0 && mount >= 0 {
+                    return Ok(Watch {
+                        fd,
+                        kind: Kind::Fanotify {
+                            mount: OwnedFd::from_raw_fd(mount),
+                        },
+                        root: root.to_path_buf(),
+                        ignored,
+                        buf: vec![0; 64 * 1024],
+                    });
+                }
+                if mount >= 0 {
+                    libc::close(mount);
+                }
+            }
+            let fd = libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC);
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let mut w = Watch {
+                fd: OwnedFd::from_raw_fd(fd),
+                kind: Kind::Inotify {
+                    folders: HashMap::new(),
+                },
+                root: root.to_path_buf(),
+                ignored,
+                buf: vec![0; 64 * 1024],
+            };
+            w.watch_tree(root)?;
+            Ok(w)
+        }
+    }
+
+    /// How it follows: `fanotify (the whole file system)` or `inotify (N folders)`.
+    pub fn how(&self) -> String {
+        match &self.kind {
+            Kind::Fanotify { .. } => "fanotify (one mark on the file system)".into(),
+            Kind::Inotify { folders } => format!("inotify ({} folders)", folders.len()),
+        }
+    }
+
+    /// Adds an inotify watch to `dir` and every folder below it on the same file system.
+    fn watch_tree(&mut self, dir: &Path) -> io::Result<()> {
+        let Kind::Inotify { folders } = &mut self.kind else {
+            return Ok(());
+        };
+        let dev =
+            std::fs::symlink_metadata(dir).map(|m| std::os::unix::fs::MetadataExt::dev(&m))?;
+        let mut todo = vec![dir.to_path_buf()];
+        while let Some(d) = todo.pop() {
+            let c = cstr(&d);
+            // SAFETY: a valid descriptor and C string.
+            let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), IN_EVENTS) };
+            if wd < 0 {
+                let e = io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENOSPC) {
+                    let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches")
+                        .unwrap_or_default();
+                    return Err(io::Error::other(format!(
+                        "following {} takes one inotify watch a folder, past this user's limit of {} \
+                         (fs.inotify.max_user_watches: raise it with `sysctl fs.inotify.max_user_watches=N`, or \
+                         run the daemon as root, which follows a whole file system with one fanotify mark)",
+                        self.root.display(),
+                        limit.trim()
+                    )));
+                }
+                // A folder gone or closed to this user since: nothing to follow there.
+                continue;
+            }
+            folders.insert(wd, d.clone());
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let Ok(m) = e.metadata() else {
+                    continue;
+                };
+                if m.is_dir() && std::os::unix::fs::MetadataExt::dev(&m) == dev {
+                    todo.push(e.path());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for changes and returns the folders they were in (none: nothing changed). A queue
+    /// that overflowed gives the followed folder itself.
+    pub fn wait(&mut self, timeout: Duration) -> io::Result<Vec<PathBuf>> {
+        let mut pfd = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe {
+            libc::poll(
+                &mut pfd,
+                1,
+                timeout.as_millis().min(i32::MAX as u128) as i32,
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted {
+                Ok(Vec::new())
+            } else {
+                Err(e)
+            };
+        }
+        let mut out = Vec::new();
+        loop {
+            // SAFETY: the kernel writes at most `buf.len()` bytes.
+            let got = unsafe {
+                libc::read(
+                    self.fd.as_raw_fd(),
+                    self.buf.as_mut_ptr().cast(),
+                    self.buf.len(),
+                )
+            };
+            if got < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::WouldBlock {
+                    break;
+                }
+                return Err(e);
+            }
+            if got == 0 {
+                break;
+            }
+            let events = self.buf[..got as usize].to_vec();
+            match &self.kind {
+                Kind::Fanotify { .. } => self.fanotify_events(&events, &mut out),
+                Kind::Inotify { .. } => self.inotify_events(&events, &mut out)?,
+            }
+        }
+        out.retain(|p| p.starts_with(&self.root) && !self.ignored.iter().any(|i| p.starts_with(i)));
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    fn fanotify_events(&self, buf: &[u8], out: &mut Vec<PathBuf>) {
+        let Kind::Fanotify { mount } = &self.kind else {
+            return;
+        };
+        let u32_at =
+            |b: &[u8], at: usize| u32::from_ne_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+        let mut at = 0;
+        // fanotify_event_metadata: event_len (4), vers (1), reserved (1), metadata_len (2), mask (8), fd (4),
+        // pid (4); then info records: info_type (1), pad (1), len (2), and for a folder's handle and name the
+        // file system id (8), `struct file_handle` (handle_bytes (4), handle_type (4), the handle) and the name.
+        while at + 24 <= buf.len() {
+            let len = u32_at(buf, at) as usize;
+            let meta_len = u16::from_ne_bytes([buf[at + 6], buf[at + 7]]) as usize;
+            let mask = u64::from_ne_bytes(buf[at + 8..at + 16].try_into().expect("8 bytes"));
+            if len < 24 || at + len > buf.len() {
+                break;
+            }
+            let event = &buf[at..at + len];
+            at += len;
+            if mask & libc::FAN_Q_OVERFLOW != 0 {
+                out.push(self.root.clone());
+                continue;
+            }
+            let mut i = meta_len;
+            while i + 4 <= event.len() {
+                let kind = event[i];
+                let info_len = u16::from_ne_bytes([event[i + 2], event[i + 3]]) as usize;
+                if info_len < 4 || i + info_len > event.len() {
+                    break;
+                }
+                let info = &event[i..i + info_len];
+                i += info_len;
+                if kind != libc::FAN_EVENT_INFO_TYPE_DFID_NAME
+                    && kind != libc::FAN_EVENT_INFO_TYPE_DFID
+                {
+                    continue;
+                }
+                // After the header (4) and the file system id (8).
+                let Some(handle) = info.get(12..) else {
+                    continue;
+                };
+                if handle.len() < 8 {
+                    continue;
+                }
+                let bytes = u32_at(handle, 0) as usize;
+                let Some(whole) = handle.get(..8 + bytes) else {
+                    continue;
+                };
+                // A copy, aligned as `struct file_handle` is.
+                let mut h = vec![0u32; whole.len().div_ceil(4)];
+                // SAFETY: `h` holds at least `whole.len()` bytes.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        whole.as_ptr(),
+                        h.as_mut_ptr().cast::<u8>(),
+                        whole.len(),
+                    )
+                };
+                // SAFETY: a valid mount descriptor and handle; the descriptor returned is owned at once.
+                let fd = unsafe {
+                    libc::open_by_handle_at(
+                        mount.as_raw_fd(),
+                        h.as_mut_ptr().cast(),
+                        libc::O_PATH | libc::O_CLOEXEC,
+                    )
+                };
+                if fd < 0 {
+                    // A folder gone since: its parent's change was reported too.
+                    continue;
+                }
+                // SAFETY: just opened, owned here.
+                let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+                if let Ok(p) = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())) {
+                    out.push(p);
+                }
+            }
+        }
+    }
+
+    fn inotify_events(&mut self, buf: &[u8], out: &mut Vec<PathBuf>) -> io::Result<()> {
+        let mut at = 0;
+        let mut new_folders = Vec::new();
+        // inotify_event: wd (4), mask (4), cookie (4), len (4), name (len bytes, NUL-padded).
+        while at + 16 <= buf.len() {
+            let wd = i32::from_ne_bytes(buf[at..at + 4].try_into().expect("4 bytes"));
+            let mask = u32::from_ne_bytes(buf[at + 4..at + 8].try_into().expect("4 bytes"));
+            let len =
+                u32::from_ne_bytes(buf[at + 12..at + 16].try_into().expect("4 bytes")) as usize;
+            let name = &buf[(at + 16).min(buf.len())..(at + 16 + len).min(buf.len())];
+            let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+            at += 16 + len;
+            let Kind::Inotify { folders } = &mut self.kind else {
+                return Ok(());
+            };
+            if mask & libc::IN_Q_OVERFLOW != 0 {
+                out.push(self.root.clone());
+                continue;
+            }
+            if mask & libc::IN_IGNORED != 0 {
+                folders.remove(&wd);
+                continue;
+            }
+            let Some(dir) = folders.get(&wd) else {
+                continue;
+            };
+            out.push(dir.clone());
+            if mask & libc::IN_ISDIR != 0 && mask & (libc::IN_CREATE | libc::IN_MOVED_TO) != 0 {
+                new_folders.push(dir.join(std::ffi::OsStr::from_bytes(name)));
+            }
+        }
+        for f in new_folders {
+            self.watch_tree(&f)?;
+        }
+        Ok(())
+    }
+}
+
+fn cstr(p: &Path) -> CString {
+    crate::sys::cstring(p.as_os_str())
+}
