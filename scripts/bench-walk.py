@@ -75,6 +75,65 @@ def make_image(fs, img, rows, params):
     print(f"{img}: {made:,} names in {time.perf_counter() - t:.0f} s", flush=True)
 
 
+def live(img):
+    """The daemon following the 1.2M-entry ext4 tree, mounted read-write, walked (`volumes add MNT --walk`): how
+    long after `close()` a new file is found through the daemon, and after `rename()` a folder of many entries,
+    each the median of 5; then the daemon's answers against a fresh walk."""
+    work = tempfile.mkdtemp(prefix="uffs-bench-walk-live-")
+    mnt = os.path.join(work, "mnt")
+    os.mkdir(mnt)
+    env = dict(os.environ, UFFS_CACHE_DIR=os.path.join(work, "cache"), UFFS_RUNTIME_DIR=os.path.join(work, "run"))
+    subprocess.run(["mount", "-o", "loop", img, mnt], check=True)
+    try:
+        run = lambda *args: subprocess.run([UFFS, *args], env=env, capture_output=True, text=True)
+        t = time.perf_counter()
+        r = run("volumes", "add", mnt, "--walk", "--name", "live", "--prune-names", "", "--prune-paths", "")
+        if r.returncode != 0:
+            sys.exit(r.stderr)
+        print(f"volumes add (walk, index written): {time.perf_counter() - t:.2f} s")
+        run("daemon", "start")
+        log = os.path.join(work, "cache", "daemon.log")
+        while "following" not in open(log).read():
+            time.sleep(0.05)
+        time.sleep(20)  # the first check, a whole walk (what changed between the index's walk and the watch)
+
+        def found_after(make, query, want):
+            t = time.perf_counter()
+            make()
+            while want not in run(query).stdout:
+                time.sleep(0.002)
+            return (time.perf_counter() - t) * 1e3
+
+        new = [found_after(lambda i=i: open(os.path.join(mnt, f"live-new-{i}.txt"), "w").close(),
+                           f"live-new-{i}.txt", f"live-new-{i}.txt") for i in range(5)]
+        # The largest top folder, renamed back and forth.
+        tops = sorted(((sum(1 for _ in os.scandir(os.path.join(mnt, d))), d) for d in os.listdir(mnt)
+                       if os.path.isdir(os.path.join(mnt, d)) and d != "lost+found"), reverse=True)
+        big = tops[0][1]
+        below = int(subprocess.run(f"find '{os.path.join(mnt, big)}' | wc -l", shell=True, capture_output=True,
+                                   text=True).stdout) - 1
+        renames = []
+        for i in range(5):
+            old, newname = (big, f"{big}-renamed") if i % 2 == 0 else (f"{big}-renamed", big)
+            renames.append(found_after(lambda o=old, n=newname: os.rename(os.path.join(mnt, o), os.path.join(mnt, n)),
+                                       f"wfn:{newname}", os.path.join(mnt, newname)))
+        if len(renames) % 2:
+            os.rename(os.path.join(mnt, f"{big}-renamed"), os.path.join(mnt, big))
+        time.sleep(1)
+        daemon = set(run("*").stdout.splitlines())
+        fresh = set(subprocess.run([UFFS, "--source", mnt, "--walk", "--prune-names", "", "--prune-paths", "", "*"],
+                                   capture_output=True, text=True).stdout.splitlines())
+        print(f"new file found after close(): median {benchlib.median(new):.0f} ms ({', '.join(f'{x:.0f}' for x in new)})")
+        print(f"folder {big} ({below:,} entries below it) renamed, found after rename(): median "
+              f"{benchlib.median(renames):.0f} ms ({', '.join(f'{x:.0f}' for x in renames)})")
+        print(f"daemon's answers equal a fresh walk's: {daemon == fresh} ({len(daemon):,} paths)")
+        print("log:", *[l for l in open(log).read().splitlines() if "applied" in l][-3:], sep="\n  ")
+    finally:
+        subprocess.run([UFFS, "daemon", "stop"], env=env, capture_output=True)
+        subprocess.run(["umount", mnt])
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", default="/work/bench/walk")
@@ -82,6 +141,7 @@ def main():
     ap.add_argument("--entries", type=int, default=1_200_000)
     ap.add_argument("--seed", type=int, default=20240917)
     ap.add_argument("--runs", type=int, default=3, help="runs per figure; 0: only make the images")
+    ap.add_argument("--live", action="store_true", help="only the daemon's following of the ext4 image's mount")
     a = ap.parse_args()
     benchlib.need_release_build("bench-walk.py")
     os.makedirs(a.work, exist_ok=True)
@@ -100,6 +160,9 @@ def main():
         for fs in need:
             make_image(fs, os.path.join(a.work, f"{fs}.img"), rows, params)
     if a.runs == 0:
+        return
+    if a.live:
+        live(os.path.join(a.work, "ext4.img"))
         return
     table = []
     notes = []

@@ -3,11 +3,13 @@
 //! folder changed, instead of the volume's interval. A folder that cannot be followed (inotify's watch limit) is
 //! left to its interval, and the log says why.
 //!
-//! A check re-walks the folder and applies what differs as a delta (`uffs_mft::update`), so a change shows in
-//! the time a walk of the folder takes: a fraction of a second for a home folder, about a second a million
-//! entries.
+//! A check reads again only the folders reported (`uffs_walk::reread`) and applies what differs as a delta
+//! (`uffs_mft::update::folder_delta`), in time proportional to those folders; where that cannot be exact (a folder
+//! deleted with what was below it, a hard link, a queue that overflowed) it walks the whole folder, as the first
+//! check after the index was loaded does.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -134,10 +136,12 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
         root.display(),
         watch.how()
     ));
-    let mut pending = true;
+    // The first check is whole: what changed between the index's walk and the first report is known to none.
+    let mut whole = true;
+    let mut changed: Vec<PathBuf> = Vec::new();
     while !stop.load(Ordering::SeqCst) {
         match watch.wait(Duration::from_millis(250)) {
-            Ok(changed) => pending |= !changed.is_empty(),
+            Ok(dirs) => changed.extend(dirs),
             Err(e) => {
                 log(&format!(
                     "{name}: following {} failed ({e}); checking on the interval",
@@ -146,16 +150,47 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
                 return;
             }
         }
-        if !pending {
+        if !whole && changed.is_empty() {
             continue;
         }
         std::thread::sleep(GATHER);
-        // What came meanwhile is in this check; reports the check itself causes are drained after it.
-        let _ = watch.wait(Duration::ZERO);
+        // What came meanwhile is in this check.
+        if let Ok(more) = watch.wait(Duration::ZERO) {
+            changed.extend(more);
+        }
+        changed.sort();
+        changed.dedup();
         let Some(l) = loaded(shared, name) else {
             return;
         };
-        let _ = crate::refresh::check(shared, &l, true);
-        pending = false;
+        // The folders reported, read again; the whole folder walked when that cannot be exact, when its top is
+        // all that is known (a queue that overflowed), or when the folders are very many.
+        let overflowed = watch.overflowed();
+        if overflowed {
+            log(&format!(
+                "{name}: the kernel's queue of changes overflowed: walking the whole folder"
+            ));
+        }
+        let partly = !whole
+            && !overflowed
+            && changed.len() <= MAX_FOLDERS
+            && match crate::refresh::check_folders(shared, &l, &changed) {
+                Ok(_) => true,
+                Err(why) => {
+                    log(&format!(
+                        "{name}: the {} folders reported were not enough ({why}): walking the whole folder",
+                        changed.len()
+                    ));
+                    false
+                }
+            };
+        if !partly {
+            let _ = crate::refresh::check(shared, &l, true);
+        }
+        whole = false;
+        changed.clear();
     }
 }
+
+/// Folders reported at once past which a whole walk is cheaper than reading them one by one.
+const MAX_FOLDERS: usize = 4096;

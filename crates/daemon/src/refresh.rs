@@ -158,6 +158,90 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
         ..ScanOptions::default()
     };
     let outcome = refresh(&vol, base, map, l.delta.as_deref(), &opts);
+    conclude(shared, &l, outcome, t, stamp)
+}
+
+/// Folders `dirs` of mounted folder `l`, which the kernel reported changes in, read again and what changed
+/// applied as a delta (`uffs_mft::update::folder_delta`), without a walk of the whole folder. An error says why
+/// that cannot be exact (a folder gone with what was below it, a folder read raw …): then [`check`] walks it
+/// whole.
+#[cfg(target_os = "linux")]
+pub(crate) fn check_folders(
+    shared: &Arc<Shared>,
+    l: &Arc<Loaded>,
+    dirs: &[std::path::PathBuf],
+) -> Result<(String, u64), String> {
+    let _one = shared.refreshing.lock();
+    let l = server::current(shared)
+        .volumes
+        .iter()
+        .find(|v| v.entry.name == l.entry.name)
+        .cloned()
+        .ok_or("not loaded")?;
+    let e = &l.entry;
+    if server::building(shared, &e.name) || l.meta().filesystem != uffs_index::FileSystem::Folder {
+        return Err("not a walked folder, or being rebuilt".into());
+    }
+    let root = uffs_index::folder_root(&e.source).ok_or("not a folder")?;
+    let root = std::path::Path::new(if root.is_empty() { "/" } else { root });
+    let opts = e.walk.as_ref().map(|w| w.options()).unwrap_or_default();
+    let folder = uffs_walk::Folder::open(root, opts).map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let base = l.base();
+    let map = l.map.get_or_init(|| BaseMap::new(base));
+    let delta = l.delta.as_deref();
+    let in_delta: std::collections::HashSet<u32> = delta
+        .map(|d| {
+            (0..d.index.len() as u32)
+                .map(|i| d.index.record(i))
+                .collect()
+        })
+        .unwrap_or_default();
+    let known = |id: u64| {
+        let r = uffs_mft::neutral::record_of(id).0;
+        in_delta.contains(&(r as u32))
+            || map
+                .first(r)
+                .is_some_and(|e| !delta.is_some_and(|d| d.is_hidden(e)))
+    };
+    let again = uffs_walk::reread(&folder, dirs, &|id| !known(id)).map_err(|e| e.to_string())?;
+    if again.missing {
+        return Err("a folder reported is gone or cannot be read".into());
+    }
+    if !again.exact {
+        return Err("entries the walk numbers itself".into());
+    }
+    let found = t.elapsed();
+    let mut applied = uffs_mft::update::folder_delta(
+        base,
+        map,
+        delta,
+        &again.listed,
+        &again.entries,
+        uffs_walk::ROOT_ID,
+    )
+    .ok_or("a folder removed with what was below it, or a file named elsewhere too")?;
+    applied.find_time = found;
+    Ok(conclude(
+        shared,
+        &l,
+        Ok(Refresh::Updated(Box::new(applied))),
+        t,
+        None,
+    ))
+}
+
+/// What a check found (`outcome`, after `t` began), applied: a delta swapped in and written, a rebuild started,
+/// or why not; `stamp` is the source's write stamp the check began with.
+fn conclude(
+    shared: &Arc<Shared>,
+    l: &Arc<Loaded>,
+    outcome: uffs_mft::Result<Refresh>,
+    t: Instant,
+    stamp: Option<u64>,
+) -> (String, u64) {
+    let e = &l.entry;
+    let base = l.base();
     // The check read the record numbers and hashes whole, which queries do not: their pages leave the process.
     uffs_index::file::release_update_pages(base);
     set_follow(shared, &e.name, |f| f.unavailable = false);
@@ -192,7 +276,7 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
     let delta = Arc::new(delta);
     let layered = Arc::new(l.with_delta(Arc::clone(&delta)));
     if !server::replace_volume_if(shared, &e.name, Arc::clone(&layered), |now| {
-        Arc::ptr_eq(now, &l)
+        Arc::ptr_eq(now, l)
     }) {
         return (format!("{}: replaced while this check ran", e.name), 0);
     }

@@ -578,6 +578,156 @@ fn neutral_refresh(
     })))
 }
 
+/// The delta over `base` + `delta` after the kernel reported changes in some folders of a walked folder, which
+/// were read again (`uffs_walk::reread`): `listed`, the ids of the folders listed; `entries`, each one's own entry,
+/// what is in it now and what is below its new subfolders. The records replaced are the folders', those of every
+/// entry the index has in them, and those found: in time proportional to the folders listed and the index's
+/// length (one pass over its parents), never a walk of the whole folder. `None` when that is not exact: a folder
+/// that was in one of them is no longer (what was below it would have to go too), or an update would have to
+/// read other records again; then [`refresh`] walks it whole.
+pub fn folder_delta(
+    base: &Index,
+    map: &BaseMap,
+    delta: Option<&Delta>,
+    listed: &[u64],
+    entries: &[uffs_fs::Entry],
+    root: u64,
+) -> Option<Applied> {
+    let t = Instant::now();
+    let record = |id: u64| crate::neutral::record_of(id).0;
+    let mut folders: Vec<u32> = listed.iter().map(|&id| record(id) as u32).collect();
+    folders.sort_unstable();
+    let listed_folder = |r: u32| folders.binary_search(&r).is_ok();
+    // What the index has in the folders listed (and the folders themselves), base then delta.
+    let mut before: Vec<(u64, bool)> = Vec::new();
+    for e in 0..base.len() as u32 {
+        if delta.is_some_and(|d| d.is_hidden(e)) || !compared(base.flags(e)) {
+            continue;
+        }
+        if listed_folder(base.record(base.parent(e))) || listed_folder(base.record(e)) {
+            before.push((
+                u64::from(base.record(e)),
+                base.flags(e) & uffs_index::flags::DIRECTORY != 0,
+            ));
+        }
+    }
+    if let Some(d) = delta {
+        let idx = &d.index;
+        for e in 0..idx.len() as u32 {
+            if compared(idx.flags(e))
+                && (listed_folder(idx.record(idx.parent(e))) || listed_folder(idx.record(e)))
+            {
+                before.push((
+                    u64::from(idx.record(e)),
+                    idx.flags(e) & uffs_index::flags::DIRECTORY != 0,
+                ));
+            }
+        }
+    }
+    let mut found: Vec<u64> = entries.iter().map(|e| record(e.id)).collect();
+    found.sort_unstable();
+    found.dedup();
+    // A folder gone from where it was and found nowhere: its entries below would have to go too.
+    if before
+        .iter()
+        .any(|&(r, dir)| dir && found.binary_search(&r).is_err())
+    {
+        return None;
+    }
+    // A file with other names outside these folders (hard links): those names are the index's, unchanged (their
+    // folders were not reported), with what the file is now. One named only there now is the index's alone.
+    let mut extra: Vec<uffs_fs::Entry> = Vec::new();
+    let mut outside = |idx: &Index, e: u32| {
+        let p = idx.parent(e);
+        if listed_folder(idx.record(p)) || !compared(idx.flags(e)) {
+            return true;
+        }
+        let r = u64::from(idx.record(e));
+        let Ok(at) = entries.binary_search_by_key(&r, |x| record(x.id)) else {
+            return false;
+        };
+        let mut name = entries[at].clone();
+        name.parent = crate::neutral::id_of(u64::from(idx.record(p)), idx.sequence(p));
+        name.name = idx.name(e).into_owned();
+        extra.push(name);
+        true
+    };
+    let mut delta_entries: std::collections::HashMap<u32, Vec<u32>> =
+        std::collections::HashMap::new();
+    if let Some(d) = delta {
+        for i in 0..d.index.len() as u32 {
+            delta_entries.entry(d.index.record(i)).or_default().push(i);
+        }
+    }
+    let mut names_kept = true;
+    for &(r, dir) in &before {
+        if dir {
+            continue;
+        }
+        if let Some(first) = map.first(r) {
+            for i in first as usize..base.len() {
+                let i = i as u32;
+                if u64::from(base.record(i)) != r {
+                    break;
+                }
+                if !delta.is_some_and(|d| d.is_hidden(i)) {
+                    names_kept &= outside(base, i);
+                }
+            }
+        }
+        if let (Some(d), Some(es)) = (delta, delta_entries.get(&(r as u32))) {
+            for &i in es {
+                names_kept &= outside(&d.index, i);
+            }
+        }
+    }
+    if !names_kept {
+        return None;
+    }
+    let mut entries: Vec<uffs_fs::Entry> = entries.to_vec();
+    entries.extend(extra);
+    uffs_fs::sort_by_id(&mut entries);
+    entries.dedup();
+    let mut changed: Vec<u64> = before
+        .iter()
+        .map(|&(r, _)| r)
+        .chain(found.iter().copied())
+        .collect();
+    changed.sort_unstable();
+    changed.dedup();
+    if layer::records_to_recheck(base, map, delta, &changed)
+        .iter()
+        .any(|r| changed.binary_search(r).is_err())
+    {
+        return None;
+    }
+    let read_time = t.elapsed();
+    let opts = ScanOptions::default();
+    let part = crate::neutral::batch_of(entries.iter(), root, &opts);
+    let mut meta = delta.map_or(&base.meta, |d| &d.index.meta).clone();
+    meta.records_total = meta
+        .records_total
+        .max(entries.iter().map(|e| record(e.id) + 1).max().unwrap_or(0));
+    // Not the stamp of a whole walk: the next whole check compares every entry.
+    meta.change_stamp = 0;
+    meta.built_at = uffs_index::time::now();
+    let build = BuildOptions {
+        include_deleted: meta.has_deleted,
+    };
+    let (new, stats) = layer::apply(base, map, delta, &changed, &part, meta, build);
+    Some(Applied {
+        delta: new,
+        report: UpdateReport {
+            records_read: part.records.len() as u64,
+            read_time,
+            stats,
+        },
+        how: "the kernel's reports",
+        // The caller's: the folders read again.
+        find_time: Duration::ZERO,
+    })
+}
+
 /// Whether a re-scan compares an entry of these flags: not the synthetic folders, nor names from slack, which
 /// are no entry of their record and which an update keeps as the build found them (`uffs_index::layer`).
 fn compared(flags: u32) -> bool {

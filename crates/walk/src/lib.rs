@@ -25,6 +25,8 @@ mod walk;
 pub mod watch;
 
 pub use prune::Prune;
+#[cfg(target_os = "linux")]
+pub use walk::{reread, Reread};
 
 /// The root folder's id in a walk (its inode is not: see the walk's numbering).
 pub const ROOT_ID: u64 = 2;

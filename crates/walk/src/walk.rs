@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use uffs_fs::{attr, Entry, Kind, Posix, Spool, Times, UNREADABLE};
@@ -51,6 +52,11 @@ struct Shared<'a> {
     mounts: Vec<mounts::Mount>,
     /// The file systems (devices) walked, so that a bind mount of one is not walked twice.
     devices: Mutex<HashSet<u64>>,
+    /// For a partial walk ([`reread`]): which subfolders to walk into (those the index does not know); `None`:
+    /// all of them.
+    descend: Option<&'a (dyn Fn(u64) -> bool + Sync)>,
+    /// An id was handed out (a mount point, a large inode): a partial walk's ids may not be a whole walk's.
+    far_used: AtomicBool,
 }
 
 /// The ids handed out from [`FAR_TOP`] down, by (device, inode): a hard link's names share one.
@@ -62,6 +68,107 @@ struct Far {
 /// Walks `folder`: every entry below it (its own included, as the root), and the warnings of what could not be
 /// read.
 pub fn walk(folder: &Folder) -> Result<(Spool, Vec<String>), Error> {
+    let (shared, st) = shared(folder, None)?;
+    let root = ROOT;
+    let mut spool = Spool::new();
+    let mut e = Entry::default();
+    fill(&mut e, root, root, b"", &st);
+    spool.push_ref(&e);
+    shared.queue.lock().expect("not poisoned").jobs.push(Job {
+        id: root,
+        path: folder.path.as_os_str().as_encoded_bytes().to_vec(),
+        dev: device(&st),
+        mnt: st.stx_mnt_id,
+    });
+    let warnings = run(&shared, &mut spool);
+    Ok((spool, warnings))
+}
+
+/// Folders below a walked folder read again, after the kernel reported changes in them.
+#[derive(Debug, Default)]
+pub struct Reread {
+    /// Each folder's own entry and every entry in it, and every entry below the subfolders the index did not
+    /// know (made or moved in since), in id order.
+    pub entries: Vec<Entry>,
+    /// The ids of the folders listed.
+    pub listed: Vec<u64>,
+    /// A folder could not be read (a folder asked for that is gone is not: its parent's listing tells).
+    pub missing: bool,
+    /// The ids are a whole walk's: false when an entry of another file system or an inode the walk numbers
+    /// itself was met (its number is this walk's); then only a whole walk is exact.
+    pub exact: bool,
+    pub warnings: Vec<String>,
+}
+
+/// Reads folders `dirs` (below `folder`, absolute) again: their own entries and what is in them, and whole
+/// every subfolder `is_new` says the index does not know.
+pub fn reread(
+    folder: &Folder,
+    dirs: &[std::path::PathBuf],
+    is_new: &(dyn Fn(u64) -> bool + Sync),
+) -> Result<Reread, Error> {
+    let (shared, root_st) = shared(folder, Some(is_new))?;
+    let mut out = Reread {
+        exact: true,
+        ..Reread::default()
+    };
+    let mut spool = Spool::new();
+    let mut e = Entry::default();
+    {
+        let w = Worker::new(&shared);
+        let mut q = shared.queue.lock().expect("not poisoned");
+        for d in dirs {
+            // Gone since it was reported (renamed or deleted): its parent was reported too, and is listed.
+            let Ok(st) = sys::stat_path(&sys::cstring(d.as_os_str())) else {
+                continue;
+            };
+            if u32::from(st.stx_mode) & libc::S_IFMT != libc::S_IFDIR
+                || device(&st) != shared.root_dev
+            {
+                out.exact = false;
+                continue;
+            }
+            let id = w.id_of(device(&st), st.stx_ino);
+            if *d == folder.path {
+                fill(&mut e, ROOT, ROOT, b"", &root_st);
+            } else {
+                let (Some(parent), Some(name)) = (d.parent(), d.file_name()) else {
+                    continue;
+                };
+                let Ok(pst) = sys::stat_path(&sys::cstring(parent.as_os_str())) else {
+                    out.missing = true;
+                    continue;
+                };
+                let pid = w.id_of(device(&pst), pst.stx_ino);
+                fill(&mut e, id, pid, name.as_encoded_bytes(), &st);
+            }
+            spool.push_ref(&e);
+            out.listed.push(id);
+            q.jobs.push(Job {
+                id,
+                path: d.as_os_str().as_encoded_bytes().to_vec(),
+                dev: device(&st),
+                mnt: st.stx_mnt_id,
+            });
+        }
+    }
+    out.warnings = run(&shared, &mut spool);
+    out.missing |= !out.warnings.is_empty();
+    out.exact &= !shared.far_used.load(Ordering::Relaxed);
+    out.entries = spool.into_entries();
+    // A folder both asked for and new below another one is listed twice, alike.
+    out.entries.dedup();
+    out.listed.sort_unstable();
+    out.listed.dedup();
+    Ok(out)
+}
+
+/// The state the walking threads share, for `folder` (and `descend`, see [`Shared::descend`]), and the
+/// folder's own `statx`.
+fn shared<'a>(
+    folder: &'a Folder,
+    descend: Option<&'a (dyn Fn(u64) -> bool + Sync)>,
+) -> Result<(Shared<'a>, libc::statx), Error> {
     let c = sys::cstring(folder.path.as_os_str());
     let st =
         sys::stat_path(&c).map_err(|e| Error::new(format!("{}: {e}", folder.path.display())))?;
@@ -82,22 +189,19 @@ pub fn walk(folder: &Folder) -> Result<(Spool, Vec<String>), Error> {
             Vec::new()
         },
         devices: Mutex::new(HashSet::from([dev])),
+        descend,
+        far_used: AtomicBool::new(false),
     };
-    let root = ROOT;
-    let mut spool = Spool::new();
-    let mut e = Entry::default();
-    fill(&mut e, root, root, b"", &st);
-    spool.push_ref(&e);
-    shared.queue.lock().expect("not poisoned").jobs.push(Job {
-        id: root,
-        path: folder.path.as_os_str().as_encoded_bytes().to_vec(),
-        dev,
-        mnt: st.stx_mnt_id,
-    });
-    let threads = folder.options.threads();
+    Ok((shared, st))
+}
+
+/// Reads the folders queued in `shared` (and those they lead to) on the walk's threads into `spool`; returns
+/// the warnings, sorted.
+fn run(shared: &Shared, spool: &mut Spool) -> Vec<String> {
+    let threads = shared.folder.options.threads();
     let done: Vec<(Spool, Vec<String>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
-            .map(|_| s.spawn(|| Worker::new(&shared).run()))
+            .map(|_| s.spawn(|| Worker::new(shared).run()))
             .collect();
         handles
             .into_iter()
@@ -110,7 +214,7 @@ pub fn walk(folder: &Folder) -> Result<(Spool, Vec<String>), Error> {
         warnings.extend(w);
     }
     warnings.sort();
-    Ok((spool, warnings))
+    warnings
 }
 
 /// One walking thread's state: its spool, and buffers reused for every folder.
@@ -261,6 +365,9 @@ impl<'s, 'a> Worker<'s, 'a> {
         if opts.prune.folder(&path, name) {
             return;
         }
+        if self.shared.descend.is_some_and(|new| !new(id)) {
+            return;
+        }
         let dev = device(st);
         if dev != job.dev || st.stx_mnt_id != job.mnt {
             if !opts.cross_mounts {
@@ -310,6 +417,7 @@ impl<'s, 'a> Worker<'s, 'a> {
 
     /// An id handed out for inode `ino` of device `dev` (the same for each of its names).
     fn far_id(&self, dev: u64, ino: u64) -> u64 {
+        self.shared.far_used.store(true, Ordering::Relaxed);
         let mut far = self.shared.far.lock().expect("not poisoned");
         let next = far.next;
         let id = *far.ids.entry((dev, ino)).or_insert(next);

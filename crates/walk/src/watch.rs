@@ -5,7 +5,7 @@
 //! mark, whatever the tree's size, each event naming its folder by a file handle, which is opened to learn its
 //! path (events outside the folder are dropped). Otherwise: inotify, one watch per folder (new folders get theirs
 //! as they come), while `fs.inotify.max_user_watches` allows; past it, [`Watch::new`] fails naming the limit.
-//! A queue that overflowed reports the folder itself as changed.
+//! A queue that overflowed reports the folder itself as changed, and [`Watch::overflowed`] says so.
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -35,6 +35,8 @@ pub struct Watch {
     /// Folders whose changes are not reported (the daemon's own files).
     ignored: Vec<PathBuf>,
     buf: Vec<u8>,
+    /// The kernel's queue overflowed since [`Watch::overflowed`] was last asked: changes were lost.
+    overflow: bool,
 }
 
 /// What fanotify reports: a folder's entries created, deleted or moved (a folder's own too), and an entry's
@@ -98,6 +100,7 @@ impl Watch {
                         root: root.to_path_buf(),
                         ignored,
                         buf: vec![0; 64 * 1024],
+                        overflow: false,
                     });
                 }
                 if mount >= 0 {
@@ -116,10 +119,17 @@ impl Watch {
                 root: root.to_path_buf(),
                 ignored,
                 buf: vec![0; 64 * 1024],
+                overflow: false,
             };
             w.watch_tree(root)?;
             Ok(w)
         }
+    }
+
+    /// Whether the kernel's queue overflowed since this was last asked (changes were lost: only a whole walk
+    /// finds them).
+    pub fn overflowed(&mut self) -> bool {
+        std::mem::take(&mut self.overflow)
     }
 
     /// How it follows: `fanotify (the whole file system)` or `inotify (N folders)`.
@@ -230,7 +240,16 @@ impl Watch {
         Ok(out)
     }
 
-    fn fanotify_events(&self, buf: &[u8], out: &mut Vec<PathBuf>) {
+    fn fanotify_events(&mut self, buf: &[u8], out: &mut Vec<PathBuf>) {
+        let mut overflow = false;
+        self.fanotify_records(buf, out, &mut overflow);
+        if overflow {
+            self.overflow = true;
+            out.push(self.root.clone());
+        }
+    }
+
+    fn fanotify_records(&self, buf: &[u8], out: &mut Vec<PathBuf>, overflow: &mut bool) {
         let Kind::Fanotify { mount } = &self.kind else {
             return;
         };
@@ -250,7 +269,7 @@ impl Watch {
             let event = &buf[at..at + len];
             at += len;
             if mask & libc::FAN_Q_OVERFLOW != 0 {
-                out.push(self.root.clone());
+                *overflow = true;
                 continue;
             }
             let mut i = meta_len;
@@ -325,6 +344,7 @@ impl Watch {
                 return Ok(());
             };
             if mask & libc::IN_Q_OVERFLOW != 0 {
+                self.overflow = true;
                 out.push(self.root.clone());
                 continue;
             }
