@@ -35,6 +35,7 @@ import benchlib  # noqa: E402
 from benchlib import entries_of, print_table  # noqa: E402
 from benchlib import median_measured as med  # noqa: E402
 
+CHURN = 60
 HERE = os.path.dirname(os.path.abspath(__file__))
 UFFS = os.environ.get("UFFS_BIN") or benchlib.UFFS
 MKFS = {
@@ -104,8 +105,9 @@ def live(img):
                 time.sleep(0.002)
             return (time.perf_counter() - t) * 1e3
 
-        new = [found_after(lambda i=i: open(os.path.join(mnt, f"live-new-{i}.txt"), "w").close(),
-                           f"live-new-{i}.txt", f"live-new-{i}.txt") for i in range(5)]
+        tag = f"live-new-{os.getpid()}"
+        new = [found_after(lambda i=i: open(os.path.join(mnt, f"{tag}-{i}.txt"), "w").close(),
+                           f"{tag}-{i}.txt", f"{tag}-{i}.txt") for i in range(5)]
         # The largest top folder, renamed back and forth.
         tops = sorted(((sum(1 for _ in os.scandir(os.path.join(mnt, d))), d) for d in os.listdir(mnt)
                        if os.path.isdir(os.path.join(mnt, d)) and d != "lost+found"), reverse=True)
@@ -119,14 +121,45 @@ def live(img):
                                        f"wfn:{newname}", os.path.join(mnt, newname)))
         if len(renames) % 2:
             os.rename(os.path.join(mnt, f"{big}-renamed"), os.path.join(mnt, big))
-        time.sleep(1)
-        daemon = set(run("*").stdout.splitlines())
+        # Churn: 5,000 changes a second (files made, renamed and deleted in a few folders) for CHURN seconds.
+        churn_dir = os.path.join(mnt, "churn")
+        os.makedirs(churn_dir, exist_ok=True)
+        t0, n, k = time.perf_counter(), 0, 0
+        while time.perf_counter() - t0 < CHURN:
+            sub = os.path.join(churn_dir, f"d{k % 20}")
+            os.makedirs(sub, exist_ok=True)
+            p = os.path.join(sub, f"f{k}.txt")
+            with open(p, "w") as f:
+                f.write("x" * (k % 100))
+            n += 1
+            if k % 3 == 0:
+                os.rename(p, p + ".moved")
+                n += 1
+            if k % 5 == 0 and k > 10:
+                old = os.path.join(churn_dir, f"d{(k - 10) % 20}", f"f{k - 10}.txt")
+                if os.path.exists(old):
+                    os.unlink(old)
+                    n += 1
+            k += 1
+            ahead = n / 5000 - (time.perf_counter() - t0)
+            if ahead > 0:
+                time.sleep(ahead)
+        rate = n / (time.perf_counter() - t0)
+        t = time.perf_counter()
         fresh = set(subprocess.run([UFFS, "--source", mnt, "--walk", "--prune-names", "", "--prune-paths", "", "*"],
                                    capture_output=True, text=True).stdout.splitlines())
+        while set(run("*").stdout.splitlines()) != fresh and time.perf_counter() - t < 30:
+            time.sleep(0.2)
+        print(f"churn: {n:,} changes in {CHURN} s ({rate:,.0f}/s)")
+        daemon = set(run("*").stdout.splitlines())
         print(f"new file found after close(): median {benchlib.median(new):.0f} ms ({', '.join(f'{x:.0f}' for x in new)})")
         print(f"folder {big} ({below:,} entries below it) renamed, found after rename(): median "
               f"{benchlib.median(renames):.0f} ms ({', '.join(f'{x:.0f}' for x in renames)})")
-        print(f"daemon's answers equal a fresh walk's: {daemon == fresh} ({len(daemon):,} paths)")
+        print(f"after it, the daemon's answers equal a fresh walk's: {daemon == fresh} ({len(daemon):,} paths; "
+              f"only the daemon's: {len(daemon - fresh)}, only the walk's: {len(fresh - daemon)})")
+        shutil.rmtree(churn_dir)
+        for i in range(5):
+            os.unlink(os.path.join(mnt, f"{tag}-{i}.txt"))
         print("log:", *[l for l in open(log).read().splitlines() if "applied" in l][-3:], sep="\n  ")
     finally:
         subprocess.run([UFFS, "daemon", "stop"], env=env, capture_output=True)
