@@ -2,9 +2,9 @@
 //! loop device. uffs reads its tables raw, as the kernel last wrote them back to the disk, so a command says so:
 //! changes made since through the mount may not show yet.
 //!
-//! The mount is found in `/proc/self/mountinfo`, by the device's number (`major:minor`, the third field) or, for
-//! a FUSE mount (ntfs-3g, exfat-fuse), by its source (the field after ` - ` and the file system type); an image
-//! file by the loop devices whose `backing_file` it is.
+//! The mount is found in the mount table (`uffs_walk::mounts`), by the device's number (`major:minor`) or, for a
+//! FUSE mount (ntfs-3g, exfat-fuse), by its source (what is mounted); an image file by the loop devices whose
+//! `backing_file` it is.
 
 #[cfg(target_os = "linux")]
 use std::path::{Path, PathBuf};
@@ -30,17 +30,11 @@ pub fn mount_of(spec: &str) -> Option<(String, String)> {
     } else {
         return None;
     };
-    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    info.lines().find_map(|line| {
-        let (head, tail) = line.split_once(" - ")?;
-        let fields: Vec<&str> = head.split(' ').collect();
-        let (number, point) = (*fields.get(2)?, *fields.get(4)?);
-        let mut tail = tail.split(' ');
-        let (fstype, source) = (tail.next()?, tail.next()?);
+    uffs_walk::mounts::table().into_iter().find_map(|m| {
         let same = devices
             .iter()
-            .any(|(n, dev)| n == number || Path::new(&unescape(source)) == dev.as_path());
-        same.then(|| (unescape(point), fstype.to_string()))
+            .any(|(n, dev)| *n == m.device || Path::new(&m.source) == dev.as_path());
+        same.then(|| (m.point.to_string_lossy().into_owned(), m.fstype))
     })
 }
 
@@ -71,46 +65,10 @@ fn loop_devices_of(file: &Path) -> Vec<(String, PathBuf)> {
         .collect()
 }
 
-/// A mountinfo path with its octal escapes (`\040` for a space) undone.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let octal = b
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (b[i], octal) {
-            (b'\\', Some(d)) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// What a command says of a mounted source.
 pub fn note(spec: &str, point: &str, fstype: &str) -> String {
     format!(
         "{spec} is mounted at {point} ({fstype}): uffs reads its tables as the kernel last wrote them back to the \
          disk, so changes made since may not show yet (run `sync` first for an answer as of now)"
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mountinfo_escapes_are_undone() {
-        assert_eq!(unescape(r"/mnt/my\040disk"), "/mnt/my disk");
-        assert_eq!(unescape(r"/a\\b"), r"/a\\b");
-        assert_eq!(unescape("/plain"), "/plain");
-    }
 }

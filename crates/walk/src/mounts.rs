@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 pub struct Mount {
     /// The kernel's id for it (`statx`'s `stx_mnt_id`).
     pub id: u64,
+    /// Its file system's device number, `major:minor`.
+    pub device: String,
     /// Where it is mounted.
     pub point: PathBuf,
     /// Its file system's type as the kernel names it: `ext4`, `btrfs`, `tmpfs`, `fuse.sshfs`, `nfs4`.
@@ -53,6 +55,7 @@ pub fn parse(text: &str) -> Vec<Mount> {
             let mut r = right.split(' ');
             Some(Mount {
                 id: l.first()?.parse().ok()?,
+                device: l.get(2)?.to_string(),
                 root: unescape(l.get(3)?),
                 point: PathBuf::from(unescape(l.get(4)?)),
                 fstype: r.next()?.to_string(),
@@ -104,7 +107,9 @@ mod tests {
             ("ext4", "/dev/sda2")
         );
         assert_eq!((m[2].id, m[2].root.as_str()), (61, "/home"));
+        assert_eq!(m[2].device, "0:40");
         assert_eq!(m[3].point, PathBuf::from("/mnt/my disk"));
+        assert_eq!(unescape(r"/a\\b"), r"/a\\b");
         assert_eq!(m[3].fstype, "fuse.sshfs");
     }
 }
