@@ -30,6 +30,7 @@ pub mod batch;
 pub mod build;
 pub mod check;
 pub mod column;
+pub mod diacritics;
 pub mod diff;
 pub mod family;
 pub mod file;

@@ -82,9 +82,37 @@ pub enum TermKind {
     Perm(Perm),
     /// The entry is of this kind (`kind:symlink`).
     Kind(uffs_index::EntryKind),
+    /// A folder with an entry directly inside whose name matches (`child:`; `childfile:` a file's,
+    /// `childfolder:` a folder's).
+    Child {
+        name: TextMatch,
+        only: Option<KindFilter>,
+    },
+    /// A folder's files directly inside (`childfilecount:`), or folders (`childfoldercount:`).
+    ChildFiles(Cmp),
+    ChildFolders(Cmp),
+    /// Another live entry of the volume has the same value (`namepartdupe:`, `dmdupe:`, `dcdupe:`, `dadupe:`,
+    /// `attribdupe:`).
+    SameAs(DupeKey),
+    /// The file reference number (`frn:`): the record number, or the whole 64-bit reference with the sequence
+    /// number in its top 16 bits.
+    Frn(u64),
+    /// The volume's place among those searched, from 0 (`fsi:`, Everything's file system index).
+    Fsi(Cmp),
     /// What only a file's data answers (`content:`, `type:`, `hash:`). The index cannot: a searcher takes it as
     /// true, and `uffs_search` narrows by the rest of the query, then reads the candidates.
     Content(ContentTerm),
+}
+
+/// What a `…dupe:` function compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DupeKey {
+    /// The name without its extension (`namepartdupe:`), case ignored.
+    NamePart,
+    /// A time (`dmdupe:`, `dcdupe:`, `dadupe:`); an unknown time is no one's duplicate.
+    Time(DateField),
+    /// The attribute bits (`attribdupe:`).
+    Attributes,
 }
 
 /// A term answered from a file's data.
@@ -117,6 +145,10 @@ pub struct TextMatch {
     pub case_sensitive: bool,
     /// The match must not touch a letter or digit on either side.
     pub whole_word: bool,
+    /// Letters' diacritics must match (`diacritics:`). Off by default, as in Everything: the pattern is stored
+    /// without them ([`uffs_index::diacritics::strip`]) and matches names with or without them (`cafe` finds
+    /// `café`). Regular expressions match as written.
+    pub diacritics: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -161,7 +193,7 @@ impl Cmp {
 }
 
 /// Which `$STANDARD_INFORMATION` time a date term looks at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DateField {
     Modified,
     Created,

@@ -333,11 +333,69 @@ struct Mods {
     at_start: bool,
     /// The text must end it: `endwith:`, `wfn:`.
     at_end: bool,
+    /// Diacritics must match (`diacritics:`; off by default).
+    diacritics: bool,
+    /// `*` and `?` are wildcards (`wildcards:`, the default), or text (`nowildcards:`).
+    wildcards: Option<bool>,
 }
+
+/// Parses one term; `child:`, `childfile:` or `childfolder:` among its modifiers makes the name term after it a
+/// condition on a folder's children (`case:child:Readme`, `childfile:*.jpg`).
+fn term(
+    text: &str,
+    quoted: bool,
+    span: Range<usize>,
+    opts: &ParseOptions,
+) -> Result<Term, QueryError> {
+    let mut at = 0;
+    let mut rest = text;
+    while let Some((head, tail)) = rest.split_once(':') {
+        let only = match head.to_ascii_lowercase().as_str() {
+            "child" => None,
+            "childfile" => Some(KindFilter::File),
+            "childfolder" => Some(KindFilter::Folder),
+            h if MODIFIER_WORDS.contains(&h) => {
+                at += head.len() + 1;
+                rest = tail;
+                continue;
+            }
+            _ => break,
+        };
+        let inner = format!("{}{tail}", &text[..at]);
+        let t = term_inner(&inner, quoted, span.clone(), opts)?;
+        return match t.kind {
+            TermKind::Text(name) if !name.path && t.only.is_none() => Ok(Term {
+                span,
+                kind: TermKind::Child { name, only },
+                only: Some(KindFilter::Folder),
+            }),
+            _ => Err(QueryError::new(
+                format!("`{head}:` takes a name (text or wildcards, no path), like {head}:readme or {head}:*.jpg"),
+                span,
+            )),
+        };
+    }
+    term_inner(text, quoted, span, opts)
+}
+
+/// The modifiers a `child:` may stand among.
+const MODIFIER_WORDS: [&str; 11] = [
+    "case",
+    "nocase",
+    "wholeword",
+    "ww",
+    "wfn",
+    "wholefilename",
+    "nowfn",
+    "startwith",
+    "endwith",
+    "diacritics",
+    "nodiacritics",
+];
 
 /// Parses one term: modifiers (`case:`, `nocase:`, `path:`, `file:`, `folder:`, `wholeword:`), then a function
 /// (`ext:`, `size:`, …) or text.
-fn term(
+fn term_inner(
     text: &str,
     quoted: bool,
     span: Range<usize>,
@@ -366,13 +424,28 @@ fn term(
             "wfn" | "wholefilename" => (m.at_start, m.at_end) = (true, true),
             "nowfn" | "nowholefilename" => (m.at_start, m.at_end) = (false, false),
             "startwith" => m.at_start = true,
+            "diacritics" => m.diacritics = true,
+            // Everything's switches of its own fast paths: uffs always compares case in full Unicode, and
+            // takes text as text unless `regex:` comes.
+            "ascii" | "utf8" | "noregex" => {}
+            "wildcards" => m.wildcards = Some(true),
+            "nowildcards" => m.wildcards = Some(false),
+            "nodiacritics" => m.diacritics = false,
             "endwith" => m.at_end = true,
             "file" | "files" => m.only = Some(KindFilter::File),
             "folder" | "folders" => m.only = Some(KindFilter::Folder),
-            "regex" if tail.len() >= 8 && tail[..8].eq_ignore_ascii_case("content:") => {
+            "regex"
+                if tail
+                    .get(..8)
+                    .is_some_and(|h| h.eq_ignore_ascii_case("content:")) =>
+            {
                 return content_text(&tail[8..], true, false, &m, span);
             }
-            "regex" if tail.len() >= 13 && tail[..13].eq_ignore_ascii_case("utf16content:") => {
+            "regex"
+                if tail
+                    .get(..13)
+                    .is_some_and(|h| h.eq_ignore_ascii_case("utf16content:")) =>
+            {
                 return content_text(&tail[13..], true, true, &m, span);
             }
             "content" | "utf16content" => {
@@ -417,6 +490,7 @@ fn term(
                     path: m.path || tail.contains('/'),
                     case_sensitive,
                     whole_word: m.whole_word,
+                    diacritics: true,
                 };
                 return Ok(Term {
                     span,
@@ -435,6 +509,10 @@ fn term(
                 }
                 return with_only(func(TermKind::Ext(exts)), m.only);
             }
+            "size" if tail.trim().eq_ignore_ascii_case("unknown") => {
+                // Everything's constant: what has no size of its own, a folder (treesize: gives its total).
+                return with_only(func(TermKind::Kind(EntryKind::Directory)), m.only);
+            }
             "size" => {
                 return with_only(
                     func(TermKind::Size(
@@ -442,6 +520,36 @@ fn term(
                     )),
                     m.only,
                 )
+            }
+            "childfilecount" | "childfoldercount" => {
+                let c = cmp(tail, parse_count).map_err(|e| QueryError::new(e, span.clone()))?;
+                let kind = if head_l == "childfilecount" {
+                    TermKind::ChildFiles(c)
+                } else {
+                    TermKind::ChildFolders(c)
+                };
+                return with_only(func(kind), m.only);
+            }
+            "parents" | "parentcount" => {
+                let c = cmp(tail, parse_count).map_err(|e| QueryError::new(e, span.clone()))?;
+                return with_only(func(TermKind::Depth(c)), m.only);
+            }
+            "frn" => {
+                let t = tail.trim();
+                let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                    Some(hex) => u64::from_str_radix(hex, 16).ok(),
+                    None => t.parse().ok(),
+                };
+                let Some(v) = v else {
+                    return err(format!(
+                        "`frn:` needs a file reference number, decimal or 0x hex (frn:5, frn:0x1000000000005), found `{tail}`"
+                    ));
+                };
+                return with_only(func(TermKind::Frn(v)), m.only);
+            }
+            "fsi" => {
+                let c = cmp(tail, parse_count).map_err(|e| QueryError::new(e, span.clone()))?;
+                return with_only(func(TermKind::Fsi(c)), m.only);
             }
             "dm" | "datemodified" | "dc" | "datecreated" | "da" | "dateaccessed" => {
                 let field = match head_l.as_str() {
@@ -472,7 +580,7 @@ fn term(
                 }
                 return with_only(func(TermKind::Attrib(bits)), m.only);
             }
-            "parent" | "infolder" => {
+            "parent" | "infolder" | "nosubfolders" => {
                 if tail.is_empty() {
                     return err("`parent:` needs a folder path, like parent:/Windows".into());
                 }
@@ -543,7 +651,8 @@ fn term(
                 };
                 return with_only(func(kind), m.only);
             }
-            "dupe" | "deleted" | "stream" | "empty" | "sizedupe" => {
+            "dupe" | "deleted" | "stream" | "empty" | "sizedupe" | "root" | "namepartdupe"
+            | "dmdupe" | "dcdupe" | "dadupe" | "attribdupe" => {
                 if !tail.is_empty() {
                     return err(format!("`{head_l}:` takes no value"));
                 }
@@ -552,6 +661,14 @@ fn term(
                     "deleted" => TermKind::Deleted,
                     "empty" => TermKind::Empty,
                     "sizedupe" => TermKind::SizeDupe,
+                    // uffs lists no entry for a volume itself (Everything's root: finds `C:`): what has no
+                    // folder above it but the volume's root.
+                    "root" => TermKind::Depth(Cmp { min: 1, max: 1 }),
+                    "namepartdupe" => TermKind::SameAs(DupeKey::NamePart),
+                    "dmdupe" => TermKind::SameAs(DupeKey::Time(DateField::Modified)),
+                    "dcdupe" => TermKind::SameAs(DupeKey::Time(DateField::Created)),
+                    "dadupe" => TermKind::SameAs(DupeKey::Time(DateField::Accessed)),
+                    "attribdupe" => TermKind::SameAs(DupeKey::Attributes),
                     _ => TermKind::Stream,
                 };
                 return with_only(func(kind), m.only);
@@ -609,8 +726,12 @@ fn term(
     if !case_sensitive {
         text = fold(&text);
     }
+    if !m.diacritics {
+        text = uffs_index::diacritics::strip(&text);
+    }
     let path = m.path || text.contains('/');
-    if text.bytes().all(|b| b == b'*') {
+    let literal = m.wildcards == Some(false);
+    if !literal && text.bytes().all(|b| b == b'*') {
         // `*` matches every name (and path): no text to test.
         return Ok(Term {
             span,
@@ -618,12 +739,19 @@ fn term(
             only: m.only,
         });
     }
-    let pattern = if text.contains(['*', '?']) || m.at_start || m.at_end {
+    let wild = !literal && text.contains(['*', '?']);
+    if literal && (m.at_start || m.at_end) && text.contains(['*', '?']) {
+        return Err(QueryError::new(
+            "`nowildcards:` text with `*` or `?` cannot be anchored (startwith:, endwith:, wfn:): a wildcard \
+             pattern could not tell the text's `*` from its own",
+            span,
+        ));
+    }
+    let pattern = if wild || m.at_start || m.at_end {
         // Anchored text is a wildcard over the whole name (or path) with `*` on the open sides.
         let open = |anchored: bool| if anchored { "" } else { "*" };
         let (a, b) = (open(m.at_start), open(m.at_end));
-        let whole = text.contains(['*', '?']);
-        Pattern::Wildcard(if whole { text } else { format!("{a}{text}{b}") })
+        Pattern::Wildcard(if wild { text } else { format!("{a}{text}{b}") })
     } else {
         Pattern::Substring(text)
     };
@@ -634,6 +762,7 @@ fn term(
             path,
             case_sensitive,
             whole_word: m.whole_word,
+            diacritics: m.diacritics,
         }),
         only: m.only,
     })
@@ -705,12 +834,14 @@ fn check_regex(text: &str, case_sensitive: bool) -> Result<(), String> {
 
 /// What the unknown-function error lists.
 const FUNCTIONS: &str =
-    "ext: size: dm: dc: da: attrib: parent: depth: len: treesize: descendants: childcount: \
-                         empty: dupe: sizedupe: deleted: stream: kind: uid: gid: perm: regex: content: utf16content: \
-                         type: hash:";
+    "ext: size: dm: dc: da: attrib: parent: infolder: nosubfolders: depth: parents: root: len: treesize: \
+                         descendants: childcount: childfilecount: childfoldercount: child: childfile: childfolder: \
+                         empty: dupe: namepartdupe: sizedupe: dmdupe: dcdupe: dadupe: attribdupe: deleted: stream: \
+                         kind: uid: gid: perm: frn: fsi: regex: content: utf16content: type: hash:";
 const MACROS: &str = "audio: video: pic: doc: exe: zip:";
 const MODIFIERS: &str =
-    "case: nocase: path: file: folder: wholeword: wfn: nowfn: startwith: endwith:";
+    "case: nocase: path: file: folder: wholeword: wfn: nowfn: startwith: endwith: diacritics: nodiacritics: \
+     wildcards: nowildcards: ascii: utf8: noregex:";
 
 /// Everything's search macros: the extensions each stands for.
 pub const MACRO_EXTENSIONS: [(&str, &str); 6] = [
@@ -906,6 +1037,7 @@ mod tests {
             path,
             case_sensitive: cs,
             whole_word: false,
+            diacritics: false,
         })
     }
 
@@ -949,6 +1081,21 @@ mod tests {
         );
         assert_eq!(kinds(&p("*.jpg")), vec![text("*.jpg", false, false)]);
         assert_eq!(kinds(&p("path:foo")), vec![text("foo", true, false)]);
+        // Diacritics are ignored unless `diacritics:`: the pattern is kept without them.
+        assert_eq!(kinds(&p("café")), vec![text("cafe", false, false)]);
+        assert_eq!(kinds(&p("Été*")), vec![text("Ete*", false, true)]);
+        let exact = kinds(&p("diacritics:café"));
+        assert!(
+            matches!(&exact[0], TermKind::Text(m) if m.diacritics && m.pattern == Pattern::Substring("café".into()))
+        );
+        assert_eq!(
+            kinds(&p("diacritics:nodiacritics:é")),
+            vec![text("e", false, false)]
+        );
+        // A regex of letters that take several bytes, where `content:` could start (it once sliced mid-letter).
+        assert!(
+            matches!(&kinds(&p("regex:ééééé"))[0], TermKind::Text(m) if m.pattern == Pattern::Regex("ééééé".into()))
+        );
     }
 
     #[test]
@@ -962,6 +1109,7 @@ mod tests {
                 path: false,
                 case_sensitive: false,
                 whole_word: false,
+                diacritics: false,
             })]
         );
         assert_eq!(

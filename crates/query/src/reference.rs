@@ -1,7 +1,7 @@
 //! The reference matcher: evaluates a query on every entry the obvious way (building each path as a string).
 //! Slow and simple on purpose; the property tests hold the engine's results to it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use uffs_index::paths::fold;
 use uffs_index::{flags, EntryId, Index};
@@ -36,7 +36,77 @@ pub fn matches(idx: &Index, expr: &Expr, opts: &SearchOptions) -> Vec<EntryId> {
     } else {
         Usage::default()
     };
-    let names = (names, usage);
+    // Each live folder's children (files, folders and links; no streams, nothing deleted), for `child:` and
+    // the child counts.
+    let mut kids: HashMap<EntryId, Vec<EntryId>> = HashMap::new();
+    if mentions(expr, &|k| {
+        matches!(
+            k,
+            TermKind::Child { .. } | TermKind::ChildFiles(_) | TermKind::ChildFolders(_)
+        )
+    }) {
+        for c in 0..idx.len() as EntryId {
+            if c != idx.root() && idx.flags(c) & (flags::STREAM | flags::DELETED) == 0 {
+                kids.entry(idx.parent(c)).or_default().push(c);
+            }
+        }
+    }
+    // For each `…dupe:` key: the live entries whose value entries of two records or more have.
+    let mut same: HashMap<DupeKey, HashSet<EntryId>> = HashMap::new();
+    for key in [
+        DupeKey::NamePart,
+        DupeKey::Attributes,
+        DupeKey::Time(DateField::Modified),
+        DupeKey::Time(DateField::Created),
+        DupeKey::Time(DateField::Accessed),
+    ] {
+        if !mentions(expr, &|k| *k == TermKind::SameAs(key)) {
+            continue;
+        }
+        let mut groups: HashMap<String, (HashSet<u32>, Vec<EntryId>)> = HashMap::new();
+        for id in 0..idx.len() as EntryId {
+            let f = idx.flags(id);
+            if id == idx.root() || f & (flags::STREAM | flags::SYNTHETIC | flags::DELETED) != 0 {
+                continue;
+            }
+            let value = match key {
+                DupeKey::NamePart => {
+                    let name = fold(&idx.name(id));
+                    match name.rsplit_once('.') {
+                        Some((part, _)) if f & flags::DIRECTORY == 0 => part.to_string(),
+                        _ => name,
+                    }
+                }
+                DupeKey::Attributes => (f & flags::WINDOWS_MASK).to_string(),
+                DupeKey::Time(field) => {
+                    let t = match field {
+                        DateField::Modified => idx.modified(id),
+                        DateField::Created => idx.created(id),
+                        DateField::Accessed => idx.accessed(id),
+                    };
+                    if t == uffs_index::time::UNKNOWN {
+                        continue;
+                    }
+                    t.to_string()
+                }
+            };
+            let g = groups.entry(value).or_default();
+            g.0.insert(idx.record(id));
+            g.1.push(id);
+        }
+        let set = same.entry(key).or_default();
+        for (records, ids) in groups.into_values() {
+            if records.len() > 1 {
+                set.extend(ids);
+            }
+        }
+    }
+    let names = Ctx {
+        names,
+        usage,
+        kids,
+        same,
+    };
     (0..idx.len() as EntryId)
         .filter(|&id| {
             let f = idx.flags(id);
@@ -59,7 +129,15 @@ pub(crate) fn mentions(e: &Expr, k: &dyn Fn(&TermKind) -> bool) -> bool {
     }
 }
 
-fn eval(idx: &Index, e: &Expr, id: EntryId, names: &(HashMap<String, usize>, Usage)) -> bool {
+/// What the terms that look at other entries need, made once per query.
+struct Ctx {
+    names: HashMap<String, usize>,
+    usage: Usage,
+    kids: HashMap<EntryId, Vec<EntryId>>,
+    same: HashMap<DupeKey, HashSet<EntryId>>,
+}
+
+fn eval(idx: &Index, e: &Expr, id: EntryId, names: &Ctx) -> bool {
     match e {
         Expr::All => true,
         Expr::And(xs) => xs.iter().all(|x| eval(idx, x, id, names)),
@@ -69,12 +147,13 @@ fn eval(idx: &Index, e: &Expr, id: EntryId, names: &(HashMap<String, usize>, Usa
     }
 }
 
-fn term(
-    idx: &Index,
-    t: &Term,
-    id: EntryId,
-    (names, usage): &(HashMap<String, usize>, Usage),
-) -> bool {
+fn term(idx: &Index, t: &Term, id: EntryId, ctx: &Ctx) -> bool {
+    let Ctx {
+        names,
+        usage,
+        kids,
+        same,
+    } = ctx;
     let f = idx.flags(id);
     let is_dir = f & flags::DIRECTORY != 0;
     let is_stream = f & flags::STREAM != 0;
@@ -90,6 +169,15 @@ fn term(
         TermKind::Content(_) => true,
         TermKind::Text(m) => {
             let hay = if m.path { idx.path(id) } else { name };
+            // Folded, then (unless diacritics must match) without diacritics, as the pattern was.
+            let prepared = |hay: String| {
+                let hay = if m.case_sensitive { hay } else { fold(&hay) };
+                if m.diacritics {
+                    hay
+                } else {
+                    uffs_index::diacritics::strip(&hay)
+                }
+            };
             match &m.pattern {
                 Pattern::Regex(r) => regex::RegexBuilder::new(r)
                     .case_insensitive(!m.case_sensitive)
@@ -97,12 +185,12 @@ fn term(
                     .map(|re| re.is_match(&hay))
                     .unwrap_or(false),
                 Pattern::Substring(s) => {
-                    let hay = if m.case_sensitive { hay } else { fold(&hay) };
+                    let hay = prepared(hay);
                     hay.match_indices(s.as_str())
                         .any(|(at, _)| !m.whole_word || bounded(&hay, at, s.len()))
                 }
                 Pattern::Wildcard(w) => {
-                    let hay = if m.case_sensitive { hay } else { fold(&hay) };
+                    let hay = prepared(hay);
                     wildcard(w, &hay)
                 }
             }
@@ -135,7 +223,10 @@ fn term(
         }
         TermKind::Depth(c) => c.holds(idx.depth(id) as u64),
         TermKind::Len(c) => c.holds(name.chars().count() as u64),
-        TermKind::Dupe => !is_stream && names.get(&fold(&name)).is_some_and(|&n| n > 1),
+        // Among the live entries: a deleted copy is no one's duplicate, nor has one.
+        TermKind::Dupe => {
+            !is_stream && f & flags::DELETED == 0 && names.get(&fold(&name)).is_some_and(|&n| n > 1)
+        }
         TermKind::Deleted => f & flags::DELETED != 0,
         TermKind::Stream => is_stream,
         TermKind::Uid(c) => idx.posix(id).is_some_and(|p| c.holds(u64::from(p.uid))),
@@ -148,6 +239,42 @@ fn term(
             .is_some_and(|u| c.holds((u.files.len() + u.folders) as u64)),
         TermKind::ChildCount(c) => usage.folder(id).is_some_and(|u| c.holds(u.children)),
         TermKind::Empty => usage.folder(id).is_some_and(|u| u.children == 0),
+        TermKind::Child { name, only } => {
+            f & flags::DELETED == 0
+                && kids.get(&id).is_some_and(|k| {
+                    k.iter().any(|&c| {
+                        let is_dir = idx.flags(c) & flags::DIRECTORY != 0;
+                        only.is_none_or(|o| is_dir == (o == KindFilter::Folder))
+                            && term(
+                                idx,
+                                &Term {
+                                    span: 0..0,
+                                    kind: TermKind::Text(name.clone()),
+                                    only: None,
+                                },
+                                c,
+                                ctx,
+                            )
+                    })
+                })
+        }
+        TermKind::ChildFiles(c) | TermKind::ChildFolders(c) => {
+            let folders = matches!(t.kind, TermKind::ChildFolders(_));
+            is_dir
+                && !is_stream
+                && f & flags::DELETED == 0
+                && c.holds(kids.get(&id).map_or(0, |k| {
+                    k.iter()
+                        .filter(|&&x| (idx.flags(x) & flags::DIRECTORY != 0) == folders)
+                        .count() as u64
+                }))
+        }
+        TermKind::SameAs(key) => same.get(key).is_some_and(|s| s.contains(&id)),
+        TermKind::Frn(v) => {
+            u64::from(idx.record(id)) == v & 0xFFFF_FFFF_FFFF
+                && (v >> 48 == 0 || u64::from(idx.sequence(id)) == v >> 48)
+        }
+        TermKind::Fsi(c) => c.holds(0),
         TermKind::SizeDupe => {
             !is_dir
                 && !is_stream

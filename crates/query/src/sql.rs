@@ -2,6 +2,8 @@
 //! Spark SQL or Trino: `uffs sql QUERY`. It selects the rows `uffs QUERY` answers from the same volumes,
 //! the [reference matcher](crate::reference) term by term:
 //!
+//! - diacritics ignored unless `diacritics:`, as uffs ignores them: the column through `translate` with uffs's own
+//!   table of letters ([`uffs_index::diacritics`]);
 //! - case as uffs folds it (the parser has already folded a case-insensitive pattern; the column is `lower()`ed),
 //!   substrings and `*`/`?` as `LIKE` with `\` escaping `%`, `_` and `\`, `wholeword:` and `regex:` as each
 //!   engine's regular expression function (Spark's Java regex needs `(?iu)` for Unicode case);
@@ -13,7 +15,8 @@
 //! - the rows a search never shows (the root, deleted entries and streams unless the query asks for them) left
 //!   out.
 //!
-//! Terms that need other rows (`dupe:`, `sizedupe:`, `treesize:`, `descendants:`, `childcount:`, `empty:`) or a
+//! Terms that need other rows (`dupe:` and the other `…dupe:` functions, `treesize:`, `descendants:`,
+//! `childcount:`, `child:` and the other child functions, `empty:`), the order of volumes searched (`fsi:`) or a
 //! file's data (`content:`, `type:`, `hash:`) have no SQL form here: [`to_sql`] refuses them with their place in
 //! the query.
 //!
@@ -231,6 +234,18 @@ impl Writer {
             TermKind::Descendants(_) => return refuse("`descendants:`"),
             TermKind::ChildCount(_) => return refuse("`childcount:`"),
             TermKind::Empty => return refuse("`empty:`"),
+            TermKind::Child { .. } => return refuse("`child:`"),
+            TermKind::ChildFiles(_) => return refuse("`childfilecount:`"),
+            TermKind::ChildFolders(_) => return refuse("`childfoldercount:`"),
+            TermKind::SameAs(_) => return refuse("a `…dupe:` function"),
+            TermKind::Fsi(_) => return refuse("`fsi:`"),
+            TermKind::Frn(v) => {
+                let record = format!("record = {}", v & 0xFFFF_FFFF_FFFF);
+                match v >> 48 {
+                    0 => record,
+                    seq => format!("{record} AND sequence = {seq}"),
+                }
+            }
             TermKind::Content(ContentTerm::Text { .. }) => return refuse("`content:`"),
             TermKind::Content(ContentTerm::Type(_)) => return refuse("`type:`"),
             TermKind::Content(ContentTerm::Hash(_)) => return refuse("`hash:`"),
@@ -269,7 +284,7 @@ impl Writer {
                 self.regex(&hay, &format!("{flags}{r}"))
             }
             Pattern::Substring(s) => {
-                let hay = folded(&hay, m.case_sensitive);
+                let hay = self.unmarked(folded(&hay, m.case_sensitive), m);
                 if m.whole_word {
                     // A letter or digit is ASCII alphanumeric or not ASCII at all (as uffs's `bounded`).
                     let edge = "[\\x00-\\x2F\\x3A-\\x40\\x5B-\\x60\\x7B-\\x7F]";
@@ -279,7 +294,7 @@ impl Writer {
                 }
             }
             Pattern::Wildcard(w) => {
-                let hay = folded(&hay, m.case_sensitive);
+                let hay = self.unmarked(folded(&hay, m.case_sensitive), m);
                 let mut p = String::with_capacity(w.len());
                 for c in w.chars() {
                     match c {
@@ -298,10 +313,29 @@ impl Writer {
     }
 }
 
+impl Writer {
+    /// `hay` without diacritics unless term `m` heeds them: `translate` with uffs's own table (the letters that
+    /// have them, then the combining marks, which have no letter to become and so are dropped).
+    fn unmarked(&self, hay: String, m: &TextMatch) -> String {
+        if m.diacritics {
+            return hay;
+        }
+        use uffs_index::diacritics::{BASE_LETTERS, COMBINING};
+        let from: String = BASE_LETTERS
+            .iter()
+            .map(|(l, _)| *l)
+            .chain(COMBINING)
+            .collect();
+        let to: String = BASE_LETTERS.iter().map(|(_, b)| *b).collect();
+        format!("translate({hay}, {}, {})", self.lit(&from), self.lit(&to))
+    }
+}
+
 /// What a term SQL cannot answer needs instead.
 fn needs(k: &TermKind) -> &'static str {
     match k {
         TermKind::Content(_) => "the files' data, which only uffs reads",
+        TermKind::Fsi(_) => "the order of the volumes a search spans, which the rows do not hold",
         _ => "other rows of the volume, which one row's condition cannot see",
     }
 }

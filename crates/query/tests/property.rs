@@ -68,8 +68,10 @@ fn term(r: &mut Rng, idx: &Index) -> String {
         let l = 1 + r.below(max.min(name.len() - s));
         name[s..s + l].iter().collect()
     };
-    match r.below(23) {
-        0..=4 => frag(r),
+    match r.below(25) {
+        0..=3 => frag(r),
+        // Without its diacritics, as a user types it: it must find the name with them.
+        4 => uffs_index::diacritics::strip(&frag(r)),
         5 => frag(r).to_uppercase(),
         6 => format!("*{}", frag(r)),
         7 => format!("{}*", frag(r)),
@@ -89,7 +91,16 @@ fn term(r: &mut Rng, idx: &Index) -> String {
         11 => format!("regex:^{}", regex::escape(&frag(r))),
         12 => format!(
             "{}:{}",
-            r.pick(&["case", "nocase", "wholeword", "file", "folder", "path"]),
+            r.pick(&[
+                "case",
+                "nocase",
+                "wholeword",
+                "file",
+                "folder",
+                "path",
+                "diacritics",
+                "nodiacritics"
+            ]),
             frag(r)
         ),
         13 => format!(
@@ -143,6 +154,34 @@ fn term(r: &mut Rng, idx: &Index) -> String {
                 "exe:",
             ])
             .to_string(),
+        22 => r
+            .pick(&[
+                "namepartdupe:",
+                "dmdupe:",
+                "dcdupe:",
+                "dadupe:",
+                "attribdupe:",
+                "root:",
+                "parents:2",
+                "childfilecount:>1",
+                "childfoldercount:0",
+                "childfilecount:2..5",
+                "size:unknown",
+                "fsi:0",
+                "fsi:1",
+                "dm:pastyear",
+                "dc:prev3years",
+                "da:last2weeks",
+                "frn:5",
+                "frn:0x1000000000005",
+                "nowildcards:*",
+            ])
+            .to_string(),
+        23 => {
+            let f = frag(r);
+            let f = if r.below(3) == 0 { format!("{f}*") } else { f };
+            format!("{}:{f}", r.pick(&["child", "childfile", "childfolder"]))
+        }
         _ => format!("\"{}\"", frag(r)),
     }
 }

@@ -45,6 +45,8 @@ pub fn compile(a: &SearchRequest, now: u64) -> Result<Expr, Error> {
             path: a.full_path,
             case_sensitive,
             whole_word: false,
+            // As fd matches: the characters as written.
+            diacritics: true,
         };
         parts.push(term(TermKind::Text(m), None));
     } else {

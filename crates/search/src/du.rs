@@ -240,6 +240,7 @@ fn resolve(vol: &Volume<'_>, rel: &str) -> Vec<(usize, EntryId)> {
             path: false,
             case_sensitive: false,
             whole_word: false,
+            diacritics: true,
         }),
         only: Some(KindFilter::Folder),
     });

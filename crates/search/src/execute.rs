@@ -257,11 +257,18 @@ fn index_sets(targets: &Targets<'_>, a: &SearchRequest, expr: &Expr) -> Result<V
     use rayon::prelude::*;
     // A path with its volume named (`C:\x`, `@vss1:/x`) is each volume's own path, or none of its entries.
     let prefixes: Vec<&str> = targets.iter().map(|(p, _)| *p).collect();
+    // Each target's place among the volumes (`fsi:`): an index and the delta over it are one volume.
+    let mut distinct: Vec<&str> = Vec::new();
     let scoped: Vec<Option<Expr>> = targets
         .iter()
         .map(|(p, _)| {
+            if !distinct.contains(p) {
+                distinct.push(p);
+            }
+            let place = distinct.len() as u64 - 1;
             let others: Vec<&str> = prefixes.iter().copied().filter(|o| o != p).collect();
-            crate::scope::for_volume(expr, p, &others)
+            let named = crate::scope::for_volume(expr, p, &others);
+            crate::scope::at_place(named.as_ref().unwrap_or(expr), place).or(named)
         })
         .collect();
     let expr_of = |t: usize| scoped[t].as_ref().unwrap_or(expr);

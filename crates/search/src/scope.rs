@@ -23,6 +23,28 @@ pub fn for_volume(expr: &Expr, prefix: &str, others: &[&str]) -> Option<Expr> {
     Some(rewrite(expr.clone(), &mine))
 }
 
+/// `expr` with each `fsi:` term decided for the volume at place `index` (from 0) of those searched; `None` when
+/// it has none.
+pub fn at_place(expr: &Expr, index: u64) -> Option<Expr> {
+    if !expr.has_term(&|k| matches!(k, TermKind::Fsi(_))) {
+        return None;
+    }
+    fn decide(e: Expr, index: u64) -> Expr {
+        match e {
+            Expr::And(v) => Expr::And(v.into_iter().map(|e| decide(e, index)).collect()),
+            Expr::Or(v) => Expr::Or(v.into_iter().map(|e| decide(e, index)).collect()),
+            Expr::Not(e) => Expr::Not(Box::new(decide(*e, index))),
+            Expr::Term(t) => match &t.kind {
+                TermKind::Fsi(c) if c.holds(index) => Expr::All,
+                TermKind::Fsi(_) => nothing(),
+                _ => Expr::Term(t),
+            },
+            Expr::All => Expr::All,
+        }
+    }
+    Some(decide(expr.clone(), index))
+}
+
 fn names_volume(e: &Expr) -> bool {
     match e {
         Expr::All => false,

@@ -504,9 +504,15 @@ QUERY SYNTAX (Everything's, with fd's flags as shortcuts):
   *.jpg  img_????.png   wildcards match the whole name;  regex:^IMG_\\d+   a regular expression
   case:Readme nocase:X  path:  file:  folder:  wholeword:   modifiers, combinable (file:case:Make)
   wfn:libc.so.6  startwith:lib  endwith:.so   the whole name, its start, its end
-  ext:jpg;png  size:>10mb  size:1kb..2mb  size:huge  dm:today  dm:2024  dc:>2024-05-01  da:lastweek
-  attrib:h  parent:/Windows  depth:2  len:>100  dupe:  sizedupe:  deleted:  stream:
+  cafe  finds Café: diacritics are ignored (diacritics: matches them);  nowildcards:a*b  a literal *
+  ext:jpg;png  size:>10mb  size:1kb..2mb  size:huge  size:unknown  len:>100  attrib:h
+  dm:today  dm:2024  dc:>2024-05-01  da:lastweek  dm:past3days  dm:prevyear  dm:june  dm:monday  dc:unknown
+  parent:/Windows (nosubfolders:)  depth:2 (parents:)  root:  frn:1234  fsi:0   where an entry is
+  child:*.jpg  childfile:readme  childfolder:src  childfilecount:0  childfoldercount:>2   folders by children
+  dupe:  namepartdupe:  sizedupe:  dmdupe:  dcdupe:  dadupe:  attribdupe:  deleted:  stream:
   treesize:>1gb  descendants:>10000  childcount:0..3  empty:   a folder's totals (see `uffs du`)
+  Values a file system does not keep never match (FAT: no owner, no access time of day; ext2/3: no dc:;
+  only NTFS has streams); `unknown` finds them. Every function: docs/query-language.md
   content:timeout  type:pdf  type:mismatch  hash:HEX   read from the files' data, beside the rest with AND
 MACROS (extension sets):
 {macros}SOURCES (detected from content, not from the name):

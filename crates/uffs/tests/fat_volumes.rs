@@ -583,6 +583,15 @@ fn mbr_disk_with_fat32_and_exfat_partitions() {
             .map(|p| format!("@2:{p}")),
     );
     assert_eq!(all_paths(d), want);
+    // `fsi:` is a volume's place on the disk, from 0 (Everything's file-system index).
+    let second: BTreeSet<String> = want
+        .iter()
+        .filter(|p| p.starts_with("@2:"))
+        .cloned()
+        .collect();
+    assert_eq!(query(&["--source", d, "fsi:1"]), second);
+    assert_eq!(query(&["--source", d, "!fsi:0"]), second);
+    assert!(query(&["--source", d, "fsi:2"]).is_empty());
 
     assert_eq!(
         export_csv(&t.path("disk.img@2"), &["--deleted"]),

@@ -778,3 +778,91 @@ fn messages_point_the_way() {
         err(&o)
     );
 }
+
+/// Everything's later functions through the binary, on walked folders: diacritics ignored unless `diacritics:`,
+/// folders by their children, dupes of name parts, literal wildcards; one index searched alone is `fsi:0` (a disk's
+/// partitions are numbered in `fat_volumes.rs`).
+#[cfg(target_os = "linux")]
+#[test]
+fn everythings_functions_over_two_folders() {
+    let dir = scratch("everythings_functions");
+    let (one, two) = (dir.join("one"), dir.join("two"));
+    for d in [
+        one.join("Ünïcödé/sub"),
+        one.join("Café photos"),
+        two.join("été"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    for f in [
+        one.join("Ünïcödé/a.jpg"),
+        one.join("Ünïcödé/b.jpg"),
+        one.join("Ünïcödé/sub/x.txt"),
+        one.join("Café photos/x.jpg"),
+        one.join("a*b.txt"),
+        one.join("ab.txt"),
+        two.join("été/Σίσυφος.txt"),
+    ] {
+        std::fs::write(f, b"x").unwrap();
+    }
+    let (i1, i2) = (dir.join("one.uffs"), dir.join("two.uffs"));
+    run_ok(uffs().arg("index").arg(&one).arg("-o").arg(&i1));
+    run_ok(uffs().arg("index").arg(&two).arg("-o").arg(&i2));
+    let (one, two) = (one.display().to_string(), two.display().to_string());
+    let find_in = |index: &Path, query: &str| -> Vec<String> {
+        let out = uffs()
+            .arg("--index")
+            .arg(index)
+            .args(["--color", "never", query])
+            .output()
+            .unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0) | Some(1)),
+            "{query}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.replace(&one, "1").replace(&two, "2"))
+            .collect();
+        v.sort();
+        v
+    };
+    let find = |query: &str| -> Vec<String> {
+        let mut v = Vec::new();
+        for i in [&i1, &i2] {
+            v.extend(find_in(i, query));
+        }
+        v.sort();
+        v
+    };
+    assert_eq!(find("unicode"), ["1/Ünïcödé"]);
+    assert_eq!(find("cafe"), ["1/Café photos"]);
+    assert_eq!(find("diacritics:cafe"), Vec::<String>::new());
+    assert_eq!(find("diacritics:Café"), ["1/Café photos"]);
+    assert_eq!(find("ete\\sisyphos"), Vec::<String>::new());
+    assert_eq!(find("ete\\σισυφος"), ["2/été/Σίσυφος.txt"]);
+    assert_eq!(find("child:*.jpg"), ["1/Café photos", "1/Ünïcödé"]);
+    assert_eq!(find("childfolder:sub"), ["1/Ünïcödé"]);
+    assert_eq!(find("childfilecount:2"), ["1/Ünïcödé"]);
+    assert_eq!(find("childfoldercount:1 depth:1"), ["1/Ünïcödé"]);
+    assert_eq!(
+        find("namepartdupe:"),
+        ["1/Café photos/x.jpg", "1/Ünïcödé/sub/x.txt"]
+    );
+    assert_eq!(find("nowildcards:a*b.txt"), ["1/a*b.txt"]);
+    assert_eq!(find("a*b.txt"), ["1/a*b.txt", "1/ab.txt"]);
+    assert_eq!(find("fsi:1"), Vec::<String>::new());
+    assert_eq!(find("fsi:0 endwith:.txt").len(), 4);
+    assert_eq!(find("root: fsi:0").len(), 5);
+    assert_eq!(find("parents:3"), ["1/Ünïcödé/sub/x.txt"]);
+    // A name term is what child: takes; anything else is refused with the parser's caret.
+    let out = uffs()
+        .arg("--index")
+        .arg(&i1)
+        .arg("child:ext:jpg")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`child:` takes a name"));
+}

@@ -135,3 +135,61 @@ impl Pair {
         out
     }
 }
+
+/// What `key` compares of entry `id`: the name part (folded, before the extension `ext:` takes; a folder's whole
+/// name) as bytes, or a number. `None` for an unknown time, which is no one's duplicate.
+fn dupe_key(idx: &Index, id: EntryId, key: DupeKey) -> Option<(u64, &[u8])> {
+    match key {
+        DupeKey::NamePart => {
+            let name = idx.folded_name(id);
+            let part = if idx.flags(id) & flags::DIRECTORY != 0 {
+                name
+            } else {
+                memchr::memrchr(b'.', name).map_or(name, |dot| &name[..dot])
+            };
+            Some((0, part))
+        }
+        DupeKey::Time(f) => {
+            let t = match f {
+                DateField::Modified => idx.modified(id),
+                DateField::Created => idx.created(id),
+                DateField::Accessed => idx.accessed(id),
+            };
+            (t != uffs_index::time::UNKNOWN).then_some((t, &[][..]))
+        }
+        DupeKey::Attributes => Some((u64::from(idx.flags(id) & flags::WINDOWS_MASK), &[][..])),
+    }
+}
+
+impl Searcher {
+    /// The live entries of this part (no streams, nothing deleted, synthetic or replaced by a delta; not the
+    /// root) whose `key` an entry of another record of the volume also has (the index and its delta as one).
+    pub(super) fn same_as(&self, key: DupeKey) -> Bitset {
+        let parts = self.usage_parts();
+        let which = self.pair.as_ref().map_or(0, |(_, w)| *w);
+        let mut all: Vec<(u64, &[u8], usize, u32, EntryId)> = Vec::new();
+        for (p, x) in parts.iter().enumerate() {
+            for id in 0..x.idx.len() as EntryId {
+                if id == x.idx.root()
+                    || !names_a_file(x.idx, id)
+                    || x.hidden.is_some_and(|h| h.get(id as usize))
+                {
+                    continue;
+                }
+                if let Some((n, b)) = dupe_key(x.idx, id, key) {
+                    all.push((n, b, p, x.idx.record(id), id));
+                }
+            }
+        }
+        all.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let mut out = Bitset::empty(self.idx.len());
+        for g in all.chunk_by(|a, b| (a.0, a.1) == (b.0, b.1)) {
+            if g.iter().any(|x| (x.2, x.3) != (g[0].2, g[0].3)) {
+                g.iter()
+                    .filter(|x| x.2 == which)
+                    .for_each(|x| out.set(x.4 as usize));
+            }
+        }
+        out
+    }
+}

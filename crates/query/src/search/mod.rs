@@ -28,13 +28,16 @@ use crate::glob;
 use crate::path_blocks::PathBlocks;
 use crate::usage::{self, Usage};
 
+mod children;
 mod dupes;
+mod marks;
 mod names;
 mod paths;
 mod plan;
 mod sort;
 mod terms;
 
+use marks::*;
 use names::*;
 use plan::*;
 use terms::*;
@@ -111,6 +114,9 @@ struct Derived {
     /// The folders' ids (a few percent of the entries), for walks down the folder tree.
     folders: OnceLock<Vec<EntryId>>,
     depth: OnceLock<Vec<u16>>,
+    /// Entries with diacritics in their name, and in their path (`marks`).
+    marked_names: OnceLock<Vec<EntryId>>,
+    marked_paths: OnceLock<Vec<EntryId>>,
     dupes: OnceLock<Bitset>,
     size_dupes: OnceLock<Bitset>,
     usage: OnceLock<Usage>,

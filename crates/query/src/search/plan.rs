@@ -42,6 +42,21 @@ pub(super) enum Leaf {
     Gid(Cmp),
     Perm(Perm),
     Kind(uffs_index::EntryKind),
+    /// `child:`: the folders with a matching entry directly inside, found once per query.
+    Child {
+        name: Box<Leaf>,
+        only: Option<KindFilter>,
+        hits: OnceLock<Bitset>,
+    },
+    ChildFiles(Cmp),
+    ChildFolders(Cmp),
+    /// `namepartdupe:` and the like, found once per query.
+    SameAs {
+        key: DupeKey,
+        hits: OnceLock<Bitset>,
+    },
+    Frn(u64),
+    Fsi(Cmp),
 }
 
 pub(super) struct Compiled {
@@ -72,6 +87,8 @@ pub(super) fn cost(n: &Node) -> u8 {
             | Leaf::Stream
             | Leaf::Size(_)
             | Leaf::Date { .. }
+            | Leaf::Frn(_)
+            | Leaf::Fsi(_)
             | Leaf::Any => 1,
             Leaf::Text { t, regex: None, .. }
                 if !t.path && matches!(t.pattern, Pattern::Substring(_)) =>
@@ -86,6 +103,10 @@ pub(super) fn cost(n: &Node) -> u8 {
             | Leaf::TreeSize(_)
             | Leaf::Descendants(_)
             | Leaf::ChildCount(_)
+            | Leaf::ChildFiles(_)
+            | Leaf::ChildFolders(_)
+            | Leaf::Child { .. }
+            | Leaf::SameAs { .. }
             | Leaf::Empty => 4,
             Leaf::Text { .. } => 5,
         },
@@ -216,6 +237,19 @@ pub(super) fn compile_term(k: &TermKind) -> Leaf {
         TermKind::Gid(c) => Leaf::Gid(*c),
         TermKind::Perm(p) => Leaf::Perm(*p),
         TermKind::Kind(k) => Leaf::Kind(*k),
+        TermKind::Child { name, only } => Leaf::Child {
+            name: Box::new(compile_term(&TermKind::Text(name.clone()))),
+            only: *only,
+            hits: OnceLock::new(),
+        },
+        TermKind::ChildFiles(c) => Leaf::ChildFiles(*c),
+        TermKind::ChildFolders(c) => Leaf::ChildFolders(*c),
+        TermKind::SameAs(key) => Leaf::SameAs {
+            key: *key,
+            hits: OnceLock::new(),
+        },
+        TermKind::Frn(v) => Leaf::Frn(*v),
+        TermKind::Fsi(c) => Leaf::Fsi(*c),
         TermKind::Content(_) => Leaf::Any,
     }
 }

@@ -34,6 +34,35 @@ fn text_matches(leaf: &Leaf, hay: &[u8]) -> bool {
     }
 }
 
+/// Whether text term `leaf` matches `hay` (folded when the term ignores case), with diacritics taken off both
+/// unless the term heeds them.
+fn marked_match(leaf: &Leaf, t: &TextMatch, hay: &[u8]) -> bool {
+    match ignores_marks(t).then(|| unmarked(hay)).flatten() {
+        Some(u) => text_matches(leaf, &u),
+        None => text_matches(leaf, hay),
+    }
+}
+
+/// Whether name term `leaf` matches the name of entry `id` of `idx` (any part of a volume).
+pub(super) fn name_matches(leaf: &Leaf, idx: &Index, id: EntryId) -> bool {
+    let Leaf::Text { t, .. } = leaf else {
+        return false;
+    };
+    if t.case_sensitive {
+        marked_match(leaf, t, &idx.name_bytes(id))
+    } else {
+        marked_match(leaf, t, idx.folded_name(id))
+    }
+}
+
+/// Whether entry `id`'s file reference number is `frn`: its record number, or record and sequence number
+/// (the sequence in the top 16 bits) when `frn` has one.
+fn frn_holds(idx: &Index, id: EntryId, frn: u64) -> bool {
+    let record = frn & 0xFFFF_FFFF_FFFF;
+    u64::from(idx.record(id)) == record
+        && (frn >> 48 == 0 || u64::from(idx.sequence(id)) == frn >> 48)
+}
+
 /// An 8.3 alias as a name term reads it: folded as the names are, or as written.
 fn alias_bytes(alias: &[u8], folded: bool) -> Cow<'_, [u8]> {
     if !folded {
@@ -136,7 +165,15 @@ impl Searcher {
             }
             Leaf::Dupe => self.dupes().clone(),
             Leaf::SizeDupe => self.size_dupes().clone(),
-            Leaf::TreeSize(_) | Leaf::Descendants(_) | Leaf::ChildCount(_) | Leaf::Empty => {
+            Leaf::Child { .. } | Leaf::SameAs { .. } => self.found_once(&c.leaf).clone(),
+            Leaf::Fsi(cmp) if cmp.holds(0) => Bitset::full(idx.len()),
+            Leaf::Fsi(_) => Bitset::empty(idx.len()),
+            Leaf::TreeSize(_)
+            | Leaf::Descendants(_)
+            | Leaf::ChildCount(_)
+            | Leaf::ChildFiles(_)
+            | Leaf::ChildFolders(_)
+            | Leaf::Empty => {
                 // Only folders have totals: test those.
                 let (u, part) = self.usage();
                 let mut b = Bitset::empty(idx.len());
@@ -153,6 +190,7 @@ impl Searcher {
             } => self.scan_parent(path, *case_sensitive),
             _ => self.scan(|id| self.test_leaf(&c.leaf, id)),
         };
+        self.marked_hits(&c.leaf, &mut b);
         self.alias_hits(&c.leaf, &mut b);
         if let Some(k) = c.only {
             let fl = idx.flags_column();
@@ -220,10 +258,11 @@ impl Searcher {
                 // A regex that ignores case finds the same in the folded text (folding maps each character to one
                 // of its case), and the names are stored folded.
                 let folded = !t.case_sensitive && (regex.is_none() || !t.path);
+                let matches = |hay: &[u8]| marked_match(leaf, t, hay);
                 if t.path {
-                    return text_matches(leaf, &self.path_bytes(id, folded));
+                    return matches(&self.path_bytes(id, folded));
                 }
-                text_matches(leaf, &self.name_bytes(id, folded))
+                matches(&self.name_bytes(id, folded))
                     || self
                         .idx
                         .alias(id)
@@ -280,6 +319,22 @@ impl Searcher {
                 .is_some_and(|t| c.holds(u64::from(t.children))),
             Leaf::Empty => self.folder_totals(id).is_some_and(|t| t.children == 0),
             Leaf::SizeDupe => self.size_dupes().get(id as usize),
+            Leaf::Child { .. } | Leaf::SameAs { .. } => self.found_once(leaf).get(id as usize),
+            Leaf::ChildFiles(c) => self.child_count(id, false).is_some_and(|n| c.holds(n)),
+            Leaf::ChildFolders(c) => self.child_count(id, true).is_some_and(|n| c.holds(n)),
+            Leaf::Frn(v) => frn_holds(idx, id, *v),
+            // One index searched alone is the first volume; a search of several volumes puts each one's place in
+            // the query before it comes here (`uffs_search::scope`).
+            Leaf::Fsi(c) => c.holds(0),
+        }
+    }
+
+    /// What a term that needs the whole volume found (`child:`, `namepartdupe:`), found on first use.
+    fn found_once<'l>(&self, leaf: &'l Leaf) -> &'l Bitset {
+        match leaf {
+            Leaf::Child { name, only, hits } => made(hits, || self.child_hits(name, *only)),
+            Leaf::SameAs { key, hits } => made(hits, || self.same_as(*key)),
+            _ => unreachable!("found_once takes child: and …dupe: terms"),
         }
     }
 

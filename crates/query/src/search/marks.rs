@@ -1,0 +1,107 @@
+//! Matching with diacritics ignored (Everything's default): a text term's pattern is kept without them, and a
+//! name or path with letters that have them (a few percent of most volumes' names) is also tested with them
+//! taken off (and only so: a `?` matches a letter, not the combining mark after it). The scan of the name
+//! arena answers for every name without marks as before; only the marked ones are tested again, so the search
+//! aids still do the work.
+
+use uffs_index::diacritics::{has_marks, strip_into};
+
+use super::*;
+
+/// Whether text term `t` matches with diacritics ignored (a regular expression matches as written).
+pub(super) fn ignores_marks(t: &TextMatch) -> bool {
+    !t.diacritics && !matches!(t.pattern, Pattern::Regex(_))
+}
+
+/// `hay` (a name or path) with its diacritics taken off, when it has any.
+pub(super) fn unmarked(hay: &[u8]) -> Option<Vec<u8>> {
+    has_marks(hay).then(|| {
+        let mut out = Vec::with_capacity(hay.len());
+        strip_into(hay, &mut out);
+        out
+    })
+}
+
+impl Searcher {
+    /// Decides the entries with marks in their name (or path, for a path term) in `hits`: whether term `leaf`
+    /// matches them once the marks are off.
+    pub(super) fn marked_hits(&self, leaf: &Leaf, hits: &mut Bitset) {
+        let Leaf::Text { t, .. } = leaf else {
+            return;
+        };
+        if !ignores_marks(t) {
+            return;
+        }
+        let ids = if t.path {
+            self.marked_paths()
+        } else {
+            self.marked_names()
+        };
+        for &id in ids {
+            if self.test_leaf(leaf, id) {
+                hits.set(id as usize);
+            } else {
+                hits.unset(id as usize);
+            }
+        }
+    }
+
+    /// The entries whose name has a letter with diacritics or a combining mark, ascending.
+    fn marked_names(&self) -> &[EntryId] {
+        made(&self.derived.marked_names, || {
+            let idx = &*self.idx;
+            if idx.folded_arena().is_ascii() {
+                return Vec::new();
+            }
+            (0..idx.len() as EntryId)
+                .filter(|&id| has_marks(idx.folded_name(id)))
+                .collect()
+        })
+        .as_slice()
+    }
+
+    /// The entries whose path has marks: in their own name or a folder's above them (or a moved folder's path).
+    fn marked_paths(&self) -> &[EntryId] {
+        made(&self.derived.marked_paths, || {
+            let idx = &*self.idx;
+            let names = self.marked_names();
+            let grafted = idx
+                .grafts()
+                .into_iter()
+                .flat_map(|g| g.iter())
+                .filter(|(_, n)| n.iter().any(|c| has_marks(c)));
+            // 0: not known yet, 1: marked, 2: not, 3: on the chain being walked (a cycle, in a file not checked).
+            let mut state = vec![0u8; idx.len()];
+            if idx.is_empty() {
+                return Vec::new();
+            }
+            state[idx.root() as usize] = 2;
+            for &id in names {
+                state[id as usize] = 1;
+            }
+            for (g, _) in grafted {
+                state[g as usize] = 1;
+            }
+            if names.is_empty() && !state.contains(&1) {
+                return Vec::new();
+            }
+            let mut chain = Vec::new();
+            for id in 0..idx.len() as EntryId {
+                let mut cur = id;
+                while state[cur as usize] == 0 {
+                    state[cur as usize] = 3;
+                    chain.push(cur);
+                    cur = idx.parent(cur);
+                }
+                let s = if state[cur as usize] == 1 { 1 } else { 2 };
+                for x in chain.drain(..) {
+                    state[x as usize] = s;
+                }
+            }
+            (0..idx.len() as EntryId)
+                .filter(|&id| state[id as usize] == 1)
+                .collect()
+        })
+        .as_slice()
+    }
+}
