@@ -1,9 +1,9 @@
 //! Checks of the argument parser as a whole: every option, argument and command says what it is for in `--help`
 //! (and so in the man page and the shells' completions, which are generated from the same parser).
 
-use clap::{Arg, Command, CommandFactory};
+use clap::{Arg, Command};
 
-use super::Cli;
+use super::cli_command;
 
 /// Every argument and subcommand under `cmd` (whose name on the command line is `name`) without help text, as
 /// `uffs index --partition` or `uffs info <SOURCE>`. clap's own `--help`, `--version` and `help` command have
@@ -44,7 +44,7 @@ fn arg_name(arg: &Arg) -> String {
 
 #[test]
 fn every_option_and_command_has_help() {
-    let mut cmd = Cli::command();
+    let mut cmd = cli_command();
     // Built as the user sees it: flattened arguments in place, clap's own help and version added.
     cmd.build();
     let missing = missing_help(&cmd, "uffs");
@@ -73,4 +73,38 @@ fn a_missing_help_is_caught() {
         missing_help(&cmd, "t"),
         ["t --partition", "t <SOURCE>", "t said -x", "t silent"]
     );
+}
+
+/// The options of how a source is read are offered where a source is read, and nowhere else (`uffs sql`
+/// translates a query, `uffs daemon stop` stops a process).
+#[test]
+fn reading_options_are_offered_where_sources_are_read() {
+    let mut cmd = cli_command();
+    cmd.build();
+    let find = |path: &[&str]| -> Command {
+        let mut c = cmd.clone();
+        for p in path {
+            c = c
+                .find_subcommand(p)
+                .unwrap_or_else(|| panic!("{path:?}"))
+                .clone();
+        }
+        c
+    };
+    let offers = |c: &Command| c.get_arguments().any(|a| a.get_id() == "shadow_storage");
+    assert!(offers(&cmd), "a query reads sources");
+    for path in super::READS_SOURCES {
+        assert!(offers(&find(path)), "{path:?}");
+    }
+    for path in [
+        &["sql"][..],
+        &["completions"],
+        &["man"],
+        &["daemon", "stop"],
+        &["daemon", "start"],
+        &["volumes", "list"],
+        &["volumes", "remove"],
+    ] {
+        assert!(!offers(&find(path)), "{path:?}");
+    }
 }

@@ -350,8 +350,8 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 |s: &str| uffs_mft::live::parse_spec(s).map_or(s.to_string(), |l| l.device);
             let registered: Vec<String> =
                 registry.volumes.iter().map(|v| device(&v.source)).collect();
-            found = crate::drives::volumes()
-                .0
+            let (shown, unreadable) = crate::drives::volumes();
+            found = shown
                 .into_iter()
                 .filter(|f| removable || !f.removable)
                 .map(|f| f.spec)
@@ -362,6 +362,14 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                     "no volume of a file system uffs reads ({}) to add (see `uffs info` and `uffs volumes list`)",
                     uffs_source::names()
                 );
+                // Devices this user may not read may hold one: say which, and who may.
+                if !unreadable.is_empty() {
+                    println!(
+                        "this user may not read {}: run as root (or in the `disk` group) to look at them, or add \
+                         a mounted folder (`uffs volumes add /home`)",
+                        unreadable.join(", ")
+                    );
+                }
                 return Ok(());
             }
             &found[..]

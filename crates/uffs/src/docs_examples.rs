@@ -10,7 +10,6 @@
 //! does not parse (`uffs 'size:>10xb'`).
 
 use clap::error::ErrorKind;
-use clap::Parser;
 
 use super::{edit_distance, Cli};
 
@@ -164,7 +163,7 @@ fn near_command(word: &str) -> Option<String> {
 /// Why `args` (a command starting with `uffs`) is not a valid uffs command line, if it is not: the argument
 /// parser refuses it, its first query word is a mistyped command, or its query does not parse.
 fn refusal(args: &[String]) -> Option<String> {
-    match Cli::try_parse_from(args) {
+    match crate::parse_from(args) {
         Ok(cli) if cli.command.is_some() => None,
         Ok(cli) => {
             if let Some(meant) = cli.search.query.first().and_then(|w| near_command(w)) {

@@ -53,10 +53,18 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     search: query_cmd::SearchArgs,
+    #[command(flatten)]
+    reading: ReadingArgs,
+}
+
+/// How sources are read: given to a query and to every command that reads a source (see [`READS_SOURCES`]),
+/// offered to no other.
+#[derive(clap::Args)]
+struct ReadingArgs {
     /// A volume that keeps other volumes' shadow copy stores (`vssadmin add shadowstorage /for=D: /on=E:`):
     /// an image, a partition (disk.img@N), a container or a device. Matched by the GUID in its VSS header;
     /// repeat for several. A partition of the same disk is found without it.
-    #[arg(long, value_name = "SOURCE", global = true)]
+    #[arg(long, value_name = "SOURCE")]
     shadow_storage: Vec<String>,
     #[command(flatten)]
     walk: WalkArgs,
@@ -67,23 +75,23 @@ struct Cli {
 struct WalkArgs {
     /// Walk a mounted folder even where its device could be read raw (a folder at the top of an NTFS, FAT,
     /// exFAT or ext file system whose device this user may read is read raw otherwise).
-    #[arg(long, global = true)]
+    #[arg(long)]
     walk: bool,
     /// A walk enters the other file systems mounted below the folder too (`find` without `-xdev`); pseudo file
     /// systems (proc, sysfs …), bind mounts of a file system walked already and --prune-fs types never.
-    #[arg(long, global = true)]
+    #[arg(long)]
     cross_mounts: bool,
     /// Folders a walk does not enter, space-separated absolute paths (updatedb's PRUNEPATHS); "" for none.
     /// [default: /tmp /var/spool /media /var/lib/os-prober /var/lib/ceph /home/.ecryptfs /var/lib/schroot]
-    #[arg(long, value_name = "PATHS", global = true)]
+    #[arg(long, value_name = "PATHS")]
     prune_paths: Option<String>,
     /// File system types a walk with --cross-mounts does not enter (updatedb's PRUNEFS); "" for none.
     /// [default: updatedb.conf's: nfs, nfs4, cifs, tmpfs, fuse.sshfs and the others Debian lists]
-    #[arg(long, value_name = "TYPES", global = true)]
+    #[arg(long, value_name = "TYPES")]
     prune_fs: Option<String>,
     /// Folder names a walk does not enter wherever they are (updatedb's PRUNENAMES); "" for none.
     /// [default: .git .bzr .hg .svn]
-    #[arg(long, value_name = "NAMES", global = true)]
+    #[arg(long, value_name = "NAMES")]
     prune_names: Option<String>,
 }
 
@@ -595,10 +603,58 @@ fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-/// The argument parser, for what is generated from it (completions, the man page).
+/// The commands that read sources, by path (`volumes add`): they, and a query, take [`ReadingArgs`].
+const READS_SOURCES: [&[&str]; 15] = [
+    &["info"],
+    &["index"],
+    &["export"],
+    &["journal"],
+    &["du"],
+    &["dupes"],
+    &["hash"],
+    &["grep"],
+    &["diff"],
+    &["mcp"],
+    &["serve"],
+    &["bench"],
+    &["cat"],
+    &["volumes", "add"],
+    &["volumes", "refresh"],
+];
+
+/// The argument parser, for parsing and for what is generated from it (completions, the man page).
 fn cli_command() -> clap::Command {
-    use clap::CommandFactory;
-    Cli::command()
+    use clap::{Args, CommandFactory};
+    let mut cmd = Cli::command();
+    for path in READS_SOURCES {
+        cmd = with_reading_args(cmd, path);
+    }
+    fn with_reading_args(cmd: clap::Command, path: &[&str]) -> clap::Command {
+        match path {
+            [] => ReadingArgs::augment_args(cmd),
+            [first, rest @ ..] => cmd.mut_subcommand(*first, |c| with_reading_args(c, rest)),
+        }
+    }
+    cmd
+}
+
+/// A command line, parsed: the reading options from the query's place or the command's own.
+fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::FromArgMatches;
+    let matches = cli_command().try_get_matches_from(args)?;
+    let mut m = &matches;
+    while let Some((_, sub)) = m.subcommand() {
+        m = sub;
+    }
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    if !std::ptr::eq(m, &matches) && m.try_contains_id("shadow_storage").is_ok() {
+        cli.reading = ReadingArgs::from_arg_matches(m)?;
+    }
+    Ok(cli)
 }
 
 /// Writes `bytes` to stdout; a reader that stopped early (`uffs man | head`) is not an error.
@@ -612,12 +668,12 @@ fn print(bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Err(e) = uffs_source::storage::offer(&cli.shadow_storage) {
+    let cli = parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    if let Err(e) = uffs_source::storage::offer(&cli.reading.shadow_storage) {
         eprintln!("uffs: error: {e}");
         return ExitCode::from(2);
     }
-    uffs_walk::set_default_options(cli.walk.options());
+    uffs_walk::set_default_options(cli.reading.walk.options());
     // The zone of FAT's local times for every build of this run (`--fat-timezone` overrides it where given).
     if let Some(z) = std::env::var_os("UFFS_FAT_TIMEZONE") {
         match uffs_mft::neutral::parse_utc_offset(&z.to_string_lossy()) {

@@ -265,13 +265,12 @@ pub fn run_request(place: &Place, req: &SearchRequest) -> Result<bool> {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
     use uffs_search::{Case, Facet, Kind, SearchRequest, Sort};
 
     fn request(args: &[&str]) -> SearchRequest {
         let mut argv = vec!["uffs"];
         argv.extend(args);
-        crate::Cli::try_parse_from(argv)
+        crate::parse_from(argv)
             .unwrap_or_else(|e| panic!("{args:?}: {e}"))
             .search
             .request()

@@ -777,3 +777,47 @@ fn the_daemon_follows_a_folder_as_it_changes() {
     let _ = nobody(&["daemon", "stop"]).output();
     let _ = std::fs::remove_dir_all(&top);
 }
+
+/// `volumes add --all` as a user who may read no device: it says no volume was found, and names the devices it
+/// could not look at and who may (issue 59: it used to say only that no volume was found).
+#[test]
+fn volumes_add_all_names_the_devices_a_user_may_not_read() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    // The devices of /proc/partitions that nobody may not read (a machine's disks are root's alone).
+    let partitions = std::fs::read_to_string("/proc/partitions").unwrap_or_default();
+    let closed: Vec<String> = partitions
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split_whitespace().nth(3))
+        .map(|n| format!("/dev/{n}"))
+        .filter(|p| {
+            std::fs::metadata(p).is_ok_and(|m| {
+                m.file_type().is_block_device() && m.permissions().mode() & 0o004 == 0
+            })
+        })
+        .collect();
+    let Some(first) = closed.first() else {
+        return cannot_run("no block device here is closed to other users");
+    };
+    let top = std::env::temp_dir().join(format!("uffs-folders-all-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&top);
+    std::fs::create_dir_all(&top).unwrap();
+    run_ok(Command::new("chown").args(["-R", "65534:65534"]).arg(&top));
+    let out = run_ok(
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_uffs"))
+            .args(["volumes", "add", "--all"])
+            .env("UFFS_CACHE_DIR", &top),
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("no volume of a file system uffs reads (NTFS"),
+        "{said}"
+    );
+    assert!(
+        said.contains("this user may not read") && said.contains(first.as_str()),
+        "{said}"
+    );
+    std::fs::remove_dir_all(&top).unwrap();
+}
