@@ -531,7 +531,7 @@ fn the_documented_request_is_the_one_the_daemon_takes() {
     assert_eq!(last["done"]["found"], 8, "{last}");
     assert_eq!(out.lines().count(), 3, "{out}");
     assert!(
-        out.starts_with("C:\\Program Files\\Skype\\Phone\\Skype.exe"),
+        out.starts_with("C:/Program Files/Skype/Phone/Skype.exe"),
         "{out}"
     );
     for (bad, why) in [

@@ -272,7 +272,7 @@ fn through_the_daemon_with_a_volume_filter() {
     }
     assert_eq!(r["found"], only_t);
     let r = ok(&a[3], "kernel32");
-    assert_eq!(r["rows"][0]["path"], "C:\\WINDOWS\\system32\\kernel32.dll");
+    assert_eq!(r["rows"][0]["path"], "C:/WINDOWS/system32/kernel32.dll");
     let r = ok(&a[4], "volumes");
     let names: Vec<&str> = r["volumes"]
         .as_array()
@@ -494,10 +494,7 @@ fn data_terms_find_what_rg_finds() {
         ],
     );
     let unix = |paths: BTreeSet<String>| -> BTreeSet<String> {
-        paths
-            .into_iter()
-            .map(|p| p.replacen("D:\\", "/", 1).replace('\\', "/"))
-            .collect()
+        paths.into_iter().map(|p| p.replacen("D:", "", 1)).collect()
     };
     for (i, (q, _)) in CONTENT_QUERIES.iter().enumerate() {
         assert_eq!(unix(row_paths(&a[i], q)), rg[i], "daemon: {q}");

@@ -285,11 +285,7 @@ fn a_query_as_parquet_through_the_daemon() {
     assert_eq!(got, want);
     // Each row names its volume.
     for (v, p, _) in &rows {
-        let expect = if p.starts_with("C:\\") {
-            "C"
-        } else {
-            "testfs1"
-        };
+        let expect = if p.starts_with("C:/") { "C" } else { "testfs1" };
         assert_eq!(v, expect, "{p}");
     }
     assert!(rows.iter().any(|r| r.0 == "testfs1"));
@@ -319,7 +315,7 @@ fn a_table_through_the_daemon_fits_the_clients_terminal() {
     assert_eq!(lines.len(), 21, "{shown}");
     assert!(lines.iter().all(|l| l.chars().count() <= 50), "{shown}");
     assert!(
-        lines[1].starts_with("C:\\") && lines[1].contains('…'),
+        lines[1].starts_with("C:/") && lines[1].contains('…'),
         "{shown}"
     );
     // Piped, whole paths.

@@ -534,14 +534,14 @@ fn through_the_daemon() {
     w.start();
     w.wait_ready(60);
     let v = s.ok("/api/search?q=kernel32.dll&columns=path,size");
-    assert_eq!(v["rows"][0]["path"], "C:\\WINDOWS\\system32\\kernel32.dll");
+    assert_eq!(v["rows"][0]["path"], "C:/WINDOWS/system32/kernel32.dll");
     assert_eq!(v["found"], 1);
     assert_eq!(s.ok("/api/count?q=ext:dll")["count"], 1653);
     assert_eq!(s.ok("/api/volumes")["volumes"][0]["name"], "C");
     let du = s.ok(&format!("/api/du?path={}&limit=3", enc("C:\\WINDOWS")));
     assert_eq!(
         du["rows"].as_array().unwrap().last().unwrap()["path"],
-        "C:\\WINDOWS"
+        "C:/WINDOWS"
     );
     let (st, v) = s.get(&format!("/api/search?q={}", enc("size:>zz")));
     assert_eq!(st, 400, "{v}");

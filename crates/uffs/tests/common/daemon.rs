@@ -171,11 +171,11 @@ impl World {
         RESTART_QUERIES.iter().map(|q| self.ok(q)).collect()
     }
 
-    /// Checks the daemon's paths against the volumes: a drive-letter volume prints Windows paths (the same
-    /// entries as searching its index file directly), another `NAME:/...`; nothing found exits 1.
+    /// Checks the daemon's paths against the volumes: a drive-letter volume prints `C:/...` here (Windows paths on
+    /// Windows; the same entries as searching its index file directly), another `NAME:/...`; nothing found exits 1.
     pub fn check_volume_paths(&self, answers: &[String]) {
         assert!(
-            answers[0].contains("C:\\WINDOWS\\system32\\kernel32.dll"),
+            answers[0].contains("C:/WINDOWS/system32/kernel32.dll"),
             "{}",
             answers[0]
         );
@@ -187,7 +187,7 @@ impl World {
         ]);
         assert_eq!(
             answers[0],
-            direct.replace("/WINDOWS/system32/", "C:\\WINDOWS\\system32\\")
+            direct.replace("/WINDOWS/system32/", "C:/WINDOWS/system32/")
         );
         assert_eq!(self.run(&["no-such-name-anywhere"]).status.code(), Some(1));
     }
