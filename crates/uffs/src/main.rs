@@ -53,13 +53,14 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     search: query_cmd::SearchArgs,
-    #[command(flatten)]
+    /// Read from the matches of the query or of the command that takes them (see [`parse_from`]).
+    #[arg(skip)]
     reading: ReadingArgs,
 }
 
 /// How sources are read: given to a query and to every command that reads a source (see [`READS_SOURCES`]),
 /// offered to no other.
-#[derive(clap::Args)]
+#[derive(clap::Args, Default)]
 struct ReadingArgs {
     /// A volume that keeps other volumes' shadow copy stores (`vssadmin add shadowstorage /for=D: /on=E:`):
     /// an image, a partition (disk.img@N), a container or a device. Matched by the GUID in its VSS header;
@@ -71,7 +72,7 @@ struct ReadingArgs {
 }
 
 /// How a mounted folder given as a source is read (see FOLDERS in `uffs --help`).
-#[derive(clap::Args)]
+#[derive(clap::Args, Default)]
 struct WalkArgs {
     /// Walk a mounted folder even where its device could be read raw (a folder at the top of an NTFS, FAT,
     /// exFAT or ext file system whose device this user may read is read raw otherwise).
@@ -625,7 +626,7 @@ const READS_SOURCES: [&[&str]; 15] = [
 /// The argument parser, for parsing and for what is generated from it (completions, the man page).
 fn cli_command() -> clap::Command {
     use clap::{Args, CommandFactory};
-    let mut cmd = Cli::command();
+    let mut cmd = ReadingArgs::augment_args(Cli::command());
     for path in READS_SOURCES {
         cmd = with_reading_args(cmd, path);
     }
@@ -646,12 +647,16 @@ where
 {
     use clap::FromArgMatches;
     let matches = cli_command().try_get_matches_from(args)?;
-    let mut m = &matches;
-    while let Some((_, sub)) = m.subcommand() {
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    // A query's options are the top level's; a command's its own (the top level's are not filled in when a
+    // command is given); a command that reads no source has none. (Said by the command's path: a release build of
+    // clap cannot tell an argument a command lacks from one not given.)
+    let (mut m, mut path) = (&matches, Vec::new());
+    while let Some((name, sub)) = m.subcommand() {
+        path.push(name);
         m = sub;
     }
-    let mut cli = Cli::from_arg_matches(&matches)?;
-    if !std::ptr::eq(m, &matches) && m.try_contains_id("shadow_storage").is_ok() {
+    if path.is_empty() || READS_SOURCES.contains(&path.as_slice()) {
         cli.reading = ReadingArgs::from_arg_matches(m)?;
     }
     Ok(cli)

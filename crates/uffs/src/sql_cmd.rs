@@ -64,6 +64,6 @@ pub fn run(a: &SqlArgs) -> Result<()> {
         },
     )
     .map_err(bad)?;
-    println!("{sql}");
-    Ok(())
+    // A reader that stops early (`| head -c 80`) is no error.
+    crate::print(format!("{sql}\n").as_bytes())
 }

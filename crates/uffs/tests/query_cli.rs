@@ -186,7 +186,17 @@ fn q(args: &[&str]) -> Output {
 
 /// The sorted set of paths a query prints.
 fn paths(query: &str) -> Vec<String> {
-    let out = q(&["--color", "never", query]);
+    paths_in(&golden_index(), query)
+}
+
+/// The sorted set of paths a query of the index file `index` prints.
+fn paths_in(index: &Path, query: &str) -> Vec<String> {
+    let out = uffs()
+        .arg("--index")
+        .arg(index)
+        .args(["--color", "never", query])
+        .output()
+        .expect("run uffs");
     assert!(
         matches!(out.status.code(), Some(0) | Some(1)),
         "{query}: {}",
@@ -809,29 +819,14 @@ fn everythings_functions_over_two_folders() {
     run_ok(uffs().arg("index").arg(&one).arg("-o").arg(&i1));
     run_ok(uffs().arg("index").arg(&two).arg("-o").arg(&i2));
     let (one, two) = (one.display().to_string(), two.display().to_string());
-    let find_in = |index: &Path, query: &str| -> Vec<String> {
-        let out = uffs()
-            .arg("--index")
-            .arg(index)
-            .args(["--color", "never", query])
-            .output()
-            .unwrap();
-        assert!(
-            matches!(out.status.code(), Some(0) | Some(1)),
-            "{query}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| l.replace(&one, "1").replace(&two, "2"))
-            .collect();
-        v.sort();
-        v
-    };
     let find = |query: &str| -> Vec<String> {
         let mut v = Vec::new();
         for i in [&i1, &i2] {
-            v.extend(find_in(i, query));
+            v.extend(
+                paths_in(i, query)
+                    .into_iter()
+                    .map(|l| l.replace(&one, "1").replace(&two, "2")),
+            );
         }
         v.sort();
         v
