@@ -131,13 +131,19 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
             return;
         }
     };
+    // The first check is whole, at once: what changed between the index's walk and the watch is known to no
+    // report. What changes meanwhile waits in the kernel's queue for the next check. Only then is the folder
+    // said to be followed, so that a change made after that line is always found by the reports.
+    let Some(l) = loaded(shared, name) else {
+        return;
+    };
+    let _ = crate::refresh::check(shared, &l, true);
+    drop(l);
     log(&format!(
         "{name}: following {} with {}",
         root.display(),
         watch.how()
     ));
-    // The first check is whole: what changed between the index's walk and the first report is known to none.
-    let mut whole = true;
     let mut changed: Vec<PathBuf> = Vec::new();
     while !stop.load(Ordering::SeqCst) {
         match watch.wait(Duration::from_millis(250)) {
@@ -150,7 +156,7 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
                 return;
             }
         }
-        if !whole && changed.is_empty() {
+        if changed.is_empty() {
             continue;
         }
         std::thread::sleep(GATHER);
@@ -171,8 +177,7 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
                 "{name}: the kernel's queue of changes overflowed: walking the whole folder"
             ));
         }
-        let partly = !whole
-            && !overflowed
+        let partly = !overflowed
             && changed.len() <= MAX_FOLDERS
             && match crate::refresh::check_folders(shared, &l, &changed) {
                 Ok(_) => true,
@@ -187,7 +192,6 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
         if !partly {
             let _ = crate::refresh::check(shared, &l, true);
         }
-        whole = false;
         changed.clear();
     }
 }

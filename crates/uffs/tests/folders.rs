@@ -644,6 +644,15 @@ fn converges(ask: impl Fn() -> String, want: &str, what: &str) {
     }
 }
 
+/// Waits (up to 20 s) until `log` says `what`.
+fn logs_soon(log: impl Fn() -> String, what: &str) {
+    let t = std::time::Instant::now();
+    while !log().contains(what) {
+        assert!(t.elapsed().as_secs() < 20, "{}", log());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn the_daemon_follows_a_folder_as_it_changes() {
     // As root: fanotify, one mark on the file system.
@@ -662,11 +671,7 @@ fn the_daemon_follows_a_folder_as_it_changes() {
     ]);
     w.start();
     w.wait_ready(60);
-    let t = std::time::Instant::now();
-    while !w.log().contains("tree: following") {
-        assert!(t.elapsed().as_secs() < 20, "{}", w.log());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    logs_soon(|| w.log(), "tree: following");
     assert!(w.log().contains("with fanotify"), "{}", w.log());
     let fresh = || {
         let out = run_ok(uffs().arg("--source").arg(&dir).args([
@@ -688,12 +693,9 @@ fn the_daemon_follows_a_folder_as_it_changes() {
             "fanotify",
         );
     }
-    // The folders reported were read again, not the whole tree, where that is exact.
-    assert!(
-        w.log().contains("found by the kernel's reports"),
-        "{}",
-        w.log()
-    );
+    // The folders reported were read again, not the whole tree, where that is exact. (The log line is written
+    // just after the change is visible to a query.)
+    logs_soon(|| w.log(), "found by the kernel's reports");
     drop(w);
 
     // As another user: inotify, a watch a folder, new folders watched as they come.
@@ -722,11 +724,7 @@ fn the_daemon_follows_a_folder_as_it_changes() {
     ]));
     run_ok(&mut nobody(&["daemon", "start"]));
     let log = || std::fs::read_to_string(top.join("cache/daemon.log")).unwrap_or_default();
-    let t = std::time::Instant::now();
-    while !log().contains("tree: following") {
-        assert!(t.elapsed().as_secs() < 20, "{}", log());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    logs_soon(log, "tree: following");
     assert!(log().contains("with inotify"), "{}", log());
     for round in 0..2 {
         // Written as that user, so that its daemon may read them.
@@ -773,7 +771,7 @@ fn the_daemon_follows_a_folder_as_it_changes() {
             "inotify",
         );
     }
-    assert!(log().contains("found by the kernel's reports"), "{}", log());
+    logs_soon(log, "found by the kernel's reports");
     let _ = nobody(&["daemon", "stop"]).output();
     let _ = std::fs::remove_dir_all(&top);
 }
