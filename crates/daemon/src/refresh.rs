@@ -155,6 +155,9 @@ pub(crate) fn check(shared: &Arc<Shared>, l: &Arc<Loaded>, forced: bool) -> (Str
         local_time_offset: e
             .fat_timezone
             .or_else(uffs_mft::neutral::default_local_time_offset),
+        fat_code_page: e
+            .fat_codepage
+            .unwrap_or_else(uffs_mft::neutral::default_fat_code_page),
         ..ScanOptions::default()
     };
     let outcome = refresh(&vol, base, map, l.delta.as_deref(), &opts);

@@ -32,6 +32,9 @@ pub struct VolumeEntry {
     /// The zone of a FAT or exFAT volume's local times, in seconds east of UTC (`--fat-timezone`); `None`: UTC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fat_timezone: Option<i64>,
+    /// The DOS code page of a FAT volume's 8.3 names (`--fat-codepage`); `None`: 437.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fat_codepage: Option<u16>,
     /// Sources that keep its shadow copies' stores when they are on another volume (`--shadow-storage`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shadow_storage: Vec<String>,

@@ -948,6 +948,9 @@ fn build_in_child(
         cmd.arg("--fat-timezone")
             .arg(uffs_mft::neutral::format_utc_offset(z));
     }
+    if let Some(cp) = e.fat_codepage {
+        cmd.arg("--fat-codepage").arg(cp.to_string());
+    }
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());

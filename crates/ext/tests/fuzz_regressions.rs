@@ -27,7 +27,12 @@ fn a_descriptor_past_the_end_gives_no_run_outside_the_volume() {
     let vol = Volume::open(img.as_slice()).unwrap();
     let claimed = vol.superblock().volume_len();
     for deleted in [false, true] {
-        let scan = vol.scan(&ScanOptions { deleted }).unwrap();
+        let scan = vol
+            .scan(&ScanOptions {
+                deleted,
+                ..Default::default()
+            })
+            .unwrap();
         assert!(scan.entries.iter().any(|e| e.name == "$Bitmaps"));
         for e in &scan.entries {
             for r in e.runs.iter().filter(|r| !r.is_hole()) {

@@ -888,7 +888,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
                 }
                 let offset = piece.offset + (i * DENTRY) as u64;
                 let id = v.g.inode_at(offset);
-                let short = names::short_name(d);
+                let short = names::short_name(d, self.opts.code_page);
                 let long = match lfn.take(d) {
                     names::Long::None => None,
                     names::Long::Name(n) => Some(n),
@@ -1057,7 +1057,10 @@ mod tests {
             let mut img = g.to_vec();
             img.resize(8192, 0xF6);
             if let Ok(v) = Volume::open(img) {
-                let _ = v.scan(&ScanOptions { deleted: true });
+                let _ = v.scan(&ScanOptions {
+                    deleted: true,
+                    ..Default::default()
+                });
                 let _ = v.facts();
             }
         }

@@ -50,7 +50,12 @@ fn scan_bounded(img: Vec<u8>) -> Option<Scan> {
         let r = exfat::Volume::open(img.as_slice()).ok().map(|v| {
             let _ = v.facts();
             let _ = v.space();
-            let _ = v.scan(&ScanOptions { deleted: true }).unwrap();
+            let _ = v
+                .scan(&ScanOptions {
+                    deleted: true,
+                    ..Default::default()
+                })
+                .unwrap();
             v.scan(&ScanOptions::default()).unwrap()
         });
         let _ = tx.send(r);

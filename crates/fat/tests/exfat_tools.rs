@@ -239,7 +239,12 @@ fn exfat_matches_fls_icat_stat_and_dump() {
 
     // Deleted entry sets, as exFAT keeps them, against `fls -d` (without what TSK finds only by carving the
     // unallocated clusters into $OrphanFiles).
-    let all = vol.scan(&ScanOptions { deleted: true }).unwrap();
+    let all = vol
+        .scan(&ScanOptions {
+            deleted: true,
+            ..Default::default()
+        })
+        .unwrap();
     let all_paths = exfat_util::paths(&all);
     let mut deleted: Vec<(u64, String, bool)> = all
         .entries

@@ -19,8 +19,17 @@ fn scan_bytes(bytes: Vec<u8>) -> Option<Scan> {
     let h = std::thread::spawn(move || {
         let r = fat::Volume::open(bytes).ok().map(|v| {
             let _ = v.facts();
-            let _ = v.scan(&ScanOptions { deleted: false }).unwrap();
-            v.scan(&ScanOptions { deleted: true }).unwrap()
+            let _ = v
+                .scan(&ScanOptions {
+                    deleted: false,
+                    ..Default::default()
+                })
+                .unwrap();
+            v.scan(&ScanOptions {
+                deleted: true,
+                ..Default::default()
+            })
+            .unwrap()
         });
         let _ = tx.send(r);
     });

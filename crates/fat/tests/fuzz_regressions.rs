@@ -16,7 +16,12 @@ fn a_truncated_image_gives_each_id_to_one_entry() {
     .unwrap();
     let v = Volume::open(img.as_slice()).unwrap();
     for deleted in [false, true] {
-        let scan = v.scan(&ScanOptions { deleted }).unwrap();
+        let scan = v
+            .scan(&ScanOptions {
+                deleted,
+                ..Default::default()
+            })
+            .unwrap();
         let mut ids = HashSet::new();
         for e in &scan.entries {
             assert!(ids.insert(e.id), "id {} twice ({:?})", e.id, e.name);

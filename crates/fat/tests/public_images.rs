@@ -53,7 +53,12 @@ fn check(name: &str, flavor: &str, at_least: usize) {
     let _ = v.facts();
 
     for deleted in [false, true] {
-        let scan = v.scan(&ScanOptions { deleted }).expect("scan");
+        let scan = v
+            .scan(&ScanOptions {
+                deleted,
+                ..Default::default()
+            })
+            .expect("scan");
         let all_paths = paths(&scan);
         let ours: BTreeSet<(u64, String, bool)> = scan
             .entries

@@ -14,11 +14,18 @@ use crate::{Entry, ReadAt, Scan, Space};
 /// Which file system a volume holds: the index's own names and header codes (`uffs_index::FileSystem`).
 pub use uffs_index::FileSystem;
 
+/// The DOS code pages FAT's 8.3 names can be read in (`--fat-codepage`): the names' bytes are in the OEM code page
+/// of the system that wrote them, which the volume does not record. 437 (DOS, US Windows, the Linux kernel's
+/// default), 850 (Western Europe; mtools' default), 852 (Central Europe), 866 (Cyrillic).
+pub const CODE_PAGES: [u16; 4] = [437, 850, 852, 866];
+
 /// What a scan keeps.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ScanOptions {
     /// Deleted entries too, as the file system keeps them (FAT `0xE5`, exFAT's in-use bit, ext's slack).
     pub deleted: bool,
+    /// The DOS code page FAT's 8.3 names are read in (one of [`CODE_PAGES`]; 0 is 437).
+    pub code_page: u16,
 }
 
 /// A volume that cannot be read at all (a header that does not add up, a table past the end …); damage inside

@@ -17,7 +17,7 @@ pub mod time;
 
 pub use driver::{
     hand_over, Driver, Error, FileSystem, Reader, Result, ScanOptions, Sink, BATCH_ENTRIES,
-    PROBE_LEN, SHORT_IMAGE, UNREADABLE,
+    CODE_PAGES, PROBE_LEN, SHORT_IMAGE, UNREADABLE,
 };
 pub use spool::Spool;
 

@@ -44,6 +44,37 @@ pub fn default_local_time_offset() -> Option<i64> {
     }
 }
 
+/// The DOS code page FAT's 8.3 names are read in when a build is not told one (`ScanOptions::fat_code_page`);
+/// 0 is 437. Set once by a program from its user's setting ([`set_default_fat_code_page`]).
+static DEFAULT_CODE_PAGE: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+
+/// Makes `cp` (one of [`uffs_fs::CODE_PAGES`]) the code page of 8.3 names for every read of this process that is
+/// not told another ([`ScanOptions::default`] takes it, and the scans `cat` and `hash` read names from).
+pub fn set_default_fat_code_page(cp: u16) {
+    DEFAULT_CODE_PAGE.store(cp, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The code page set by [`set_default_fat_code_page`] (0: 437).
+pub fn default_fat_code_page() -> u16 {
+    DEFAULT_CODE_PAGE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// `437`, `850`, `852`, `866` or `cp850`: a DOS code page FAT's 8.3 names may be written in.
+pub fn parse_code_page(s: &str) -> std::result::Result<u16, String> {
+    let t = s.trim();
+    let t = t
+        .strip_prefix("cp")
+        .or_else(|| t.strip_prefix("CP"))
+        .unwrap_or(t);
+    match t.parse::<u16>() {
+        Ok(cp) if uffs_fs::CODE_PAGES.contains(&cp) => Ok(cp),
+        _ => Err(format!(
+            "{s}: a DOS code page 8.3 names are read in: one of {}",
+            uffs_fs::CODE_PAGES.map(|c| c.to_string()).join(", ")
+        )),
+    }
+}
+
 /// `UTC`, `Z`, `+02:00`, `-05:30`, `+0530` or `+2` as seconds east of UTC (at most 14 hours either way).
 pub fn parse_utc_offset(s: &str) -> std::result::Result<i64, String> {
     let t = s.trim();
@@ -202,7 +233,10 @@ impl Neutral {
             .get_or_init(|| {
                 let mut scan = self
                     .fs
-                    .scan(&uffs_fs::ScanOptions { deleted: true })
+                    .scan(&uffs_fs::ScanOptions {
+                        deleted: true,
+                        code_page: default_fat_code_page(),
+                    })
                     .map_err(|e| format!("{name}: {e}"))?;
                 uffs_fs::sort_by_id(&mut scan.entries);
                 Ok(Arc::new(scan))
@@ -324,7 +358,10 @@ fn streamed_index(
     opts: &ScanOptions,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<((Index, uffs_index::BuildStats), u64, Vec<String>)> {
-    let all = uffs_fs::ScanOptions { deleted: true };
+    let all = uffs_fs::ScanOptions {
+        deleted: true,
+        code_page: opts.fat_code_page,
+    };
     let source_error = |e: uffs_fs::Error| Error::Source(format!("{}: {e}", vol.name));
     let guess = fs.fs.expected_entries();
     let space = fs.space().unwrap_or_default();

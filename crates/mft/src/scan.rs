@@ -41,6 +41,9 @@ pub struct ScanOptions {
     /// `None` reads them as UTC, as The Sleuth Kit does. The default is the process's
     /// ([`crate::neutral::set_default_local_time_offset`]).
     pub local_time_offset: Option<i64>,
+    /// The DOS code page FAT's 8.3 names are read in (`--fat-codepage`; 0 is 437). The default is the process's
+    /// ([`crate::neutral::set_default_fat_code_page`]).
+    pub fat_code_page: u16,
 }
 
 impl Default for ScanOptions {
@@ -52,6 +55,7 @@ impl Default for ScanOptions {
             chunk_bytes: 0,
             merge_gap_bytes: 256 << 10,
             local_time_offset: crate::neutral::default_local_time_offset(),
+            fat_code_page: crate::neutral::default_fat_code_page(),
         }
     }
 }

@@ -46,7 +46,8 @@ pub struct SqlOptions {
     pub include_streams: bool,
 }
 
-/// The path uffs matches: the `path` column without a volume's prefix, `/`-separated.
+/// The path uffs matches: the `path` column as schema 3 writes it; a version 2 file's without its volume's
+/// prefix (`@2:`, `C:`), `/`-separated.
 const UPATH: &str = "(CASE WHEN path LIKE '/%' THEN path ELSE replace(substr(path, strpos(path, ':') + 1), '\\', '/') END)";
 
 /// `expr` as a SQL boolean expression in `dialect`.

@@ -88,6 +88,8 @@ columns! {
     /// The entry is a deleted file whose name only its folder's index slack keeps (NTFS, `--deleted`): its
     /// record, if known, may hold another file now.
     FromIndexSlack = "from_index_slack": Bool,
+    /// The DOS 8.3 name an entry keeps beside its long one (`PROGRA~1`; NTFS and FAT), empty when it has none.
+    Alias = "alias": Text,
     /// A file's extension (empty for folders and streams).
     Ext = "ext": Text,
     /// A folder's totals below it (hard links once): the sum of `size` (streams included) and of `allocated`,
@@ -102,9 +104,9 @@ columns! {
 }
 
 impl Column {
-    /// `uffs export`'s CSV and JSON lines columns, in order (the first 24 of [`Column::ALL`]).
+    /// `uffs export`'s CSV and JSON lines columns, in order (the first 25 of [`Column::ALL`]).
     pub const EXPORT: &'static [Column] = {
-        let (head, _) = Column::ALL.split_at(24);
+        let (head, _) = Column::ALL.split_at(25);
         head
     };
 
@@ -183,6 +185,9 @@ impl Column {
             Column::LinkTarget => Value::Text(
                 String::from_utf8_lossy(idx.link_target(id).unwrap_or_default()).into_owned(),
             ),
+            Column::Alias => {
+                Value::Text(String::from_utf8_lossy(idx.alias(id).unwrap_or_default()).into_owned())
+            }
             Column::TreeSize => Value::Int(totals().map(|t| t.size)),
             Column::TreeAllocated => Value::Int(totals().map(|t| t.allocated)),
             Column::Descendants => Value::Int(totals().map(|t| t.descendants())),
@@ -327,7 +332,7 @@ mod tests {
     fn names_types_and_export_order() {
         let names: Vec<&str> = Column::EXPORT.iter().map(|c| c.name()).collect();
         assert_eq!(names.first(), Some(&"path"));
-        assert_eq!(names.last(), Some(&"from_index_slack"));
+        assert_eq!(names.last(), Some(&"alias"));
         assert_eq!(Column::parse(" Tree_Size "), Some(Column::TreeSize));
         assert_eq!(Column::parse("nope"), None);
         assert_eq!(Column::FnMftChanged.fn_index(), Some(2));

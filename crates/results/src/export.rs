@@ -213,6 +213,7 @@ pub fn cell<'a>(
         Column::Uid => Cell::Int(idx.posix(id).map(|p| u64::from(p.uid))),
         Column::Gid => Cell::Int(idx.posix(id).map(|p| u64::from(p.gid))),
         Column::LinkTarget => Cell::Text(Cow::Borrowed(idx.link_target(id).unwrap_or_default())),
+        Column::Alias => Cell::Text(Cow::Borrowed(idx.alias(id).unwrap_or_default())),
         Column::TreeSize | Column::TreeAllocated | Column::Descendants | Column::Children => {
             debug_assert_eq!(c.ty(), ColumnType::Integer);
             Cell::Int(None)
@@ -439,7 +440,7 @@ pub fn write_parquet(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64> {
     let vol = VolumeInfo::of(idx, prefix);
-    let paths = DirPaths::build(idx, prefix);
+    let paths = DirPaths::build(idx, parquet::path_prefix(prefix));
     let n = idx.len();
     let blocks = n.div_ceil(PARQUET_BLOCK);
     let next = AtomicUsize::new(0);

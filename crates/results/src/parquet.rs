@@ -36,9 +36,10 @@ use crate::export::{attributes, cell, Cell};
 use crate::Result;
 
 /// The schema's version, written in every file's key-value metadata under [`SCHEMA_VERSION_KEY`]. Version 1
-/// (uffs before 2026-11-28, no key) had nanosecond timestamps without a time zone and unsigned integers;
-/// docs/parquet.md says what changed.
-pub const SCHEMA_VERSION: u32 = 2;
+/// (uffs before 2026-11-28, no key) had nanosecond timestamps without a time zone and unsigned integers; version
+/// 2 (until 2026-12-03) had the volume's prefix in `path` (`@2:/Users/...`, `C:\Windows\...`); docs/parquet.md
+/// says what changed.
+pub const SCHEMA_VERSION: u32 = 3;
 /// The key-value metadata key of [`SCHEMA_VERSION`].
 pub const SCHEMA_VERSION_KEY: &str = "uffs.schema_version";
 
@@ -164,6 +165,8 @@ pub fn schema(layout: Layout) -> SchemaRef {
         DataType::Boolean,
         false,
     ));
+    // Added in version 3.
+    fields.push(Field::new(Column::Alias.name(), DataType::Utf8, false));
     Arc::new(Schema::new(fields))
 }
 
@@ -177,6 +180,18 @@ fn properties() -> Result<WriterPropertiesBuilder> {
             SCHEMA_VERSION_KEY.to_string(),
             SCHEMA_VERSION.to_string(),
         )])))
+}
+
+/// What the `path` column starts with for a volume whose printed paths start with `prefix`: nothing for a volume
+/// (`C:`, `@2:`, `@vss1:`, or none), whose name is the `volume` column's, so that every volume's paths have one
+/// form, `/`-separated from its root (`path LIKE '/Users/%'` finds them on every partition); a mounted folder's
+/// path (`/home/ana`), whose entries are real paths.
+pub fn path_prefix(prefix: &str) -> &str {
+    if prefix.ends_with(':') {
+        ""
+    } else {
+        prefix
+    }
 }
 
 /// What every row of one volume says about it.
@@ -219,6 +234,7 @@ pub struct Rows {
     columns: Vec<Builder>,
     mask: Int32Builder,
     from_index_slack: BooleanBuilder,
+    alias: StringBuilder,
     rows: usize,
     letters: Vec<u8>,
 }
@@ -253,6 +269,7 @@ impl Rows {
             columns,
             mask: Int32Builder::new(),
             from_index_slack: BooleanBuilder::new(),
+            alias: StringBuilder::new(),
             rows: 0,
             letters: Vec::with_capacity(16),
         }
@@ -317,6 +334,7 @@ impl Rows {
             .append_value((idx.flags(id) & flags::WINDOWS_MASK) as i32);
         self.from_index_slack
             .append_value(idx.is_from_index_slack(id));
+        append_text(&mut self.alias, idx.alias(id).unwrap_or_default());
         self.rows += 1;
     }
 
@@ -345,6 +363,7 @@ impl Rows {
         }
         arrays.extend(raw);
         arrays.push(Arc::new(self.from_index_slack.finish()));
+        arrays.push(Arc::new(self.alias.finish()));
         self.rows = 0;
         Ok(RecordBatch::try_new(self.schema.clone(), arrays)?)
     }
@@ -610,14 +629,15 @@ mod tests {
             filetime_to_unix_micros(u64::MAX),
             ((u64::MAX as i128 - UNIX_EPOCH_TICKS) / 10) as i64
         );
-        // The files' columns: 3 + 24 + the mask + 8 raw FILETIMEs + from_index_slack; a dataset's leave
+        // The files' columns: 3 + 24 + the mask + 8 raw FILETIMEs + from_index_slack + alias; a dataset's leave
         // `volume` out.
-        assert_eq!(schema(Layout::File).fields().len(), 37);
-        assert_eq!(schema(Layout::Dataset).fields().len(), 36);
+        assert_eq!(schema(Layout::File).fields().len(), 38);
+        assert_eq!(schema(Layout::Dataset).fields().len(), 37);
         assert_eq!(
-            schema(Layout::File).field(37 - 9).name(),
+            schema(Layout::File).field(38 - 10).name(),
             "created_filetime"
         );
         assert_eq!(schema(Layout::File).field(36).name(), "from_index_slack");
+        assert_eq!(schema(Layout::File).field(37).name(), "alias");
     }
 }

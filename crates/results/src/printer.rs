@@ -30,10 +30,10 @@ pub struct OutputArgs {
     pub format: Option<Format>,
     /// Columns for csv, tsv, jsonl and table, comma-separated, from: path name kind size allocated created
     /// modified mft_changed accessed attributes record sequence parent_record deleted reparse_tag fn_created
-    /// fn_modified fn_mft_changed fn_accessed mode uid gid link_target from_index_slack ext tree_size
+    /// fn_modified fn_mft_changed fn_accessed mode uid gid link_target from_index_slack alias ext tree_size
     /// tree_allocated descendants children type (the tree_ columns, descendants and children: a folder's totals;
     /// mode uid gid link_target: ext's; from_index_slack: a deleted name only its folder's index slack keeps;
-    /// type: a file's type by signature, read from its data).
+    /// alias: the 8.3 name beside a long one; type: a file's type by signature, read from its data).
     #[arg(long, value_delimiter = ',', value_name = "COLUMNS")]
     pub columns: Vec<String>,
     /// Write to FILE instead of stdout (a query that finds nothing writes no file, a count still does).
@@ -247,7 +247,9 @@ impl<'a> Printer<'a> {
             let mut path = Vec::with_capacity(256);
             for &id in ids {
                 path.clear();
-                path.extend_from_slice(full_path(idx, prefix, id).as_bytes());
+                path.extend_from_slice(
+                    full_path(idx, crate::parquet::path_prefix(prefix), id).as_bytes(),
+                );
                 pq.push(&vol, idx, id, &path, idx.timeline(id))?;
             }
             self.rows += ids.len();

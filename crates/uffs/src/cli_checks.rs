@@ -108,3 +108,61 @@ fn reading_options_are_offered_where_sources_are_read() {
         assert!(!offers(&find(path)), "{path:?}");
     }
 }
+
+/// A plain query skips the parser (`plain_query`): it must mean what the parser makes of it, and the commands'
+/// names it knows must be the parser's.
+#[test]
+fn a_plain_query_means_what_the_parser_makes_of_it() {
+    let mut names: Vec<String> = cli_command()
+        .get_subcommands()
+        .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+        .map(str::to_string)
+        .collect();
+    names.push("help".into());
+    names.sort();
+    let mut known: Vec<String> = super::COMMAND_NAMES.iter().map(|s| s.to_string()).collect();
+    known.sort();
+    assert_eq!(known, names);
+
+    let argv = |words: &[&str]| -> Vec<std::ffi::OsString> {
+        std::iter::once("uffs")
+            .chain(words.iter().copied())
+            .map(Into::into)
+            .collect()
+    };
+    for words in [
+        &["report"][..],
+        &["report", "draft"],
+        &["ext:pdf size:>1mb", "!temp"],
+        &["child:*.jpg", "dm:today"],
+        &["deamon", "stop"],
+        &["Ünïcödé"],
+    ] {
+        let fast = super::plain_query(&argv(words)).unwrap_or_else(|| panic!("{words:?}"));
+        let parsed = super::parse_from(argv(words)).unwrap();
+        assert!(fast.command.is_none() && parsed.command.is_none());
+        assert_eq!(fast.search.request(), parsed.search.request(), "{words:?}");
+        assert_eq!(fast.search.place(), parsed.search.place(), "{words:?}");
+        assert_eq!(
+            fast.reading.shadow_storage, parsed.reading.shadow_storage,
+            "{words:?}"
+        );
+        assert_eq!(
+            format!("{:?}", fast.reading.walk.options()),
+            format!("{:?}", parsed.reading.walk.options()),
+            "{words:?}"
+        );
+    }
+    // Left to the parser: flags, commands, nothing at all, an empty word.
+    for words in [
+        &[][..],
+        &["report", "--count"],
+        &["-i", "report"],
+        &["daemon", "status"],
+        &["help"],
+        &["report", ""],
+        &["--", "-x"],
+    ] {
+        assert!(super::plain_query(&argv(words)).is_none(), "{words:?}");
+    }
+}

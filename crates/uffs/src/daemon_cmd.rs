@@ -333,6 +333,8 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         snapshots,
     } = add;
     let (partition, deleted) = (*partition, *deleted);
+    // `--fat-codepage` (a reading option, made the process's default) is kept with the volume for its refreshes.
+    let code_page = Some(uffs_mft::neutral::default_fat_code_page()).filter(|&cp| cp != 0);
     let refresh_secs = refresh
         .map(uffs_daemon::registry::parse_interval)
         .transpose()?;
@@ -446,6 +448,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             deleted,
             refresh_secs,
             fat_timezone: *fat_timezone,
+            fat_codepage: code_page,
             shadow_storage: Vec::new(),
             walk,
         };
@@ -486,6 +489,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
                 deleted,
                 refresh_secs,
                 fat_timezone: *fat_timezone,
+                fat_codepage: code_page,
                 shadow_storage: shadow_storage.clone(),
                 walk: None,
             };

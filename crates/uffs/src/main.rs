@@ -67,6 +67,11 @@ struct ReadingArgs {
     /// repeat for several. A partition of the same disk is found without it.
     #[arg(long, value_name = "SOURCE")]
     shadow_storage: Vec<String>,
+    /// Read FAT's 8.3 names in this DOS code page: 437 (the default, as Windows in the US and the Linux kernel),
+    /// 850 (Western Europe; mtools' default, so what `mdir` shows), 852 or 866 (also UFFS_FAT_CODEPAGE). The
+    /// volume does not record which code page wrote its 8.3 names.
+    #[arg(long, value_name = "CP", value_parser = uffs_mft::neutral::parse_code_page)]
+    fat_codepage: Option<u16>,
     #[command(flatten)]
     walk: WalkArgs,
 }
@@ -563,14 +568,15 @@ const PARTIAL: u8 = 3;
 /// The command `word` is most likely a typing mistake for: one whose name is at most two edits away (one for a
 /// short word), not the word itself.
 fn mistyped_command(word: &str) -> Option<String> {
-    use clap::CommandFactory;
     let word = word.to_ascii_lowercase();
     if word.len() < 3 {
         return None;
     }
-    Cli::command()
-        .get_subcommands()
-        .map(|c| c.get_name().to_string())
+    // The names alone, not the parser: a query that finds nothing ends as fast as one that does.
+    COMMAND_NAMES
+        .iter()
+        .filter(|&&name| name != "help")
+        .map(|name| name.to_string())
         .filter(|name| *name != word)
         .map(|name| (edit_distance(&word, &name), name))
         // One edit (a letter wrong, missing, added, or two swapped): two would take real words for commands
@@ -662,6 +668,54 @@ where
     Ok(cli)
 }
 
+/// The commands' names (and clap's `help`), so that a plain query is told from a command without building the
+/// parser (a unit test holds this list to the parser's).
+const COMMAND_NAMES: [&str; 19] = [
+    "info",
+    "index",
+    "export",
+    "journal",
+    "du",
+    "dupes",
+    "hash",
+    "grep",
+    "diff",
+    "mcp",
+    "sql",
+    "bench",
+    "cat",
+    "serve",
+    "daemon",
+    "volumes",
+    "completions",
+    "man",
+    "help",
+];
+
+/// A command line that is only the words of a query (`uffs report draft`, `uffs 'ext:pdf size:>1mb'`), parsed
+/// without building the whole parser: the process start is most of a query's time through the daemon, and clap's
+/// commands and options are most of the start (issue 59). Anything else (a flag, a command, no word) is `None`,
+/// for [`parse_from`], which gives every flag.
+fn plain_query(args: &[std::ffi::OsString]) -> Option<Cli> {
+    let words: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str().map(str::to_string))
+        .collect::<Option<_>>()?;
+    let plain = |w: &String| !w.is_empty() && !w.starts_with('-');
+    if words.is_empty() || !words.iter().all(plain) || COMMAND_NAMES.contains(&words[0].as_str()) {
+        return None;
+    }
+    Some(Cli {
+        command: None,
+        search: query_cmd::SearchArgs {
+            query: words,
+            ..query_cmd::SearchArgs::default()
+        },
+        reading: ReadingArgs::default(),
+    })
+}
+
 /// Writes `bytes` to stdout; a reader that stopped early (`uffs man | head`) is not an error.
 fn print(bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
@@ -673,12 +727,32 @@ fn print(bytes: &[u8]) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
-    let cli = parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match plain_query(&args) {
+        Some(cli) => cli,
+        None => parse_from(args).unwrap_or_else(|e| e.exit()),
+    };
     if let Err(e) = uffs_source::storage::offer(&cli.reading.shadow_storage) {
         eprintln!("uffs: error: {e}");
         return ExitCode::from(2);
     }
     uffs_walk::set_default_options(cli.reading.walk.options());
+    // The code page of FAT's 8.3 names for every read of this run.
+    let code_page = match (
+        cli.reading.fat_codepage,
+        std::env::var_os("UFFS_FAT_CODEPAGE"),
+    ) {
+        (Some(cp), _) => cp,
+        (None, Some(v)) => match uffs_mft::neutral::parse_code_page(&v.to_string_lossy()) {
+            Ok(cp) => cp,
+            Err(e) => {
+                eprintln!("uffs: error: UFFS_FAT_CODEPAGE: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        (None, None) => 0,
+    };
+    uffs_mft::neutral::set_default_fat_code_page(code_page);
     // The zone of FAT's local times for every build of this run (`--fat-timezone` overrides it where given).
     if let Some(z) = std::env::var_os("UFFS_FAT_TIMEZONE") {
         match uffs_mft::neutral::parse_utc_offset(&z.to_string_lossy()) {

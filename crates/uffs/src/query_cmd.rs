@@ -104,7 +104,7 @@ pub struct SearchArgs {
 }
 
 /// Where a command's search runs: an index file, a source indexed first, or (neither) the daemon.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct Place {
     pub index: Option<PathBuf>,
     /// A Parquet dataset's folder.

@@ -593,6 +593,41 @@ fn mbr_disk_with_fat32_and_exfat_partitions() {
     assert_eq!(query(&["--source", d, "fsi:1"]), second);
     assert_eq!(query(&["--source", d, "!fsi:0"]), second);
     assert!(query(&["--source", d, "fsi:2"]).is_empty());
+    // Parquet's `path` has one form for every partition: the path within the volume, the volume in its own
+    // column (schema 3), so `path LIKE '/frag/%'` finds both partitions' (issue 59), as an export and as a
+    // query's hits.
+    let pq = t.path("disk.parquet");
+    let hits = t.path("hits.parquet");
+    run_ok(
+        uffs()
+            .args(["export", d, "--format", "parquet", "-o"])
+            .arg(&pq),
+    );
+    run_ok(
+        uffs()
+            .args(["--source", d, "*", "--format", "parquet", "-o"])
+            .arg(&hits),
+    );
+    for f in [&pq, &hits] {
+        let script = format!(
+            "import duckdb\nfor v, p in duckdb.sql(\"select volume, path from read_parquet('{}') where coalesce(record <> parent_record, true)\").fetchall(): print(v + '\\t' + p)",
+            f.display()
+        );
+        let got = client_stdout(Command::new(python("DuckDB")).args(["-c", &script]));
+        assert!(
+            got.lines()
+                .all(|l| l.split('\t').nth(1).is_some_and(|p| p.starts_with('/'))),
+            "{got}"
+        );
+        let got: BTreeSet<String> = got.lines().map(|l| l.replacen('\t', ":", 1)).collect();
+        assert_eq!(got, want, "{}", f.display());
+        let script = format!(
+            "import duckdb;print(duckdb.sql(\"select string_agg(distinct volume, ',' order by volume) from read_parquet('{}') where path like '/frag/%'\").fetchone()[0])",
+            f.display()
+        );
+        let got = client_stdout(Command::new(python("DuckDB")).args(["-c", &script]));
+        assert_eq!(got.trim(), "@1,@2", "{}", f.display());
+    }
 
     assert_eq!(
         export_csv(&t.path("disk.img@2"), &["--deleted"]),
@@ -853,11 +888,15 @@ fn mdir_aliases(img: &Path) -> Vec<(String, String, String)> {
             dir = d.trim_end_matches('/').to_string();
             continue;
         }
-        // `NAME     EXT  SIZE|<DIR> DATE  TIME  LONG NAME`: 8 + 1 + 3 columns, the long name after two spaces.
-        let (Some(base), Some(ext), Some(rest)) = (line.get(..8), line.get(9..12), line.get(12..))
+        // `NAME     EXT  SIZE|<DIR> DATE  TIME  LONG NAME`: 8 + 1 + 3 columns (characters, which an 8.3 name in
+        // code page 850 may have beyond ASCII), the long name after two spaces.
+        let chars: Vec<char> = line.chars().collect();
+        let text = |r: std::ops::Range<usize>| chars.get(r).map(|c| c.iter().collect::<String>());
+        let (Some(base), Some(ext), Some(rest)) = (text(0..8), text(9..12), text(12..chars.len()))
         else {
             continue;
         };
+        let (base, ext, rest) = (base.as_str(), ext.as_str(), rest.as_str());
         let fields: Vec<&str> = rest.split_whitespace().collect();
         let plausible = fields.len() >= 4
             && (fields[0] == "<DIR>" || fields[0].parse::<u64>().is_ok())
@@ -902,13 +941,27 @@ fn an_8_3_alias_finds_its_long_named_file_as_mdir_pairs_them() {
             .any(|(_, s, l)| s == "PROGRA~1" && l == "Program Files"),
         "mdir's listing: {pairs:?}"
     );
+    // mdir shows 8.3 names in code page 850 (`ÜNÏCØD~1.TXT` for the Unicode file's).
     let index = t.path("v.uffs");
-    run_ok(uffs().args(["index", path_str(&img), "-o", path_str(&index)]));
+    run_ok(uffs().args([
+        "index",
+        path_str(&img),
+        "-o",
+        path_str(&index),
+        "--fat-codepage",
+        "850",
+    ]));
     for (dir, short, long) in &pairs {
         let want = format!("{dir}/{long}");
         // From the source, from the index file, case ignored; with case: as written on disk.
         for args in [
-            vec!["--source", path_str(&img), short.as_str()],
+            vec![
+                "--source",
+                path_str(&img),
+                "--fat-codepage",
+                "850",
+                short.as_str(),
+            ],
             vec!["--index", path_str(&index), &short.to_lowercase()],
             vec!["--index", path_str(&index), &format!("case:{short}")],
         ] {
@@ -922,6 +975,110 @@ fn an_8_3_alias_finds_its_long_named_file_as_mdir_pairs_them() {
     // A name's alias is not an entry of its own: PROGRA~1 gives one path, the folder's.
     let found = query(&["--index", path_str(&index), "regex:^progra~1$"]);
     assert_eq!(found, BTreeSet::from(["/Program Files".to_string()]));
+}
+
+/// 8.3 names in code page 850, as mtools writes them (its default) and `mdir` shows them: read so with
+/// `--fat-codepage 850` (or UFFS_FAT_CODEPAGE), found by the name `mdir` shows, and exported in the `alias` column
+/// (issue 59: `JÓGA(R~1.MP3` was read as `JαGA(R~1.MP3`, code page 437).
+#[test]
+fn an_8_3_name_in_code_page_850_is_read_as_mdir_shows_it() {
+    let t = Tmp::new("cp850");
+    let img = t.path("v.img");
+    out("mkfs.vfat", &["-C", path_str(&img), "2048"]);
+    let f = t.path("x.txt");
+    std::fs::write(&f, b"x").unwrap();
+    // A long name with an alias, and a name that is only an 8.3 one (no long name kept).
+    for name in ["Jóga (Relax) mix.mp3", "ÓRA.TXT"] {
+        mtools("mcopy", &img, &[path_str(&f), &format!("::/{name}")]);
+    }
+    let pairs = mdir_aliases(&img);
+    assert!(
+        pairs
+            .iter()
+            .any(|(_, s, l)| s == "JÓGA(R~1.MP3" && l == "Jóga (Relax) mix.mp3"),
+        "mdir's listing: {pairs:?}"
+    );
+    let s = path_str(&img);
+    let want = BTreeSet::from(["/Jóga (Relax) mix.mp3".to_string()]);
+    assert_eq!(
+        query(&["--source", s, "--fat-codepage", "850", "\"JÓGA(R~1.MP3\""]),
+        want
+    );
+    assert_eq!(
+        query(&["--source", s, "--fat-codepage", "cp850", "ÓRA.TXT"]),
+        BTreeSet::from(["/ÓRA.TXT".to_string()])
+    );
+    // Code page 437 (the default) reads the same bytes as other letters.
+    assert!(query(&["--source", s, "\"JÓGA(R~1.MP3\""]).is_empty());
+    assert_eq!(
+        query(&["--source", s, "αRA.TXT"]),
+        BTreeSet::from(["/αRA.TXT".to_string()])
+    );
+    // The environment says it too; an index keeps what it was built with.
+    let o = uffs()
+        .env("UFFS_FAT_CODEPAGE", "850")
+        .args(["--source", s, "ÓRA.TXT"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "/ÓRA.TXT");
+    let index = t.path("v.uffs");
+    run_ok(uffs().args(["index", s, "-o", path_str(&index), "--fat-codepage", "850"]));
+    assert_eq!(query(&["--index", path_str(&index), "jóga(r~1.mp3"]), want);
+    // The alias column, in every export format.
+    let csv = rows(&img, &["--fat-codepage", "850"]);
+    let mp3 = csv
+        .iter()
+        .find(|r| r["name"] == "Jóga (Relax) mix.mp3")
+        .expect("the mp3's row");
+    assert_eq!(mp3["alias"], "JÓGA(R~1.MP3");
+    assert!(csv
+        .iter()
+        .filter(|r| r["name"] != "Jóga (Relax) mix.mp3")
+        .all(|r| r["alias"].is_empty()));
+    let printed = run_ok(uffs().args([
+        "--source",
+        s,
+        "--fat-codepage",
+        "850",
+        "*.mp3",
+        "--format",
+        "csv",
+        "--columns",
+        "name,alias",
+    ]))
+    .stdout;
+    assert_eq!(
+        String::from_utf8_lossy(&printed).trim(),
+        "name,alias\nJóga (Relax) mix.mp3,JÓGA(R~1.MP3"
+    );
+    let pq = t.path("v.parquet");
+    run_ok(
+        uffs()
+            .args([
+                "export",
+                s,
+                "--fat-codepage",
+                "850",
+                "--format",
+                "parquet",
+                "-o",
+            ])
+            .arg(&pq),
+    );
+    let script = format!(
+        "import duckdb;print(duckdb.sql(\"select alias from read_parquet('{}') where alias <> ''\").fetchall())",
+        pq.display()
+    );
+    let got = client_stdout(Command::new(python("DuckDB")).args(["-c", &script]));
+    assert_eq!(got.trim(), "[('JÓGA(R~1.MP3',)]");
+    // A code page uffs does not have is refused with those it has.
+    let o = uffs()
+        .args(["--source", s, "--fat-codepage", "1252", "x"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("437, 850, 852, 866"), "{err}");
 }
 
 /// `deleted:` on a source builds its index with the deleted entries (as `--deleted` does), and on an index file

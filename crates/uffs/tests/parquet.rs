@@ -124,11 +124,11 @@ fn documented_schema() -> Vec<(String, String)> {
 fn the_schema_is_the_documented_one_for_every_source() {
     let dir = scratch("parquet-schema");
     let doc = documented_schema();
-    assert_eq!(doc.len(), 37, "{doc:?}");
+    assert_eq!(doc.len(), 38, "{doc:?}");
     for (name, src) in samples() {
         let pq = export_to(&src, "parquet", &dir, name, &[]);
         let meta = check(&[&pq], "meta");
-        assert_eq!(meta["uffs.schema_version"], "2", "{meta}");
+        assert_eq!(meta["uffs.schema_version"], "3", "{meta}");
         let got: Vec<(String, String)> = check(&[&pq], "describe")
             .as_array()
             .unwrap()
@@ -278,16 +278,19 @@ fn a_query_as_parquet_through_the_daemon() {
     );
     let f = w.dir.join("q.parquet");
     run_ok(w.uffs().args(q).args(["--format", "parquet", "-o"]).arg(&f));
+    // Each row names its volume in `volume`, and its path within it in `path` (schema 3): together what the
+    // CSV prints.
     let rows = parquet_rows(&f);
-    let got: Vec<(String, u64)> = rows.iter().map(|(_, p, s)| (p.clone(), *s)).collect();
+    assert!(rows
+        .iter()
+        .all(|(v, p, _)| p.starts_with('/') && (v == "C" || v == "testfs1")));
+    let got: Vec<(String, u64)> = rows
+        .iter()
+        .map(|(v, p, s)| (format!("{v}:{p}"), *s))
+        .collect();
     let want = csv_path_size(&csv.stdout);
     assert!(want.len() > 100);
     assert_eq!(got, want);
-    // Each row names its volume.
-    for (v, p, _) in &rows {
-        let expect = if p.starts_with("C:/") { "C" } else { "testfs1" };
-        assert_eq!(v, expect, "{p}");
-    }
     assert!(rows.iter().any(|r| r.0 == "testfs1"));
     // Piped, the same bytes.
     let piped = run_ok(w.uffs().args(q).args(["--format", "parquet"]));

@@ -1,7 +1,8 @@
-//! Names: 8.3 short names (code page 437, the NT lower-case flags) and VFAT long names (UTF-16 pieces checked
-//! for sequence and against the short entry's checksum).
+//! Names: 8.3 short names (an OEM code page, 437 unless told, and the NT lower-case flags) and VFAT long names
+//! (UTF-16 pieces checked for sequence and against the short entry's checksum).
 
-/// Code page 437's upper half (0x80..=0xFF), the code page of DOS and of most FAT volumes' 8.3 names.
+/// Each code page's upper half (0x80..=0xFF), generated from Python's codecs (`bytes(range(0x80, 0x100))
+/// .decode('cp850')`).
 const CP437_HIGH: [char; 128] = [
     'Ç', 'ü', 'é', 'â', 'ä', 'à', 'å', 'ç', 'ê', 'ë', 'è', 'ï', 'î', 'ì', 'Ä', 'Å', //
     'É', 'æ', 'Æ', 'ô', 'ö', 'ò', 'û', 'ù', 'ÿ', 'Ö', 'Ü', '¢', '£', '¥', '₧', 'ƒ', //
@@ -12,24 +13,65 @@ const CP437_HIGH: [char; 128] = [
     'α', 'ß', 'Γ', 'π', 'Σ', 'σ', 'µ', 'τ', 'Φ', 'Θ', 'Ω', 'δ', '∞', 'φ', 'ε', '∩', //
     '≡', '±', '≥', '≤', '⌠', '⌡', '÷', '≈', '°', '∙', '·', '√', 'ⁿ', '²', '■', '\u{a0}',
 ];
+const CP850_HIGH: [char; 128] = [
+    'Ç', 'ü', 'é', 'â', 'ä', 'à', 'å', 'ç', 'ê', 'ë', 'è', 'ï', 'î', 'ì', 'Ä', 'Å', //
+    'É', 'æ', 'Æ', 'ô', 'ö', 'ò', 'û', 'ù', 'ÿ', 'Ö', 'Ü', 'ø', '£', 'Ø', '×', 'ƒ', //
+    'á', 'í', 'ó', 'ú', 'ñ', 'Ñ', 'ª', 'º', '¿', '®', '¬', '½', '¼', '¡', '«', '»', //
+    '░', '▒', '▓', '│', '┤', 'Á', 'Â', 'À', '©', '╣', '║', '╗', '╝', '¢', '¥', '┐', //
+    '└', '┴', '┬', '├', '─', '┼', 'ã', 'Ã', '╚', '╔', '╩', '╦', '╠', '═', '╬', '¤', //
+    'ð', 'Ð', 'Ê', 'Ë', 'È', 'ı', 'Í', 'Î', 'Ï', '┘', '┌', '█', '▄', '¦', 'Ì', '▀', //
+    'Ó', 'ß', 'Ô', 'Ò', 'õ', 'Õ', 'µ', 'þ', 'Þ', 'Ú', 'Û', 'Ù', 'ý', 'Ý', '¯', '´', //
+    '\u{ad}', '±', '‗', '¾', '¶', '§', '÷', '¸', '°', '¨', '·', '¹', '³', '²', '■', '\u{a0}',
+];
+const CP852_HIGH: [char; 128] = [
+    'Ç', 'ü', 'é', 'â', 'ä', 'ů', 'ć', 'ç', 'ł', 'ë', 'Ő', 'ő', 'î', 'Ź', 'Ä', 'Ć', //
+    'É', 'Ĺ', 'ĺ', 'ô', 'ö', 'Ľ', 'ľ', 'Ś', 'ś', 'Ö', 'Ü', 'Ť', 'ť', 'Ł', '×', 'č', //
+    'á', 'í', 'ó', 'ú', 'Ą', 'ą', 'Ž', 'ž', 'Ę', 'ę', '¬', 'ź', 'Č', 'ş', '«', '»', //
+    '░', '▒', '▓', '│', '┤', 'Á', 'Â', 'Ě', 'Ş', '╣', '║', '╗', '╝', 'Ż', 'ż', '┐', //
+    '└', '┴', '┬', '├', '─', '┼', 'Ă', 'ă', '╚', '╔', '╩', '╦', '╠', '═', '╬', '¤', //
+    'đ', 'Đ', 'Ď', 'Ë', 'ď', 'Ň', 'Í', 'Î', 'ě', '┘', '┌', '█', '▄', 'Ţ', 'Ů', '▀', //
+    'Ó', 'ß', 'Ô', 'Ń', 'ń', 'ň', 'Š', 'š', 'Ŕ', 'Ú', 'ŕ', 'Ű', 'ý', 'Ý', 'ţ', '´', //
+    '\u{ad}', '˝', '˛', 'ˇ', '˘', '§', '÷', '¸', '°', '¨', '˙', 'ű', 'Ř', 'ř', '■', '\u{a0}',
+];
+const CP866_HIGH: [char; 128] = [
+    'А', 'Б', 'В', 'Г', 'Д', 'Е', 'Ж', 'З', 'И', 'Й', 'К', 'Л', 'М', 'Н', 'О', 'П', //
+    'Р', 'С', 'Т', 'У', 'Ф', 'Х', 'Ц', 'Ч', 'Ш', 'Щ', 'Ъ', 'Ы', 'Ь', 'Э', 'Ю', 'Я', //
+    'а', 'б', 'в', 'г', 'д', 'е', 'ж', 'з', 'и', 'й', 'к', 'л', 'м', 'н', 'о', 'п', //
+    '░', '▒', '▓', '│', '┤', '╡', '╢', '╖', '╕', '╣', '║', '╗', '╝', '╜', '╛', '┐', //
+    '└', '┴', '┬', '├', '─', '┼', '╞', '╟', '╚', '╔', '╩', '╦', '╠', '═', '╬', '╧', //
+    '╨', '╤', '╥', '╙', '╘', '╒', '╓', '╫', '╪', '┘', '┌', '█', '▄', '▌', '▐', '▀', //
+    'р', 'с', 'т', 'у', 'ф', 'х', 'ц', 'ч', 'ш', 'щ', 'ъ', 'ы', 'ь', 'э', 'ю', 'я', //
+    'Ё', 'ё', 'Є', 'є', 'Ї', 'ї', 'Ў', 'ў', '°', '∙', '·', '√', '№', '¤', '■', '\u{a0}',
+];
 
-fn cp437_char(b: u8) -> char {
+/// Byte `b` of code page `cp` (one of [`uffs_fs::CODE_PAGES`]; any other reads as 437).
+pub fn oem_char(cp: u16, b: u8) -> char {
     if b < 0x80 {
-        char::from(b)
-    } else {
-        CP437_HIGH[usize::from(b - 0x80)]
+        return char::from(b);
     }
+    let high = match cp {
+        850 => &CP850_HIGH,
+        852 => &CP852_HIGH,
+        866 => &CP866_HIGH,
+        _ => &CP437_HIGH,
+    };
+    high[usize::from(b - 0x80)]
 }
 
-/// Bytes of code page 437 as text.
+/// Bytes of code page 437 as text (a boot sector's OEM name).
 pub(super) fn cp437(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| cp437_char(b)).collect()
+    oem(437, bytes)
+}
+
+/// Bytes of code page `cp` as text.
+pub(super) fn oem(cp: u16, bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| oem_char(cp, b)).collect()
 }
 
 /// The 8.3 name of a short entry: base, then "." and the extension when there is one, trailing spaces cut,
 /// the NT lower-case flags (byte 12: 0x08 base, 0x10 extension) applied to A-Z as Windows does. A first byte of
 /// 0x05 stands for 0xE5; a deleted entry's lost first character (0xE5) shows as `_`, as TSK shows it.
-pub(super) fn short_name(d: &[u8; 32]) -> String {
+pub(super) fn short_name(d: &[u8; 32], cp: u16) -> String {
     let mut s = String::with_capacity(12);
     let flags = d[12];
     let part = |s: &mut String, bytes: &[u8], lower: bool, first_special: bool| {
@@ -37,9 +79,9 @@ pub(super) fn short_name(d: &[u8; 32]) -> String {
         for (i, &b) in bytes[..end].iter().enumerate() {
             let c = match b {
                 0xE5 if i == 0 && first_special => '_',
-                0x05 if i == 0 && first_special => cp437_char(0xE5),
+                0x05 if i == 0 && first_special => oem_char(cp, 0xE5),
                 b'A'..=b'Z' if lower => char::from(b + 32),
-                _ => cp437_char(b),
+                _ => oem_char(cp, b),
             };
             s.push(c);
         }
@@ -200,18 +242,38 @@ mod tests {
     fn short_names() {
         let mut d = [0u8; 32];
         d[0..11].copy_from_slice(b"README  TXT");
-        assert_eq!(short_name(&d), "README.TXT");
+        assert_eq!(short_name(&d, 437), "README.TXT");
         d[12] = 0x08;
-        assert_eq!(short_name(&d), "readme.TXT");
+        assert_eq!(short_name(&d, 437), "readme.TXT");
         d[12] = 0x18;
-        assert_eq!(short_name(&d), "readme.txt");
+        assert_eq!(short_name(&d, 437), "readme.txt");
         d[0..11].copy_from_slice(b"\x05BC        ");
-        assert_eq!(short_name(&d), "σbc");
+        assert_eq!(short_name(&d, 437), "σbc");
         d[0] = 0xE5;
-        assert_eq!(short_name(&d), "_bc");
+        assert_eq!(short_name(&d, 437), "_bc");
         d[0..11].copy_from_slice(b"\x80\x9a      \xe1  ");
         d[12] = 0;
-        assert_eq!(short_name(&d), "ÇÜ.ß");
+        assert_eq!(short_name(&d, 437), "ÇÜ.ß");
+        // mtools (code page 850) writes `Jóga (Relax) mix.mp3`'s alias as JÓGA(R~1.MP3: Ó is 0xE0, α in 437.
+        d[0..11].copy_from_slice(b"J\xe0GA(R~1MP3");
+        assert_eq!(short_name(&d, 850), "JÓGA(R~1.MP3");
+        assert_eq!(short_name(&d, 437), "JαGA(R~1.MP3");
+    }
+
+    #[test]
+    fn code_pages_are_one_to_one_and_agree_below_0x80() {
+        for cp in uffs_fs::CODE_PAGES {
+            let high: std::collections::BTreeSet<char> =
+                (0x80..=0xFFu8).map(|b| oem_char(cp, b)).collect();
+            assert_eq!(high.len(), 128, "{cp}");
+            assert!(high.iter().all(|c| !c.is_ascii()), "{cp}");
+            assert_eq!(oem(cp, b"A~1.TXT"), "A~1.TXT");
+        }
+        // A letter of each, as Python's codecs and the code pages' charts give them.
+        assert_eq!(oem_char(850, 0x9B), 'ø');
+        assert_eq!(oem_char(852, 0x85), 'ů');
+        assert_eq!(oem_char(866, 0x80), 'А');
+        assert_eq!(oem_char(437, 0xE1), 'ß');
     }
 
     #[test]

@@ -225,7 +225,11 @@ pub fn open(img: &Path) -> (Vec<u8>, fat::Volume<Vec<u8>>) {
 }
 
 pub fn scan(v: &fat::Volume<Vec<u8>>, deleted: bool) -> Scan {
-    v.scan(&ScanOptions { deleted }).expect("scan")
+    v.scan(&ScanOptions {
+        deleted,
+        ..Default::default()
+    })
+    .expect("scan")
 }
 
 /// An entry's bytes: its runs read from the image, cut to its size.

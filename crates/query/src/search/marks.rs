@@ -22,6 +22,20 @@ pub(super) fn unmarked(hay: &[u8]) -> Option<Vec<u8>> {
     })
 }
 
+/// The names of the entries with marks, as a name term tests them with diacritics ignored, end to end: the `k`th
+/// is that of the `k`th of [`Searcher::marked_names`].
+pub(super) struct Unmarked {
+    /// Where each name starts in `text`, and where the last one ends.
+    starts: Vec<u32>,
+    text: Vec<u8>,
+}
+
+impl Unmarked {
+    fn get(&self, k: usize) -> &[u8] {
+        &self.text[self.starts[k] as usize..self.starts[k + 1] as usize]
+    }
+}
+
 impl Searcher {
     /// Decides the entries with marks in their name (or path, for a path term) in `hits`: whether term `leaf`
     /// matches them once the marks are off.
@@ -32,18 +46,56 @@ impl Searcher {
         if !ignores_marks(t) {
             return;
         }
-        let ids = if t.path {
-            self.marked_paths()
-        } else {
-            self.marked_names()
-        };
-        for &id in ids {
-            if self.test_leaf(leaf, id) {
+        if t.path {
+            for &id in self.marked_paths() {
+                if self.test_leaf(leaf, id) {
+                    hits.set(id as usize);
+                } else {
+                    hits.unset(id as usize);
+                }
+            }
+            return;
+        }
+        // As `test_leaf` tests a name (or its 8.3 alias), with the names' marks taken off once per searcher rather
+        // than at every query (a volume of many accented names spent milliseconds a query so).
+        let folded = !t.case_sensitive;
+        let names = self.unmarked_names(folded);
+        for (k, &id) in self.marked_names().iter().enumerate() {
+            let hit = text_matches(leaf, names.get(k))
+                || self
+                    .idx
+                    .alias(id)
+                    .is_some_and(|a| marked_match(leaf, t, &alias_bytes(a, folded)));
+            if hit {
                 hits.set(id as usize);
             } else {
                 hits.unset(id as usize);
             }
         }
+    }
+
+    /// The names of [`Searcher::marked_names`], folded or as written, with their marks off.
+    fn unmarked_names(&self, folded: bool) -> &Unmarked {
+        let cell = if folded {
+            &self.derived.unmarked_folded
+        } else {
+            &self.derived.unmarked_written
+        };
+        made(cell, || {
+            let mut u = Unmarked {
+                starts: vec![0],
+                text: Vec::new(),
+            };
+            for &id in self.marked_names() {
+                let name = self.name_bytes(id, folded);
+                match unmarked(&name) {
+                    Some(s) => u.text.extend_from_slice(&s),
+                    None => u.text.extend_from_slice(&name),
+                }
+                u.starts.push(u.text.len() as u32);
+            }
+            u
+        })
     }
 
     /// The entries whose name has a letter with diacritics or a combining mark, ascending.

@@ -117,6 +117,9 @@ struct Derived {
     /// Entries with diacritics in their name, and in their path (`marks`).
     marked_names: OnceLock<Vec<EntryId>>,
     marked_paths: OnceLock<Vec<EntryId>>,
+    /// Those names with their marks off, folded and as written (`marks::Unmarked`).
+    unmarked_folded: OnceLock<Unmarked>,
+    unmarked_written: OnceLock<Unmarked>,
     dupes: OnceLock<Bitset>,
     size_dupes: OnceLock<Bitset>,
     usage: OnceLock<Usage>,

@@ -16,7 +16,7 @@ pub(super) fn word_bounded(hay: &[u8], at: usize, len: usize) -> bool {
 }
 
 /// Whether the text of text term `leaf` is in `hay` (a name or path, folded when the term ignores case).
-fn text_matches(leaf: &Leaf, hay: &[u8]) -> bool {
+pub(super) fn text_matches(leaf: &Leaf, hay: &[u8]) -> bool {
     let Leaf::Text {
         t, regex, finder, ..
     } = leaf
@@ -36,7 +36,7 @@ fn text_matches(leaf: &Leaf, hay: &[u8]) -> bool {
 
 /// Whether text term `leaf` matches `hay` (folded when the term ignores case), with diacritics taken off both
 /// unless the term heeds them.
-fn marked_match(leaf: &Leaf, t: &TextMatch, hay: &[u8]) -> bool {
+pub(super) fn marked_match(leaf: &Leaf, t: &TextMatch, hay: &[u8]) -> bool {
     match ignores_marks(t).then(|| unmarked(hay)).flatten() {
         Some(u) => text_matches(leaf, &u),
         None => text_matches(leaf, hay),
@@ -64,7 +64,7 @@ fn frn_holds(idx: &Index, id: EntryId, frn: u64) -> bool {
 }
 
 /// An 8.3 alias as a name term reads it: folded as the names are, or as written.
-fn alias_bytes(alias: &[u8], folded: bool) -> Cow<'_, [u8]> {
+pub(super) fn alias_bytes(alias: &[u8], folded: bool) -> Cow<'_, [u8]> {
     if !folded {
         return Cow::Borrowed(alias);
     }
@@ -226,7 +226,8 @@ impl Searcher {
             } else {
                 a
             };
-            if text_matches(leaf, hay) {
+            // Marks ignored as in names (`JÓGA(R~1.MP3` is searched as `JOGA(R~1.MP3`, which the alias must match).
+            if marked_match(leaf, t, hay) {
                 hits.set(id as usize);
             }
         }
@@ -266,7 +267,7 @@ impl Searcher {
                     || self
                         .idx
                         .alias(id)
-                        .is_some_and(|a| text_matches(leaf, &alias_bytes(a, folded)))
+                        .is_some_and(|a| marked_match(leaf, t, &alias_bytes(a, folded)))
             }
             Leaf::Ext(exts) => {
                 let f = idx.flags(id);
