@@ -816,10 +816,15 @@ pub fn base_of(c: char) -> Option<char> {
 
 /// Whether UTF-8 `s` holds a letter with marks or a combining mark (stripping would change it).
 pub fn has_marks(s: &[u8]) -> bool {
-    !s.is_ascii()
-        && String::from_utf8_lossy(s)
+    if s.is_ascii() {
+        return false;
+    }
+    match std::str::from_utf8(s) {
+        Ok(t) => t.chars().any(|c| base_of(c) != Some(c)),
+        Err(_) => String::from_utf8_lossy(s)
             .chars()
-            .any(|c| base_of(c) != Some(c))
+            .any(|c| base_of(c) != Some(c)),
+    }
 }
 
 /// Appends UTF-8 `s` to `out` with every letter's diacritics taken off and combining marks dropped.
