@@ -47,7 +47,10 @@ pub fn observe(index: &Path, deleted: bool) -> Vec<String> {
         }
         // A bodyfile row is the slack name's when its name is the path and its inode the record (0: unknown).
         let from_slack = |line: &str| match format {
-            "csv" => line.ends_with(",true"),
+            // `from_index_slack` is the next to last column, before `alias` (an 8.3 name, which has no comma).
+            "csv" => line
+                .rsplit_once(',')
+                .is_some_and(|(head, _alias)| head.ends_with(",true")),
             _ => {
                 let mut f = line.split('|').skip(1);
                 let (name, inode) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
