@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The benchmark volume's 1.2 million paths as an ext4 image: the tree `make-bench-volume.py --dry-run --list`
+"""The benchmark volume's 1.2 million paths as an ext4 or XFS image: the tree `make-bench-volume.py --dry-run --list`
 predicts (the same seed, names, folders and sizes as the NTFS benchmark volume), staged in /dev/shm and written
-by `mkfs.ext4 -d`, so that ext and NTFS are measured on the same paths (issue 55).
+by `mkfs.ext4 -d`, or for XFS written through the kernel into a fresh `mkfs.xfs` volume on a loop mount (root), so
+that ext, XFS and NTFS are measured on the same paths (issues 55 and 58).
 
     sudo python3 scripts/make-ext-bench.py [--out /work/bench/ext-bench.img] [--entries 1200000]
+    sudo python3 scripts/make-ext-bench.py --fs xfs --out /work/bench/xfs-bench.img
 
 Folders are folders, files are sparse files of their size (no data blocks, as most of the NTFS volume's are),
 junctions are symlinks to their parent, and each extra hard-link name is a hard link to the file listed just
@@ -28,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def stamp_of(args):
     me = hashlib.sha256(open(os.path.abspath(__file__), "rb").read()).hexdigest()
-    return {"entries": args.entries, "seed": args.seed, "script": me}
+    return {"entries": args.entries, "seed": args.seed, "script": me, "fs": args.fs}
 
 
 def manifest(args, work):
@@ -95,12 +97,39 @@ def stage(rows, top):
     return made, cut
 
 
+def xfs_image(rows, img, size, work, times):
+    """A fresh XFS volume in `img` holding the tree, written through the kernel on a loop mount (mkfs.xfs has no
+    `-d`); returns what `stage` does."""
+    t = time.perf_counter()
+    with open(img, "wb") as f:
+        f.truncate(parse_size(size))
+    subprocess.run(["mkfs.xfs", "-q", "-f", "-L", "uffs-bench", img], check=True)
+    mnt = os.path.join(work, "mnt")
+    os.mkdir(mnt)
+    subprocess.run(["mount", "-o", "loop", img, mnt], check=True)
+    try:
+        made, cut = stage(rows, mnt)
+        times["stage"] = time.perf_counter() - t
+    finally:
+        t = time.perf_counter()
+        subprocess.run(["umount", mnt], check=True)
+        times["unmount"] = time.perf_counter() - t
+    return made, cut
+
+
+def parse_size(text):
+    """`24G` as bytes."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    return int(text[:-1]) * units[text[-1].upper()] if text[-1].upper() in units else int(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="/work/bench/ext-bench.img")
     ap.add_argument("--entries", type=int, default=1_200_000)
     ap.add_argument("--seed", type=int, default=20240917)
     ap.add_argument("--size", default="24G", help="the image's size (sparse); default 24G")
+    ap.add_argument("--fs", choices=["ext4", "xfs"], default="ext4")
     ap.add_argument("--force", action="store_true")
     args = ap.parse_args()
     stamp_path = args.out + ".stamp"
@@ -120,20 +149,23 @@ def main():
         t = time.perf_counter()
         rows = manifest(args, work)
         times["manifest"] = time.perf_counter() - t
-        t = time.perf_counter()
-        top = os.path.join(work, "tree")
-        os.mkdir(top)
-        made, cut = stage(rows, top)
-        times["stage"] = time.perf_counter() - t
-        t = time.perf_counter()
         tmp = args.out + ".part"
         if os.path.exists(tmp):
             os.unlink(tmp)
-        inodes = int(made * 1.15) + 10_000
-        subprocess.run(["mkfs.ext4", "-q", "-F", "-b", "4096", "-N", str(inodes), "-L", "uffs-bench",
-                        "-E", "root_owner=0:0", "-d", top, tmp, args.size], check=True)
+        if args.fs == "xfs":
+            made, cut = xfs_image(rows, tmp, args.size, work, times)
+        else:
+            t = time.perf_counter()
+            top = os.path.join(work, "tree")
+            os.mkdir(top)
+            made, cut = stage(rows, top)
+            times["stage"] = time.perf_counter() - t
+            t = time.perf_counter()
+            inodes = int(made * 1.15) + 10_000
+            subprocess.run(["mkfs.ext4", "-q", "-F", "-b", "4096", "-N", str(inodes), "-L", "uffs-bench",
+                            "-E", "root_owner=0:0", "-d", top, tmp, args.size], check=True)
+            times["mkfs"] = time.perf_counter() - t
         os.replace(tmp, args.out)
-        times["mkfs"] = time.perf_counter() - t
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if os.path.exists(args.out + ".part"):

@@ -526,6 +526,13 @@ impl Builder {
         }
     }
 
+    /// The root folder's record number, when the file system's is not the one [`Builder::new`] assumes (XFS's
+    /// root inode is the superblock's `rootino`, 128 on a volume `mkfs.xfs` made).
+    pub fn with_root_record(mut self, record: u64) -> Builder {
+        self.root_record = record;
+        self
+    }
+
     /// Copies the entries `ids` (ascending) of `old`, as they are: the start of an update, where only the changed
     /// records are parsed again (and added with [`Builder::add_batch`]). Each copied entry's parent becomes a file
     /// reference again (the parent's record and sequence), so parents are resolved afresh against the new

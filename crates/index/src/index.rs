@@ -141,6 +141,7 @@ pub enum FileSystem {
     /// A mounted folder of any file system, walked (its source, the folder, ends with `/`: see
     /// [`folder_root`]).
     Folder,
+    Xfs,
 }
 
 /// The folder a walked index's entries are below, from its source (`/home/ana/`): `/home/ana`, and `` for `/`
@@ -162,6 +163,7 @@ impl FileSystem {
             FileSystem::Ext3 => "ext3",
             FileSystem::Ext4 => "ext4",
             FileSystem::Folder => "folder",
+            FileSystem::Xfs => "XFS",
         }
     }
 
@@ -173,9 +175,11 @@ impl FileSystem {
     /// The file system of header number `code`; `None` for a number this version does not know.
     pub fn from_code(code: u32) -> Option<FileSystem> {
         use FileSystem::*;
-        [Ntfs, Fat12, Fat16, Fat32, ExFat, Ext2, Ext3, Ext4, Folder]
-            .get(code as usize)
-            .copied()
+        [
+            Ntfs, Fat12, Fat16, Fat32, ExFat, Ext2, Ext3, Ext4, Folder, Xfs,
+        ]
+        .get(code as usize)
+        .copied()
     }
 
     /// FAT12/16/32 and exFAT keep local time with no zone (exFAT may record the offset).

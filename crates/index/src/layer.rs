@@ -196,7 +196,7 @@ pub fn compact(base: &Index, delta: &Delta) -> (Index, crate::BuildStats) {
     let opts = BuildOptions {
         include_deleted: meta.has_deleted,
     };
-    let mut b = Builder::new(meta, opts, delta.entries(base));
+    let mut b = Builder::new(meta, opts, delta.entries(base)).with_root_record(root_record(base));
     b.seed_as_is(
         base,
         (0..base.len() as EntryId).filter(|&e| !delta.is_hidden(e)),
@@ -208,6 +208,11 @@ pub fn compact(base: &Index, delta: &Delta) -> (Index, crate::BuildStats) {
         idx.add_search_aids();
     }
     (idx, stats)
+}
+
+/// The record of `base`'s root folder: a delta's builder must know it (XFS's is the superblock's, not a fixed one).
+fn root_record(base: &Index) -> u64 {
+    u64::from(base.record[base.root as usize])
 }
 
 /// Records an update of `base` + `delta` must read again besides `changed` (sorted), for the reasons
@@ -301,7 +306,7 @@ pub fn apply(
     let (mut idx, build) = loop {
         seeds.sort_unstable();
         let cap = seeds.len() + prev_ids.len() + fresh.names.len() + fresh.streams.len() + 16;
-        let mut b = Builder::new(meta.clone(), opts, cap);
+        let mut b = Builder::new(meta.clone(), opts, cap).with_root_record(root_record(base));
         b.seed(base, seeds.iter().copied());
         if let Some(d) = prev {
             b.seed(&d.index, prev_ids.iter().copied());

@@ -402,7 +402,8 @@ fn streamed_index(
                     Handed::Batch(b) => b,
                 };
                 let (builder, preparer) = building.get_or_insert_with(|| {
-                    let b = Builder::new(meta.clone(), build_opts, expected.unwrap_or(0) as usize);
+                    let b = Builder::new(meta.clone(), build_opts, expected.unwrap_or(0) as usize)
+                        .with_root_record(record_of(root).0);
                     let p = b.preparer();
                     (b, p)
                 });
@@ -419,7 +420,7 @@ fn streamed_index(
             }
             let mut builder = match building {
                 Some((builder, _)) => builder,
-                None => Builder::new(meta, build_opts, 0),
+                None => Builder::new(meta, build_opts, 0).with_root_record(record_of(root).0),
             };
             builder.add_from_index_slack(&slack_batch_of(slack.iter(), root, opts));
             (builder.finish(), stamper.finish(), kept, last)
@@ -566,7 +567,8 @@ pub(crate) fn fresh_index(
         || fs.stamp(&vol.name),
         || {
             use rayon::prelude::*;
-            let mut builder = Builder::new(meta, build_opts, kept.len());
+            let mut builder =
+                Builder::new(meta, build_opts, kept.len()).with_root_record(record_of(scan.root).0);
             let preparer = builder.preparer();
             for wave in kept.chunks(uffs_fs::BATCH_ENTRIES * 8) {
                 let made: Vec<_> = wave

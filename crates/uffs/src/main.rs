@@ -530,13 +530,13 @@ QUERY SYNTAX (Everything's, with fd's flags as shortcuts):
   content:timeout  type:pdf  type:mismatch  hash:HEX   read from the files' data, beside the rest with AND
 MACROS (extension sets):
 {macros}SOURCES (detected from content, not from the name):
-  a volume image or partition device           uffs info /dev/sdb1   (NTFS, FAT12/16/32, exFAT, ext2/3/4)
+  a volume image or partition device           uffs info /dev/sdb1   (NTFS, FAT12/16/32, exFAT, ext2/3/4, XFS)
   a whole disk with MBR or GPT (each volume)    uffs info disk.img   (disk.img@2 picks partition 2)
   a raw $MFT capture (e.g. from `icat VOL 0`)   uffs export MFT --format csv -o mft.csv
 FOLDERS (any mounted file system: ext4, XFS, Btrfs, tmpfs, a share, a FUSE mount):
   uffs index ~/Documents -o docs.uffs     walked: getdents64 and statx on every core; paths print as they are
   uffs volumes add /home                  the daemon follows it (fanotify as root, else inotify)
-  uffs info /mnt/data                     the top of an NTFS, FAT, exFAT or ext file system whose device this
+  uffs info /mnt/data                     the top of an NTFS, FAT, exFAT, ext or XFS file system whose device this
                                           user may read is read raw instead (--walk: walk it all the same)
   A walk stays on the folder's file system (as find -xdev; --cross-mounts enters the others), never enters
   pseudo file systems (proc, sysfs …) and leaves out what updatedb.conf's defaults prune (--prune-paths,

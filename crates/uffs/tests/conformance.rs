@@ -4,10 +4,12 @@
 //! tree (long, Unicode and deep names, a fragmented file, files and a folder deleted, a file renamed), and the
 //! checks compare uffs with readers that are not uffs:
 //!
-//! * paths: every live name `fls -r -p` lists, with its inode number, and every deleted one it finds;
-//! * data: every file's bytes as `icat` reads them;
+//! * paths: every live name `fls -r -p` lists, with its inode number, and every deleted one it finds (where The
+//!   Sleuth Kit does not read the file system, XFS, every name the kernel's driver lists over a read-only mount);
+//! * data: every file's bytes as `icat` reads them (or the kernel's driver);
 //! * space: `uffs du`'s total for the root and `uffs info`'s bytes in use, as the volume's allocation table
-//!   says through another tool (TSK's `$Bitmap`, `fsck.fat`, exFAT's allocation bitmap, `dumpe2fs`);
+//!   says through another tool (TSK's `$Bitmap`, `fsck.fat`, exFAT's allocation bitmap, `dumpe2fs`,
+//!   `xfs_db`'s free-space count);
 //! * re-scan: the daemon follows random changes made through the real driver as deltas, and answers as a fresh
 //!   index of the changed volume does;
 //! * registration: every file system `uffs-source` registers is a subject here, with a fuzz target.
@@ -47,6 +49,9 @@ struct Subject {
     mount: Option<MountFn>,
     /// The bytes the volume's allocation table marks in use, read by a tool other than uffs.
     in_use: fn(&Path) -> u64,
+    /// The Sleuth Kit reads it (`fls`, `icat`); otherwise the reference is the kernel's driver over a read-only
+    /// mount, which lists no deleted names.
+    tsk: bool,
 }
 
 const SUBJECTS: &[Subject] = &[
@@ -57,6 +62,7 @@ const SUBJECTS: &[Subject] = &[
         make: make_ntfs,
         mount: Some(mount_ntfs),
         in_use: bitmap_in_use,
+        tsk: true,
     },
     Subject {
         fs: "FAT32",
@@ -65,6 +71,7 @@ const SUBJECTS: &[Subject] = &[
         make: make_fat32,
         mount: None,
         in_use: fsck_fat_in_use,
+        tsk: true,
     },
     Subject {
         fs: "exFAT",
@@ -73,14 +80,25 @@ const SUBJECTS: &[Subject] = &[
         make: fatvol::build_exfat,
         mount: Some(mount_exfat),
         in_use: exfat_bitmap_in_use,
+        tsk: true,
     },
     Subject {
         fs: "ext4",
         family: "ext2/3/4",
         fuzz: "ext",
         make: make_ext4,
-        mount: Some(mount_ext4),
+        mount: Some(mount_loop),
         in_use: dumpe2fs_in_use,
+        tsk: true,
+    },
+    Subject {
+        fs: "XFS",
+        family: "XFS",
+        fuzz: "xfs",
+        make: make_xfs,
+        mount: Some(mount_loop),
+        in_use: xfs_db_in_use,
+        tsk: false,
     },
 ];
 
@@ -115,15 +133,85 @@ fn make_ext4(t: &Tmp) -> Option<PathBuf> {
             .arg(&img)
             .arg("32M"),
     );
-    if !ext4_mountable(&img, &t.path("ext-probe")) {
+    if !loop_mountable(&img, &t.path("ext-probe")) {
         cannot_run("mounting an ext4 image through a loop device (needs root and the ext4 driver)");
         return None;
     }
-    mount_ext4(&img, &t.path("ext-mnt"), &mut |root| fatvol::fill(root));
+    mount_loop(&img, &t.path("ext-mnt"), &mut |root| fatvol::fill(root));
     Some(img)
 }
 
-fn ext4_mountable(img: &Path, dir: &Path) -> bool {
+fn make_xfs(t: &Tmp) -> Option<PathBuf> {
+    let img = t.path("xfs.img");
+    // mkfs.xfs makes nothing under 300 MB; sparse, so only what is written takes room.
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    run_ok(
+        tool("mkfs.xfs")
+            .args(["-q", "-f", "-L", "xfsvol"])
+            .arg(&img),
+    );
+    if !loop_mountable(&img, &t.path("xfs-probe")) {
+        cannot_run("mounting an XFS image through a loop device (needs root and the kernel's XFS)");
+        return None;
+    }
+    mount_loop(&img, &t.path("xfs-mnt"), &mut |root| fatvol::fill(root));
+    Some(img)
+}
+
+/// XFS: the data device's blocks less the free ones `xfs_db`'s `freesp` counts in the free-space trees.
+fn xfs_db_in_use(img: &Path) -> u64 {
+    let o = run_ok(
+        tool("xfs_db")
+            .args([
+                "-r",
+                "-c",
+                "sb 0",
+                "-c",
+                "p dblocks blocksize",
+                "-c",
+                "freesp -s",
+            ])
+            .arg(img),
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    (number_after(&text, "dblocks =") - number_after(&text, "total free blocks"))
+        * number_after(&text, "blocksize =")
+}
+
+/// Every name the kernel's driver lists on `img` mounted read-only at `dir` (below the root, none deleted), and
+/// the sha256 of every file's bytes: the reference for a file system The Sleuth Kit does not read.
+fn mounted_names(img: &Path, dir: &Path) -> (BTreeSet<Name>, BTreeMap<String, String>) {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::create_dir_all(dir).unwrap();
+    run_ok(
+        std::process::Command::new("mount")
+            .args(["-o", "loop,ro"])
+            .arg(img)
+            .arg(dir),
+    );
+    let (mut names, mut hashes) = (BTreeSet::new(), BTreeMap::new());
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let rel = format!("/{}", p.strip_prefix(dir).unwrap().display());
+            if m.is_dir() {
+                stack.push(p.clone());
+            } else if m.is_file() {
+                hashes.insert(rel.clone(), fatvol::sha256_hex(&std::fs::read(&p).unwrap()));
+            }
+            names.insert((rel, m.ino(), false));
+        }
+    }
+    run_ok(std::process::Command::new("umount").arg(dir));
+    (names, hashes)
+}
+
+fn loop_mountable(img: &Path, dir: &Path) -> bool {
     std::fs::create_dir_all(dir).unwrap();
     let ok = std::process::Command::new("mount")
         .args(["-o", "loop,ro"])
@@ -137,7 +225,8 @@ fn ext4_mountable(img: &Path, dir: &Path) -> bool {
     ok
 }
 
-fn mount_ext4(img: &Path, dir: &Path, f: &mut dyn FnMut(&Path)) {
+/// Mounts a volume image through a loop device with the kernel's driver (ext4, XFS).
+fn mount_loop(img: &Path, dir: &Path, f: &mut dyn FnMut(&Path)) {
     std::fs::create_dir_all(dir).unwrap();
     run_ok(
         std::process::Command::new("mount")
@@ -321,7 +410,12 @@ fn live_and_deleted_names_as_fls_lists_them() {
         assert_eq!(info_fs(&img), s.fs);
         // Every live name with its inode number, none more.
         let live = uffs_names(&img, false);
-        let (only_uffs, only_fls) = differences(&live, &fls_names(&img, &["-u"]));
+        let reference = if s.tsk {
+            fls_names(&img, &["-u"])
+        } else {
+            mounted_names(&img, &t.path("names-mnt")).0
+        };
+        let (only_uffs, only_fls) = differences(&live, &reference);
         if !only_uffs.is_empty() || !only_fls.is_empty() {
             wrong.push(format!(
                 "{}: live names: only uffs: {only_uffs:?}; only fls: {only_fls:?}",
@@ -338,6 +432,12 @@ fn live_and_deleted_names_as_fls_lists_them() {
             if !live.iter().any(|n| n.0 == p) {
                 wrong.push(format!("{}: {p} is not listed", s.fs));
             }
+        }
+        if live.iter().any(|n| n.2) {
+            wrong.push(format!("{}: deleted names without --deleted", s.fs));
+        }
+        if !s.tsk {
+            continue;
         }
         // Every deleted name fls finds, uffs finds, flagged deleted (uffs may find more: NTFS's index slack).
         let all = uffs_names(&img, true);
@@ -358,9 +458,6 @@ fn live_and_deleted_names_as_fls_lists_them() {
                 "{}: the deleted doomed.txt is not listed: {all:?}",
                 s.fs
             ));
-        }
-        if live.iter().any(|n| n.2) {
-            wrong.push(format!("{}: deleted names without --deleted", s.fs));
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
@@ -386,13 +483,17 @@ fn every_file_reads_as_icat_reads_it() {
             .map(|(p, r, _)| (p, r))
             .collect();
         let hashes = run_ok(uffs().args(["hash", "--source"]).arg(&img));
+        let mounted = (!s.tsk).then(|| mounted_names(&img, &t.path("data-mnt")).1);
         let mut n = 0;
         for line in String::from_utf8_lossy(&hashes.stdout).lines() {
             let (hex, path) = line.split_once("  ").unwrap();
             let Some(&inode) = record.get(path) else {
                 continue;
             };
-            let want = fatvol::sha256_hex(&fatvol::icat(&img, inode));
+            let want = match &mounted {
+                Some(m) => m.get(path).cloned().unwrap_or_default(),
+                None => fatvol::sha256_hex(&fatvol::icat(&img, inode)),
+            };
             if hex != want {
                 wrong.push(format!(
                     "{}: {path} (inode {inode}): uffs {hex}, icat {want}",
@@ -717,9 +818,9 @@ fn the_daemon_follows_changes_made_by_the_real_driver_as_a_fresh_index() {
                 None => ops.iter().for_each(|op| apply_mtools(img, &t, op)),
                 Some(mount) => mount(img, &t.path(&format!("{}-mnt", name(s))), &mut |root| {
                     ops.iter().for_each(|op| apply_mounted(root, op));
-                    if s.fs == "ext4" {
-                        // What only ext keeps: a file's permissions and owner changed, a symlink made.
-                        ext_only_changes(root, m, &mut rng, round);
+                    if ["ext4", "XFS"].contains(&s.fs) {
+                        // What only POSIX file systems keep: a file's permissions and owner changed, a symlink.
+                        posix_changes(root, m, &mut rng, round);
                     }
                 }),
             }
@@ -734,7 +835,7 @@ fn the_daemon_follows_changes_made_by_the_real_driver_as_a_fresh_index() {
     }
 }
 
-fn ext_only_changes(root: &Path, m: &Model, rng: &mut Rng, round: usize) {
+fn posix_changes(root: &Path, m: &Model, rng: &mut Rng, round: usize) {
     use std::os::unix::fs::PermissionsExt;
     if !m.files.is_empty() {
         let f = root.join(&m.files[rng.below(m.files.len())]);

@@ -1,0 +1,308 @@
+//! XFS volumes `mkfs.xfs` wrote from a prototype file (`-p`: no mount needed, so also v4 volumes, which this
+//! kernel no longer mounts), read raw by uffs and checked against `xfs_db`: every path and inode number its
+//! `ncheck` lists, the blocks in use its `freesp` leaves, and every file's bytes as the files the prototype copied.
+//! Variants: v4 and v5, 1 KiB blocks, 16 KiB folder blocks, 1 KiB inodes; folders in short, block, leaf and node
+//! form. And damage: an inode B+tree block overwritten (a warning naming it, the other groups read), a superblock
+//! that does not add up (one line, exit 2). Volumes the kernel wrote (hard links, extent B+trees, unwritten
+//! extents, long symlinks) are read in `folders.rs` against `find`, and in the conformance suite.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use common::fatvol::sha256_hex;
+use common::*;
+
+/// The tree the prototype describes, as (path, contents) for files, with its folders and symlinks in `proto`.
+struct Tree {
+    proto: String,
+    files: BTreeMap<String, Vec<u8>>,
+    links: BTreeMap<String, String>,
+}
+
+/// A prototype file for `mkfs.xfs -p` and what it holds; file contents are written into `dir`.
+fn tree(dir: &Path) -> Tree {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut t = Tree {
+        proto: "/dev/null\n0 0\nd--755 0 0\n".into(),
+        files: BTreeMap::new(),
+        links: BTreeMap::new(),
+    };
+    let mut n = 0;
+    let mut file = |t: &mut Tree, folder: &str, name: &str, data: Vec<u8>| {
+        n += 1;
+        let src = dir.join(format!("src{n}"));
+        std::fs::write(&src, &data).unwrap();
+        writeln!(t.proto, "{name} ---644 1000 100 {}", src.display()).unwrap();
+        t.files.insert(format!("{folder}/{name}"), data);
+    };
+    file(&mut t, "", "a.txt", b"hello\n".to_vec());
+    file(&mut t, "", "empty", Vec::new());
+    let big: Vec<u8> = (0..700_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    file(&mut t, "", "big.bin", big);
+    writeln!(t.proto, "link l--777 0 0 a.txt").unwrap();
+    t.links.insert("/link".into(), "a.txt".into());
+    // Folders in each form: 3 entries (short form), 40 (one block), 3,000 (leaf and node forms).
+    for (folder, count) in [("few", 3), ("block", 40), ("many", 3000)] {
+        writeln!(t.proto, "{folder} d--755 0 0").unwrap();
+        for i in 0..count {
+            let name = format!("entry-with-a-longer-name-{i:05}.txt");
+            file(
+                &mut t,
+                &format!("/{folder}"),
+                &name,
+                format!("{folder} {i}\n").into_bytes(),
+            );
+        }
+        t.proto.push_str("$\n");
+    }
+    writeln!(t.proto, "Ünïcödé d--700 0 0").unwrap();
+    file(
+        &mut t,
+        "/Ünïcödé",
+        "日本語.txt",
+        "こんにちは\n".as_bytes().to_vec(),
+    );
+    t.proto.push_str("$\n$\n");
+    t
+}
+
+/// `mkfs.xfs` with `options` from the prototype into a 300 MB sparse image (mkfs makes nothing smaller).
+fn mkfs(t: &Tree, dir: &Path, name: &str, options: &[&str]) -> PathBuf {
+    let proto = dir.join("proto.txt");
+    std::fs::write(&proto, &t.proto).unwrap();
+    let img = dir.join(name);
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    run_ok(
+        tool("mkfs.xfs")
+            .args(["-q", "-f"])
+            .args(options)
+            .arg("-p")
+            .arg(&proto)
+            .arg(&img),
+    );
+    img
+}
+
+/// Every (path, inode) `xfs_db`'s `ncheck` lists (a folder as `dir/.`), with a leading `/`.
+fn ncheck(img: &Path) -> BTreeSet<(String, u64)> {
+    let o = run_ok(
+        tool("xfs_db")
+            .args(["-r", "-c", "blockget -n", "-c", "ncheck"])
+            .arg(img),
+    );
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let (ino, path) = l.trim().split_once(' ')?;
+            Some((
+                format!("/{}", path.trim().trim_end_matches("/.")),
+                ino.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// The bytes in use: the data device's blocks less those `xfs_db`'s `freesp` counts free.
+fn xfs_db_in_use(img: &Path) -> u64 {
+    let o = run_ok(
+        tool("xfs_db")
+            .args([
+                "-r",
+                "-c",
+                "sb 0",
+                "-c",
+                "p dblocks blocksize",
+                "-c",
+                "freesp -s",
+            ])
+            .arg(img),
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    let after = |key: &str| -> u64 {
+        let l = text.lines().find(|l| l.contains(key)).unwrap();
+        l.rsplit([' ', '='])
+            .find(|w| !w.is_empty())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (after("dblocks =") - after("total free blocks")) * after("blocksize =")
+}
+
+#[test]
+fn volumes_mkfs_made_read_as_xfs_db_lists_them() {
+    let dir = scratch("xfs-proto");
+    let t = tree(&dir.join("src"));
+    for (name, options, version) in [
+        ("v5", &[][..], "XFS v5"),
+        ("v4", &["-m", "crc=0"][..], "XFS v4"),
+        ("small-blocks", &["-b", "size=1024"][..], "XFS v5"),
+        ("big-folder-blocks", &["-n", "size=16384"][..], "XFS v5"),
+        ("big-inodes", &["-i", "size=1024"][..], "XFS v5"),
+    ] {
+        let img = mkfs(&t, &dir, &format!("{name}.img"), options);
+        let info = String::from_utf8(run_ok(uffs().arg("info").arg(&img)).stdout).unwrap();
+        assert!(info.contains(version), "{name}: {info}");
+        // Every path with its inode number, as xfs_db finds them.
+        let rows = export(&img, &[]);
+        let got: BTreeSet<(String, u64)> = rows
+            .iter()
+            .filter(|r| r["path"] != "/" && !r["path"].starts_with("/$"))
+            .map(|r| (r["path"].clone(), r["record"].parse().unwrap()))
+            .collect();
+        let want = ncheck(&img);
+        let only_uffs: Vec<_> = got.difference(&want).take(10).collect();
+        let only_xfs_db: Vec<_> = want.difference(&got).take(10).collect();
+        assert!(
+            only_uffs.is_empty() && only_xfs_db.is_empty(),
+            "{name}: only uffs {only_uffs:?}; only xfs_db {only_xfs_db:?}"
+        );
+        assert!(got.len() > 3040, "{name}: {}", got.len());
+        // Every file's bytes; the symlink's target.
+        let hashes = run_ok(uffs().args(["hash", "--source"]).arg(&img));
+        let hashes: BTreeMap<String, String> = String::from_utf8(hashes.stdout)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once("  "))
+            .filter(|(_, p)| !p.starts_with("/$"))
+            .map(|(h, p)| (p.to_string(), h.to_string()))
+            .collect();
+        // A symlink's bytes are its target, as for ext (and icat).
+        let want: BTreeMap<String, String> = t
+            .files
+            .iter()
+            .map(|(p, d)| (p.clone(), sha256_hex(d)))
+            .chain(
+                t.links
+                    .iter()
+                    .map(|(p, to)| (p.clone(), sha256_hex(to.as_bytes()))),
+            )
+            .collect();
+        let wrong: Vec<_> = want
+            .iter()
+            .filter(|(p, h)| hashes.get(*p) != Some(*h))
+            .map(|(p, h)| (p, h, hashes.get(p)))
+            .take(5)
+            .collect();
+        let extra: Vec<_> = hashes
+            .keys()
+            .filter(|p| !want.contains_key(*p))
+            .take(5)
+            .collect();
+        assert!(
+            wrong.is_empty() && extra.is_empty(),
+            "{name}: differ {wrong:?}; extra {extra:?}"
+        );
+        for (path, target) in &t.links {
+            let r = rows.iter().find(|r| &r["path"] == path).unwrap();
+            assert_eq!(&r["link_target"], target, "{name}: {path}");
+        }
+        // du's root total and info's bytes in use: the blocks xfs_db does not count free.
+        let du = run_ok(
+            uffs()
+                .arg("du")
+                .arg("--source")
+                .arg(&img)
+                .args(["--format", "csv"]),
+        );
+        let du: u64 = csv_rows(&du.stdout)
+            .iter()
+            .find(|r| r["depth"] == "0")
+            .unwrap()["allocated"]
+            .parse()
+            .unwrap();
+        assert_eq!(du, xfs_db_in_use(&img), "{name}: du's total");
+        std::fs::remove_file(&img).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The block of group `ag`'s inode B+tree root, as `xfs_db` gives it.
+fn inobt_root(img: &Path, ag: u32) -> u64 {
+    let o = run_ok(
+        tool("xfs_db")
+            .args(["-r", "-c", &format!("agi {ag}"), "-c", "p root"])
+            .arg(img),
+    );
+    String::from_utf8(o.stdout)
+        .unwrap()
+        .trim()
+        .trim_start_matches("root = ")
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn damage_is_a_warning_or_one_line() {
+    let dir = scratch("xfs-damage");
+    let t = tree(&dir.join("src"));
+    let img = mkfs(&t, &dir, "v5.img", &["-d", "agcount=4"]);
+    let before = export(&img, &[]).len();
+    // The folders of group 1 and on keep their inodes there: overwrite one group's inode B+tree root.
+    let victim = (1..4u32)
+        .find(|&ag| {
+            let o = run_ok(
+                tool("xfs_db")
+                    .args(["-r", "-c", &format!("agi {ag}"), "-c", "p count"])
+                    .arg(&img),
+            );
+            !String::from_utf8_lossy(&o.stdout).contains("count = 0")
+        })
+        .expect("a group besides the first with inodes");
+    let o = run_ok(
+        tool("xfs_db")
+            .args(["-r", "-c", "sb 0", "-c", "p agblocks blocksize"])
+            .arg(&img),
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    let num = |k: &str| -> u64 {
+        text.lines()
+            .find(|l| l.starts_with(k))
+            .unwrap()
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (agblocks, bs) = (num("agblocks"), num("blocksize"));
+    let at = (u64::from(victim) * agblocks + inobt_root(&img, victim)) * bs;
+    let mut bytes = std::fs::read(&img).unwrap();
+    bytes[at as usize..(at + bs) as usize].fill(0x5a);
+    std::fs::write(&img, &bytes).unwrap();
+    let out = uffs()
+        .args(["export", "--format", "csv"])
+        .arg(&img)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code().unwrap_or(9) <= 3, "{err}");
+    assert!(
+        err.contains(&format!("allocation group {victim}")) && err.contains("inode B+tree"),
+        "{err}"
+    );
+    let after = csv_rows(&out.stdout).len();
+    assert!(after > 10 && after < before, "{after} of {before} entries");
+    // A superblock whose groups cannot hold its blocks.
+    let mut bad = bytes.clone();
+    bad[84..88].copy_from_slice(&8u32.to_be_bytes());
+    let bad_img = dir.join("bad.img");
+    std::fs::write(&bad_img, &bad).unwrap();
+    let out = uffs().arg("info").arg(&bad_img).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("XFS superblock") && err.lines().count() == 1,
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
