@@ -1,4 +1,4 @@
-//! An XFS volume image: `uffs_xfs::Volume::open`, `scan`, `facts`, `space`; every run of a scanned entry inside
+//! An XFS volume image: `uffs_xfs::Volume::open`, `scan` with and without deleted names, `facts`, `space`; every run of a scanned entry inside
 //! the volume the superblock claims, no panic, no hang, no allocation beyond what the image can justify. The
 //! superblock's magic is set so that every input gets past `probe`; the seeds (fuzz/seed-corpus.sh, zero-extended
 //! here) are small `mkfs.xfs` images with files in them, their logs zeroed and cut after their last non-zero byte.
@@ -27,12 +27,18 @@ fuzz_target!(|data: &[u8]| {
     let space = vol.space();
     let claimed = vol.superblock().volume_len();
     assert!(space.bytes_in_use <= space.bytes_total);
-    let Ok(scan) = vol.scan(&uffs_xfs::ScanOptions::default()) else {
-        return;
-    };
-    for e in &scan.entries {
-        for r in e.runs.iter().filter(|r| !r.is_hole()) {
-            assert!(r.offset.checked_add(r.len).is_some_and(|end| end <= claimed), "{e:?}");
+    for deleted in [false, true] {
+        let opts = uffs_xfs::ScanOptions {
+            deleted,
+            ..Default::default()
+        };
+        let Ok(scan) = vol.scan(&opts) else {
+            return;
+        };
+        for e in &scan.entries {
+            for r in e.runs.iter().filter(|r| !r.is_hole()) {
+                assert!(r.offset.checked_add(r.len).is_some_and(|end| end <= claimed), "{e:?}");
+            }
         }
     }
 });

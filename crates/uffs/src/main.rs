@@ -80,7 +80,7 @@ struct ReadingArgs {
 #[derive(clap::Args, Default)]
 struct WalkArgs {
     /// Walk a mounted folder even where its device could be read raw (a folder at the top of an NTFS, FAT,
-    /// exFAT or ext file system whose device this user may read is read raw otherwise).
+    /// exFAT, ext or XFS file system whose device this user may read is read raw otherwise).
     #[arg(long)]
     walk: bool,
     /// A walk enters the other file systems mounted below the folder too (`find` without `-xdev`); pseudo file

@@ -306,3 +306,82 @@ fn damage_is_a_warning_or_one_line() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Names the kernel deleted from folders in block and leaf form, read back from the folders' unused space with
+/// `--deleted`: exactly the names removed (a short-form folder closes the gap: nothing of it is listed), each with
+/// the inode `stat` gave it and its kind, under its folder; a freed inode's entry keeps its owner.
+#[test]
+fn deleted_names_the_kernel_left_in_folder_blocks() {
+    let dir = scratch("xfs-deleted");
+    let img = dir.join("d.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(320 << 20)
+        .unwrap();
+    run_ok(tool("mkfs.xfs").args(["-q", "-f"]).arg(&img));
+    let point = dir.join("mnt");
+    std::fs::create_dir_all(&point).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-o", "loop"])
+        .arg(&img)
+        .arg(&point)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        cannot_run("mounting XFS (needs root and the kernel's XFS)");
+        return;
+    }
+    use std::os::unix::fs::{chown, symlink, MetadataExt as _};
+    let (big, small) = (point.join("big"), point.join("small"));
+    std::fs::create_dir_all(&big).unwrap();
+    std::fs::create_dir_all(&small).unwrap();
+    for i in 0..300 {
+        std::fs::write(
+            big.join(format!("entry-number-{i}.txt")),
+            format!("file {i}\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(small.join("a"), b"a").unwrap();
+    std::fs::write(small.join("b"), b"b").unwrap();
+    std::fs::create_dir(big.join("subfolder-gone")).unwrap();
+    symlink("target", big.join("link-gone")).unwrap();
+    chown(big.join("entry-number-250.txt"), Some(1234), Some(4321)).unwrap();
+    run_ok(&mut std::process::Command::new("sync"));
+    let mut want = BTreeSet::new();
+    let mut gone = |name: &str, kind: &str| {
+        let p = big.join(name);
+        let ino = std::fs::symlink_metadata(&p).unwrap().ino();
+        want.insert((format!("/big/{name}"), ino.to_string(), kind.to_string()));
+        if kind == "folder" {
+            std::fs::remove_dir(&p).unwrap();
+        } else {
+            std::fs::remove_file(&p).unwrap();
+        }
+    };
+    for i in (11..20).chain([250]) {
+        gone(&format!("entry-number-{i}.txt"), "file");
+    }
+    gone("link-gone", "symlink");
+    gone("subfolder-gone", "folder");
+    std::fs::remove_file(small.join("a")).unwrap();
+    run_ok(std::process::Command::new("umount").arg(&point));
+
+    let rows = export(&img, &["--deleted"]);
+    let got: BTreeSet<(String, String, String)> = rows
+        .iter()
+        .filter(|r| r["deleted"] == "true")
+        .map(|r| (r["path"].clone(), r["record"].clone(), r["kind"].clone()))
+        .collect();
+    assert_eq!(got, want);
+    let owned = rows
+        .iter()
+        .find(|r| r["path"] == "/big/entry-number-250.txt")
+        .unwrap();
+    assert_eq!((&owned["uid"][..], &owned["gid"][..]), ("1234", "4321"));
+    // Without --deleted, none of them.
+    let live = export(&img, &[]);
+    assert!(live.iter().all(|r| !want.iter().any(|w| w.0 == r["path"])));
+    assert_eq!(live.len() + want.len(), rows.len());
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,6 +1,10 @@
 //! Folders' entries in each of XFS's forms: short form in the inode (`xfs_dir2_sf`), and the data blocks of
 //! block, leaf, node and B+tree folders (`XD2B`/`XD2D`, v5 `XDB3`/`XDD3`), which lie in the folder's first
 //! 32 GiB of offsets (its leaf and free-index blocks lie above, and hold no names).
+//!
+//! A name removed from a data block becomes unused space: its first 4 bytes (the top half of its inode number)
+//! take the unused marker and length, the rest stays until a new name is written there. So the names of deleted
+//! entries can be read back from unused space (short-form folders close the gap: nothing is left there).
 
 use crate::{be16, be32, be64};
 
@@ -62,8 +66,25 @@ pub enum Block {
     Not,
 }
 
-/// The entries of one folder data block (`block` is one whole folder block), `.` and `..` left out.
-pub fn data_block(block: &[u8], ftype: bool, mut each: impl FnMut(Name<'_>)) -> Block {
+/// A name of a deleted entry, read from a data block's unused space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deleted<'a> {
+    /// The inode it named: whole, or only its low 32 bits when the unused marker took the top half (`whole`).
+    pub ino: u64,
+    pub whole: bool,
+    pub name: &'a [u8],
+    /// Its file type byte (as ext's: 1 file, 2 folder, 7 symlink …), 0 without the `ftype` feature.
+    pub file_type: u8,
+}
+
+/// The entries of one folder data block (`block` is one whole folder block), `.` and `..` left out; with
+/// `deleted`, the names of deleted entries its unused space still holds.
+pub fn data_block(
+    block: &[u8],
+    ftype: bool,
+    mut each: impl FnMut(Name<'_>),
+    mut deleted: Option<&mut dyn FnMut(Deleted<'_>)>,
+) -> Block {
     if block.len() < 64 {
         return Block::Not;
     }
@@ -95,6 +116,9 @@ pub fn data_block(block: &[u8], ftype: bool, mut each: impl FnMut(Name<'_>)) -> 
             if len < 8 || len % 8 != 0 {
                 break;
             }
+            if let Some(d) = deleted.as_deref_mut() {
+                unused_names(block, at, (at + len).min(end), ftype, d);
+            }
             at += len;
             continue;
         }
@@ -115,6 +139,62 @@ pub fn data_block(block: &[u8], ftype: bool, mut each: impl FnMut(Name<'_>)) -> 
         at += size;
     }
     Block::Data
+}
+
+/// The deleted entries in the unused space `block[start..end]`: at each 8-byte step, an entry whose lengths fit,
+/// whose name the kernel could have written and whose tag (its last two bytes) is an offset at or before it: its
+/// own, or, once it was merged into the unused space before it, that space's start (the kernel writes the tag of
+/// the unused space grown over it where the entry's tag was).
+fn unused_names(
+    block: &[u8],
+    start: usize,
+    end: usize,
+    ftype: bool,
+    each: &mut dyn FnMut(Deleted<'_>),
+) {
+    let mut at = start;
+    while at + 16 <= end {
+        let len = usize::from(block[at + 8]);
+        let size = (8 + 1 + len + usize::from(ftype) + 2).next_multiple_of(8);
+        let fits = len > 0 && at + size <= end;
+        let tagged = fits && {
+            let tag = usize::from(be16(block, at + size - 2));
+            tag <= at && tag >= 16 && tag % 8 == 0
+        };
+        let name = &block[(at + 9).min(end)..(at + 9 + len).min(end)];
+        let file_type = if ftype {
+            block[(at + 9 + len).min(end - 1)]
+        } else {
+            0
+        };
+        if tagged
+            && plausible(name)
+            && name != b"."
+            && name != b".."
+            && (!ftype || (1..=7).contains(&file_type))
+        {
+            // The space's start, or an entry that started unused space before the space before it grew over it.
+            let whole = at != start && be16(block, at) != 0xFFFF;
+            each(Deleted {
+                ino: if whole {
+                    be64(block, at)
+                } else {
+                    u64::from(be32(block, at + 4))
+                },
+                whole,
+                name,
+                file_type,
+            });
+            at += size;
+        } else {
+            at += 8;
+        }
+    }
+}
+
+/// A name the kernel could have written, with no control character: not noise taken for a name.
+fn plausible(name: &[u8]) -> bool {
+    !name.is_empty() && !name.iter().any(|&c| c < 0x20 || c == 0x7f || c == b'/')
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@
 //! * [`bmap`]: extent lists and extent B+trees, as runs with holes;
 //! * [`dir`]: folder entries in every form;
 //! * `space`: the volume's own structures as entries, so that `du /` adds up to the blocks in use;
-//! * `scan`: the entries in inode order, streamed.
+//! * `scan`: the entries in inode order, streamed;
+//! * `names`: the folders' names held between the scan's two passes, and deleted names' entries.
 //!
 //! Ids are inode numbers (the root folder is the superblock's `rootino`, 128 on a volume `mkfs.xfs` made), so
 //! `xfs_db`'s `inode` and `ls -i` agree with what uffs prints; a file with several names (hard links) is one id
@@ -21,6 +22,7 @@ pub mod ag;
 pub mod bmap;
 pub mod dir;
 pub mod inode;
+mod names;
 pub mod sb;
 mod scan;
 mod space;

@@ -6,6 +6,11 @@
 //!    parent, bytes in one arena) and sorted by inode;
 //! 2. the chunks again (in the page cache from the first pass): every inode in use made an entry per name,
 //!    handed to the sink a batch at a time.
+//!
+//! With `deleted`, the names of deleted entries folders' unused space holds (see [`crate::dir`]): one whose inode
+//! is free is that inode's deleted entry (XFS clears a freed inode's mode, size and extents: its times and the
+//! name's file type are what is left); one whose inode is in use again, or unknown, is listed by its name and kind
+//! alone (`Entry::from_index_slack`), as ext's are.
 
 use rayon::prelude::*;
 
@@ -13,53 +18,11 @@ use uffs_fs::{attr, Entry, Kind, Posix, Run};
 
 use crate::ag::{self, Chunk, Tree};
 use crate::inode::{flags, format, Inode};
+use crate::names::{gone_entry, Gone, Names, SortedNames};
 use crate::{bmap, dir, ReadAt, Result, ScanOptions, Volume};
 
 /// Inode chunks mapped at once in the second pass: 16,384 inodes.
 const CHUNK_BATCH: usize = 256;
-
-/// A name from a folder: its bytes are `arena[at..at + len]`.
-#[derive(Clone, Copy)]
-struct Name {
-    ino: u64,
-    parent: u64,
-    at: u32,
-    len: u32,
-}
-
-/// Names found in some folders.
-#[derive(Default)]
-struct Names {
-    names: Vec<Name>,
-    arena: Vec<u8>,
-    warnings: Vec<String>,
-}
-
-impl Names {
-    fn push(&mut self, ino: u64, parent: u64, name: &[u8]) {
-        self.names.push(Name {
-            ino,
-            parent,
-            at: self.arena.len() as u32,
-            len: name.len() as u32,
-        });
-        self.arena.extend_from_slice(name);
-    }
-
-    fn append(&mut self, mut o: Names) {
-        let base = self.arena.len() as u32;
-        self.names.extend(o.names.iter().map(|n| Name {
-            at: n.at + base,
-            ..*n
-        }));
-        self.arena.append(&mut o.arena);
-        self.warnings.append(&mut o.warnings);
-    }
-
-    fn text(&self, n: &Name) -> String {
-        String::from_utf8_lossy(&self.arena[n.at as usize..(n.at + n.len) as usize]).into_owned()
-    }
-}
 
 /// A chunk of group `ag`.
 #[derive(Clone, Copy)]
@@ -73,7 +36,7 @@ impl<R: ReadAt> Volume<R> {
     /// returns the warnings.
     pub fn scan_sorted(
         &self,
-        _opts: &ScanOptions,
+        opts: &ScanOptions,
         sink: &mut dyn uffs_fs::Sink,
     ) -> Result<Vec<String>> {
         let mut warnings = Vec::new();
@@ -100,7 +63,7 @@ impl<R: ReadAt> Volume<R> {
             .par_iter()
             .with_min_len(16)
             .fold(Names::default, |mut acc, c| {
-                self.chunk_names(c, &mut acc);
+                self.chunk_names(c, opts.deleted, &mut acc);
                 acc
             })
             .reduce(Names::default, |mut a, b| {
@@ -108,19 +71,28 @@ impl<R: ReadAt> Volume<R> {
                 a
             });
         warnings.append(&mut names.warnings);
-        names.names.sort_by_key(|n| n.ino);
+        let (mut names, gone) = SortedNames::new(names);
         sink.expect(self.expected_entries());
 
-        // Pass 2: every inode in use, an entry per name.
+        // Pass 2: every inode in use, an entry per name; the deleted names of inodes in no chunk between.
         let mut batch = Vec::with_capacity(uffs_fs::BATCH_ENTRIES);
+        let mut gone_next = 0;
         for group in chunks.chunks(CHUNK_BATCH) {
+            names.release_before(self.sb.ino(group[0].ag, group[0].chunk.start));
             let made: Vec<(Vec<Entry>, Vec<String>)> = group
                 .par_iter()
-                .map(|c| self.chunk_entries(c, &names))
+                .map(|c| self.chunk_entries(c, names.of(self.sb.ino(c.ag, c.chunk.start)), &gone))
                 .collect();
-            for (entries, mut w) in made {
+            for (c, (entries, mut w)) in group.iter().zip(made) {
                 warnings.append(&mut w);
-                for e in entries {
+                let first = self.sb.ino(c.ag, c.chunk.start);
+                let outside = gone.gone[gone_next..].partition_point(|n| n.ino < first);
+                let past = gone.gone[gone_next..].partition_point(|n| n.ino < first + 64);
+                let before = gone.gone[gone_next..gone_next + outside]
+                    .iter()
+                    .map(|n| gone_entry(&gone, n, None));
+                gone_next += past;
+                for e in before.chain(entries) {
                     batch.push(e);
                     if batch.len() == uffs_fs::BATCH_ENTRIES {
                         sink.take(std::mem::replace(
@@ -131,6 +103,12 @@ impl<R: ReadAt> Volume<R> {
                 }
             }
         }
+        drop(names);
+        batch.extend(
+            gone.gone[gone_next..]
+                .iter()
+                .map(|n| gone_entry(&gone, n, None)),
+        );
         batch.extend(crate::space::entries(
             self,
             &chunks.iter().map(|c| (c.ag, c.chunk)).collect::<Vec<_>>(),
@@ -174,8 +152,8 @@ impl<R: ReadAt> Volume<R> {
             })
     }
 
-    /// The names of the folders of chunk `c` into `out`.
-    fn chunk_names(&self, c: &AgChunk, out: &mut Names) {
+    /// The names of the folders of chunk `c` into `out`; with `deleted`, those of deleted entries too.
+    fn chunk_names(&self, c: &AgChunk, deleted: bool, out: &mut Names) {
         let Ok((raw, first)) = self.read_chunk(c) else {
             out.warnings.push(format!(
                 "inodes {} to {}: cannot be read",
@@ -204,12 +182,31 @@ impl<R: ReadAt> Volume<R> {
             if let Some(d) = damage {
                 out.warnings.push(format!("folder {ino}: {d}"));
             }
+            let mut gone = Names::default();
+            let mut keep_gone = |d: dir::Deleted<'_>| {
+                gone.push_gone(self.deleted_ino(d), ino, d.name, d.file_type);
+            };
             if let Err(e) = self.folder_blocks(&runs, i.size.min(dir::LEAF_OFFSET), |blk| {
-                dir::data_block(blk, ftype, |n| out.push(n.ino, ino, n.name));
+                let keep: Option<&mut dyn FnMut(dir::Deleted<'_>)> =
+                    deleted.then_some(&mut keep_gone);
+                dir::data_block(blk, ftype, |n| out.push(n.ino, ino, n.name), keep);
             }) {
                 out.warnings
                     .push(format!("{}{ino}: {e}", uffs_fs::UNREADABLE));
             }
+            out.append(gone);
+        }
+    }
+
+    /// The inode a deleted name named, 0 when unknown: its low half alone is the whole number when the volume's
+    /// numbers fit in 32 bits; a number no group holds is no inode.
+    fn deleted_ino(&self, d: dir::Deleted<'_>) -> u64 {
+        let bits = self.sb.agino_bits() + u64::BITS - (self.sb.agcount.max(1) - 1).leading_zeros();
+        let ino = if d.whole || bits <= 32 { d.ino } else { 0 };
+        if self.sb.inode_offset(ino).is_some() {
+            ino
+        } else {
+            0
         }
     }
 
@@ -258,8 +255,9 @@ impl<R: ReadAt> Volume<R> {
         (runs, m.damage.or(damage))
     }
 
-    /// The entries of chunk `c`'s inodes in use.
-    fn chunk_entries(&self, c: &AgChunk, names: &Names) -> (Vec<Entry>, Vec<String>) {
+    /// The entries of chunk `c`'s inodes in use, named by `names` (the [`SortedNames`] chunk that holds their
+    /// names), with the deleted names `gone` holds of them.
+    fn chunk_entries(&self, c: &AgChunk, names: &Names, gone: &Names) -> (Vec<Entry>, Vec<String>) {
         let (mut out, mut warnings) = (Vec::new(), Vec::new());
         let Ok((raw, first)) = self.read_chunk(c) else {
             return (out, warnings);
@@ -300,19 +298,26 @@ impl<R: ReadAt> Volume<R> {
                 k += 1;
             }
             let base = self.entry(ino, &i, runs, inline, link_target);
-            let own = names.names[start..k]
-                .iter()
-                .filter(|_| ino != self.sb.rootino);
-            let mut named = false;
-            for n in own {
-                named = true;
+            let own = if ino == self.sb.rootino {
+                &[][..]
+            } else {
+                &names.names[start..k]
+            };
+            // Each name but the last takes a copy; the last the entry itself.
+            if let Some((last, others)) = own.split_last() {
+                for n in others {
+                    out.push(Entry {
+                        parent: n.parent,
+                        name: names.text(n.at, n.len),
+                        ..base.clone()
+                    });
+                }
                 out.push(Entry {
-                    parent: n.parent,
-                    name: names.text(n),
-                    ..base.clone()
+                    parent: last.parent,
+                    name: names.text(last.at, last.len),
+                    ..base
                 });
-            }
-            if !named {
+            } else {
                 let (parent, name, metadata) = match self.own_inode_name(ino) {
                     _ if ino == self.sb.rootino => (ino, String::new(), false),
                     Some(name) => (self.sb.rootino, name.to_string(), true),
@@ -330,7 +335,42 @@ impl<R: ReadAt> Volume<R> {
                 out.push(e);
             }
         }
+        let these = &gone.gone[gone.gone.partition_point(|n| n.ino < first)..];
+        let these = &these[..these.partition_point(|n| n.ino < first + 64)];
+        if !these.is_empty() {
+            out = self.with_gone(c, &raw, first, out, these, gone);
+        }
         (out, warnings)
+    }
+
+    /// The entries of chunk `c` (`live`, in inode order) with the deleted names of its inodes merged in: a free
+    /// inode's as its deleted entry, an inode in use's by name and kind alone.
+    fn with_gone(
+        &self,
+        c: &AgChunk,
+        raw: &[u8],
+        first: u64,
+        live: Vec<Entry>,
+        gone: &[Gone],
+        names: &Names,
+    ) -> Vec<Entry> {
+        let isize = self.sb.inode_size as usize;
+        let mut out = Vec::with_capacity(live.len() + gone.len());
+        let mut live = live.into_iter().peekable();
+        for n in gone {
+            while let Some(e) = live.next_if(|e| e.id <= n.ino) {
+                out.push(e);
+            }
+            let k = (n.ino - first) as usize;
+            let facts = raw
+                .get(k * isize..(k + 1) * isize)
+                .and_then(Inode::parse)
+                .filter(|i| !c.chunk.in_use(k as u32) || i.mode == 0)
+                .map(|i| self.entry(n.ino, &i, Vec::new(), None, None));
+            out.push(gone_entry(names, n, facts));
+        }
+        out.extend(live);
+        out
     }
 
     /// The name of one of the volume's own inodes, which no folder names.
