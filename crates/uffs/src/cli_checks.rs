@@ -56,6 +56,30 @@ fn every_option_and_command_has_help() {
     );
 }
 
+/// The reading options added to the commands that read sources bring no summary of their own: `uffs --help` and
+/// each command's help start with the command's (a doc comment on an options struct had become every one's).
+#[test]
+fn each_command_keeps_its_own_summary() {
+    let mut cmd = cli_command();
+    cmd.build();
+    let about = |c: &Command| c.get_about().map(|a| a.to_string()).unwrap_or_default();
+    assert!(
+        about(&cmd).starts_with("Ultra Fast File Search"),
+        "{}",
+        about(&cmd)
+    );
+    let abouts: Vec<String> = cmd.get_subcommands().map(about).collect();
+    for (sub, text) in cmd.get_subcommands().zip(&abouts) {
+        let same = abouts.iter().filter(|a| *a == text).count();
+        assert_eq!(
+            same,
+            1,
+            "`uffs {}` shares its summary: {text}",
+            sub.get_name()
+        );
+    }
+}
+
 #[test]
 fn a_missing_help_is_caught() {
     let mut cmd = Command::new("t")

@@ -41,7 +41,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "uffs",
     version = env!("UFFS_VERSION"),
-    about = "Ultra Fast File Search: index and search NTFS, FAT, exFAT and ext volumes by reading their own tables",
+    about = "Ultra Fast File Search: index and search NTFS, FAT, exFAT, ext and XFS volumes by reading their own tables",
     override_usage = "uffs [OPTIONS] QUERY...            (through the daemon)\n       uffs [OPTIONS] QUERY... --index FILE | --source SOURCE | --dataset DIR\n       uffs <COMMAND>",
     args_conflicts_with_subcommands = true,
     arg_required_else_help = true,
@@ -58,8 +58,9 @@ struct Cli {
     reading: ReadingArgs,
 }
 
-/// How sources are read: given to a query and to every command that reads a source (see [`READS_SOURCES`]),
-/// offered to no other.
+// How sources are read: given to a query and to every command that reads a source (see `READS_SOURCES`),
+// offered to no other. (A plain comment: clap would make a doc comment here the `about` of every command these
+// options are added to, the first line of `uffs --help` and of each command's help.)
 #[derive(clap::Args, Default)]
 struct ReadingArgs {
     /// A volume that keeps other volumes' shadow copy stores (`vssadmin add shadowstorage /for=D: /on=E:`):
@@ -76,7 +77,8 @@ struct ReadingArgs {
     walk: WalkArgs,
 }
 
-/// How a mounted folder given as a source is read (see FOLDERS in `uffs --help`).
+// How a mounted folder given as a source is read (see FOLDERS in `uffs --help`). (A plain comment, as on
+// `ReadingArgs`.)
 #[derive(clap::Args, Default)]
 struct WalkArgs {
     /// Walk a mounted folder even where its device could be read raw (a folder at the top of an NTFS, FAT,
@@ -126,9 +128,9 @@ impl WalkArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Describe a source: geometry, serial, label, version, MFT location and size, partitions. Without one: list
-    /// the NTFS, FAT, exFAT and ext volumes this system shows (a Windows PC's drives, Linux block devices).
+    /// the NTFS, FAT, exFAT, ext and XFS volumes this system shows (a Windows PC's drives, Linux block devices).
     #[command(
-        after_help = "EXAMPLES:\n  uffs info                 (the NTFS, FAT, exFAT and ext volumes here)\n  uffs info C:              (a Windows drive, read live: needs an elevated prompt)\n  uffs info /dev/sdb1\n  uffs info disk.img --json"
+        after_help = "EXAMPLES:\n  uffs info                 (the NTFS, FAT, exFAT, ext and XFS volumes here)\n  uffs info C:              (a Windows drive, read live: needs an elevated prompt)\n  uffs info /dev/sdb1\n  uffs info disk.img --json"
     )]
     Info {
         /// A volume, a whole disk, an image or a $MFT capture (see SOURCES in `uffs --help`), or a Windows drive
@@ -380,7 +382,7 @@ EXAMPLES:
     },
     /// Register, list or remove the volumes the daemon serves.
     #[command(
-        after_help = "EXAMPLES:\n  uffs volumes add --all                    (every fixed NTFS, FAT, exFAT or ext drive: C:, D: ...)\n  uffs volumes add C:                       (a Windows drive, read live; paths print as C:\\...)\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup"
+        after_help = "EXAMPLES:\n  uffs volumes add --all                    (every fixed NTFS, FAT, exFAT, ext or XFS drive: C:, D: ...)\n  uffs volumes add C:                       (a Windows drive, read live; paths print as C:\\...)\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup"
     )]
     Volumes {
         #[command(subcommand)]
@@ -427,7 +429,7 @@ enum VolumesAction {
         /// reads, or SOURCE@N), or Windows drives (C:).
         #[arg(required_unless_present = "all", value_name = "SOURCE")]
         sources: Vec<String>,
-        /// Every fixed NTFS, FAT, exFAT or ext volume this system shows, each under its drive letter on Windows (paths print as
+        /// Every fixed NTFS, FAT, exFAT, ext or XFS volume this system shows, each under its drive letter on Windows (paths print as
         /// `C:\...`), under its device name on Linux.
         #[arg(long, conflicts_with_all = ["sources", "name", "partition"])]
         all: bool,

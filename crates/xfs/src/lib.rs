@@ -116,34 +116,44 @@ impl<R: ReadAt> Volume<R> {
             ("features".into(), sb.feature_names().join(" ")),
             ("block size".into(), format!("{} bytes", sb.block_size)),
             ("inode size".into(), format!("{} bytes", sb.inode_size)),
-            ("folder block size".into(), format!("{} bytes", sb.dir_block_size())),
+            (
+                "folder block size".into(),
+                format!("{} bytes", sb.dir_block_size()),
+            ),
             (
                 "allocation groups".into(),
                 format!("{} of {} blocks", sb.agcount, sb.agblocks),
             ),
-            (
-                "inodes".into(),
-                format!(
-                    "{} allocated ({} free), per the groups: {}",
-                    sb.icount,
-                    sb.ifree,
-                    self.groups.iter().map(|g| g.inodes).sum::<u64>()
-                ),
-            ),
+            ("inodes".into(), {
+                // The superblock's counts are written lazily while the volume is mounted: the groups' are current.
+                let groups = self.groups.iter().map(|g| g.inodes).sum::<u64>();
+                let mut t = format!("{} allocated ({} free)", sb.icount, sb.ifree);
+                if groups != sb.icount {
+                    t += &format!(
+                        "; the groups' headers count {groups} (the superblock's is written lazily)"
+                    );
+                }
+                t
+            }),
             ("label".into(), sb.label.clone()),
             ("uuid".into(), sb.uuid_text()),
-            (
-                "used".into(),
-                format!(
-                    "{} bytes in {} blocks of {}; free {} bytes (per the groups' free-space headers; the \
-                     superblock says {} free)",
+            ("used".into(), {
+                let free = space.clusters_total - space.clusters_in_use;
+                let mut t = format!(
+                    "{} bytes in {} blocks of {}; {} bytes free (per the groups' free-space headers)",
                     space.bytes_in_use,
                     space.clusters_in_use,
                     space.clusters_total,
-                    space.bytes_total - space.bytes_in_use,
-                    sb.fdblocks
-                ),
-            ),
+                    free * space.cluster_size,
+                );
+                if sb.fdblocks != free {
+                    t += &format!(
+                        "; the superblock says {} blocks free (written lazily)",
+                        sb.fdblocks
+                    );
+                }
+                t
+            }),
             (
                 "log".into(),
                 if sb.logstart != 0 {
