@@ -161,26 +161,6 @@ fn make_xfs(t: &Tmp) -> Option<PathBuf> {
     Some(img)
 }
 
-/// XFS: the data device's blocks less the free ones `xfs_db`'s `freesp` counts in the free-space trees.
-fn xfs_db_in_use(img: &Path) -> u64 {
-    let o = run_ok(
-        tool("xfs_db")
-            .args([
-                "-r",
-                "-c",
-                "sb 0",
-                "-c",
-                "p dblocks blocksize",
-                "-c",
-                "freesp -s",
-            ])
-            .arg(img),
-    );
-    let text = String::from_utf8_lossy(&o.stdout);
-    (number_after(&text, "dblocks =") - number_after(&text, "total free blocks"))
-        * number_after(&text, "blocksize =")
-}
-
 /// Every name the kernel's driver lists on `img` mounted read-only at `dir` (below the root, none deleted), and
 /// the sha256 of every file's bytes: the reference for a file system The Sleuth Kit does not read.
 fn mounted_names(img: &Path, dir: &Path) -> (BTreeSet<Name>, BTreeMap<String, String>) {
@@ -525,19 +505,7 @@ fn du_adds_up_to_the_allocation_table() {
     let mut wrong = Vec::new();
     for (s, img) in volumes(&t) {
         let want = (s.in_use)(&img);
-        let du = run_ok(
-            uffs()
-                .arg("du")
-                .arg("--source")
-                .arg(&img)
-                .args(["--format", "csv"]),
-        );
-        let du: u64 = csv_rows(&du.stdout)
-            .iter()
-            .find(|r| r["depth"] == "0")
-            .expect("du's root line")["allocated"]
-            .parse()
-            .unwrap();
+        let du = du_root_allocated(&img);
         let v: serde_json::Value =
             serde_json::from_slice(&run_ok(uffs().arg("info").arg(&img).arg("--json")).stdout)
                 .unwrap();

@@ -111,33 +111,6 @@ fn ncheck(img: &Path) -> BTreeSet<(String, u64)> {
         .collect()
 }
 
-/// The bytes in use: the data device's blocks less those `xfs_db`'s `freesp` counts free.
-fn xfs_db_in_use(img: &Path) -> u64 {
-    let o = run_ok(
-        tool("xfs_db")
-            .args([
-                "-r",
-                "-c",
-                "sb 0",
-                "-c",
-                "p dblocks blocksize",
-                "-c",
-                "freesp -s",
-            ])
-            .arg(img),
-    );
-    let text = String::from_utf8(o.stdout).unwrap();
-    let after = |key: &str| -> u64 {
-        let l = text.lines().find(|l| l.contains(key)).unwrap();
-        l.rsplit([' ', '='])
-            .find(|w| !w.is_empty())
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    (after("dblocks =") - after("total free blocks")) * after("blocksize =")
-}
-
 #[test]
 fn volumes_mkfs_made_read_as_xfs_db_lists_them() {
     let dir = scratch("xfs-proto");
@@ -207,19 +180,7 @@ fn volumes_mkfs_made_read_as_xfs_db_lists_them() {
             assert_eq!(&r["link_target"], target, "{name}: {path}");
         }
         // du's root total and info's bytes in use: the blocks xfs_db does not count free.
-        let du = run_ok(
-            uffs()
-                .arg("du")
-                .arg("--source")
-                .arg(&img)
-                .args(["--format", "csv"]),
-        );
-        let du: u64 = csv_rows(&du.stdout)
-            .iter()
-            .find(|r| r["depth"] == "0")
-            .unwrap()["allocated"]
-            .parse()
-            .unwrap();
+        let du = du_root_allocated(&img);
         assert_eq!(du, xfs_db_in_use(&img), "{name}: du's total");
         std::fs::remove_file(&img).unwrap();
     }

@@ -345,3 +345,47 @@ fn bytes_of(bitmap: &[u8], clusters: u64, cluster: u64) -> u64 {
         .count() as u64;
     used * cluster
 }
+
+/// `uffs du --source SOURCE`'s root total: the bytes allocated to everything on the volume.
+pub fn du_root_allocated(source: &Path) -> u64 {
+    let du = run_ok(
+        uffs()
+            .arg("du")
+            .arg("--source")
+            .arg(source)
+            .args(["--format", "csv"]),
+    );
+    csv_rows(&du.stdout)
+        .iter()
+        .find(|r| r["depth"] == "0")
+        .expect("du's root line")["allocated"]
+        .parse()
+        .unwrap()
+}
+
+/// XFS: the bytes of the data device's blocks less the free ones `xfs_db`'s `freesp` counts in the free-space
+/// trees.
+pub fn xfs_db_in_use(img: &Path) -> u64 {
+    let o = run_ok(
+        tool("xfs_db")
+            .args([
+                "-r",
+                "-c",
+                "sb 0",
+                "-c",
+                "p dblocks blocksize",
+                "-c",
+                "freesp -s",
+            ])
+            .arg(img),
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    let after = |key: &str| -> u64 {
+        let line = text
+            .lines()
+            .find_map(|l| l.split_once(key).map(|x| x.1))
+            .unwrap_or_else(|| panic!("no {key:?} in:\n{text}"));
+        line.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    (after("dblocks =") - after("total free blocks")) * after("blocksize =")
+}
