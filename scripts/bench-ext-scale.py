@@ -56,12 +56,7 @@ def main():
         nt_n = entries_of(nt_err)
         subprocess.run(["mount", "-o", "loop,ro", a.ext, mnt], check=True)
         mounted = True
-        db = os.path.join(work, "plocate.db")
-        updatedb = ["updatedb", "-U", mnt, "-o", db, "--require-visibility", "no", "--prunepaths", "",
-                    "--prunefs", "", "--prunenames", ""]
-        up_cold, _, _ = med(updatedb, a.runs, cold=True)
-        up_warm, _, _ = med(updatedb, a.runs)
-        listed = subprocess.run(["plocate", "-d", db, "-c", mnt], capture_output=True, text=True).stdout.strip()
+        up_cold, up_warm, listed = benchlib.updatedb_over(mnt, work, a.runs)
     finally:
         if mounted:
             subprocess.run(["umount", mnt])

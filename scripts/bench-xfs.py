@@ -55,12 +55,7 @@ def main():
         find = ["find", mnt, "-printf", "%p %s %T@\\n"]
         find_cold, _, _ = med(find, a.runs, cold=True, stdout=os.devnull)
         find_warm, _, _ = med(find, a.runs, stdout=os.devnull)
-        db = os.path.join(work, "plocate.db")
-        updatedb = ["updatedb", "-U", mnt, "-o", db, "--require-visibility", "no", "--prunepaths", "",
-                    "--prunefs", "", "--prunenames", ""]
-        up_cold, _, _ = med(updatedb, a.runs, cold=True)
-        up_warm, _, _ = med(updatedb, a.runs)
-        listed = subprocess.run(["plocate", "-d", db, "-c", mnt], capture_output=True, text=True).stdout.strip()
+        up_cold, up_warm, listed = benchlib.updatedb_over(mnt, work, a.runs)
     finally:
         if mounted:
             subprocess.run(["umount", mnt])

@@ -174,6 +174,18 @@ def median_measured(cmd, runs, cold=False, **kw):
     return median([r[0] for r in rs]), max(r[1] for r in rs), rs[-1][2]
 
 
+def updatedb_over(mnt, work, runs):
+    """plocate's `updatedb` of mount `mnt` with nothing pruned, as the scale benchmarks run it: the median cold and
+    warm seconds of `runs`, and the paths its database then lists under `mnt`."""
+    db = os.path.join(work, "plocate.db")
+    cmd = ["updatedb", "-U", mnt, "-o", db, "--require-visibility", "no", "--prunepaths", "",
+           "--prunefs", "", "--prunenames", ""]
+    cold, _, _ = median_measured(cmd, runs, cold=True)
+    warm, _, _ = median_measured(cmd, runs)
+    listed = subprocess.run(["plocate", "-d", db, "-c", mnt], capture_output=True, text=True).stdout.strip()
+    return cold, warm, listed
+
+
 def entries_of(err):
     """The entries `uffs index` says it wrote ("IMG: 11,842 entries from …")."""
     m = re.search(r"([\d,]+) entries", err)
