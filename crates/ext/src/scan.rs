@@ -600,12 +600,7 @@ impl<R: ReadAt> Out<'_, R> {
     /// The entry of name `n` (the one before [`Out::next`]), a deleted name whose inode says nothing of it: its
     /// name, folder and kind, nothing of the inode.
     fn push_slack(&mut self, n: Name) {
-        let kind = match n.file_type {
-            2 => Kind::Folder,
-            7 => Kind::Symlink,
-            3..=6 => Kind::Special,
-            _ => Kind::File,
-        };
+        let kind = Kind::of_file_type(n.file_type);
         let e = Entry {
             id: u64::from(n.ino),
             parent: u64::from(n.parent),

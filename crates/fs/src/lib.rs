@@ -36,6 +36,19 @@ pub enum Kind {
     Special,
 }
 
+impl Kind {
+    /// The kind a folder entry's file type byte names, as ext and XFS keep it (1 file, 2 folder, 3 and 4
+    /// devices, 5 FIFO, 6 socket, 7 symlink); a file when there is none (0) or it is unknown.
+    pub fn of_file_type(file_type: u8) -> Kind {
+        match file_type {
+            2 => Kind::Folder,
+            7 => Kind::Symlink,
+            3..=6 => Kind::Special,
+            _ => Kind::File,
+        }
+    }
+}
+
 /// Times as FILETIME (100 ns units since 1601-01-01); 0 when the file system keeps no such time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Times {

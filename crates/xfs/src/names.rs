@@ -77,7 +77,7 @@ impl Names {
 }
 
 /// No names.
-pub(crate) static NO_NAMES: Names = Names {
+static NO_NAMES: Names = Names {
     names: Vec::new(),
     gone: Vec::new(),
     arena: Vec::new(),
@@ -94,9 +94,9 @@ const NAME_CHUNK: usize = 1 << 17;
 /// in one.
 pub(crate) struct SortedNames {
     /// Each chunk's last inode and its names (its own arena); emptied once passed.
-    pub(crate) chunks: Vec<(u64, Names)>,
+    chunks: Vec<(u64, Names)>,
     /// Chunks emptied so far (all those before it).
-    pub(crate) released: usize,
+    released: usize,
 }
 
 impl SortedNames {
@@ -156,12 +156,7 @@ impl SortedNames {
 /// The entry of deleted name `n`: with `facts`, its free inode's entry (named by it, its kind the name's when the
 /// inode no longer has one); without, its name and kind alone.
 pub(crate) fn gone_entry(names: &Names, n: &Gone, facts: Option<Entry>) -> Entry {
-    let kind = match n.file_type {
-        2 => Kind::Folder,
-        7 => Kind::Symlink,
-        3..=6 => Kind::Special,
-        _ => Kind::File,
-    };
+    let kind = Kind::of_file_type(n.file_type);
     let name = names.text(n.at, n.len);
     let attributes = match kind {
         Kind::Folder => attr::DIRECTORY,
@@ -204,7 +199,7 @@ pub(crate) fn gone_entry(names: &Names, n: &Gone, facts: Option<Entry>) -> Entry
 
 /// The `st_mode` type bits of a folder entry's file type (XFS's are ext's: 1 file, 2 folder, 3 character device, 4
 /// block device, 5 FIFO, 6 socket, 7 symlink); `None` without one.
-pub(crate) fn type_bits(file_type: u8) -> Option<u32> {
+fn type_bits(file_type: u8) -> Option<u32> {
     Some(match file_type {
         1 => 0o100000,
         2 => 0o040000,
