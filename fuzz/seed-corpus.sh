@@ -298,6 +298,45 @@ PY
 fi
 echo "xfs seeds: $(ls corpus/xfs | wc -l) files"
 
+# btrfs: 128 MiB mkfs.btrfs images (metadata single and DUP), filled through the kernel with zlib, LZO and zstd
+# compression, a subvolume and a snapshot when run as root, then folded: each non-zero 4 KiB block at image byte X
+# put at X mod 512 KiB (where the target reads it back), so that a seed is 512 KiB, not the 30 MB its trees span.
+mkdir -p corpus/btrfs
+if command -v mkfs.btrfs >/dev/null; then
+  for m in single dup; do
+    img="$tmp/btrfs-$m.img"; truncate -s 128M "$img"
+    mkfs.btrfs -q -f -m "$m" "$img" >/dev/null 2>&1 || continue
+    if [ "$(id -u)" = 0 ] && mkdir -p "$tmp/bmnt" && mount -o loop "$img" "$tmp/bmnt" 2>/dev/null; then
+      fill_tree "$tmp/bmnt"; ln -s hello.txt "$tmp/bmnt/link"; ln "$tmp/bmnt/hello.txt" "$tmp/bmnt/docs/hard"
+      for c in zlib lzo zstd; do
+        mkdir "$tmp/bmnt/$c"; btrfs property set "$tmp/bmnt/$c" compression $c
+        seq 1 20000 > "$tmp/bmnt/$c/big.txt"; seq 1 300 > "$tmp/bmnt/$c/small.txt"
+      done
+      btrfs -q subvolume create "$tmp/bmnt/sub" && echo in-sub > "$tmp/bmnt/sub/f"
+      btrfs -q subvolume snapshot "$tmp/bmnt/sub" "$tmp/bmnt/snap" >/dev/null
+      umount "$tmp/bmnt"
+    fi
+    python3 - "$img" "corpus/btrfs/$m" <<'PY'
+import sys
+src, dst = sys.argv[1], sys.argv[2]
+FOLD, BLOCK = 512 << 10, 4096
+out = bytearray(FOLD)
+with open(src, 'rb') as f:
+    at = 0
+    while True:
+        b = f.read(BLOCK)
+        if not b:
+            break
+        if any(b):
+            k = at % FOLD
+            out[k:k + len(b)] = b
+        at += BLOCK
+open(dst, 'wb').write(out)
+PY
+  done
+fi
+echo "btrfs seeds: $(ls corpus/btrfs | wc -l) files"
+
 # Inputs the targets once found wrong (crashes, timeouts), fixed since: replayed first by every run, so a
 # regression shows at once (with -timeout, a slow one too). Each target's are in regressions/TARGET/.
 for d in regressions/*/; do

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""The benchmark volume's 1.2 million paths as an ext4 or XFS image: the tree `make-bench-volume.py --dry-run --list`
-predicts (the same seed, names, folders and sizes as the NTFS benchmark volume), staged in /dev/shm and written
-by `mkfs.ext4 -d`, or for XFS written through the kernel into a fresh `mkfs.xfs` volume on a loop mount (root), so
-that ext, XFS and NTFS are measured on the same paths (issues 55 and 58).
+"""The benchmark volume's 1.2 million paths as an ext4, XFS or Btrfs image: the tree `make-bench-volume.py --dry-run
+--list` predicts (the same seed, names, folders and sizes as the NTFS benchmark volume), staged in /dev/shm and
+written by `mkfs.ext4 -d`, or for XFS and Btrfs written through the kernel into a fresh `mkfs.xfs` or `mkfs.btrfs`
+volume on a loop mount (root), so that ext, XFS, Btrfs and NTFS are measured on the same paths (issues 55 and 58).
 
     sudo python3 scripts/make-ext-bench.py [--out /work/bench/ext-bench.img] [--entries 1200000]
     sudo python3 scripts/make-ext-bench.py --fs xfs --out /work/bench/xfs-bench.img
+    sudo python3 scripts/make-ext-bench.py --fs btrfs --out /work/bench/btrfs-bench.img
 
 Folders are folders, files are sparse files of their size (no data blocks, as most of the NTFS volume's are),
 junctions are symlinks to their parent, and each extra hard-link name is a hard link to the file listed just
@@ -97,13 +98,13 @@ def stage(rows, top):
     return made, cut
 
 
-def xfs_image(rows, img, size, work, times):
-    """A fresh XFS volume in `img` holding the tree, written through the kernel on a loop mount (mkfs.xfs has no
-    `-d`); returns what `stage` does."""
+def kernel_image(fs, rows, img, size, work, times):
+    """A fresh XFS or Btrfs volume in `img` holding the tree, written through the kernel on a loop mount (as a
+    system's own volume is; mkfs.xfs has no `-d`); returns what `stage` does."""
     t = time.perf_counter()
     with open(img, "wb") as f:
         f.truncate(parse_size(size))
-    subprocess.run(["mkfs.xfs", "-q", "-f", "-L", "uffs-bench", img], check=True)
+    subprocess.run([f"mkfs.{fs}", "-q", "-f", "-L", "uffs-bench", img], check=True)
     mnt = os.path.join(work, "mnt")
     os.mkdir(mnt)
     subprocess.run(["mount", "-o", "loop", img, mnt], check=True)
@@ -129,7 +130,7 @@ def main():
     ap.add_argument("--entries", type=int, default=1_200_000)
     ap.add_argument("--seed", type=int, default=20240917)
     ap.add_argument("--size", default="24G", help="the image's size (sparse); default 24G")
-    ap.add_argument("--fs", choices=["ext4", "xfs"], default="ext4")
+    ap.add_argument("--fs", choices=["ext4", "xfs", "btrfs"], default="ext4")
     ap.add_argument("--force", action="store_true")
     args = ap.parse_args()
     stamp_path = args.out + ".stamp"
@@ -152,8 +153,8 @@ def main():
         tmp = args.out + ".part"
         if os.path.exists(tmp):
             os.unlink(tmp)
-        if args.fs == "xfs":
-            made, cut = xfs_image(rows, tmp, args.size, work, times)
+        if args.fs in ("xfs", "btrfs"):
+            made, cut = kernel_image(args.fs, rows, tmp, args.size, work, times)
         else:
             t = time.perf_counter()
             top = os.path.join(work, "tree")

@@ -296,6 +296,7 @@ impl<R: ReadAt> Volume<R> {
                 gid: i.gid,
             }),
             link_target,
+            packed: Vec::new(),
         }
     }
 

@@ -1040,6 +1040,7 @@ impl<R: ReadAt> Volume<R> {
                 inline: None,
                 posix: None,
                 link_target: None,
+                packed: Vec::new(),
             });
             i += 1 + have;
         }

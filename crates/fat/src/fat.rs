@@ -993,6 +993,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
             inline: None,
             posix: None,
             link_target: None,
+            packed: Vec::new(),
         });
     }
 }

@@ -53,9 +53,9 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// The bytes of a volume's start that every [`Driver::probe`] may look at: enough for ext's superblock (at
-/// byte 1,024) and for any boot sector.
-pub const PROBE_LEN: usize = 4096;
+/// The bytes of a volume's start that every [`Driver::probe`] may look at: enough for Btrfs's superblock (at
+/// 64 KiB; its whole 4 KiB for [`Driver::volume_len`]), and so for ext's (at byte 1,024) and any boot sector.
+pub const PROBE_LEN: usize = 0x11000;
 
 /// How the warning of an image shorter than its volume starts: the source layer says it once, where the volume
 /// is opened, so a scan's own such warning is dropped.

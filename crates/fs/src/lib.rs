@@ -8,10 +8,12 @@
 //! * [`ReadAt`]: positional reads of a volume's bytes, the one thing a reader needs from the image layer (its
 //!   trait, re-exported).
 //! * [`driver`]: the file-system interface: a [`Driver`] recognises and opens a volume, its [`Reader`] scans it.
+//! * [`packed`]: decoding the stretches of a file's data the file system keeps compressed ([`Packed`]).
 //! * [`spool`]: a compact store of entries a scan makes out of id order, handed over in id order.
 //! * [`time`]: FILETIME helpers the readers share.
 
 pub mod driver;
+pub mod packed;
 pub mod spool;
 pub mod time;
 
@@ -149,6 +151,33 @@ pub struct Entry {
     pub posix: Option<Posix>,
     /// A symbolic link's target, as the link holds it (bytes, not necessarily UTF-8).
     pub link_target: Option<Vec<u8>>,
+    /// The stretches of its data the file system keeps compressed (Btrfs), in file order; each is a hole of
+    /// its length in `runs`, so that what reads `runs` alone sees the file's length (and zeros).
+    pub packed: Vec<Packed>,
+}
+
+/// How a file system compressed a stretch of a file's data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    /// A zlib stream (RFC 1950).
+    Zlib,
+    /// LZO1X as Btrfs frames it: the total length (u32 LE), then each segment's length (u32 LE) and bytes, a
+    /// segment's header never crossing a sector (4 KiB) boundary.
+    BtrfsLzo,
+    /// Zstandard frames.
+    Zstd,
+}
+
+/// A compressed stretch of a file's data: `len` bytes of the file from `file_offset` are the bytes from `skip`
+/// of what `disk` (the compressed bytes on the volume) decodes to (`decoded_len` bytes in all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packed {
+    pub file_offset: u64,
+    pub len: u64,
+    pub disk: Run,
+    pub codec: Codec,
+    pub decoded_len: u64,
+    pub skip: u64,
 }
 
 /// A volume's space as its own allocation table tells it.

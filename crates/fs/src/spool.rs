@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::{Entry, Kind, Posix, Run, Sink, Times, BATCH_ENTRIES};
+use crate::{Codec, Entry, Kind, Packed, Posix, Run, Sink, Times, BATCH_ENTRIES};
 
 /// Bytes a chunk holds (a larger entry gets a chunk of its own).
 const CHUNK: usize = 1 << 20;
@@ -250,6 +250,7 @@ const SHORT_NAME: u32 = 1 << 6;
 const INLINE: u32 = 1 << 7;
 const POSIX: u32 = 1 << 8;
 const LINK_TARGET: u32 = 1 << 9;
+const PACKED: u32 = 1 << 10;
 
 fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -280,6 +281,7 @@ fn encode(e: &Entry, out: &mut Vec<u8>) {
         (e.inline.is_some(), INLINE),
         (e.posix.is_some(), POSIX),
         (e.link_target.is_some(), LINK_TARGET),
+        (!e.packed.is_empty(), PACKED),
     ] {
         if on {
             flags |= bit;
@@ -319,6 +321,27 @@ fn encode(e: &Entry, out: &mut Vec<u8>) {
     }
     if let Some(t) = &e.link_target {
         put_bytes(out, t);
+    }
+    if !e.packed.is_empty() {
+        put(out, e.packed.len() as u64);
+        for p in &e.packed {
+            let codec = match p.codec {
+                Codec::Zlib => 1,
+                Codec::BtrfsLzo => 2,
+                Codec::Zstd => 3,
+            };
+            for v in [
+                p.file_offset,
+                p.len,
+                p.disk.offset,
+                p.disk.len,
+                codec,
+                p.decoded_len,
+                p.skip,
+            ] {
+                put(out, v);
+            }
+        }
     }
 }
 
@@ -383,6 +406,24 @@ fn decode(r: &mut Reader) -> Entry {
         gid: r.int() as u32,
     });
     let link_target = (flags & LINK_TARGET != 0).then(|| r.bytes());
+    let pieces = if flags & PACKED != 0 { r.int() } else { 0 };
+    let packed = (0..pieces)
+        .map(|_| Packed {
+            file_offset: r.int(),
+            len: r.int(),
+            disk: Run {
+                offset: r.int(),
+                len: r.int(),
+            },
+            codec: match r.int() {
+                1 => Codec::Zlib,
+                2 => Codec::BtrfsLzo,
+                _ => Codec::Zstd,
+            },
+            decoded_len: r.int(),
+            skip: r.int(),
+        })
+        .collect();
     Entry {
         id,
         parent,
@@ -406,6 +447,7 @@ fn decode(r: &mut Reader) -> Entry {
         inline,
         posix,
         link_target,
+        packed,
     }
 }
 
@@ -452,6 +494,19 @@ mod tests {
                 gid: u32::MAX,
             }),
             link_target: (seed % 9 == 4).then(|| b"../t\xff".to_vec()),
+            packed: (0..seed % 3)
+                .map(|k| Packed {
+                    file_offset: k << 17,
+                    len: seed % 131_072,
+                    disk: Run {
+                        offset: seed << 3,
+                        len: seed % 4096,
+                    },
+                    codec: [Codec::Zlib, Codec::BtrfsLzo, Codec::Zstd][k as usize],
+                    decoded_len: 131_072,
+                    skip: seed % 77,
+                })
+                .collect(),
         }
     }
 

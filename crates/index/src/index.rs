@@ -142,6 +142,7 @@ pub enum FileSystem {
     /// [`folder_root`]).
     Folder,
     Xfs,
+    Btrfs,
 }
 
 /// The folder a walked index's entries are below, from its source (`/home/ana/`): `/home/ana`, and `` for `/`
@@ -164,6 +165,7 @@ impl FileSystem {
             FileSystem::Ext4 => "ext4",
             FileSystem::Folder => "folder",
             FileSystem::Xfs => "XFS",
+            FileSystem::Btrfs => "Btrfs",
         }
     }
 
@@ -176,7 +178,7 @@ impl FileSystem {
     pub fn from_code(code: u32) -> Option<FileSystem> {
         use FileSystem::*;
         [
-            Ntfs, Fat12, Fat16, Fat32, ExFat, Ext2, Ext3, Ext4, Folder, Xfs,
+            Ntfs, Fat12, Fat16, Fat32, ExFat, Ext2, Ext3, Ext4, Folder, Xfs, Btrfs,
         ]
         .get(code as usize)
         .copied()

@@ -157,6 +157,8 @@ pub struct FileData {
     pub runs: Vec<Run>,
     /// The whole of its data when the file system keeps it in its own structures (ext's inline data).
     pub inline: Option<Vec<u8>>,
+    /// The stretches of its data kept compressed (Btrfs), each a hole of `runs` ([`Entry::packed`]).
+    pub packed: Vec<uffs_fs::Packed>,
     pub deleted: bool,
     pub directory: bool,
 }
@@ -281,6 +283,7 @@ impl Neutral {
                             allocated: e.allocated,
                             runs: e.runs.clone(),
                             inline: e.inline.clone(),
+                            packed: e.packed.clone(),
                             deleted: e.deleted,
                             directory: e.kind == Kind::Folder,
                         };
@@ -516,6 +519,20 @@ impl Stamper {
         for r in &e.runs {
             buf.extend_from_slice(&r.offset.to_le_bytes());
             buf.extend_from_slice(&r.len.to_le_bytes());
+        }
+        // A compressed piece's runs are holes, which do not change when the piece does.
+        for p in &e.packed {
+            for v in [
+                p.file_offset,
+                p.len,
+                p.disk.offset,
+                p.disk.len,
+                p.decoded_len,
+                p.skip,
+            ] {
+                buf.extend_from_slice(&v.to_le_bytes());
+            }
+            buf.push(p.codec as u8);
         }
         if buf.len() >= STAMP_BUFFER {
             self.hasher.write(buf);

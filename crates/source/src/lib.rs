@@ -28,8 +28,12 @@ use uffs_fs::{Driver, FileSystem};
 /// Every file system read through the file-system interface, in the order a volume's first bytes are shown to
 /// them (after NTFS's boot sector, which `uffs-mft` reads). Adding a file system is a line here; see
 /// docs/architecture.md, "Adding a file system".
-pub static FILE_SYSTEMS: &[&dyn Driver] =
-    &[&uffs_fat::Driver, &uffs_ext::Driver, &uffs_xfs::Driver];
+pub static FILE_SYSTEMS: &[&dyn Driver] = &[
+    &uffs_fat::Driver,
+    &uffs_ext::Driver,
+    &uffs_xfs::Driver,
+    &uffs_btrfs::Driver,
+];
 
 /// The file system a volume's first bytes (`head`, up to [`uffs_fs::PROBE_LEN`]) start, and the driver that
 /// reads it (`None` for NTFS, which `uffs-mft` reads); `None` when uffs reads no such volume.

@@ -265,7 +265,7 @@ pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result
         files: c.files(),
         facts: c.facts(),
     });
-    let mut head = vec![0u8; 4096];
+    let mut head = vec![0u8; uffs_fs::PROBE_LEN];
     let n = device
         .read_head(&mut head, 0)
         .map_err(|e| Error::io(format!("cannot read {path}"), e))?;

@@ -100,6 +100,15 @@ const SUBJECTS: &[Subject] = &[
         in_use: xfs_db_in_use,
         tsk: false,
     },
+    Subject {
+        fs: "Btrfs",
+        family: "Btrfs",
+        fuzz: "btrfs",
+        make: make_btrfs,
+        mount: Some(mount_loop),
+        in_use: btrfs_usage_in_use,
+        tsk: false,
+    },
 ];
 
 fn make_ntfs(t: &Tmp) -> Option<PathBuf> {
@@ -161,6 +170,47 @@ fn make_xfs(t: &Tmp) -> Option<PathBuf> {
     Some(img)
 }
 
+fn make_btrfs(t: &Tmp) -> Option<PathBuf> {
+    let img = t.path("btrfs.img");
+    // Sparse: only what is written takes room.
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(256 << 20)
+        .unwrap();
+    run_ok(
+        tool("mkfs.btrfs")
+            .args(["-q", "-f", "-L", "btrfsvol"])
+            .arg(&img),
+    );
+    if !loop_mountable(&img, &t.path("btrfs-probe")) {
+        cannot_run(
+            "mounting a Btrfs image through a loop device (needs root and the kernel's Btrfs)",
+        );
+        return None;
+    }
+    mount_loop(&img, &t.path("btrfs-mnt"), &mut |root| fatvol::fill(root));
+    Some(img)
+}
+
+/// Btrfs: what `btrfs filesystem usage` says is used (every copy counted), over a read-only mount.
+fn btrfs_usage_in_use(img: &Path) -> u64 {
+    let dir = img.with_extension("usage-mnt");
+    std::fs::create_dir_all(&dir).unwrap();
+    run_ok(
+        std::process::Command::new("mount")
+            .args(["-o", "loop,ro"])
+            .arg(img)
+            .arg(&dir),
+    );
+    let out = tool("btrfs")
+        .args(["filesystem", "usage", "-b"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    run_ok(std::process::Command::new("umount").arg(&dir));
+    number_after(&String::from_utf8_lossy(&out.stdout), "    Used:")
+}
+
 /// Every name the kernel's driver lists on `img` mounted read-only at `dir` (below the root, none deleted), and
 /// the sha256 of every file's bytes: the reference for a file system The Sleuth Kit does not read.
 fn mounted_names(img: &Path, dir: &Path) -> (BTreeSet<Name>, BTreeMap<String, String>) {
@@ -205,7 +255,7 @@ fn loop_mountable(img: &Path, dir: &Path) -> bool {
     ok
 }
 
-/// Mounts a volume image through a loop device with the kernel's driver (ext4, XFS).
+/// Mounts a volume image through a loop device with the kernel's driver (ext4, XFS, Btrfs).
 fn mount_loop(img: &Path, dir: &Path, f: &mut dyn FnMut(&Path)) {
     std::fs::create_dir_all(dir).unwrap();
     run_ok(
@@ -786,7 +836,7 @@ fn the_daemon_follows_changes_made_by_the_real_driver_as_a_fresh_index() {
                 None => ops.iter().for_each(|op| apply_mtools(img, &t, op)),
                 Some(mount) => mount(img, &t.path(&format!("{}-mnt", name(s))), &mut |root| {
                     ops.iter().for_each(|op| apply_mounted(root, op));
-                    if ["ext4", "XFS"].contains(&s.fs) {
+                    if ["ext4", "XFS", "Btrfs"].contains(&s.fs) {
                         // What only POSIX file systems keep: a file's permissions and owner changed, a symlink.
                         posix_changes(root, m, &mut rng, round);
                     }

@@ -540,4 +540,5 @@ fn clear_rest(e: &mut Entry) {
     e.from_index_slack = false;
     e.runs.clear();
     e.inline = None;
+    e.packed.clear();
 }

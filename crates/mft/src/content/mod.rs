@@ -37,6 +37,7 @@
 
 use std::io;
 
+use uffs_fs::Packed;
 use uffs_ntfs::attr::{flags as attr_flags, kind, AttributeBody, AttributeList};
 use uffs_ntfs::lznt1;
 use uffs_ntfs::record::{apply_fixups, Record};
@@ -247,6 +248,9 @@ enum Body {
         extents: Vec<Extent>,
         /// Clusters per compression unit, for a compressed stream.
         unit: Option<u64>,
+        /// The stretches kept compressed by another file system (Btrfs), sorted and apart: read from these
+        /// rather than from the extents.
+        packed: Vec<Packed>,
     },
 }
 
@@ -258,10 +262,10 @@ pub struct StreamReader<B: ReadAt = Device> {
     body: Body,
     volume: B,
     pos: u64,
-    /// The last compression unit decoded: its number and bytes.
+    /// The last compression unit decoded: its number and bytes; or the last compressed piece (its index).
     unit_cache: Option<(u64, Vec<u8>)>,
-    /// Compressed bytes of a unit, kept between units.
-    packed: Vec<u8>,
+    /// Compressed bytes of a unit or piece, kept between them.
+    encoded: Vec<u8>,
 }
 
 /// One `$DATA` attribute's pieces as found in the records.
@@ -408,15 +412,14 @@ pub fn streams(vol: &Volume, record: u64) -> Result<Vec<StreamInfo>> {
     Ok(out)
 }
 
-/// The data of entry `record` of a volume of another file system (see [`crate::neutral`]): its runs, in units
-/// of 512 bytes (what every FAT and exFAT run is a multiple of). Such file systems have no named streams.
+/// The data of entry `record` of a volume of another file system (see [`crate::neutral`]). Such file systems
+/// have no named streams.
 fn neutral_stream(
     vol: &Volume,
     fs: &crate::neutral::Neutral,
     record: u64,
     name: &str,
 ) -> Result<(StreamInfo, Body)> {
-    const UNIT: u64 = 512;
     if fs.filesystem == uffs_index::FileSystem::Folder {
         // A walked folder has no bytes of its own to read a file's data from.
         return Err(ContentError::Unsupported {
@@ -451,7 +454,21 @@ fn neutral_stream(
             streams: "the unnamed stream".into(),
         });
     }
+    neutral_body(record, f)
+}
+
+/// Where the data `f` of entry `record` is: its runs in units of 512 bytes (what every FAT and exFAT run is a
+/// multiple of), and its compressed pieces, checked.
+fn neutral_body(record: u64, f: &crate::neutral::FileData) -> Result<(StreamInfo, Body)> {
+    const UNIT: u64 = 512;
     let corrupt = |why: String| ContentError::Corrupt { record, why };
+    let packed = checked_pieces(record, &f.packed)?;
+    // Each piece stands in `runs` as a hole of its length: holes beyond those are sparse.
+    let holes = f
+        .runs
+        .iter()
+        .filter(|r| r.is_hole())
+        .fold(0u64, |n, r| n.saturating_add(r.len));
     let mut info = StreamInfo {
         record,
         sequence: 0,
@@ -460,8 +477,8 @@ fn neutral_stream(
         initialized_size: f.size,
         allocated_size: f.allocated,
         resident: false,
-        compressed: false,
-        sparse: f.runs.iter().any(|r| r.is_hole()),
+        compressed: !packed.is_empty(),
+        sparse: holes > packed.iter().map(|p| p.len).sum(),
         encrypted: false,
         in_use: !f.deleted,
         directory: false,
@@ -478,6 +495,18 @@ fn neutral_stream(
     let mut extents = Vec::with_capacity(f.runs.len());
     let mut vcn = 0u64;
     for r in &f.runs {
+        let past = vcn
+            .checked_add(r.len.div_ceil(UNIT))
+            .and_then(|end| end.checked_mul(UNIT))
+            .is_none()
+            || (!r.is_hole() && r.offset.checked_add(r.len).is_none());
+        if past {
+            return Err(corrupt(format!(
+                "a run of {} bytes at file byte {} ends past 2^64",
+                r.len,
+                vcn * UNIT
+            )));
+        }
         if r.is_hole() {
             let len = r.len.div_ceil(UNIT);
             match extents.last_mut() {
@@ -530,8 +559,51 @@ fn neutral_stream(
         cluster_size: UNIT,
         extents,
         unit: None,
+        packed,
     };
     Ok((info, body))
+}
+
+/// `pieces` sorted by file offset, each checked (within u64, within what it decodes to, no larger than uffs
+/// decodes, no two overlapping); empty ones left out.
+fn checked_pieces(record: u64, pieces: &[Packed]) -> Result<Vec<Packed>> {
+    let corrupt = |why: String| ContentError::Corrupt { record, why };
+    let mut out: Vec<Packed> = pieces.iter().filter(|p| p.len > 0).copied().collect();
+    out.sort_by_key(|p| p.file_offset);
+    let max = uffs_fs::packed::MAX_DECODED as u64;
+    let mut end = 0u64;
+    for p in &out {
+        if p.decoded_len > max || p.disk.len > max {
+            return Err(ContentError::Unsupported {
+                record,
+                why: format!(
+                    "a compressed piece of {} bytes ({} decoded) is larger than the {max} uffs decodes",
+                    p.disk.len, p.decoded_len
+                ),
+            });
+        }
+        if p.skip.checked_add(p.len).is_none_or(|e| e > p.decoded_len)
+            || p.disk.offset.checked_add(p.disk.len).is_none()
+        {
+            return Err(corrupt(format!(
+                "a compressed piece at byte {} takes {} bytes from {} of the {} it decodes to",
+                p.file_offset, p.len, p.skip, p.decoded_len
+            )));
+        }
+        if p.file_offset < end {
+            return Err(corrupt(format!(
+                "compressed pieces overlap at byte {}",
+                p.file_offset
+            )));
+        }
+        end = p.file_offset.checked_add(p.len).ok_or_else(|| {
+            corrupt(format!(
+                "a compressed piece at byte {} is too long",
+                p.file_offset
+            ))
+        })?;
+    }
+    Ok(out)
 }
 
 fn list_names(streams: &[Found]) -> String {
@@ -716,6 +788,7 @@ fn read_attribute_list(
                 cluster_size: cs,
                 extents,
                 unit: None,
+                packed: Vec::new(),
             };
             let mut r = StreamReader::new(info, body, vol.device.clone());
             let mut v = vec![0u8; size as usize];
@@ -908,6 +981,7 @@ fn stream_of(
             cluster_size: cs,
             extents,
             unit,
+            packed: Vec::new(),
         },
     ))
 }
@@ -1022,7 +1096,7 @@ impl<B: ReadAt> StreamReader<B> {
             volume,
             pos: 0,
             unit_cache: None,
-            packed: Vec::new(),
+            encoded: Vec::new(),
         }
     }
 
@@ -1083,13 +1157,15 @@ impl<B: ReadAt> StreamReader<B> {
     }
 
     /// Where the stream's first `limit` bytes lie on the volume: (byte offset, bytes) of each run of clusters,
-    /// in stream order (sparse and unmapped runs have none; a compressed stream's first units whole). Empty for
-    /// resident data. What [`many`] plans its reads with.
+    /// in stream order (sparse and unmapped runs have none; a compressed stream's first units whole, and the
+    /// compressed bytes of each piece another file system keeps compressed). Empty for resident data. What
+    /// [`many`] plans its reads with.
     pub fn volume_extents(&self, limit: u64) -> Vec<(u64, u64)> {
         let Body::NonResident {
             cluster_size: cs,
             extents,
             unit,
+            packed,
         } = &self.body
         else {
             return Vec::new();
@@ -1100,14 +1176,20 @@ impl<B: ReadAt> StreamReader<B> {
         if let Some(u) = unit {
             vcns = vcns.div_ceil(*u) * *u;
         }
+        // (stream byte, volume byte, bytes), to put the pieces among the runs.
         let mut out = Vec::new();
         for e in extents.iter().take_while(|e| e.vcn < vcns) {
             if let Loc::Clusters(lcn) = e.loc {
                 let len = e.len.min(vcns - e.vcn);
-                out.push((lcn * cs, len * cs));
+                out.push((e.vcn * cs, lcn * cs, len * cs));
             }
         }
-        out
+        if !packed.is_empty() {
+            let pieces = packed.iter().take_while(|p| p.file_offset < want);
+            out.extend(pieces.map(|p| (p.file_offset, p.disk.offset, p.disk.len)));
+            out.sort_by_key(|r| r.0);
+        }
+        out.into_iter().map(|(_, at, len)| (at, len)).collect()
     }
 
     /// What the stream reads from.
@@ -1123,7 +1205,7 @@ impl<B: ReadAt> StreamReader<B> {
             volume,
             pos: self.pos,
             unit_cache: self.unit_cache,
-            packed: self.packed,
+            encoded: self.encoded,
         }
     }
 
@@ -1163,6 +1245,9 @@ impl<B: ReadAt> StreamReader<B> {
                     .ok_or_else(|| self.unmapped(offset))?;
                 data.copy_from_slice(src);
             }
+            Body::NonResident {
+                unit: None, packed, ..
+            } if !packed.is_empty() => self.read_packed(offset, data)?,
             Body::NonResident { unit: None, .. } => self.read_runs(offset, data)?,
             Body::NonResident { unit: Some(_), .. } => self.read_units(offset, data)?,
         }
@@ -1242,6 +1327,75 @@ impl<B: ReadAt> StreamReader<B> {
             done += take;
             i += 1;
         }
+        Ok(())
+    }
+
+    /// Reads `out` from stream byte `offset`: from the compressed pieces where they are, through the runs
+    /// elsewhere.
+    fn read_packed(&mut self, offset: u64, out: &mut [u8]) -> Result<()> {
+        let mut done = 0usize;
+        while done < out.len() {
+            let Body::NonResident { packed, .. } = &self.body else {
+                return Ok(());
+            };
+            let p = offset + done as u64;
+            let left = out.len() - done;
+            let i = packed.partition_point(|x| x.file_offset + x.len <= p);
+            // The piece at `p`, or the bytes up to the next one.
+            let (piece, until) = match packed.get(i) {
+                Some(x) if x.file_offset <= p => (
+                    Some((i, x.skip + (p - x.file_offset))),
+                    x.file_offset + x.len,
+                ),
+                Some(x) => (None, x.file_offset),
+                None => (None, u64::MAX),
+            };
+            let take = usize::try_from(until - p).map_or(left, |t| t.min(left));
+            let dst = &mut out[done..done + take];
+            match piece {
+                Some((i, from)) => {
+                    self.decode_piece(i)?;
+                    let (_, bytes) = self.unit_cache.as_ref().expect("decoded just now");
+                    // A piece lies within what it decodes to (checked when opened).
+                    dst.copy_from_slice(&bytes[from as usize..from as usize + take]);
+                }
+                None => self.read_runs(p, dst)?,
+            }
+            done += take;
+        }
+        Ok(())
+    }
+
+    /// Decodes compressed piece `i` into the cache (unless it is there already).
+    fn decode_piece(&mut self, i: usize) -> Result<()> {
+        if self.unit_cache.as_ref().is_some_and(|c| c.0 == i as u64) {
+            return Ok(());
+        }
+        let Body::NonResident { packed, .. } = &self.body else {
+            return Ok(());
+        };
+        let x = packed[i];
+        let mut encoded = std::mem::take(&mut self.encoded);
+        // At most `MAX_DECODED` (checked when opened).
+        encoded.resize(x.disk.len as usize, 0);
+        let read = self.volume.read_exact_at(&mut encoded, x.disk.offset);
+        let decoded = read
+            .map_err(|c| self.io_error(x.disk.offset, encoded.len(), c))
+            .and_then(|()| {
+                uffs_fs::packed::decode(x.codec, &encoded, x.decoded_len as usize).map_err(|e| {
+                    ContentError::Corrupt {
+                        record: self.info.record,
+                        why: format!(
+                            "{}: the compressed piece at stream bytes {}..{}: {e}",
+                            self.info.describe(),
+                            x.file_offset,
+                            x.file_offset + x.len
+                        ),
+                    }
+                })
+            });
+        self.encoded = encoded;
+        self.unit_cache = Some((i as u64, decoded?));
         Ok(())
     }
 
@@ -1354,7 +1508,7 @@ impl<B: ReadAt> StreamReader<B> {
         };
         let (cs, unit_bytes) = (*cs, (*unit * *cs) as usize);
         let parts = self.unit_parts(u);
-        let mut packed = std::mem::take(&mut self.packed);
+        let mut packed = std::mem::take(&mut self.encoded);
         packed.clear();
         for &(_, len, loc) in &parts {
             if let Loc::Clusters(lcn) = loc {
@@ -1372,7 +1526,7 @@ impl<B: ReadAt> StreamReader<B> {
             _ => vec![0u8; unit_bytes],
         };
         let r = lznt1::decompress(&packed, &mut bytes);
-        self.packed = packed;
+        self.encoded = packed;
         r.map_err(|e| ContentError::Corrupt {
             record: self.info.record,
             why: format!(
@@ -1592,6 +1746,125 @@ mod tests {
         );
         assert_eq!(r.read_at(size, &mut b).unwrap(), 0);
         assert_eq!(r.read_at(u64::MAX, &mut b).unwrap(), 0);
+    }
+
+    /// A file of another file system (Btrfs) made of a run, a zlib piece taken from inside what it decodes to,
+    /// a hole, and a zstd piece the file ends inside.
+    #[test]
+    fn compressed_pieces_among_runs_and_holes() {
+        use std::io::Write as _;
+        use uffs_fs::{Codec, Run};
+        let mut vol = volume(128);
+        let a: Vec<u8> = (0..8192u32).map(|i| (i * 7 % 253) as u8).collect();
+        let b: Vec<u8> = (0..8192u32).map(|i| (i / 100) as u8 ^ 0x5A).collect();
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&a).unwrap();
+        let za = z.finish().unwrap();
+        let zb = zstd::bulk::compress(&b, 3).unwrap();
+        // Each in whole sectors, padded with zeros.
+        let (at_a, at_b, at_run) = (8192u64, 20480u64, 40960u64);
+        let (len_a, len_b) = (
+            za.len().next_multiple_of(512),
+            zb.len().next_multiple_of(512),
+        );
+        vol[at_a as usize..at_a as usize + len_a].fill(0);
+        vol[at_a as usize..][..za.len()].copy_from_slice(&za);
+        vol[at_b as usize..at_b as usize + len_b].fill(0);
+        vol[at_b as usize..][..zb.len()].copy_from_slice(&zb);
+        let piece = |file_offset, len, at, disk_len: usize, codec, skip| Packed {
+            file_offset,
+            len,
+            disk: Run {
+                offset: at,
+                len: disk_len as u64,
+            },
+            codec,
+            decoded_len: 8192,
+            skip,
+        };
+        let size = 4096 + 4096 + 2048 + 6144 - 100;
+        let mut f = crate::neutral::FileData {
+            size,
+            allocated: 4096 + (len_a + len_b) as u64,
+            runs: vec![
+                Run {
+                    offset: at_run,
+                    len: 4096,
+                },
+                Run::hole(4096),
+                Run::hole(2048),
+                Run::hole(6144),
+            ],
+            inline: None,
+            // Out of order: sorted when opened.
+            packed: vec![
+                piece(10240, 6144, at_b, len_b, Codec::Zstd, 0),
+                piece(4096, 4096, at_a, len_a, Codec::Zlib, 1024),
+            ],
+            deleted: false,
+            directory: false,
+        };
+        let mut want = vol[at_run as usize..][..4096].to_vec();
+        want.extend_from_slice(&a[1024..5120]);
+        want.extend_from_slice(&[0; 2048]);
+        want.extend_from_slice(&b[..6144]);
+        want.truncate(size as usize);
+        let open = |f: &crate::neutral::FileData, vol: &Vec<u8>| {
+            neutral_body(7, f).map(|(info, body)| StreamReader::new(info, body, vol.clone()))
+        };
+        let mut r = open(&f, &vol).unwrap();
+        assert!(r.info().compressed && r.info().sparse);
+        let mut all = Vec::new();
+        r.read_to_end(&mut all).unwrap();
+        assert_eq!(all, want);
+        for off in (0..size + 10).step_by(37) {
+            for len in [1usize, 100, 513, 5000] {
+                let mut b = vec![0xEE; len];
+                let n = r.read_at(off, &mut b).unwrap();
+                let end = (off + len as u64).min(size);
+                assert_eq!(n as u64, end.saturating_sub(off));
+                assert_eq!(
+                    &b[..n],
+                    &want[off.min(size) as usize..end.max(off).min(size) as usize]
+                );
+            }
+        }
+        // What `many` reads at once: the pieces' compressed bytes among the runs, in stream order.
+        let (a_disk, b_disk) = ((at_a, len_a as u64), (at_b, len_b as u64));
+        assert_eq!(r.volume_extents(u64::MAX), [(at_run, 4096), a_disk, b_disk]);
+        assert_eq!(r.volume_extents(4096), [(at_run, 4096)]);
+        assert_eq!(r.volume_extents(4097), [(at_run, 4096), a_disk]);
+        // Without its hole the file is not sparse.
+        f.runs.remove(2);
+        f.packed[0].file_offset -= 2048;
+        f.size -= 2048;
+        let mut r = open(&f, &vol).unwrap();
+        assert!(!r.info().sparse);
+        let mut all = Vec::new();
+        r.read_to_end(&mut all).unwrap();
+        assert_eq!(all, [&want[..8192], &want[10240..]].concat());
+        // A damaged piece is an error when read, the rest reads on.
+        let mut bad = vol.clone();
+        bad[at_a as usize + 20] ^= 0xFF;
+        let mut r = open(&f, &bad).unwrap();
+        let mut buf = vec![0u8; 100];
+        let e = r.read_exact_at(5000, &mut buf).unwrap_err();
+        assert!(e.to_string().contains("compressed piece"), "{e}");
+        r.read_exact_at(100, &mut buf).unwrap();
+        assert_eq!(buf, want[100..200]);
+        // Pieces that overlap, take more than they decode to, or decode to more than uffs decodes.
+        let mut g = f.clone();
+        g.packed[1].len = 4097;
+        assert!(matches!(open(&g, &vol), Err(ContentError::Corrupt { .. })));
+        let mut g = f.clone();
+        g.packed[1].skip = 4097;
+        assert!(matches!(open(&g, &vol), Err(ContentError::Corrupt { .. })));
+        let mut g = f.clone();
+        g.packed[0].decoded_len = u64::MAX;
+        assert!(matches!(
+            open(&g, &vol),
+            Err(ContentError::Unsupported { .. })
+        ));
     }
 
     /// LZNT1 chunks of 4,096 repeats of `c`: a literal and one back-reference.
