@@ -21,6 +21,14 @@ impl Time {
             nsec: le32(b, at + 8),
         }
     }
+
+    /// As FILETIME; 0 before 1601.
+    pub fn filetime(self) -> u64 {
+        let ticks = i128::from(uffs_fs::time::UNIX_EPOCH)
+            + i128::from(self.sec) * 10_000_000
+            + i128::from(self.nsec.min(999_999_999)) / 100;
+        u64::try_from(ticks).unwrap_or(0)
+    }
 }
 
 /// Inode flag: immutable (`chattr +i`).

@@ -87,7 +87,12 @@ pub struct Volume<R: ReadAt> {
     dev: R,
     sb: Superblock,
     chunks: ChunkMap,
+    /// Every subvolume, by id.
     subvolumes: Vec<Subvolume>,
+    /// Those a scan reads, with their record ranges: all, or the selected state alone.
+    ranges: Vec<Subvolume>,
+    /// The snapshot read alone (`@snapN`).
+    state: Option<u64>,
     /// Data, metadata and system block groups' use.
     usage: [Usage; 3],
     /// Subvolumes left out, and why.
@@ -159,10 +164,13 @@ impl<R: ReadAt> Volume<R> {
             sb,
             chunks,
             subvolumes: Vec::new(),
+            ranges: Vec::new(),
+            state: None,
             usage: [Usage::default(); 3],
             left_out: Vec::new(),
         };
         vol.read_root_tree()?;
+        vol.ranges = vol.subvolumes.clone();
         Ok(vol)
     }
 
@@ -269,9 +277,57 @@ impl<R: ReadAt> Volume<R> {
     /// The id of inode `ino` of subvolume `tree` (see the crate doc); `None` for a subvolume left out, or an
     /// inode past its range.
     pub fn id_of(&self, tree: u64, ino: u64) -> Option<u64> {
-        let i = self.subvolumes.binary_search_by_key(&tree, |s| s.id).ok()?;
-        let s = &self.subvolumes[i];
+        let i = self.ranges.binary_search_by_key(&tree, |s| s.id).ok()?;
+        let s = &self.ranges[i];
         (ino < s.span).then_some(s.base + ino)
+    }
+
+    /// The snapshots, oldest first.
+    pub fn states(&self) -> Vec<uffs_fs::State> {
+        let mut v: Vec<(u64, uffs_fs::State)> = self
+            .subvolumes
+            .iter()
+            .filter(|s| s.root.is_snapshot())
+            .map(|s| {
+                let created = s.root.otime.filetime();
+                let state = uffs_fs::State {
+                    id: s.id,
+                    name: self.subvolume_path(s.id),
+                    created,
+                    read_only: s.root.flags & items::ROOT_SUBVOL_RDONLY != 0,
+                };
+                (created, state)
+            })
+            .collect();
+        v.sort_by_key(|(created, s)| (*created, s.id));
+        v.into_iter().map(|(_, s)| s).collect()
+    }
+
+    /// Reads subvolume `id` alone from now on (its records its inode numbers, its root folder the root), as a
+    /// mount of it shows it: the subvolumes in it are empty folders, as in a snapshot.
+    pub fn select_state(&mut self, id: u64) -> Result<()> {
+        let Some(s) = self.subvolumes.iter().find(|s| s.id == id) else {
+            let have: Vec<String> = self
+                .states()
+                .iter()
+                .map(|s| format!("snap{} ({})", s.id, s.name))
+                .collect();
+            return Err(Error::new(format!(
+                "no subvolume {id} on this Btrfs volume; its snapshots: {}",
+                if have.is_empty() {
+                    "none".to_string()
+                } else {
+                    have.join(", ")
+                }
+            )));
+        };
+        self.ranges = vec![Subvolume {
+            base: 0,
+            placed: None,
+            ..s.clone()
+        }];
+        self.state = Some(id);
+        Ok(())
     }
 
     /// Subvolumes not read, and why.
@@ -400,8 +456,19 @@ impl<R: ReadAt> Volume<R> {
     /// What `uffs info` shows.
     pub fn facts(&self) -> Vec<(String, String)> {
         let sb = &self.sb;
-        let mut f = vec![
-            ("file system".to_string(), "Btrfs".to_string()),
+        let mut f = vec![("file system".to_string(), "Btrfs".to_string())];
+        if let Some(s) = self
+            .state
+            .and_then(|id| self.ranges.iter().find(|s| s.id == id))
+        {
+            let mut t = format!("subvolume {} ({})", s.id, self.subvolume_path(s.id));
+            if s.root.flags & items::ROOT_SUBVOL_RDONLY != 0 {
+                t += ", read-only";
+            }
+            f.push(("read alone".into(), t));
+        }
+        f.extend([
+            ("label".to_string(), sb.label.clone()),
             ("label".into(), sb.label.clone()),
             ("uuid".into(), sb::uuid_text(&sb.fsid)),
             ("generation".into(), sb.generation.to_string()),
@@ -418,7 +485,7 @@ impl<R: ReadAt> Volume<R> {
                     sb.num_devices, sb.devid, sb.dev_total_bytes
                 ),
             ),
-        ];
+        ]);
         for (name, u) in ["data", "metadata", "system"].iter().zip(self.usage) {
             if u.size > 0 {
                 f.push((
@@ -499,7 +566,9 @@ impl<R: ReadAt> Volume<R> {
 
     /// The root folder's id: the top-level subvolume's root folder.
     pub fn root(&self) -> u64 {
-        objectid::FIRST_FREE
+        self.ranges
+            .first()
+            .map_or(objectid::FIRST_FREE, |s| s.base + s.root.root_dirid)
     }
 }
 
@@ -551,5 +620,13 @@ impl<R: ReadAt> uffs_fs::Reader for Volume<R> {
 
     fn scan_sorted(&self, opts: &ScanOptions, sink: &mut dyn uffs_fs::Sink) -> Result<Vec<String>> {
         Volume::scan_sorted(self, opts, sink)
+    }
+
+    fn states(&self) -> Vec<uffs_fs::State> {
+        Volume::states(self)
+    }
+
+    fn select_state(&mut self, id: u64) -> Result<()> {
+        Volume::select_state(self, id)
     }
 }

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use uffs_fs::{attr, Codec, Entry, Kind, Packed, Posix, Run, Sink, Spool, Times};
 
-use crate::items::{self, Extent, Inode, Time};
+use crate::items::{self, Extent, Inode};
 use crate::tree::{key, objectid, Key, Root};
 use crate::{ReadAt, Result, ScanOptions, Subvolume, Volume};
 
@@ -24,8 +24,10 @@ impl<R: ReadAt> Volume<R> {
         let mut spool = Spool::new();
         let mut warnings = self.left_out.clone();
         let mut counted = HashSet::new();
-        self.own_entries(&mut spool);
-        for s in &self.subvolumes {
+        if self.state.is_none() {
+            self.own_entries(&mut spool);
+        }
+        for s in &self.ranges {
             let mut walk = TreeScan {
                 vol: self,
                 sub: s,
@@ -181,7 +183,7 @@ impl<R: ReadAt> TreeScan<'_, R> {
     /// Folder `dir` names subvolume `child`: placed there by the child's own root (made from its tree), or, in a
     /// snapshot of a subvolume that held it, an empty folder the kernel shows in its place (inode 2).
     fn subvolume_in_folder(&mut self, dir: u64, child: u64, name: &[u8]) {
-        let here = self.vol.subvolumes.iter().any(|s| {
+        let here = self.vol.ranges.iter().any(|s| {
             s.id == child
                 && s.placed
                     .as_ref()
@@ -400,10 +402,10 @@ impl<R: ReadAt> TreeScan<'_, R> {
             },
             allocated: cur.allocated,
             times: Times {
-                created: filetime(inode.otime),
-                modified: filetime(inode.mtime),
-                changed: filetime(inode.ctime),
-                accessed: filetime(inode.atime),
+                created: inode.otime.filetime(),
+                modified: inode.mtime.filetime(),
+                changed: inode.ctime.filetime(),
+                accessed: inode.atime.filetime(),
             },
             local_times: false,
             attributes,
@@ -443,12 +445,4 @@ fn codec(compression: u8) -> Option<Codec> {
         3 => Some(Codec::Zstd),
         _ => None,
     }
-}
-
-/// FILETIME of a Btrfs time; 0 before 1601.
-fn filetime(t: Time) -> u64 {
-    let ticks = i128::from(uffs_fs::time::UNIX_EPOCH)
-        + i128::from(t.sec) * 10_000_000
-        + i128::from(t.nsec.min(999_999_999)) / 100;
-    u64::try_from(ticks).unwrap_or(0)
 }

@@ -148,12 +148,16 @@ pub struct Registry {
 }
 
 /// Names are file names and path prefixes: keep them short and plain. A volume's shadow copy is named as the
-/// volume with `@vssN` after it (`vol@vss1`), as a source's is (`vol.img@vss1`).
+/// volume with `@vssN` after it (`vol@vss1`), as a source's is (`vol.img@vss1`); a Btrfs snapshot with `@snapN`.
 pub fn check_name(name: &str) -> Result<()> {
-    let plain = match name.rsplit_once("@vss") {
-        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => base,
-        _ => name,
+    // A shadow copy's (`NAME@vss2`) or a snapshot's (`NAME@snap257`) name ends in its number.
+    let numbered = |suffix: &str| match name.rsplit_once(suffix) {
+        Some((base, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => Some(base),
+        _ => None,
     };
+    let plain = numbered("@vss")
+        .or_else(|| numbered("@snap"))
+        .unwrap_or(name);
     let ok = !plain.is_empty()
         && plain.len() <= 32
         && plain
@@ -294,6 +298,8 @@ mod tests {
         // A shadow copy's name: the volume's and its store.
         assert!(check_name("vt@vss2").is_ok());
         assert!(check_name("vt@vss").is_err());
+        assert!(check_name("vt@snap257").is_ok());
+        assert!(check_name("vt@snap").is_err());
         assert!(check_name("vt@2").is_err());
     }
 }

@@ -121,6 +121,33 @@ pub trait Reader: Send + Sync {
     fn expected_entries(&self) -> Option<u64> {
         None
     }
+
+    /// The earlier states the volume keeps of itself (Btrfs's snapshots), oldest first: what `@snapN` opens and
+    /// `--snapshots` adds as volumes of their own.
+    fn states(&self) -> Vec<State> {
+        Vec::new()
+    }
+
+    /// Reads state `id` (of [`Reader::states`]) alone from now on, its root as the root, as a mount of it shows
+    /// it; before the first scan.
+    fn select_state(&mut self, id: u64) -> Result<()> {
+        Err(Error::new(format!(
+            "{} keeps no snapshots (snap{id})",
+            self.filesystem().name()
+        )))
+    }
+}
+
+/// An earlier state a volume keeps of itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct State {
+    /// What `@snapN` names it by: Btrfs's subvolume id.
+    pub id: u64,
+    /// Where it sits on the volume (`snaps/2026-12-01`).
+    pub name: String,
+    /// When it was taken (FILETIME; 0 unknown).
+    pub created: u64,
+    pub read_only: bool,
 }
 
 /// Where [`Reader::scan_sorted`] hands its entries: any `FnMut(Vec<Entry>)`, or an index build that also wants

@@ -18,7 +18,7 @@ pub mod spool;
 pub mod time;
 
 pub use driver::{
-    hand_over, Driver, Error, FileSystem, Reader, Result, ScanOptions, Sink, BATCH_ENTRIES,
+    hand_over, Driver, Error, FileSystem, Reader, Result, ScanOptions, Sink, State, BATCH_ENTRIES,
     CODE_PAGES, PROBE_LEN, SHORT_IMAGE, UNREADABLE,
 };
 pub use spool::Spool;

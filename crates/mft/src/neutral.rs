@@ -184,11 +184,26 @@ impl Neutral {
         name: &str,
         device: Device,
         driver: &'static dyn uffs_fs::Driver,
+        state: Option<u64>,
     ) -> Result<Neutral> {
-        let fs = driver
+        let mut fs = driver
             .open(Box::new(device.clone()))
             .map_err(|e| Error::Source(format!("{name}: {e}")))?;
+        if let Some(id) = state {
+            fs.select_state(id)
+                .map_err(|e| Error::Source(format!("{name}: {e}")))?;
+        }
         Ok(Neutral::of(fs, device, Some(driver)))
+    }
+
+    /// The earlier states the volume keeps (Btrfs's snapshots).
+    pub fn states(&self) -> Vec<uffs_fs::State> {
+        self.fs.states()
+    }
+
+    /// The driver that opened it (`None` for a walked folder).
+    pub fn driver(&self) -> Option<&'static dyn uffs_fs::Driver> {
+        self.driver
     }
 
     /// A file system whose reader is at hand already (a walked folder's: `device` holds nothing).

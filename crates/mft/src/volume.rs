@@ -311,15 +311,16 @@ impl Volume {
     }
 
     /// Opens the volume of another file system than NTFS on `device` (its boot sector at offset 0) with
-    /// `driver`, whose probe knew it (see [`crate::neutral`]). The MFT fields are empty: nothing reads them for
-    /// such a volume.
+    /// `driver`, whose probe knew it (see [`crate::neutral`]); `state`: one of the earlier states it keeps instead
+    /// (`@snapN`). The MFT fields are empty: nothing reads them for such a volume.
     pub fn open_neutral(
         name: &str,
         device: Device,
         partition: Option<PartitionInfo>,
         driver: &'static dyn uffs_fs::Driver,
+        state: Option<u64>,
     ) -> Result<Volume> {
-        let fs = crate::neutral::Neutral::open(name, device.clone(), driver)?;
+        let fs = crate::neutral::Neutral::open(name, device.clone(), driver, state)?;
         Ok(Volume::of_neutral(name, device, partition, fs))
     }
 

@@ -38,11 +38,18 @@ pub struct StoreDelta {
 }
 
 /// The prefix of volume `vol`'s paths among a source's `several` volumes: none for a single volume, `@N:` for
-/// partition N, `@vssN:` for shadow copy N, `@N@vssM:` for both; a mounted folder's path (`/home/ana`).
+/// partition N, `@vssN:` for shadow copy N, `@N@vssM:` for both, `@snapN:` for snapshot N; a mounted folder's
+/// path (`/home/ana`).
 pub fn prefix_of(vol: &Volume, several: bool) -> String {
     // A folder's entries print as the real paths below it.
     if let Some(root) = uffs_index::folder_root(&vol.name) {
         return root.to_string();
+    }
+    if let (Some((_, id)), true) = (crate::source::split_state(&vol.name), several) {
+        return match &vol.partition {
+            Some(p) => format!("@{}@snap{id}:", p.index),
+            None => format!("@snap{id}:"),
+        };
     }
     let store = split_suffixes(&vol.name).2;
     match (&vol.partition, store, several) {

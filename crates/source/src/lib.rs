@@ -18,8 +18,8 @@ pub mod source;
 pub mod storage;
 
 pub use source::{
-    open, open_for_check, open_with_snapshots, path_of, split_store_id, split_suffixes, Container,
-    Source, SourceKind,
+    open, open_for_check, open_with_snapshots, path_of, split_state, split_store_id,
+    split_suffixes, Container, Source, SourceKind,
 };
 pub use uffs_mft::{Error, PartitionInfo, Result};
 

@@ -87,6 +87,24 @@ pub fn open_with_snapshots(spec: &str, partition: Option<u32>) -> Result<Source>
     let siblings = src.ntfs_partitions()?;
     let mut all = Vec::new();
     for v in src.volumes.drain(..) {
+        if let Some(fs) = v.fs.clone() {
+            // A file system's own snapshots (Btrfs): each read alone, as a volume of its own.
+            let states = fs.states();
+            let (name, device, partition) = (v.name.clone(), v.device.clone(), v.partition.clone());
+            all.push(v);
+            if let Some(driver) = fs.driver() {
+                for s in states {
+                    all.push(Volume::open_neutral(
+                        &format!("{name}@snap{}", s.id),
+                        device.clone(),
+                        partition.clone(),
+                        driver,
+                        Some(s.id),
+                    )?);
+                }
+            }
+            continue;
+        }
         let shadows = if v.boot.is_some() {
             crate::storage::find(&v.name, &v.device, &siblings)?
         } else {
@@ -257,6 +275,32 @@ pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result
         let n = store_position(volume, partition, &id)?;
         return open_as(&format!("{volume}@vss{n}"), partition, whole);
     }
+    if let Some((volume, id)) = split_state(spec) {
+        let mut src = open_as(volume, partition, whole)?;
+        let v = match &src.volumes[..] {
+            [v] => v,
+            _ => {
+                return Err(Error::Source(format!(
+                    "{volume} holds several volumes: name its partition (@N) to pick a snapshot"
+                )))
+            }
+        };
+        let Some(driver) = v.fs.as_ref().and_then(|fs| fs.driver()) else {
+            return Err(Error::Source(format!(
+                "{volume} is not a volume that keeps snapshots (Btrfs): it has no snap{id}"
+            )));
+        };
+        let state = Volume::open_neutral(
+            spec,
+            v.device.clone(),
+            v.partition.clone(),
+            driver,
+            Some(id),
+        )?;
+        src.spec = spec.to_string();
+        src.volumes = vec![state];
+        return Ok(src);
+    }
     let (path, at, store) = split_suffixes(spec);
     let partition = partition.or(at);
     let device = open_device(path, whole)?;
@@ -316,7 +360,7 @@ pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result
                 fs.name()
             )));
         }
-        let v = Volume::open_neutral(spec, device, None, driver)?;
+        let v = Volume::open_neutral(spec, device, None, driver, None)?;
         return Ok(Source {
             spec: spec.into(),
             container: container.clone(),
@@ -435,9 +479,18 @@ fn open_device(path: &str, whole: bool) -> Result<Device> {
     })
 }
 
-/// The file or device a spec reads: `disk.img` of `disk.img@2@vss1` or `disk.img@2@vss{GUID}`.
+/// The file or device a spec reads: `disk.img` of `disk.img@2@vss1`, `disk.img@2@vss{GUID}` or `disk.img@snap258`.
 pub fn path_of(spec: &str) -> &str {
+    let spec = split_state(spec).map_or(spec, |(volume, _)| volume);
     split_suffixes(split_store_id(spec).map_or(spec, |(volume, _)| volume)).0
+}
+
+/// `vol.img@snap258` → (`vol.img`, 258): an earlier state the volume keeps (a Btrfs snapshot, by subvolume id).
+/// Unless a file with the whole name exists.
+pub fn split_state(spec: &str) -> Option<(&str, u64)> {
+    let (volume, id) = spec.rsplit_once("@snap")?;
+    let id = id.parse().ok()?;
+    (!Path::new(spec).exists()).then_some((volume, id))
 }
 
 /// `vol.img@vss{GUID}` → (`vol.img`, the GUID as stored): a shadow copy named by its shadow copy id, which stays
@@ -543,7 +596,7 @@ fn open_other(name: &str, device: Device, p: PartitionInfo) -> Result<Volume> {
         .read_head(&mut head, 0)
         .map_err(|e| Error::io(format!("{name}: first sectors"), e))?;
     match crate::probe(&head[..n]) {
-        Some((_, Some(driver))) => Volume::open_neutral(name, device, Some(p), driver),
+        Some((_, Some(driver))) => Volume::open_neutral(name, device, Some(p), driver, None),
         _ => Err(Error::Source(format!(
             "{name} holds no file system uffs reads ({})",
             crate::names()

@@ -452,7 +452,12 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
             shadow_storage: Vec::new(),
             walk,
         };
-        let stores = if *snapshots {
+        // A file system's own snapshots (Btrfs): each a volume of its own, `NAME@snapN` reading `SOURCE@snapN`.
+        let states = match (&opened.volumes[0].fs, *snapshots) {
+            (Some(fs), true) => fs.states(),
+            _ => Vec::new(),
+        };
+        let stores = if *snapshots && states.is_empty() {
             let v = &opened.volumes[0];
             let shadows =
                 uffs_source::storage::find(&v.name, &v.device, &opened.ntfs_partitions()?)?;
@@ -463,10 +468,33 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         } else {
             Vec::new()
         };
-        if *snapshots && stores.is_empty() {
+        if *snapshots && stores.is_empty() && states.is_empty() {
             eprintln!("uffs: {src} has no shadow copies");
         }
         plan.push((entry, opened));
+        for st in states {
+            let (spec, state_name) = (
+                format!("{src}@snap{}", st.id),
+                format!("{name}@snap{}", st.id),
+            );
+            check_name(&state_name)?;
+            if registry.get(&state_name).is_some() {
+                bail!("a volume named {state_name} is registered already (remove it first, or give --name)");
+            }
+            let opened = crate::common::open_source(&spec, partition, false)?;
+            let entry = VolumeEntry {
+                name: state_name,
+                source: spec,
+                partition,
+                deleted,
+                refresh_secs,
+                fat_timezone: *fat_timezone,
+                fat_codepage: code_page,
+                shadow_storage: Vec::new(),
+                walk: None,
+            };
+            plan.push((entry, opened));
+        }
         let present = plan.len() - 1;
         // Each shadow copy as a volume of its own: its source is `SOURCE@vssN`, its name `NAME@vssN`.
         for st in stores {

@@ -59,6 +59,18 @@ pub fn index_command(
         );
     }
     let mut src = open_source(source, partition, snapshots)?;
+    if let Some(v) = src
+        .volumes
+        .iter()
+        .find(|v| uffs_source::split_state(&v.name).is_some())
+    {
+        bail!(
+            "{source} keeps snapshots of its own ({}, …): an index file holds one of them; index each on its own \
+             (uffs index {} -o FILE), or search them all with uffs --source {source} --snapshots",
+            v.name,
+            v.name
+        );
+    }
     // With --snapshots, each volume is followed by its shadow copies.
     let (stores, present): (Vec<Volume>, Vec<Volume>) = std::mem::take(&mut src.volumes)
         .into_iter()

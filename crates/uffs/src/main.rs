@@ -215,7 +215,7 @@ enum Command {
         #[arg(long, value_name = "N")]
         partition: Option<u32>,
         /// Every shadow copy of the volume too, after it, its paths prefixed `@vssN:` (as a search with
-        /// --snapshots prints them).
+        /// --snapshots prints them); on Btrfs every snapshot, prefixed `@snapN:`.
         #[arg(long)]
         snapshots: bool,
     },

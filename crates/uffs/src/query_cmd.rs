@@ -28,7 +28,7 @@ pub struct SearchArgs {
     pub partition: Option<u32>,
     /// With --source: every shadow copy of the volume too (`uffs info SOURCE` lists them), each searched as a
     /// volume of its own whose paths start `@vssN:` (also `--volume @vss1`); one shadow copy alone is
-    /// `--source SOURCE@vssN`.
+    /// `--source SOURCE@vssN`. On Btrfs: every snapshot, paths `@snapN:`; one alone is `SOURCE@snapN`.
     #[arg(long, requires = "source")]
     pub snapshots: bool,
     /// Search only this volume (repeatable): a name `uffs volumes list` shows, or a partition of a disk

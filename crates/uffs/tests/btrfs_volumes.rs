@@ -552,3 +552,160 @@ fn devices_uffs_cannot_read_alone_are_refused_by_name_and_damage_is_a_warning_or
     assert!(err.contains("node size 12345"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Subvolume ids by path, as `btrfs subvolume list` gives them.
+fn subvolume_ids(point: &Path) -> BTreeMap<String, u64> {
+    let out =
+        String::from_utf8(run_ok(tool("btrfs").args(["subvolume", "list"]).arg(point)).stdout)
+            .unwrap();
+    out.lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[w.len() - 1].to_string(), w[1].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn snapshots_are_states_searched_read_and_diffed() {
+    let dir = scratch("btrfs-states");
+    let img = dir.join("vol.img");
+    make(&img, 300, &[]);
+    let point = dir.join("mnt");
+    let ids = {
+        let Some(m) = mount(&img, &point, "rw") else {
+            return;
+        };
+        let top = &m.point;
+        btrfs(&["subvolume", "create"], &top.join("data"));
+        write(top, "data/a.txt", b"one\n");
+        write(top, "data/b.txt", b"kept by the first snapshot\n");
+        write(top, "data/folder/c.txt", &text(1, 300_000));
+        std::fs::create_dir_all(top.join("snaps")).unwrap();
+        let snap = |name: &str| {
+            run_ok(
+                tool("btrfs")
+                    .args(["subvolume", "snapshot", "-r"])
+                    .arg(top.join("data"))
+                    .arg(top.join("snaps").join(name)),
+            );
+        };
+        snap("day1");
+        std::fs::write(top.join("data/a.txt"), b"one\ntwo\n").unwrap();
+        std::fs::remove_file(top.join("data/b.txt")).unwrap();
+        std::fs::rename(top.join("data/folder"), top.join("data/moved")).unwrap();
+        write(top, "data/d.txt", b"new\n");
+        snap("day2");
+        subvolume_ids(top)
+    };
+    let (day1, day2) = (ids["snaps/day1"], ids["snaps/day2"]);
+    let state = |id: u64| format!("{}@snap{id}", img.display());
+    // info lists them; a state read alone says so.
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(&img)).stdout).unwrap();
+    assert!(
+        info.contains(&format!("{day1} snaps/day1 (snapshot of data, read-only)")),
+        "{info}"
+    );
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(state(day2))).stdout).unwrap();
+    assert!(
+        info.contains(&format!("subvolume {day2} (snaps/day2), read-only")),
+        "{info}"
+    );
+    // diff between the two states: what changed between the snapshots, by inode.
+    let out = uffs()
+        .arg("diff")
+        .arg(state(day1))
+        .arg(state(day2))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let diff = String::from_utf8(out.stdout).unwrap();
+    let lines: BTreeSet<String> = diff
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    for want in [
+        "renamed /moved",
+        "deleted /b.txt",
+        "created /d.txt",
+        "changed /a.txt",
+    ] {
+        assert!(lines.contains(want), "{want} in:\n{diff}");
+    }
+    // Searched as states beside the volume, their paths prefixed.
+    let out = run_ok(
+        uffs()
+            .arg("--source")
+            .arg(&img)
+            .args(["--snapshots", "b.txt"]),
+    );
+    let found: BTreeSet<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let want: BTreeSet<String> = [
+        "/snaps/day1/b.txt".to_string(),
+        format!("@snap{day1}:/b.txt"),
+    ]
+    .into();
+    assert_eq!(found, want);
+    // The daemon: each snapshot registered as a volume of its own.
+    let w = common::daemon::World::new("btrfs-states");
+    let added = w.ok(&[
+        "volumes",
+        "add",
+        path_str(&img),
+        "--name",
+        "vol",
+        "--snapshots",
+        "--refresh",
+        "never",
+    ]);
+    assert!(
+        added.contains(&format!("vol@snap{day2}"))
+            || w.ok(&["volumes", "list"])
+                .contains(&format!("vol@snap{day2}")),
+        "{added}"
+    );
+    w.start();
+    w.wait_ready(60);
+    let answers = w.ok(&["b.txt"]);
+    assert!(
+        answers.contains(&format!("vol@snap{day1}:/b.txt"))
+            && answers.contains("vol:/snaps/day1/b.txt"),
+        "{answers}"
+    );
+    assert!(!answers.contains(&format!("vol@snap{day2}:")), "{answers}");
+    w.ok(&["daemon", "stop"]);
+    // A state's files read as the snapshot's, against md5sum over the mounted snapshot.
+    let Some(m) = mount(&img, &point, "ro") else {
+        return;
+    };
+    let sums = md5sums(&m.point.join("snaps/day1"));
+    let out = run_ok(
+        uffs()
+            .args(["hash", "--algo", "md5", "--source"])
+            .arg(state(day1)),
+    );
+    let got: BTreeMap<String, String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once("  "))
+        .map(|(h, p)| (p.to_string(), h.to_string()))
+        .collect();
+    assert_eq!(got, sums);
+    let old = run_ok(uffs().arg("cat").arg(state(day1)).arg("/b.txt"));
+    assert_eq!(old.stdout, b"kept by the first snapshot\n");
+    // A snapshot that is not there: its id named with the ones that are.
+    let out = uffs().arg("info").arg(state(999)).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no subvolume 999") && err.contains(&format!("snap{day1} (snaps/day1)")),
+        "{err}"
+    );
+    drop(m);
+    let _ = std::fs::remove_dir_all(&dir);
+}
