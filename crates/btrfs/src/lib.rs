@@ -119,11 +119,8 @@ impl<R: ReadAt> Volume<R> {
         let mut chunks = ChunkMap::from_sys_array(sb.devid, sb.dev_total_bytes, &sb.sys_chunks)?;
         let mut warnings = Vec::new();
         {
-            let trees = Trees {
-                dev: &dev,
-                sb: &sb,
-                chunks: &chunks.clone(),
-            };
+            let map = chunks.clone();
+            let trees = Trees::new(&dev, &sb, &map);
             let mut found = Vec::new();
             let mut bad = None;
             trees.walk(
@@ -175,11 +172,7 @@ impl<R: ReadAt> Volume<R> {
     }
 
     fn trees(&self) -> Trees<'_, R> {
-        Trees {
-            dev: &self.dev,
-            sb: &self.sb,
-            chunks: &self.chunks,
-        }
+        Trees::new(&self.dev, &self.sb, &self.chunks)
     }
 
     /// The subvolumes and where each sits; the extent (or block group) tree's block groups.

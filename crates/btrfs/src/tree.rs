@@ -84,15 +84,27 @@ pub struct Root {
 
 /// Reads tree blocks of one device through the chunk map.
 pub struct Trees<'a, R: ReadAt> {
-    pub dev: &'a R,
-    pub sb: &'a Superblock,
-    pub chunks: &'a ChunkMap,
+    dev: &'a R,
+    sb: &'a Superblock,
+    chunks: &'a ChunkMap,
+    /// The buffer leaves are read into, kept between reads: a fresh one each time cost the page faults and
+    /// zeroing of every byte read.
+    scratch: std::cell::RefCell<Vec<u8>>,
 }
 
 /// What a visitor says after an item: go on, or stop the walk.
 pub type Go = bool;
 
-impl<R: ReadAt> Trees<'_, R> {
+impl<'a, R: ReadAt> Trees<'a, R> {
+    pub fn new(dev: &'a R, sb: &'a Superblock, chunks: &'a ChunkMap) -> Self {
+        Trees {
+            dev,
+            sb,
+            chunks,
+            scratch: Default::default(),
+        }
+    }
+
     /// The node at logical address `at`, checked to be that node at `level` of this file system.
     pub fn node(&self, at: u64, level: u8) -> Result<Vec<u8>> {
         let n = self.sb.nodesize as usize;
@@ -222,8 +234,10 @@ impl<R: ReadAt> Trees<'_, R> {
                     _ => break,
                 }
             }
-            let mut buf = vec![0u8; (j - i) * n];
+            let mut buf = self.scratch.take();
+            buf.resize((j - i) * n, 0);
             if let Err(e) = self.dev.read_exact_at(&mut buf, start) {
+                self.scratch.replace(buf);
                 warnings.push(format!("tree blocks at logical {}: {e}", ptrs[i].1));
                 i = j;
                 continue;
@@ -235,9 +249,11 @@ impl<R: ReadAt> Trees<'_, R> {
                     continue;
                 }
                 if !leaf_items(b, le32(b, 0x60) as usize, from, visit) {
+                    self.scratch.replace(buf);
                     return Ok(false);
                 }
             }
+            self.scratch.replace(buf);
             i = j;
         }
         Ok(true)

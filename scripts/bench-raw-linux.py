@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
-"""`uffs index` of the benchmark volume's 1.2 million paths on XFS (scripts/make-ext-bench.py --fs xfs) against
-`find` and plocate's `updatedb` over a fresh mount of the same image, in one run, as a user runs them (process
-start to exit, the index file written).
+"""`uffs index` of the benchmark volume's 1.2 million paths on XFS or Btrfs (scripts/make-ext-bench.py --fs xfs|btrfs)
+read raw, against `find` and plocate's `updatedb` over a fresh mount of the same image, in one run, as a user runs
+them (process start to exit, the index file written).
 
-    sudo python3 scripts/bench-xfs.py [--xfs /work/bench/xfs-bench.img] [--runs 5]
+    sudo python3 scripts/bench-raw-linux.py [--fs xfs|btrfs] [--image /work/bench/FS-bench.img] [--runs 5]
 
 Each figure is the median of --runs (peak RSS: the largest):
-  uffs       `uffs index XFS -o X.uffs`, warm (after one run to warm the page cache) and cold (page cache dropped
+  uffs       `uffs index IMAGE -o X.uffs`, warm (after one run to warm the page cache) and cold (page cache dropped
              before each run)
   find       `find MNT -printf '%p %s %T@\\n' > /dev/null` over a `mount -o loop,ro` of the image made outside the
              timing, cold (caches dropped after mounting) and warm
   updatedb   `updatedb -U MNT -o DB --require-visibility no --prunepaths '' --prunefs '' --prunenames ''`, cold
              and warm
 Targets (issue 58): uffs >= 5x faster than find cold, >= 1.2M entries/s warm, peak RSS <= 150 B/entry. Needs root
-(mount, drop_caches), xfsprogs, plocate.
+(mount, drop_caches), xfsprogs or btrfs-progs, plocate.
 """
 
 import argparse
@@ -33,24 +33,27 @@ UFFS = os.environ.get("UFFS_BIN") or benchlib.UFFS
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--xfs", default="/work/bench/xfs-bench.img")
+    ap.add_argument("--fs", choices=["xfs", "btrfs"], default="xfs")
+    ap.add_argument("--image", help="default /work/bench/FS-bench.img")
     ap.add_argument("--runs", type=int, default=5)
     a = ap.parse_args()
-    benchlib.need_release_build("bench-xfs.py")
-    if not os.path.exists(a.xfs):
-        sys.exit(f"{a.xfs} is missing: make it with scripts/make-ext-bench.py --fs xfs")
-    work = tempfile.mkdtemp(prefix="uffs-bench-xfs-")
+    image = a.image or f"/work/bench/{a.fs}-bench.img"
+    label = {"xfs": "XFS", "btrfs": "Btrfs"}[a.fs]
+    benchlib.need_release_build("bench-raw-linux.py")
+    if not os.path.exists(image):
+        sys.exit(f"{image} is missing: make it with scripts/make-ext-bench.py --fs {a.fs}")
+    work = tempfile.mkdtemp(prefix=f"uffs-bench-{a.fs}-")
     mnt = os.path.join(work, "mnt")
     os.mkdir(mnt)
     mounted = False
     try:
         x = os.path.join(work, "x.uffs")
-        warm, rss, err = med([UFFS, "index", a.xfs, "-o", x], a.runs, fresh=x)
+        warm, rss, err = med([UFFS, "index", image, "-o", x], a.runs, fresh=x)
         n = entries_of(err)
         line = err.strip().splitlines()[-1]
-        cold, _, _ = med([UFFS, "index", a.xfs, "-o", x], a.runs, cold=True, fresh=x)
+        cold, _, _ = med([UFFS, "index", image, "-o", x], a.runs, cold=True, fresh=x)
         index_bytes = os.path.getsize(x)
-        subprocess.run(["mount", "-o", "loop,ro", a.xfs, mnt], check=True)
+        subprocess.run(["mount", "-o", "loop,ro", image, mnt], check=True)
         mounted = True
         find = ["find", mnt, "-printf", "%p %s %T@\\n"]
         find_cold, _, _ = med(find, a.runs, cold=True, stdout=os.devnull)
@@ -63,12 +66,12 @@ def main():
     print_table(
         ["run", "warm s", "cold s", "entries/s (warm)", "peak RSS B/entry"],
         [
-            ["uffs index XFS", f"{warm:.3f}", f"{cold:.3f}", f"{n / warm:,.0f}", f"{rss / n:,.0f}"],
+            [f"uffs index {label}", f"{warm:.3f}", f"{cold:.3f}", f"{n / warm:,.0f}", f"{rss / n:,.0f}"],
             ["find (fresh mount)", f"{find_warm:.3f}", f"{find_cold:.3f}", f"{n / find_warm:,.0f}", ""],
             ["updatedb (fresh mount)", f"{up_warm:.3f}", f"{up_cold:.3f}", f"{n / up_warm:,.0f}", ""],
         ],
     )
-    print(f"\nXFS {n:,} entries, index file {index_bytes / n:.0f} B/entry; plocate lists {listed} paths under the mount")
+    print(f"\n{label} {n:,} entries, index file {index_bytes / n:.0f} B/entry; plocate lists {listed} paths under the mount")
     print(f"find/uffs cold {find_cold / cold:.1f}x (target >= 5x), warm {find_warm / warm:.1f}x; "
           f"updatedb/uffs cold {up_cold / cold:.1f}x, warm {up_warm / warm:.1f}x")
     print(f"uffs's own line (warm): {line}")
