@@ -182,16 +182,3 @@ impl Superblock {
         }
     }
 }
-
-/// A UUID as text (8-4-4-4-12 hex digits).
-pub fn uuid_text(u: &[u8; 16]) -> String {
-    let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..]
-    )
-}

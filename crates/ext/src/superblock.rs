@@ -289,15 +289,7 @@ impl Superblock {
 
     /// The UUID as `blkid` prints it.
     pub fn uuid_text(&self) -> String {
-        let h: String = self.uuid.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{}-{}-{}-{}-{}",
-            &h[..8],
-            &h[8..12],
-            &h[12..16],
-            &h[16..20],
-            &h[20..]
-        )
+        uffs_fs::uuid_text(&self.uuid)
     }
 }
 

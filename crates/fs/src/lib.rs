@@ -51,6 +51,19 @@ impl Kind {
     }
 }
 
+/// A UUID as `blkid` prints it (8-4-4-4-12 hex digits, bytes in the order stored).
+pub fn uuid_text(u: &[u8; 16]) -> String {
+    let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
+}
+
 /// Times as FILETIME (100 ns units since 1601-01-01); 0 when the file system keeps no such time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Times {

@@ -267,7 +267,7 @@ fn uffs_rows(image: &Path) -> BTreeMap<String, (u64, Row)> {
             } else {
                 String::new()
             };
-            let modified = export_ticks(&r["modified"]);
+            let modified = iso_ticks(&r["modified"]);
             let row = (
                 kind,
                 size,
@@ -280,29 +280,6 @@ fn uffs_rows(image: &Path) -> BTreeMap<String, (u64, Row)> {
             (r["path"].clone(), (r["record"].parse().unwrap(), row))
         })
         .collect()
-}
-
-/// `2026-12-02T15:22:00.6385598Z` as 100 ns units since 1970.
-fn export_ticks(iso: &str) -> i64 {
-    if iso.is_empty() {
-        return 0;
-    }
-    let n = |a: usize, b: usize| iso[a..b].parse::<i64>().unwrap();
-    let (y, m, d) = (n(0, 4), n(5, 7), n(8, 10));
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
-    let secs = days * 86_400 + n(11, 13) * 3600 + n(14, 16) * 60 + n(17, 19);
-    let frac: String = iso[19..]
-        .trim_start_matches('.')
-        .trim_end_matches('Z')
-        .chars()
-        .chain(std::iter::repeat('0'))
-        .take(7)
-        .collect();
-    secs * 10_000_000 + frac.parse::<i64>().unwrap()
 }
 
 /// `md5sum` of every file below `top`, by path from it.

@@ -205,35 +205,6 @@ fn same_paths(got: &BTreeSet<String>, want: &BTreeSet<String>, what: &str) {
     );
 }
 
-/// Days from 1970-01-01 to the civil date (proleptic Gregorian).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// `2026-12-02T15:22:00.6385598Z` as 100 ns units since 1970; no time as 0.
-fn ticks(iso: &str) -> i64 {
-    // A volume's own metadata (ext's and XFS's `$` entries) has no time.
-    if iso.is_empty() {
-        return 0;
-    }
-    let n = |a: usize, b: usize| iso[a..b].parse::<i64>().unwrap();
-    let days = days_from_civil(n(0, 4), n(5, 7), n(8, 10));
-    let secs = days * 86_400 + n(11, 13) * 3600 + n(14, 16) * 60 + n(17, 19);
-    let frac: String = iso[19..]
-        .trim_start_matches('.')
-        .trim_end_matches('Z')
-        .chars()
-        .chain(std::iter::repeat('0'))
-        .take(7)
-        .collect();
-    secs * 10_000_000 + frac.parse::<i64>().unwrap()
-}
-
 /// What `uffs export SOURCE` (with `extra` options) lists below `top`: path → (record, row).
 fn uffs_rows(source: &Path, top: &Path, extra: &[&str]) -> BTreeMap<String, (u64, Row)> {
     let rows = csv_rows(
@@ -263,7 +234,7 @@ fn uffs_rows(source: &Path, top: &Path, extra: &[&str]) -> BTreeMap<String, (u64
                 kind,
                 size,
                 r["allocated"].clone(),
-                ticks(&r["modified"]).to_string(),
+                iso_ticks(&r["modified"]).to_string(),
                 r["mode"].clone(),
                 r["uid"].clone(),
                 r["gid"].clone(),
