@@ -275,12 +275,12 @@ impl<R: ReadAt> Volume<R> {
         (ino < s.span).then_some(s.base + ino)
     }
 
-    /// The snapshots, oldest first.
+    /// The subvolumes and snapshots (the top level aside), oldest first.
     pub fn states(&self) -> Vec<uffs_fs::State> {
         let mut v: Vec<(u64, uffs_fs::State)> = self
             .subvolumes
             .iter()
-            .filter(|s| s.root.is_snapshot())
+            .filter(|s| s.id != objectid::FS_TREE)
             .map(|s| {
                 let created = s.root.otime.filetime();
                 let state = uffs_fs::State {
@@ -288,6 +288,7 @@ impl<R: ReadAt> Volume<R> {
                     name: self.subvolume_path(s.id),
                     created,
                     read_only: s.root.flags & items::ROOT_SUBVOL_RDONLY != 0,
+                    snapshot: s.root.is_snapshot(),
                 };
                 (created, state)
             })
@@ -303,6 +304,7 @@ impl<R: ReadAt> Volume<R> {
             let have: Vec<String> = self
                 .states()
                 .iter()
+                .filter(|s| s.snapshot)
                 .map(|s| format!("snap{} ({})", s.id, s.name))
                 .collect();
             return Err(Error::new(format!(

@@ -122,8 +122,8 @@ pub trait Reader: Send + Sync {
         None
     }
 
-    /// The earlier states the volume keeps of itself (Btrfs's snapshots), oldest first: what `@snapN` opens and
-    /// `--snapshots` adds as volumes of their own.
+    /// The parts of the volume it can read alone (Btrfs's subvolumes and snapshots), oldest first: what
+    /// `@snapN` opens, the snapshots among them what `--snapshots` adds as volumes of their own.
     fn states(&self) -> Vec<State> {
         Vec::new()
     }
@@ -138,16 +138,18 @@ pub trait Reader: Send + Sync {
     }
 }
 
-/// An earlier state a volume keeps of itself.
+/// A part of a volume it can read alone: a subvolume, or a snapshot (an earlier state of one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct State {
     /// What `@snapN` names it by: Btrfs's subvolume id.
     pub id: u64,
-    /// Where it sits on the volume (`snaps/2026-12-01`).
+    /// Where it sits on the volume (`snaps/2026-12-01`), as a mount's root names it (`/snaps/2026-12-01`).
     pub name: String,
-    /// When it was taken (FILETIME; 0 unknown).
+    /// When it was made (FILETIME; 0 unknown).
     pub created: u64,
     pub read_only: bool,
+    /// A snapshot of another subvolume.
+    pub snapshot: bool,
 }
 
 /// Where [`Reader::scan_sorted`] hands its entries: any `FnMut(Vec<Entry>)`, or an index build that also wants

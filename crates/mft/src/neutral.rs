@@ -196,7 +196,7 @@ impl Neutral {
         Ok(Neutral::of(fs, device, Some(driver)))
     }
 
-    /// The earlier states the volume keeps (Btrfs's snapshots).
+    /// The parts of the volume it can read alone (Btrfs's subvolumes and snapshots).
     pub fn states(&self) -> Vec<uffs_fs::State> {
         self.fs.states()
     }

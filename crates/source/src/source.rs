@@ -89,7 +89,7 @@ pub fn open_with_snapshots(spec: &str, partition: Option<u32>) -> Result<Source>
     for v in src.volumes.drain(..) {
         if let Some(fs) = v.fs.clone() {
             // A file system's own snapshots (Btrfs): each read alone, as a volume of its own.
-            let states = fs.states();
+            let states = fs.states().into_iter().filter(|s| s.snapshot);
             let (name, device, partition) = (v.name.clone(), v.device.clone(), v.partition.clone());
             all.push(v);
             if let Some(driver) = fs.driver() {

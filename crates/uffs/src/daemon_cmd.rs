@@ -454,7 +454,7 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         };
         // A file system's own snapshots (Btrfs): each a volume of its own, `NAME@snapN` reading `SOURCE@snapN`.
         let states = match (&opened.volumes[0].fs, *snapshots) {
-            (Some(fs), true) => fs.states(),
+            (Some(fs), true) => fs.states().into_iter().filter(|s| s.snapshot).collect(),
             _ => Vec::new(),
         };
         let stores = if *snapshots && states.is_empty() {

@@ -686,3 +686,90 @@ fn snapshots_are_states_searched_read_and_diffed() {
     drop(m);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_mounted_subvolume_is_read_raw_as_itself_and_a_bind_mount_is_walked() {
+    let dir = scratch("btrfs-mounted");
+    let img = dir.join("vol.img");
+    make(&img, 300, &[]);
+    let Some(top) = mount(&img, &dir.join("top"), "rw") else {
+        return;
+    };
+    btrfs(&["subvolume", "create"], &top.point.join("home"));
+    write(&top.point, "home/ana/notes.txt", b"n\n");
+    write(&top.point, "home/ana/deep/er.txt", b"e\n");
+    write(&top.point, "outside.txt", b"o\n");
+    std::fs::create_dir_all(top.point.join("plain/inner")).unwrap();
+    write(&top.point, "plain/inner/x.txt", b"x\n");
+    // Raw reads see what the kernel committed.
+    run_ok(Command::new("sync").arg("-f").arg(&top.point));
+    let point = dir.join("home");
+    std::fs::create_dir_all(&point).unwrap();
+    run_ok(
+        Command::new("mount")
+            .args(["-o", "subvol=home"])
+            .arg(loop_device_of(&top.point))
+            .arg(&point),
+    );
+    let home = Mounted {
+        point: point.clone(),
+        image: img.clone(),
+    };
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(&home.point)).stdout).unwrap();
+    assert!(
+        info.contains("mounted folder, its Btrfs file system read raw"),
+        "{info}"
+    );
+    let listed = |folder: &Path| -> BTreeSet<String> {
+        csv_rows(&run_ok(uffs().arg("export").arg(folder).args(["--format", "csv"])).stdout)
+            .into_iter()
+            .map(|r| r["path"].clone())
+            .filter(|p| *p != format!("{}/", folder.display()))
+            .collect()
+    };
+    let want: BTreeSet<String> = find_rows(&home.point)
+        .into_keys()
+        .map(|p| format!("{}{p}", home.point.display()))
+        .collect();
+    assert_eq!(listed(&home.point), want);
+    // A bind mount of a plain folder is walked, and says why.
+    let bind = dir.join("bind");
+    std::fs::create_dir_all(&bind).unwrap();
+    run_ok(
+        Command::new("mount")
+            .arg("--bind")
+            .arg(top.point.join("plain"))
+            .arg(&bind),
+    );
+    let bound = Mounted {
+        point: bind.clone(),
+        image: img.clone(),
+    };
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(&bound.point)).stdout).unwrap();
+    assert!(
+        info.contains("walked") && info.contains("the /plain folder of"),
+        "{info}"
+    );
+    assert_eq!(
+        listed(&bound.point),
+        [
+            format!("{}/inner", bind.display()),
+            format!("{}/inner/x.txt", bind.display())
+        ]
+        .into()
+    );
+    drop(bound);
+    drop(home);
+    drop(top);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The loop device the file system mounted at `point` is on.
+fn loop_device_of(point: &Path) -> String {
+    let out = run_ok(
+        Command::new("findmnt")
+            .args(["-n", "-o", "SOURCE"])
+            .arg(point),
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
