@@ -464,7 +464,6 @@ impl<R: ReadAt> Volume<R> {
         }
         f.extend([
             ("label".to_string(), sb.label.clone()),
-            ("label".into(), sb.label.clone()),
             ("uuid".into(), uffs_fs::uuid_text(&sb.fsid)),
             ("generation".into(), sb.generation.to_string()),
             ("features".into(), sb.feature_names().join(" ")),

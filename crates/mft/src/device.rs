@@ -231,6 +231,18 @@ impl Device {
         self.read_exact_at(&mut buf[..n], offset)?;
         Ok(n)
     }
+
+    /// The volume's first bytes, to tell its file system by (`buf`, up to `uffs_fs::PROBE_LEN`): the first 4 KiB
+    /// must read; what cannot past them (a container's damaged chunk before Btrfs's superblock at 64 KiB) is left
+    /// out, so that damage there does not hide a volume every other file system tells by its first sectors.
+    pub fn read_probe(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let first = buf.len().min(4096);
+        let n = self.read_head(&mut buf[..first], 0)?;
+        if n < first || buf.len() == first {
+            return Ok(n);
+        }
+        Ok(first + self.read_head(&mut buf[first..], first as u64).unwrap_or(0))
+    }
 }
 
 /// A zeroed buffer whose address is a multiple of 4096: unbuffered reads of a live volume need sector-aligned

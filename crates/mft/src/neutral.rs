@@ -226,7 +226,7 @@ impl Neutral {
     /// The volume's length as its header gives it (see [`uffs_fs::Driver::volume_len`]).
     pub fn volume_len(&self) -> Option<u64> {
         let mut head = vec![0u8; uffs_fs::PROBE_LEN];
-        let n = self.device.read_head(&mut head, 0).ok()?;
+        let n = self.device.read_probe(&mut head).ok()?;
         self.driver?.volume_len(&head[..n])
     }
 

@@ -311,7 +311,7 @@ pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result
     });
     let mut head = vec![0u8; uffs_fs::PROBE_LEN];
     let n = device
-        .read_head(&mut head, 0)
+        .read_probe(&mut head)
         .map_err(|e| Error::io(format!("cannot read {path}"), e))?;
     let head = &head[..n];
     let no_partitions = |kind: &str| {
@@ -593,7 +593,7 @@ fn read_partition_table(
 fn open_other(name: &str, device: Device, p: PartitionInfo) -> Result<Volume> {
     let mut head = vec![0u8; uffs_fs::PROBE_LEN];
     let n = device
-        .read_head(&mut head, 0)
+        .read_probe(&mut head)
         .map_err(|e| Error::io(format!("{name}: first sectors"), e))?;
     match crate::probe(&head[..n]) {
         Some((_, Some(driver))) => Volume::open_neutral(name, device, Some(p), driver, None),
@@ -606,7 +606,7 @@ fn open_other(name: &str, device: Device, p: PartitionInfo) -> Result<Volume> {
 
 fn partition_info(dev: &Device, p: uffs_image::partition::Partition) -> PartitionInfo {
     let mut b = vec![0u8; uffs_fs::PROBE_LEN];
-    let filesystem = match dev.window(p.start, p.len).read_head(&mut b, 0) {
+    let filesystem = match dev.window(p.start, p.len).read_probe(&mut b) {
         Ok(n) => crate::probe(&b[..n]).map(|(fs, _)| fs),
         Err(_) => None,
     };

@@ -583,6 +583,13 @@ fn snapshots_are_states_searched_read_and_diffed() {
         info.contains(&format!("{day1} snaps/day1 (snapshot of data, read-only)")),
         "{info}"
     );
+    assert_eq!(
+        info.lines()
+            .filter(|l| l.trim_start().starts_with("label"))
+            .count(),
+        1,
+        "{info}"
+    );
     let info = String::from_utf8(run_ok(uffs().arg("info").arg(state(day2))).stdout).unwrap();
     assert!(
         info.contains(&format!("subvolume {day2} (snaps/day2), read-only")),
