@@ -299,8 +299,8 @@ fi
 echo "xfs seeds: $(ls corpus/xfs | wc -l) files"
 
 # btrfs: 128 MiB mkfs.btrfs images (metadata single and DUP), filled through the kernel with zlib, LZO and zstd
-# compression, a subvolume and a snapshot when run as root, then folded: each non-zero 4 KiB block at image byte X
-# put at X mod 512 KiB (where the target reads it back), so that a seed is 512 KiB, not the 30 MB its trees span.
+# compression, a subvolume and a snapshot when run as root, then written sparse as the target reads them: each
+# non-zero 4 KiB block as its number (u32 LE) and its bytes, some 150 blocks instead of the 30 MB the trees span.
 mkdir -p corpus/btrfs
 if command -v mkfs.btrfs >/dev/null; then
   for m in single dup; do
@@ -317,20 +317,19 @@ if command -v mkfs.btrfs >/dev/null; then
       umount "$tmp/bmnt"
     fi
     python3 - "$img" "corpus/btrfs/$m" <<'PY'
-import sys
+import struct, sys
 src, dst = sys.argv[1], sys.argv[2]
-FOLD, BLOCK = 512 << 10, 4096
-out = bytearray(FOLD)
+BLOCK = 4096
+out = bytearray()
 with open(src, 'rb') as f:
-    at = 0
+    n = 0
     while True:
         b = f.read(BLOCK)
         if not b:
             break
         if any(b):
-            k = at % FOLD
-            out[k:k + len(b)] = b
-        at += BLOCK
+            out += struct.pack('<I', n) + b.ljust(BLOCK, b'\0')
+        n += 1
 open(dst, 'wb').write(out)
 PY
   done

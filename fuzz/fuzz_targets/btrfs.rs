@@ -1,27 +1,39 @@
 //! A Btrfs device image: `uffs_btrfs::Volume::open`, `scan`, `facts`, `space`, and every compressed piece of a
-//! scanned entry decoded; every run and piece inside the device, no panic, no hang. The input is the image folded:
-//! image byte X is input byte X mod the input's length (the seeds, fuzz/seed-corpus.sh, are real images folded
-//! so), which lets a few hundred KiB stand for trees tens of MB apart; the superblock's magic is set so that every
-//! input gets past `probe`.
+//! scanned entry decoded; every run and piece inside the device, no panic, no hang. The input is a sparse image:
+//! records of a block number (u32, little-endian, in 4 KiB blocks) and the block's 4,096 bytes, every other block
+//! zeros, so that a few hundred KiB stand for trees tens of MB apart (the seeds, fuzz/seed-corpus.sh, are real
+//! images' non-zero blocks); the superblock's magic is set so that every input with a block at 64 KiB gets past
+//! `probe`.
 #![no_main]
+
+use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
 use uffs_fs::ReadAt;
 
-/// The image an input stands for: 128 MiB, byte X being input byte X mod its length.
-#[derive(Debug)]
-struct Folded(Vec<u8>);
-
+const BLOCK: usize = 4096;
+/// The image an input stands for: 128 MiB.
 const LEN: u64 = 128 << 20;
 
-impl ReadAt for Folded {
+#[derive(Debug)]
+struct Sparse(BTreeMap<u64, Vec<u8>>);
+
+impl ReadAt for Sparse {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
         if offset.checked_add(buf.len() as u64).is_none_or(|end| end > LEN) {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
-        let n = self.0.len() as u64;
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = self.0[((offset + i as u64) % n) as usize];
+        let mut done = 0;
+        while done < buf.len() {
+            let at = offset + done as u64;
+            let (block, within) = (at / BLOCK as u64, (at % BLOCK as u64) as usize);
+            let take = (BLOCK - within).min(buf.len() - done);
+            let dst = &mut buf[done..done + take];
+            match self.0.get(&block) {
+                Some(b) => dst.copy_from_slice(&b[within..within + take]),
+                None => dst.fill(0),
+            }
+            done += take;
         }
         Ok(())
     }
@@ -32,14 +44,20 @@ impl ReadAt for Folded {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let sb = uffs_btrfs::PROBE_LEN;
-    if data.len() < sb + 4096 {
-        return;
+    let mut blocks = BTreeMap::new();
+    for rec in data.chunks_exact(4 + BLOCK) {
+        let n = u64::from(u32::from_le_bytes(rec[..4].try_into().unwrap()));
+        if n < LEN / BLOCK as u64 {
+            blocks.insert(n, rec[4..].to_vec());
+        }
     }
-    let mut img = data.to_vec();
-    img[sb - 8..sb].copy_from_slice(b"_BHRfS_M");
-    let raw = Folded(img.clone());
-    let Ok(vol) = uffs_btrfs::Volume::open(Folded(img)) else {
+    let sb = (uffs_btrfs::PROBE_LEN - 8) as u64;
+    if let Some(b) = blocks.get_mut(&(sb / BLOCK as u64)) {
+        let at = (sb % BLOCK as u64) as usize;
+        b[at..at + 8].copy_from_slice(b"_BHRfS_M");
+    }
+    let raw = Sparse(blocks.clone());
+    let Ok(vol) = uffs_btrfs::Volume::open(Sparse(blocks)) else {
         return;
     };
     let _ = vol.facts();

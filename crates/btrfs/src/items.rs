@@ -82,7 +82,7 @@ impl Inode {
 pub fn inode_refs(b: &[u8]) -> Vec<&[u8]> {
     let mut out = Vec::new();
     let mut at = 0;
-    while b.len() - at >= 10 {
+    while b.len().saturating_sub(at) >= 10 {
         let n = le16(b, at + 8) as usize;
         let Some(name) = b.get(at + 10..at + 10 + n) else {
             break;
@@ -97,7 +97,7 @@ pub fn inode_refs(b: &[u8]) -> Vec<&[u8]> {
 pub fn inode_extrefs(b: &[u8]) -> Vec<(u64, &[u8])> {
     let mut out = Vec::new();
     let mut at = 0;
-    while b.len() - at >= 18 {
+    while b.len().saturating_sub(at) >= 18 {
         let parent = le64(b, at);
         let n = le16(b, at + 16) as usize;
         let Some(name) = b.get(at + 18..at + 18 + n) else {
@@ -120,7 +120,7 @@ pub struct DirEntry<'a> {
 pub fn dir_entries(b: &[u8]) -> Vec<DirEntry<'_>> {
     let mut out = Vec::new();
     let mut at = 0;
-    while b.len() - at >= 30 {
+    while b.len().saturating_sub(at) >= 30 {
         let data_len = le16(b, at + 25) as usize;
         let name_len = le16(b, at + 27) as usize;
         let Some(name) = b.get(at + 30..at + 30 + name_len) else {
@@ -239,4 +239,30 @@ pub fn root_ref(b: &[u8]) -> Option<(u64, &[u8])> {
     }
     let n = le16(b, 16) as usize;
     Some((le64(b, 0), b.get(18..18 + n)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_whose_lengths_run_past_their_item_end_the_list() {
+        // A folder entry whose data length points past the item (found by the fuzz target): one entry, no more.
+        let mut b = vec![0u8; 34];
+        b[25..27].copy_from_slice(&500u16.to_le_bytes());
+        b[27..29].copy_from_slice(&4u16.to_le_bytes());
+        b[30..34].copy_from_slice(b"name");
+        let d = dir_entries(&b);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].name, b"name");
+        // A name longer than the item: nothing.
+        b[27..29].copy_from_slice(&40u16.to_le_bytes());
+        assert!(dir_entries(&b).is_empty());
+        let mut r = vec![0u8; 12];
+        r[8..10].copy_from_slice(&9u16.to_le_bytes());
+        assert!(inode_refs(&r).is_empty());
+        let mut x = vec![0u8; 20];
+        x[16..18].copy_from_slice(&3u16.to_le_bytes());
+        assert!(inode_extrefs(&x).is_empty());
+    }
 }
