@@ -247,9 +247,12 @@ impl<R: ReadAt> Volume<R> {
                     continue;
                 }
             };
-            let span = (highest + 1).next_multiple_of(RANGE_UNIT);
+            let span = highest
+                .checked_add(1)
+                .and_then(|h| h.checked_next_multiple_of(RANGE_UNIT))
+                .unwrap_or(u64::MAX);
             let base = self.subvolumes.last().map_or(0, |s| s.base + s.span);
-            if base + span > 1 << 32 {
+            if base.checked_add(span).is_none_or(|end| end > 1 << 32) {
                 self.left_out.push(format!(
                     "subvolume {id}: past the 2^32 records an index holds (its subvolumes' inode numbers \
                      add up to more)"
@@ -351,8 +354,8 @@ impl<R: ReadAt> Volume<R> {
             ] {
                 if flags & bit != 0 {
                     let u = &mut usage[slot];
-                    u.used += used;
-                    u.size += c.length;
+                    u.used = u.used.saturating_add(used);
+                    u.size = u.size.saturating_add(c.length);
                     u.copies = c.copies();
                     u.profile = chunk::profile_name(c.kind);
                     // A mixed group (data and metadata) is counted as data.
@@ -385,7 +388,9 @@ impl<R: ReadAt> Volume<R> {
     /// This device's space: bytes used on it (each copy counted), of its size.
     pub fn space(&self) -> Space {
         let ss = u64::from(self.sb.sectorsize);
-        let used: u64 = self.usage.iter().map(|u| u.used * u.copies.max(1)).sum();
+        let used = self.usage.iter().fold(0u64, |t, u| {
+            t.saturating_add(u.used.saturating_mul(u.copies.max(1)))
+        });
         Space {
             cluster_size: ss,
             clusters_total: self.sb.dev_total_bytes / ss,

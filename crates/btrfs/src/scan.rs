@@ -73,7 +73,7 @@ impl<R: ReadAt> Volume<R> {
             if u.size == 0 {
                 continue;
             }
-            let bytes = u.used * u.copies.max(1);
+            let bytes = u.used.saturating_mul(u.copies.max(1));
             spool.push(Entry {
                 id,
                 parent: root,
@@ -118,7 +118,7 @@ impl Current {
                 !last.is_hole() && last.offset + last.len == r.offset
             };
             if joins {
-                last.len += r.len;
+                last.len = last.len.saturating_add(r.len);
                 return;
             }
         }
