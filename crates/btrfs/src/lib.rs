@@ -84,7 +84,8 @@ pub struct Usage {
 
 /// An opened Btrfs device.
 pub struct Volume<R: ReadAt> {
-    dev: R,
+    /// Shared with the readers of its subvolumes ([`Volume::state`]).
+    dev: std::sync::Arc<R>,
     sb: Superblock,
     chunks: ChunkMap,
     /// Every subvolume, by id.
@@ -157,7 +158,7 @@ impl<R: ReadAt> Volume<R> {
             )));
         }
         let mut vol = Volume {
-            dev,
+            dev: std::sync::Arc::new(dev),
             sb,
             chunks,
             subvolumes: Vec::new(),
@@ -300,9 +301,9 @@ impl<R: ReadAt> Volume<R> {
         v.into_iter().map(|(_, s)| s).collect()
     }
 
-    /// Reads subvolume `id` alone from now on (its records its inode numbers, its root folder the root), as a
-    /// mount of it shows it: the subvolumes in it are empty folders, as in a snapshot.
-    pub fn select_state(&mut self, id: u64) -> Result<()> {
+    /// A reader of subvolume `id` alone (its records its inode numbers, its root folder the root), as a mount of
+    /// it shows it: the subvolumes in it are empty folders, as in a snapshot.
+    pub fn state(&self, id: u64) -> Result<Volume<R>> {
         let Some(s) = self.subvolumes.iter().find(|s| s.id == id) else {
             let have: Vec<String> = self
                 .states()
@@ -319,13 +320,20 @@ impl<R: ReadAt> Volume<R> {
                 }
             )));
         };
-        self.ranges = vec![Subvolume {
-            base: 0,
-            placed: None,
-            ..s.clone()
-        }];
-        self.state = Some(id);
-        Ok(())
+        Ok(Volume {
+            dev: self.dev.clone(),
+            sb: self.sb.clone(),
+            chunks: self.chunks.clone(),
+            subvolumes: self.subvolumes.clone(),
+            ranges: vec![Subvolume {
+                base: 0,
+                placed: None,
+                ..s.clone()
+            }],
+            state: Some(id),
+            usage: self.usage,
+            left_out: self.left_out.clone(),
+        })
     }
 
     /// Subvolumes not read, and why.
@@ -592,7 +600,7 @@ impl uffs_fs::Driver for Driver {
     }
 }
 
-impl<R: ReadAt> uffs_fs::Reader for Volume<R> {
+impl<R: ReadAt + 'static> uffs_fs::Reader for Volume<R> {
     fn filesystem(&self) -> uffs_fs::FileSystem {
         uffs_fs::FileSystem::Btrfs
     }
@@ -625,7 +633,7 @@ impl<R: ReadAt> uffs_fs::Reader for Volume<R> {
         Volume::states(self)
     }
 
-    fn select_state(&mut self, id: u64) -> Result<()> {
-        Volume::select_state(self, id)
+    fn state(&self, id: u64) -> Result<Box<dyn uffs_fs::Reader>> {
+        Ok(Box::new(Volume::state(self, id)?))
     }
 }

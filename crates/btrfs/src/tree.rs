@@ -217,15 +217,13 @@ impl<'a, R: ReadAt> Trees<'a, R> {
         let n = self.sb.nodesize as usize;
         let mut i = 0;
         while i < ptrs.len() {
-            let Ok(start) = self.chunks.physical(ptrs[i].1, n as u64) else {
-                warnings.push(
-                    self.chunks
-                        .physical(ptrs[i].1, n as u64)
-                        .unwrap_err()
-                        .to_string(),
-                );
-                i += 1;
-                continue;
+            let start = match self.chunks.physical(ptrs[i].1, n as u64) {
+                Ok(start) => start,
+                Err(e) => {
+                    warnings.push(e.to_string());
+                    i += 1;
+                    continue;
+                }
             };
             let mut j = i + 1;
             while j < ptrs.len() && (j - i + 1) * n <= READ_AHEAD {

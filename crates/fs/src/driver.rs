@@ -128,9 +128,9 @@ pub trait Reader: Send + Sync {
         Vec::new()
     }
 
-    /// Reads state `id` (of [`Reader::states`]) alone from now on, its root as the root, as a mount of it shows
-    /// it; before the first scan.
-    fn select_state(&mut self, id: u64) -> Result<()> {
+    /// A reader of state `id` (of [`Reader::states`]) alone, its root as the root, as a mount of it shows it;
+    /// made from this one's tables, not read again (a volume of hundreds of snapshots opens each of them).
+    fn state(&self, id: u64) -> Result<Box<dyn Reader>> {
         Err(Error::new(format!(
             "{} keeps no snapshots (snap{id})",
             self.filesystem().name()

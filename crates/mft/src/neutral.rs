@@ -184,26 +184,25 @@ impl Neutral {
         name: &str,
         device: Device,
         driver: &'static dyn uffs_fs::Driver,
-        state: Option<u64>,
     ) -> Result<Neutral> {
-        let mut fs = driver
+        let fs = driver
             .open(Box::new(device.clone()))
             .map_err(|e| Error::Source(format!("{name}: {e}")))?;
-        if let Some(id) = state {
-            fs.select_state(id)
-                .map_err(|e| Error::Source(format!("{name}: {e}")))?;
-        }
         Ok(Neutral::of(fs, device, Some(driver)))
+    }
+
+    /// Part `id` of [`Neutral::states`] read alone, from this one's tables (named `name` in errors).
+    pub fn state(&self, name: &str, id: u64) -> Result<Neutral> {
+        let fs = self
+            .fs
+            .state(id)
+            .map_err(|e| Error::Source(format!("{name}: {e}")))?;
+        Ok(Neutral::of(fs, self.device.clone(), self.driver))
     }
 
     /// The parts of the volume it can read alone (Btrfs's subvolumes and snapshots).
     pub fn states(&self) -> Vec<uffs_fs::State> {
         self.fs.states()
-    }
-
-    /// The driver that opened it (`None` for a walked folder).
-    pub fn driver(&self) -> Option<&'static dyn uffs_fs::Driver> {
-        self.driver
     }
 
     /// A file system whose reader is at hand already (a walked folder's: `device` holds nothing).

@@ -311,17 +311,34 @@ impl Volume {
     }
 
     /// Opens the volume of another file system than NTFS on `device` (its boot sector at offset 0) with
-    /// `driver`, whose probe knew it (see [`crate::neutral`]); `state`: one of the earlier states it keeps instead
-    /// (`@snapN`). The MFT fields are empty: nothing reads them for such a volume.
+    /// `driver`, whose probe knew it (see [`crate::neutral`]). The MFT fields are empty: nothing reads them for
+    /// such a volume.
     pub fn open_neutral(
         name: &str,
         device: Device,
         partition: Option<PartitionInfo>,
         driver: &'static dyn uffs_fs::Driver,
-        state: Option<u64>,
     ) -> Result<Volume> {
-        let fs = crate::neutral::Neutral::open(name, device.clone(), driver, state)?;
+        let fs = crate::neutral::Neutral::open(name, device.clone(), driver)?;
         Ok(Volume::of_neutral(name, device, partition, fs))
+    }
+
+    /// Part `id` of this volume read alone (a Btrfs subvolume or snapshot, `@snapN`), named `name`; an error
+    /// for a volume that has no such parts.
+    pub fn open_state(&self, name: &str, id: u64) -> Result<Volume> {
+        let Some(fs) = &self.fs else {
+            return Err(Error::Source(format!(
+                "{} is not a volume that keeps snapshots (Btrfs): it has no snap{id}",
+                self.name
+            )));
+        };
+        let state = fs.state(name, id)?;
+        Ok(Volume::of_neutral(
+            name,
+            self.device.clone(),
+            self.partition.clone(),
+            state,
+        ))
     }
 
     /// A mounted folder read by walking it (`reader`, a `uffs_walk::Folder`), named `name` (its path and a

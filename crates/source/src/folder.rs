@@ -58,33 +58,34 @@ fn raw_volume(folder: &uffs_walk::Folder, whole: bool) -> std::result::Result<So
     if !Path::new(&m.source).is_absolute() || !Path::new(&m.source).exists() {
         return Err(format!("{} is not a device uffs can open", m.source));
     }
-    let mut spec = m.source.clone();
-    if m.root != "/" {
-        // A bind mount of a folder, or a Btrfs subvolume mounted: read raw only when the device reads that part
-        // alone (the subvolume).
-        let part = || format!("the {} folder of {}, not its top", m.root, m.source);
-        let src = crate::source::open_as(&m.source, None, false).map_err(|_| part())?;
-        let id = src
-            .volumes
-            .first()
-            .and_then(|v| v.fs.as_ref())
-            .and_then(|fs| {
-                let states = fs.states();
-                states
-                    .into_iter()
-                    .find(|s| s.name == m.root.trim_start_matches('/'))
-            })
-            .map(|s| s.id)
-            .ok_or_else(part)?;
-        spec = format!("{}@snap{id}", m.source);
-    }
-    match crate::source::open_as(&spec, None, whole) {
-        Ok(src) if src.volumes.len() == 1 && src.container.is_none() => Ok(src),
-        Ok(_) => Err(format!("{} is not one volume", m.source)),
-        Err(Error::Privilege(_)) => Err(format!(
+    let src = match crate::source::open_as(&m.source, None, whole) {
+        Ok(src) => src,
+        Err(Error::Privilege(_)) => {
+            return Err(format!(
             "this user may not read {} (root or its group, often `disk`, may: then it is read raw)",
             m.source
-        )),
-        Err(_) => Err(format!("uffs does not read {} file systems raw", m.fstype)),
+        ))
+        }
+        Err(_) => return Err(format!("uffs does not read {} file systems raw", m.fstype)),
+    };
+    if src.volumes.len() != 1 || src.container.is_some() {
+        return Err(format!("{} is not one volume", m.source));
     }
+    if m.root == "/" {
+        return Ok(src);
+    }
+    // A bind mount of a folder, or a Btrfs subvolume mounted: read raw only when the device reads that part alone
+    // (the subvolume).
+    let id = src.volumes[0]
+        .fs
+        .as_ref()
+        .and_then(|fs| {
+            fs.states()
+                .into_iter()
+                .find(|s| s.name == m.root.trim_start_matches('/'))
+        })
+        .ok_or_else(|| format!("the {} folder of {}, not its top", m.root, m.source))?
+        .id;
+    src.state(&format!("{}@snap{id}", m.source), id)
+        .map_err(|e| e.to_string())
 }

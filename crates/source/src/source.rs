@@ -89,20 +89,14 @@ pub fn open_with_snapshots(spec: &str, partition: Option<u32>) -> Result<Source>
     for v in src.volumes.drain(..) {
         if let Some(fs) = v.fs.clone() {
             // A file system's own snapshots (Btrfs): each read alone, as a volume of its own.
-            let states = fs.states().into_iter().filter(|s| s.snapshot);
-            let (name, device, partition) = (v.name.clone(), v.device.clone(), v.partition.clone());
+            let states: Vec<Volume> = fs
+                .states()
+                .into_iter()
+                .filter(|s| s.snapshot)
+                .map(|s| v.open_state(&format!("{}@snap{}", v.name, s.id), s.id))
+                .collect::<Result<_>>()?;
             all.push(v);
-            if let Some(driver) = fs.driver() {
-                for s in states {
-                    all.push(Volume::open_neutral(
-                        &format!("{name}@snap{}", s.id),
-                        device.clone(),
-                        partition.clone(),
-                        driver,
-                        Some(s.id),
-                    )?);
-                }
-            }
+            all.extend(states);
             continue;
         }
         let shadows = if v.boot.is_some() {
@@ -164,6 +158,27 @@ fn open_snapshot(
 }
 
 impl Source {
+    /// Part `id` of this source's one volume read alone (a Btrfs subvolume or snapshot), as the source `spec`
+    /// (`vol.img@snap258`).
+    pub fn state(&self, spec: &str, id: u64) -> Result<Source> {
+        let v = match &self.volumes[..] {
+            [v] => v.open_state(spec, id)?,
+            _ => {
+                return Err(Error::Source(format!(
+                    "{} holds several volumes: name its partition (@N) to pick a snapshot",
+                    self.spec
+                )))
+            }
+        };
+        Ok(Source {
+            spec: spec.to_string(),
+            kind: self.kind,
+            container: self.container.clone(),
+            partitions: self.partitions.clone(),
+            volumes: vec![v],
+        })
+    }
+
     /// Every NTFS partition of a whole disk (chosen or not), as places where a volume's shadow-copy stores may
     /// be kept; none for a source that is not a disk.
     pub fn ntfs_partitions(&self) -> Result<Vec<Storage>> {
@@ -276,30 +291,8 @@ pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result
         return open_as(&format!("{volume}@vss{n}"), partition, whole);
     }
     if let Some((volume, id)) = split_state(spec) {
-        let mut src = open_as(volume, partition, whole)?;
-        let v = match &src.volumes[..] {
-            [v] => v,
-            _ => {
-                return Err(Error::Source(format!(
-                    "{volume} holds several volumes: name its partition (@N) to pick a snapshot"
-                )))
-            }
-        };
-        let Some(driver) = v.fs.as_ref().and_then(|fs| fs.driver()) else {
-            return Err(Error::Source(format!(
-                "{volume} is not a volume that keeps snapshots (Btrfs): it has no snap{id}"
-            )));
-        };
-        let state = Volume::open_neutral(
-            spec,
-            v.device.clone(),
-            v.partition.clone(),
-            driver,
-            Some(id),
-        )?;
-        src.spec = spec.to_string();
-        src.volumes = vec![state];
-        return Ok(src);
+        let src = open_as(volume, partition, whole)?;
+        return src.state(spec, id);
     }
     let (path, at, store) = split_suffixes(spec);
     let partition = partition.or(at);
@@ -360,7 +353,7 @@ pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result
                 fs.name()
             )));
         }
-        let v = Volume::open_neutral(spec, device, None, driver, None)?;
+        let v = Volume::open_neutral(spec, device, None, driver)?;
         return Ok(Source {
             spec: spec.into(),
             container: container.clone(),
@@ -596,7 +589,7 @@ fn open_other(name: &str, device: Device, p: PartitionInfo) -> Result<Volume> {
         .read_probe(&mut head)
         .map_err(|e| Error::io(format!("{name}: first sectors"), e))?;
     match crate::probe(&head[..n]) {
-        Some((_, Some(driver))) => Volume::open_neutral(name, device, Some(p), driver, None),
+        Some((_, Some(driver))) => Volume::open_neutral(name, device, Some(p), driver),
         _ => Err(Error::Source(format!(
             "{name} holds no file system uffs reads ({})",
             crate::names()

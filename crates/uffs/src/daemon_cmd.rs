@@ -471,31 +471,28 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
         if *snapshots && stores.is_empty() && states.is_empty() {
             eprintln!("uffs: {src} has no shadow copies");
         }
+        // Each snapshot made from the volume's tables just read, not opened again.
+        let state_plan = states
+            .iter()
+            .map(|st| {
+                let state_name = format!("{name}@snap{}", st.id);
+                check_name(&state_name)?;
+                if registry.get(&state_name).is_some() {
+                    bail!("a volume named {state_name} is registered already (remove it first, or give --name)");
+                }
+                let spec = format!("{src}@snap{}", st.id);
+                let source = opened.state(&spec, st.id)?;
+                let entry = VolumeEntry {
+                    name: state_name,
+                    source: spec,
+                    ..entry.clone()
+                };
+                Ok((entry, source))
+            })
+            .collect::<Result<Vec<_>>>()?;
         plan.push((entry, opened));
-        for st in states {
-            let (spec, state_name) = (
-                format!("{src}@snap{}", st.id),
-                format!("{name}@snap{}", st.id),
-            );
-            check_name(&state_name)?;
-            if registry.get(&state_name).is_some() {
-                bail!("a volume named {state_name} is registered already (remove it first, or give --name)");
-            }
-            let opened = crate::common::open_source(&spec, partition, false)?;
-            let entry = VolumeEntry {
-                name: state_name,
-                source: spec,
-                partition,
-                deleted,
-                refresh_secs,
-                fat_timezone: *fat_timezone,
-                fat_codepage: code_page,
-                shadow_storage: Vec::new(),
-                walk: None,
-            };
-            plan.push((entry, opened));
-        }
         let present = plan.len() - 1;
+        plan.extend(state_plan);
         // Each shadow copy as a volume of its own: its source is `SOURCE@vssN`, its name `NAME@vssN`.
         for st in stores {
             // The source names the store by its shadow copy id, which stays when Windows deletes older stores

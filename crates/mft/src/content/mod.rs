@@ -262,7 +262,8 @@ pub struct StreamReader<B: ReadAt = Device> {
     body: Body,
     volume: B,
     pos: u64,
-    /// The last compression unit decoded: its number and bytes; or the last compressed piece (its index).
+    /// The last compression unit decoded: its number and bytes; or the last compressed piece's (by where its
+    /// compressed bytes are).
     unit_cache: Option<(u64, Vec<u8>)>,
     /// Compressed bytes of a unit or piece, kept between them.
     encoded: Vec<u8>,
@@ -1366,15 +1367,21 @@ impl<B: ReadAt> StreamReader<B> {
         Ok(())
     }
 
-    /// Decodes compressed piece `i` into the cache (unless it is there already).
+    /// Decodes compressed piece `i` into the cache, keyed by where its compressed bytes are (unless they are
+    /// there already: the pieces of a partly rewritten extent share them).
     fn decode_piece(&mut self, i: usize) -> Result<()> {
-        if self.unit_cache.as_ref().is_some_and(|c| c.0 == i as u64) {
-            return Ok(());
-        }
         let Body::NonResident { packed, .. } = &self.body else {
             return Ok(());
         };
         let x = packed[i];
+        // Decoded bytes are `decoded_len` long: a piece takes only what its own length allows (checked when opened).
+        if self
+            .unit_cache
+            .as_ref()
+            .is_some_and(|c| c.0 == x.disk.offset && c.1.len() as u64 == x.decoded_len)
+        {
+            return Ok(());
+        }
         let mut encoded = std::mem::take(&mut self.encoded);
         // At most `MAX_DECODED` (checked when opened).
         encoded.resize(x.disk.len as usize, 0);
@@ -1395,7 +1402,7 @@ impl<B: ReadAt> StreamReader<B> {
                 })
             });
         self.encoded = encoded;
-        self.unit_cache = Some((i as u64, decoded?));
+        self.unit_cache = Some((x.disk.offset, decoded?));
         Ok(())
     }
 
