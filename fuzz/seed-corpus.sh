@@ -336,6 +336,38 @@ PY
 fi
 echo "btrfs seeds: $(ls corpus/btrfs | wc -l) files"
 
+# hfs: the HFS+ volume macOS made (dfvfs, tests/data/mac-public) and HFS+ and HFSX images make-hfsplus.py writes
+# (hard links, a fragmented file, compressed files, deleted records), sparse as the target reads them.
+mkdir -p corpus/hfs
+hfs_sparse() {  # hfs_sparse IMAGE NAME
+  python3 - "$1" "corpus/hfs/$2" <<'PY'
+import struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+BLOCK = 4096
+out = bytearray()
+with open(src, 'rb') as f:
+    n = 0
+    while True:
+        b = f.read(BLOCK)
+        if not b:
+            break
+        if any(b):
+            out += struct.pack('<I', n) + b.ljust(BLOCK, b'\0')
+        n += 1
+open(dst, 'wb').write(out)
+PY
+}
+hfs_sparse ../tests/data/mac-public/dfvfs-hfsplus.raw dfvfs
+mkdir -p "$tmp/hfs-src/docs/deep" && fill_tree "$tmp/hfs-src" && ln -s hello.txt "$tmp/hfs-src/link" &&
+  ln "$tmp/hfs-src/hello.txt" "$tmp/hfs-src/docs/hard" && seq 1 30000 > "$tmp/hfs-src/docs/frag.txt" &&
+  seq 1 20000 > "$tmp/hfs-src/docs/packed.txt"
+for v in hfsplus hfsx; do
+  flag=(); [ $v = hfsx ] && flag=(--hfsx)
+  python3 ../scripts/make-hfsplus.py "$tmp/hfs-src" "$tmp/$v.img" --size 8M "${flag[@]}" \
+    --fragment docs/frag.txt --compress docs/packed.txt --deleted docs/a.txt >/dev/null && hfs_sparse "$tmp/$v.img" "$v"
+done
+echo "hfs seeds: $(ls corpus/hfs | wc -l) files"
+
 # Inputs the targets once found wrong (crashes, timeouts), fixed since: replayed first by every run, so a
 # regression shows at once (with -timeout, a slow one too). Each target's are in regressions/TARGET/.
 for d in regressions/*/; do

@@ -164,7 +164,7 @@ pub struct Entry {
     pub posix: Option<Posix>,
     /// A symbolic link's target, as the link holds it (bytes, not necessarily UTF-8).
     pub link_target: Option<Vec<u8>>,
-    /// The stretches of its data the file system keeps compressed (Btrfs), in file order; each is a hole of
+    /// The stretches of its data the file system keeps compressed (Btrfs, HFS+), in file order; each is a hole of
     /// its length in `runs`, so that what reads `runs` alone sees the file's length (and zeros).
     pub packed: Vec<Packed>,
 }
@@ -179,6 +179,9 @@ pub enum Codec {
     BtrfsLzo,
     /// Zstandard frames.
     Zstd,
+    /// macOS's decmpfs zlib (HFS+, APFS): a zlib stream, or, when the first byte's low four bits are all set
+    /// (which no zlib header has), the bytes after it stored as they are.
+    AppleZlib,
 }
 
 /// A compressed stretch of a file's data: `len` bytes of the file from `file_offset` are the bytes from `skip`

@@ -1,5 +1,5 @@
 //! Decoding the stretches of file data a file system keeps compressed ([`Packed`](crate::Packed)): Btrfs's
-//! zlib, LZO and zstd extents, for whatever reads a file's bytes. Every input is treated as hostile: a damaged
+//! zlib, LZO and zstd extents, macOS's decmpfs zlib blocks, for whatever reads a file's bytes. Every input is treated as hostile: a damaged
 //! or cut-off stream is an [`Error`], never a panic, and memory is bounded by the output asked for, never by
 //! what a stream's headers claim.
 //!
@@ -25,7 +25,19 @@ pub fn decode(codec: Codec, input: &[u8], decoded_len: usize) -> Result<Vec<u8>,
         Codec::Zlib => zlib(input, decoded_len),
         Codec::Zstd => zstd(input, decoded_len),
         Codec::BtrfsLzo => btrfs_lzo(input, decoded_len),
+        Codec::AppleZlib => match input.first() {
+            Some(b) if b & 0x0F == 0x0F => Ok(stored(&input[1..], decoded_len)),
+            _ => zlib(input, decoded_len),
+        },
     }
+}
+
+/// Bytes kept as they are: `decoded_len` of them, zeros for what they lack.
+fn stored(input: &[u8], decoded_len: usize) -> Vec<u8> {
+    let mut out = vec![0u8; decoded_len];
+    let n = input.len().min(decoded_len);
+    out[..n].copy_from_slice(&input[..n]);
+    out
 }
 
 fn zlib(input: &[u8], decoded_len: usize) -> Result<Vec<u8>, Error> {

@@ -329,6 +329,7 @@ fn encode(e: &Entry, out: &mut Vec<u8>) {
                 Codec::Zlib => 1,
                 Codec::BtrfsLzo => 2,
                 Codec::Zstd => 3,
+                Codec::AppleZlib => 4,
             };
             for v in [
                 p.file_offset,
@@ -418,6 +419,7 @@ fn decode(r: &mut Reader) -> Entry {
             codec: match r.int() {
                 1 => Codec::Zlib,
                 2 => Codec::BtrfsLzo,
+                4 => Codec::AppleZlib,
                 _ => Codec::Zstd,
             },
             decoded_len: r.int(),
@@ -494,7 +496,7 @@ mod tests {
                 gid: u32::MAX,
             }),
             link_target: (seed % 9 == 4).then(|| b"../t\xff".to_vec()),
-            packed: (0..seed % 3)
+            packed: (0..seed % 5)
                 .map(|k| Packed {
                     file_offset: k << 17,
                     len: seed % 131_072,
@@ -502,7 +504,8 @@ mod tests {
                         offset: seed << 3,
                         len: seed % 4096,
                     },
-                    codec: [Codec::Zlib, Codec::BtrfsLzo, Codec::Zstd][k as usize],
+                    codec: [Codec::Zlib, Codec::BtrfsLzo, Codec::Zstd, Codec::AppleZlib]
+                        [k as usize % 4],
                     decoded_len: 131_072,
                     skip: seed % 77,
                 })

@@ -143,6 +143,10 @@ pub enum FileSystem {
     Folder,
     Xfs,
     Btrfs,
+    /// HFS+ (names case-insensitive).
+    HfsPlus,
+    /// HFSX (HFS+ whose names may be case-sensitive).
+    Hfsx,
 }
 
 /// The folder a walked index's entries are below, from its source (`/home/ana/`): `/home/ana`, and `` for `/`
@@ -166,6 +170,8 @@ impl FileSystem {
             FileSystem::Folder => "folder",
             FileSystem::Xfs => "XFS",
             FileSystem::Btrfs => "Btrfs",
+            FileSystem::HfsPlus => "HFS+",
+            FileSystem::Hfsx => "HFSX",
         }
     }
 
@@ -178,7 +184,7 @@ impl FileSystem {
     pub fn from_code(code: u32) -> Option<FileSystem> {
         use FileSystem::*;
         [
-            Ntfs, Fat12, Fat16, Fat32, ExFat, Ext2, Ext3, Ext4, Folder, Xfs, Btrfs,
+            Ntfs, Fat12, Fat16, Fat32, ExFat, Ext2, Ext3, Ext4, Folder, Xfs, Btrfs, HfsPlus, Hfsx,
         ]
         .get(code as usize)
         .copied()

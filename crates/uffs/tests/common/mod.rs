@@ -346,6 +346,25 @@ fn bytes_of(bitmap: &[u8], clusters: u64, cluster: u64) -> u64 {
     used * cluster
 }
 
+/// The bytes of the blocks TSK lists as allocated (`blkls -a -l`: HFS+'s allocation file), times the block
+/// size `fsstat` gives.
+pub fn tsk_blocks_in_use(img: &Path) -> u64 {
+    let text = |tool: &str, args: &[&str]| {
+        String::from_utf8(run_ok(Command::new(tool).args(args).arg(img)).stdout).unwrap()
+    };
+    let blocks = text("blkls", &["-a", "-l"])
+        .lines()
+        .filter(|l| l.ends_with("|a"))
+        .count() as u64;
+    let bs: u64 = text("fsstat", &[])
+        .lines()
+        .find_map(|l| l.strip_prefix("Allocation Block Size: "))
+        .expect("fsstat's block size")
+        .parse()
+        .unwrap();
+    blocks * bs
+}
+
 /// `uffs du --source SOURCE`'s root total: the bytes allocated to everything on the volume.
 pub fn du_root_allocated(source: &Path) -> u64 {
     let du = run_ok(
