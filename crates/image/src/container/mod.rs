@@ -1,5 +1,5 @@
-//! Containers: image formats that hold a disk or a volume in another layout (split raw, VHD, qcow2, and the rest of
-//! issue 28's list). Each format is one file here implementing [`Image`]: a length and positional reads of the
+//! Containers: image formats that hold a disk or a volume in another layout (split raw, VHD, qcow2, UDIF `.dmg`,
+//! and the rest of issue 28's list). Each format is one file here implementing [`Image`]: a length and positional reads of the
 //! disk it holds. [`open`] recognises a container by its content (a split raw set by its numbered names, the one
 //! thing it has); [`open_parent`] opens the image a differencing or backing-file image reads through, refusing
 //! missing files and chains that loop.
@@ -17,6 +17,7 @@ pub mod ewf;
 mod ewf2;
 pub mod qcow2;
 pub mod split;
+pub mod udif;
 pub mod vhd;
 pub mod vhdx;
 pub mod vmdk;
@@ -83,6 +84,9 @@ fn open_in_chain(path: &Path, chain: &[PathBuf]) -> io::Result<Option<Box<dyn Im
     }
     if let Some(vmdk) = vmdk::Vmdk::open(path, &file, len, chain)? {
         return Ok(Some(Box::new(vmdk)));
+    }
+    if let Some(udif) = udif::Udif::open(path, &file, len)? {
+        return Ok(Some(Box::new(udif)));
     }
     Ok(None)
 }
