@@ -298,6 +298,25 @@ PY
 fi
 echo "xfs seeds: $(ls corpus/xfs | wc -l) files"
 
+sparse_blocks() {  # sparse_blocks IMAGE DST: each non-zero 4 KiB block as its number (u32 LE) and its bytes
+  python3 - "$1" "$2" <<'PY'
+import struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+BLOCK = 4096
+out = bytearray()
+with open(src, 'rb') as f:
+    n = 0
+    while True:
+        b = f.read(BLOCK)
+        if not b:
+            break
+        if any(b):
+            out += struct.pack('<I', n) + b.ljust(BLOCK, b'\0')
+        n += 1
+open(dst, 'wb').write(out)
+PY
+}
+
 # btrfs: 128 MiB mkfs.btrfs images (metadata single and DUP), filled through the kernel with zlib, LZO and zstd
 # compression, a subvolume and a snapshot when run as root, then written sparse as the target reads them: each
 # non-zero 4 KiB block as its number (u32 LE) and its bytes, some 150 blocks instead of the 30 MB the trees span.
@@ -316,22 +335,7 @@ if command -v mkfs.btrfs >/dev/null; then
       btrfs -q subvolume snapshot "$tmp/bmnt/sub" "$tmp/bmnt/snap" >/dev/null
       umount "$tmp/bmnt"
     fi
-    python3 - "$img" "corpus/btrfs/$m" <<'PY'
-import struct, sys
-src, dst = sys.argv[1], sys.argv[2]
-BLOCK = 4096
-out = bytearray()
-with open(src, 'rb') as f:
-    n = 0
-    while True:
-        b = f.read(BLOCK)
-        if not b:
-            break
-        if any(b):
-            out += struct.pack('<I', n) + b.ljust(BLOCK, b'\0')
-        n += 1
-open(dst, 'wb').write(out)
-PY
+    sparse_blocks "$img" "corpus/btrfs/$m"
   done
 fi
 echo "btrfs seeds: $(ls corpus/btrfs | wc -l) files"
@@ -339,34 +343,21 @@ echo "btrfs seeds: $(ls corpus/btrfs | wc -l) files"
 # hfs: the HFS+ volume macOS made (dfvfs, tests/data/mac-public) and HFS+ and HFSX images make-hfsplus.py writes
 # (hard links, a fragmented file, compressed files, deleted records), sparse as the target reads them.
 mkdir -p corpus/hfs
-hfs_sparse() {  # hfs_sparse IMAGE NAME
-  python3 - "$1" "corpus/hfs/$2" <<'PY'
-import struct, sys
-src, dst = sys.argv[1], sys.argv[2]
-BLOCK = 4096
-out = bytearray()
-with open(src, 'rb') as f:
-    n = 0
-    while True:
-        b = f.read(BLOCK)
-        if not b:
-            break
-        if any(b):
-            out += struct.pack('<I', n) + b.ljust(BLOCK, b'\0')
-        n += 1
-open(dst, 'wb').write(out)
-PY
-}
-hfs_sparse ../tests/data/mac-public/dfvfs-hfsplus.raw dfvfs
+sparse_blocks ../tests/data/mac-public/dfvfs-hfsplus.raw corpus/hfs/dfvfs
 mkdir -p "$tmp/hfs-src/docs/deep" && fill_tree "$tmp/hfs-src" && ln -s hello.txt "$tmp/hfs-src/link" &&
   ln "$tmp/hfs-src/hello.txt" "$tmp/hfs-src/docs/hard" && seq 1 30000 > "$tmp/hfs-src/docs/frag.txt" &&
   seq 1 20000 > "$tmp/hfs-src/docs/packed.txt"
 for v in hfsplus hfsx; do
   flag=(); [ $v = hfsx ] && flag=(--hfsx)
   python3 ../scripts/make-hfsplus.py "$tmp/hfs-src" "$tmp/$v.img" --size 8M "${flag[@]}" \
-    --fragment docs/frag.txt --compress docs/packed.txt --deleted docs/a.txt >/dev/null && hfs_sparse "$tmp/$v.img" "$v"
+    --fragment docs/frag.txt --compress docs/packed.txt --deleted docs/a.txt >/dev/null && sparse_blocks "$tmp/$v.img" "corpus/hfs/$v"
 done
 echo "hfs seeds: $(ls corpus/hfs | wc -l) files"
+
+# container_udif: keramics' five .dmg images macOS made (tests/data/mac-public), one per chunk method.
+mkdir -p corpus/container_udif
+cp ../tests/data/mac-public/keramics-hfsplus_*.dmg corpus/container_udif/
+echo "container_udif seeds: $(ls corpus/container_udif | wc -l) files"
 
 # Inputs the targets once found wrong (crashes, timeouts), fixed since: replayed first by every run, so a
 # regression shows at once (with -timeout, a slow one too). Each target's are in regressions/TARGET/.

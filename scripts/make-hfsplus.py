@@ -14,7 +14,8 @@ node.  The catalog holds folder, file and thread records keyed (parentID, nodeNa
 names decomposed and ordered by FastUnicodeCompare (HFS+, 0xCF) or binary (HFSX, 0xBC).
 Hard links become iNode<CNID> in "\0\0\0\0HFS+ Private Data" plus 'hlnk' files;
 NAME.rsrc beside NAME becomes NAME's resource fork; source user.* xattrs become
-attributes (user.NAME -> NAME); --compress stores decmpfs/zlib (type 3 or 4).
+attributes (user.NAME -> NAME); --compress stores decmpfs: zlib (type 3 or 4), or with --compress-method
+lzvn (7 or 8) or lzfse (11 or 12).
 
 Facts come from Apple's TN1150 "HFS Plus Volume Format" (structures, key order,
 decomposition exceptions, hard and symbolic links, reserved areas); from xnu's
@@ -555,13 +556,49 @@ def attr_record(cnid, name, value):
     return (cnid, u, 0), key, key + struct.pack('>IIII', 0x10, 0, 0, len(value)) + value
 
 
-def decmpfs(data):
-    """com.apple.decmpfs value (+ resource fork for type 4): 'fpmc' LE magic, type,
-    uncompressed size; zlib data inline (type 3) when the file is one 64 KiB unit and
-    fits the attribute, else 64 KiB units in a resource fork: 256-byte header, block
-    table (offset, size) from the count field, blocks, 50-byte resource map."""
+def lzvn_literals(raw):
+    """An LZVN stream of literals only (opcode 0xE0 with a length byte, 0xE1-0xEF for up to 15), then the
+    end-of-stream opcode 0x06 and its seven zero bytes: valid LZVN, as Apple's decoder reads it."""
+    out = bytearray()
+    for i in range(0, len(raw), 271):
+        c = raw[i:i + 271]
+        out += (bytes([0xE0 | len(c)]) if len(c) < 16 else bytes([0xE0, len(c) - 16])) + c
+    return bytes(out) + b'\x06' + bytes(7)
+
+
+def lzfse_stored(raw):
+    """An LZFSE frame of one uncompressed block ('bvx-', its length, the bytes) and the end ('bvx$')."""
+    return b'bvx-' + struct.pack('<I', len(raw)) + raw + b'bvx$'
+
+
+def decmpfs(data, method='zlib'):
+    """com.apple.decmpfs value (+ resource fork): 'fpmc' LE magic, type, uncompressed size.
+    zlib: inline (type 3) when the file is one 64 KiB unit and fits the attribute, else 64 KiB units in a
+    resource fork (type 4): 256-byte header, block table (offset, size) from the count field, blocks,
+    50-byte resource map. lzvn (types 7, 8) and lzfse (11, 12): inline likewise, else the resource fork holds
+    the blocks' offsets from its start (u32 LE, one more than the blocks) and the blocks; the streams are
+    literal-only LZVN and stored LZFSE blocks (what they decode to is what matters to a reader); a unit
+    whose stream would pass 64 KiB + 1 bytes (TSK's limit) is kept stored after its marker byte (0x06, 0xFF)."""
     def header(kind):
         return struct.pack('<IIQ', 0x636D7066, kind, len(data))
+
+    if method in ('lzvn', 'lzfse'):
+        marker = b'\x06' if method == 'lzvn' else b'\xff'
+
+        def encode(raw):                                # a unit longer than 64 KiB + 1 is kept stored
+            packed = lzvn_literals(raw) if method == 'lzvn' else lzfse_stored(raw)
+            return packed if len(packed) <= CHUNK + 1 else marker + raw
+        inline_kind, fork_kind = (7, 8) if method == 'lzvn' else (11, 12)
+        packed = encode(data)
+        if len(data) <= CHUNK and 16 + len(packed) <= MAX_INLINE_ATTR:
+            return header(inline_kind) + packed, b''
+        blocks = [encode(data[i:i + CHUNK]) for i in range(0, len(data), CHUNK)]
+        off = 4 * (len(blocks) + 1)
+        offsets = [off]
+        for b in blocks:
+            off += len(b)
+            offsets.append(off)
+        return header(fork_kind), struct.pack(f'<{len(offsets)}I', *offsets) + b''.join(blocks)
 
     def squeeze(raw):                                   # 0xFF marks a stored, uncompressed unit
         z = zlib.compress(raw, 9)
@@ -635,7 +672,7 @@ def mark_options(root, args):
             e = by_rel.get(os.path.normpath(rel).replace(os.sep, '/'))
             if e is None or e.kind not in ('file', 'symlink') or (opt != 'deleted' and e.kind != 'file'):
                 raise Fail(f'--{opt} {p}: not a regular file of the tree')
-            setattr(e, opt, True)
+            setattr(e, opt, args.compress_method if opt == 'compress' else True)
 
 
 def read(path, size=None):
@@ -654,7 +691,7 @@ def load(e, bs):
     elif e.compress:
         if e.rsrc_path or any(n == 'com.apple.decmpfs' for n, _ in e.xattrs):
             raise Fail(f'--compress {e.rel}: file already has a resource fork or decmpfs attribute')
-        e.decmpfs, e.rsrc = decmpfs(read(e.path))
+        e.decmpfs, e.rsrc = decmpfs(read(e.path), e.compress)
         e.data = b''
     e.data_len = len(e.data) if e.data is not None else os.path.getsize(e.path)
     e.rsrc_len = len(e.rsrc) if e.rsrc is not None else os.path.getsize(e.rsrc_path) if e.rsrc_path else 0
@@ -695,7 +732,8 @@ def build(args):
     for i in inodes:
         if any(e.deleted for e in i.links):
             raise Fail(f'--deleted {i.links[0].rel}: deleting a hard-link name is not supported')
-        i.compress, i.fragment = any(e.compress for e in i.links), any(e.fragment for e in i.links)
+        i.compress = next((e.compress for e in i.links if e.compress), False)
+        i.fragment = any(e.fragment for e in i.links)
     # CNIDs: 16 and 17 for the private folders made at format time, then paths in order
     keys = [PRIVATE_DATA, PRIVATE_DIRS]
     for e in list(walk(root))[1:]:
@@ -773,8 +811,10 @@ def main(argv=None):
     ap.add_argument('--ids', metavar='IDS.json', help='path -> CNID map to keep and update')
     ap.add_argument('--fragment', action='append', default=[], metavar='PATH',
                     help=f'split this file into {FRAGMENTS} extents separated by free blocks')
+    ap.add_argument('--compress-method', choices=['zlib', 'lzvn', 'lzfse'], default='zlib',
+                    help='how --compress stores files (decmpfs types 3/4, 7/8 or 11/12), default zlib')
     ap.add_argument('--compress', action='append', default=[], metavar='PATH',
-                    help='store this file decmpfs-compressed (zlib; type 3 inline or type 4 resource fork)')
+                    help='store this file decmpfs-compressed (--compress-method; inline or in the resource fork)')
     ap.add_argument('--deleted', action='append', default=[], metavar='PATH',
                     help="remove this file's catalog records, leaving their bytes in leaf-node slack")
     args = ap.parse_args(argv)

@@ -182,6 +182,12 @@ pub enum Codec {
     /// macOS's decmpfs zlib (HFS+, APFS): a zlib stream, or, when the first byte's low four bits are all set
     /// (which no zlib header has), the bytes after it stored as they are.
     AppleZlib,
+    /// macOS's decmpfs LZVN: an LZVN stream, or, when the first byte is 0x06 (the end-of-stream opcode), the
+    /// bytes after it stored as they are.
+    Lzvn,
+    /// macOS's decmpfs LZFSE: LZFSE frames (`bvx2`, `bvx1`, `bvxn`, `bvx-` blocks to `bvx$`), or, when the
+    /// first byte is 0xFF, the bytes after it stored as they are.
+    Lzfse,
 }
 
 /// A compressed stretch of a file's data: `len` bytes of the file from `file_offset` are the bytes from `skip`

@@ -29,7 +29,48 @@ pub fn decode(codec: Codec, input: &[u8], decoded_len: usize) -> Result<Vec<u8>,
             Some(b) if b & 0x0F == 0x0F => Ok(stored(&input[1..], decoded_len)),
             _ => zlib(input, decoded_len),
         },
+        Codec::Lzvn => match input.first() {
+            Some(0x06) => Ok(stored(&input[1..], decoded_len)),
+            _ => lzvn(input, decoded_len),
+        },
+        Codec::Lzfse => match input.first() {
+            Some(0xFF) => Ok(stored(&input[1..], decoded_len)),
+            _ => lzfse(input, decoded_len),
+        },
     }
+}
+
+/// LZFSE frames, through `lzfse_rust`'s decoder, read no further than `decoded_len` bytes (so a frame's claimed
+/// length never sizes an allocation).
+fn lzfse(input: &[u8], decoded_len: usize) -> Result<Vec<u8>, Error> {
+    use std::io::Read;
+    let mut decoder = lzfse_rust::LzfseRingDecoder::default();
+    let mut out = Vec::with_capacity(decoded_len);
+    decoder
+        .reader_bytes(input)
+        .take(decoded_len as u64)
+        .read_to_end(&mut out)
+        .map_err(|e| Error::new(format!("LZFSE: {e}")))?;
+    if out.len() < decoded_len {
+        return Err(cut_short("LZFSE", out.len(), decoded_len));
+    }
+    Ok(out)
+}
+
+/// A bare LZVN stream, decoded as the one-block LZFSE frame Apple's encoder would wrap it in (`bvxn`, the
+/// decoded and encoded lengths, the stream, `bvx$`): `decoded_len` must be the stream's whole length, as a
+/// decmpfs block's is.
+fn lzvn(input: &[u8], decoded_len: usize) -> Result<Vec<u8>, Error> {
+    let (Ok(raw), Ok(payload)) = (u32::try_from(decoded_len), u32::try_from(input.len())) else {
+        return Err(Error::new("LZVN: a stream too long"));
+    };
+    let mut frame = Vec::with_capacity(input.len() + 16);
+    frame.extend_from_slice(b"bvxn");
+    frame.extend_from_slice(&raw.to_le_bytes());
+    frame.extend_from_slice(&payload.to_le_bytes());
+    frame.extend_from_slice(input);
+    frame.extend_from_slice(b"bvx$");
+    lzfse(&frame, decoded_len).map_err(|e| Error::new(e.message.replace("LZFSE", "LZVN")))
 }
 
 /// Bytes kept as they are: `decoded_len` of them, zeros for what they lack.
@@ -391,6 +432,42 @@ mod tests {
         ];
         assert!(decode(Codec::Zstd, &frame, 4096).is_err());
         assert!(decode(Codec::Zlib, &[], MAX_DECODED + 1).is_err());
+    }
+
+    /// Apple's reference encoder's LZVN streams and LZFSE frames (tests/data/apple, make-apple.py) decode to
+    /// their plain bytes; the stored forms, damage and a short stream are errors or zeros as documented.
+    #[test]
+    fn lzvn_and_lzfse_as_apple_writes_them() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/apple/");
+        let read = |f: &str| std::fs::read(format!("{dir}{f}")).unwrap();
+        for (name, codec, ext) in [
+            ("lzvn-text", Codec::Lzvn, "lzvn"),
+            ("lzvn-letters", Codec::Lzvn, "lzvn"),
+            ("lzvn-runs", Codec::Lzvn, "lzvn"),
+            ("lzfse-text", Codec::Lzfse, "lzfse"),
+            ("lzfse-mixed", Codec::Lzfse, "lzfse"),
+        ] {
+            let plain = read(&format!("{name}.raw"));
+            let packed = read(&format!("{name}.{ext}"));
+            assert_eq!(
+                decode(codec, &packed, plain.len()).unwrap(),
+                plain,
+                "{name}"
+            );
+            // LZFSE asked for less: the first bytes (an LZVN stream's length is its block's, exact); cut short:
+            // an error, never a panic.
+            if codec == Codec::Lzfse {
+                assert_eq!(decode(codec, &packed, 100).unwrap(), plain[..100], "{name}");
+            }
+            assert!(
+                decode(codec, &packed[..packed.len() / 2], plain.len()).is_err(),
+                "{name}"
+            );
+        }
+        assert_eq!(decode(Codec::Lzvn, b"\x06abc", 3).unwrap(), b"abc");
+        assert_eq!(decode(Codec::Lzfse, b"\xFFabc", 3).unwrap(), b"abc");
+        assert_eq!(decode(Codec::AppleZlib, b"\xFFabc", 4).unwrap(), b"abc\0");
+        assert!(decode(Codec::Lzfse, b"bvx2garbage", 10).is_err());
     }
 
     /// A vector of tests/data/lzo, made by make-lzo.py with liblzo2.

@@ -330,6 +330,8 @@ fn encode(e: &Entry, out: &mut Vec<u8>) {
                 Codec::BtrfsLzo => 2,
                 Codec::Zstd => 3,
                 Codec::AppleZlib => 4,
+                Codec::Lzvn => 5,
+                Codec::Lzfse => 6,
             };
             for v in [
                 p.file_offset,
@@ -420,6 +422,8 @@ fn decode(r: &mut Reader) -> Entry {
                 1 => Codec::Zlib,
                 2 => Codec::BtrfsLzo,
                 4 => Codec::AppleZlib,
+                5 => Codec::Lzvn,
+                6 => Codec::Lzfse,
                 _ => Codec::Zstd,
             },
             decoded_len: r.int(),

@@ -13,7 +13,7 @@ pub mod kind {
 }
 
 /// What the header node says of its tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Header {
     pub depth: u16,
     pub root: u32,
@@ -73,7 +73,7 @@ impl Layout {
 }
 
 /// A B-tree file opened: its layout and header.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Tree {
     pub layout: Layout,
     pub header: Header,

@@ -2,8 +2,9 @@
 //! an empty data fork, and an extended attribute `com.apple.decmpfs` in the attributes B-tree: a 16-byte header
 //! (`fpmc`, the method, the file's length; little-endian) and, for the methods that keep it there, the data;
 //! the others keep it in the resource fork, in 64 KiB blocks listed by a table (libfshfs's "Hierarchical File
-//! System" document, "Compressed data extended attribute"). The data is not decoded here: each compressed
-//! stretch becomes a [`Packed`] piece where its bytes lie on the volume, decoded when a file is read.
+//! System" document, "Compressed data extended attribute"; the resource fork layouts as The Sleuth Kit reads
+//! them). The data is not decoded here: each compressed stretch becomes a [`Packed`] piece where its bytes lie
+//! on the volume, decoded when a file is read (zlib, LZVN, LZFSE: `uffs_fs::packed`).
 
 use std::collections::HashMap;
 
@@ -129,12 +130,70 @@ pub fn data<R: ReadAt + ?Sized>(dev: &R, h: &Header, rsrc: &Layout) -> Result<Da
             runs: vec![Run::hole(h.size)],
             packed: Vec::new(),
         }),
+        7 if h.size <= uffs_fs::packed::MAX_DECODED as u64 => Ok(whole(Codec::Lzvn)),
+        11 if h.size <= uffs_fs::packed::MAX_DECODED as u64 => Ok(whole(Codec::Lzfse)),
         4 => zlib_blocks(dev, h, rsrc),
+        8 => offset_blocks(dev, h, rsrc, Codec::Lzvn),
+        12 => offset_blocks(dev, h, rsrc, Codec::Lzfse),
         m => Err(format!(
             "compressed with method {m} ({}), which uffs does not decode yet",
             method_name(m)
         )),
     }
+}
+
+/// Methods 8 and 12: the resource fork starts with the blocks' offsets (u32, little-endian, from the fork's
+/// start), one more than there are blocks, the last where the last block ends.
+fn offset_blocks<R: ReadAt + ?Sized>(
+    dev: &R,
+    h: &Header,
+    rsrc: &Layout,
+    codec: Codec,
+) -> Result<Data, String> {
+    let blocks = h.size.div_ceil(BLOCK);
+    let mut table = vec![0u8; (blocks as usize + 1) * 4];
+    rsrc.read(dev, &mut table, 0)
+        .map_err(|e| format!("its resource fork: {e}"))?;
+    let offsets: Vec<u64> = table
+        .chunks_exact(4)
+        .map(|b| u64::from(u32::from_le_bytes(b.try_into().expect("4 bytes"))))
+        .collect();
+    if offsets[0] != table.len() as u64 {
+        return Err(format!(
+            "its resource fork's block table starts with {}, not {} for {blocks} blocks",
+            offsets[0],
+            table.len()
+        ));
+    }
+    let mut data = Data {
+        runs: vec![Run::hole(h.size)],
+        packed: Vec::with_capacity(blocks as usize),
+    };
+    for (i, w) in offsets.windows(2).enumerate() {
+        let (start, end) = (w[0], w[1]);
+        let file_offset = i as u64 * BLOCK;
+        let decoded = (h.size - file_offset).min(BLOCK);
+        let (at, contiguous) = rsrc
+            .locate(start)
+            .ok_or_else(|| format!("block {i} lies past its resource fork"))?;
+        let len = end
+            .checked_sub(start)
+            .filter(|&l| l > 0 && l <= contiguous)
+            .ok_or_else(|| {
+                format!(
+                    "block {i} of its resource fork ({start} to {end}) is not within one extent"
+                )
+            })?;
+        data.packed.push(Packed {
+            file_offset,
+            len: decoded,
+            disk: Run { offset: at, len },
+            codec,
+            decoded_len: decoded,
+            skip: 0,
+        });
+    }
+    Ok(data)
 }
 
 /// Method 4: the resource fork's header (big-endian: where its data starts), then at the data: its length

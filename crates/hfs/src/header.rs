@@ -143,7 +143,7 @@ impl VolumeHeader {
                 h.block_size
             )));
         }
-        if h.total_blocks == 0 || h.free_blocks > h.total_blocks {
+        if h.volume_len() < 4096 || h.free_blocks > h.total_blocks {
             return Err(Error::new(format!(
                 "the HFS+ volume header gives {} blocks, {} of them free",
                 h.total_blocks, h.free_blocks

@@ -78,8 +78,8 @@ pub struct Volume<R: ReadAt> {
     /// The attributes file (extended attributes; decmpfs headers), when the volume has one.
     attributes: Option<Tree>,
     overflow: Overflow,
-    /// What was wrong reading the extents overflow file.
-    overflow_warning: Option<String>,
+    /// What was wrong reading the extents overflow and attributes files (the scan's first warnings).
+    open_warnings: Vec<String>,
 }
 
 impl<R: ReadAt> Volume<R> {
@@ -98,24 +98,12 @@ impl<R: ReadAt> Volume<R> {
         let mut vol = Volume {
             dev,
             base,
-            catalog: Tree {
-                layout: Layout::default(),
-                header: btree::Header {
-                    depth: 0,
-                    root: 0,
-                    leaf_records: 0,
-                    first_leaf: 0,
-                    last_leaf: 0,
-                    node_size: 512,
-                    total_nodes: 0,
-                    free_nodes: 0,
-                    compare: 0,
-                },
-            },
+            // Opened below, once the extents overflow file is read (the catalog may have extents there).
+            catalog: Tree::default(),
             header,
             attributes: None,
             overflow: Overflow::new(),
-            overflow_warning: None,
+            open_warnings: Vec::new(),
         };
         // The extents file's own extents are all in the header (it cannot overflow into itself).
         let (layout, _) = vol.layout(catalog::cnid::EXTENTS, DATA_FORK, &vol.header.extents);
@@ -124,9 +112,9 @@ impl<R: ReadAt> Volume<R> {
                 Ok(tree) => {
                     let (overflow, warning) = read_overflow(&vol.dev, &tree);
                     vol.overflow = overflow;
-                    vol.overflow_warning = warning;
+                    vol.open_warnings.extend(warning);
                 }
-                Err(e) => vol.overflow_warning = Some(e.message),
+                Err(e) => vol.open_warnings.push(e.message),
             }
         }
         let (layout, warning) = vol.layout(catalog::cnid::CATALOG, DATA_FORK, &vol.header.catalog);
@@ -142,11 +130,11 @@ impl<R: ReadAt> Volume<R> {
         if !layout.is_empty() {
             match Tree::open(&vol.dev, layout, "attributes") {
                 Ok(tree) => vol.attributes = Some(tree),
-                Err(e) => vol.overflow_warning = Some(e.message),
+                Err(e) => vol.open_warnings.push(e.message),
             }
         }
         if let Some(w) = warning {
-            vol.overflow_warning = Some(format!("the attributes file: {w}"));
+            vol.open_warnings.push(format!("the attributes file: {w}"));
         }
         Ok(vol)
     }

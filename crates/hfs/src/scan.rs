@@ -63,7 +63,7 @@ struct Link {
 impl<R: ReadAt> Volume<R> {
     /// The entries in id order, to `sink` a batch at a time; the warnings.
     pub fn scan_sorted(&self, opts: &ScanOptions, sink: &mut dyn Sink) -> Result<Vec<String>> {
-        let mut warnings: Vec<String> = self.overflow_warning.iter().cloned().collect();
+        let mut warnings: Vec<String> = self.open_warnings.clone();
         let compressed = match &self.attributes {
             Some(tree) => {
                 let (map, warning) = decmpfs::headers(&self.dev, tree);
@@ -497,7 +497,7 @@ impl<R: ReadAt> Volume<R> {
         // after it: the blocks holding them are marked in use.
         let total = u64::from(h.total_blocks);
         let first = 1536u64.div_ceil(bs);
-        let last_start = (h.volume_len() - 1024) / bs;
+        let last_start = h.volume_len().saturating_sub(1024) / bs;
         let mut blocks = first + (total - last_start);
         if last_start < first {
             blocks = total;
