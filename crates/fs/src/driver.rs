@@ -128,6 +128,21 @@ pub trait Reader: Send + Sync {
         Vec::new()
     }
 
+    /// The volumes it holds when it is a container of several (an APFS container's), by name: a scan lists
+    /// each as a folder of the root, `SOURCE@N` reads the Nth (from 1) alone through [`Reader::volume`], as a
+    /// disk's partitions are picked. Empty for a volume.
+    fn volumes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Volume `n` (from 1) of [`Reader::volumes`] alone, its root as the root.
+    fn volume(&self, n: u32) -> Result<Box<dyn Reader>> {
+        Err(Error::new(format!(
+            "a {} volume holds no volumes of its own: it has no volume {n}",
+            self.filesystem().name()
+        )))
+    }
+
     /// A reader of state `id` (of [`Reader::states`]) alone, its root as the root, as a mount of it shows it;
     /// made from this one's tables, not read again (a volume of hundreds of snapshots opens each of them).
     fn state(&self, id: u64) -> Result<Box<dyn Reader>> {

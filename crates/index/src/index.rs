@@ -147,6 +147,8 @@ pub enum FileSystem {
     HfsPlus,
     /// HFSX (HFS+ whose names may be case-sensitive).
     Hfsx,
+    /// APFS: a container's volumes, or one of them.
+    Apfs,
 }
 
 /// The folder a walked index's entries are below, from its source (`/home/ana/`): `/home/ana`, and `` for `/`
@@ -172,6 +174,7 @@ impl FileSystem {
             FileSystem::Btrfs => "Btrfs",
             FileSystem::HfsPlus => "HFS+",
             FileSystem::Hfsx => "HFSX",
+            FileSystem::Apfs => "APFS",
         }
     }
 
@@ -185,6 +188,7 @@ impl FileSystem {
         use FileSystem::*;
         [
             Ntfs, Fat12, Fat16, Fat32, ExFat, Ext2, Ext3, Ext4, Folder, Xfs, Btrfs, HfsPlus, Hfsx,
+            Apfs,
         ]
         .get(code as usize)
         .copied()

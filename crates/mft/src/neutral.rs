@@ -200,6 +200,20 @@ impl Neutral {
         Ok(Neutral::of(fs, self.device.clone(), self.driver))
     }
 
+    /// Volume `n` (from 1) of a container of volumes (APFS) read alone, from this one's tables.
+    pub fn volume(&self, name: &str, n: u32) -> Result<Neutral> {
+        let fs = self
+            .fs
+            .volume(n)
+            .map_err(|e| Error::Source(format!("{name}: {e}")))?;
+        Ok(Neutral::of(fs, self.device.clone(), self.driver))
+    }
+
+    /// The volumes a container of volumes (APFS) holds, by name; empty for a volume.
+    pub fn volumes(&self) -> Vec<String> {
+        self.fs.volumes()
+    }
+
     /// The parts of the volume it can read alone (Btrfs's subvolumes and snapshots).
     pub fn states(&self) -> Vec<uffs_fs::State> {
         self.fs.states()

@@ -341,6 +341,18 @@ impl Volume {
         ))
     }
 
+    /// Volume `n` (from 1) of this container of volumes (APFS, `SOURCE@N`) read alone, named `name`; `None`
+    /// when this is no container of volumes.
+    pub fn open_contained(&self, name: &str, n: u32) -> Option<Result<Volume>> {
+        let fs = self.fs.as_ref()?;
+        if fs.volumes().is_empty() {
+            return None;
+        }
+        Some(fs.volume(name, n).map(|part| {
+            Volume::of_neutral(name, self.device.clone(), self.partition.clone(), part)
+        }))
+    }
+
     /// A mounted folder read by walking it (`reader`, a `uffs_walk::Folder`), named `name` (its path and a
     /// `/`): a volume without bytes of its own.
     pub fn open_walked(name: &str, reader: Box<dyn uffs_fs::Reader>) -> Volume {

@@ -34,6 +34,7 @@ pub static FILE_SYSTEMS: &[&dyn Driver] = &[
     &uffs_xfs::Driver,
     &uffs_btrfs::Driver,
     &uffs_hfs::Driver,
+    &uffs_apfs::Driver,
 ];
 
 /// The file system a volume's first bytes (`head`, up to [`uffs_fs::PROBE_LEN`]) start, and the driver that

@@ -34,6 +34,7 @@ impl SourceKind {
     pub fn describe(&self) -> String {
         match self {
             SourceKind::Volume => "NTFS volume".into(),
+            SourceKind::Other(uffs_index::FileSystem::Apfs) => "APFS container".into(),
             SourceKind::Other(fs) => format!("{} volume", fs.name()),
             SourceKind::Disk { table } => format!("whole disk ({table} partition table)"),
             SourceKind::RawMft => "raw $MFT capture".into(),
@@ -346,14 +347,20 @@ pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result
     }
     // Before the partition table: a FAT boot sector ends in the same 0x55AA as an MBR.
     if let Some((fs, Some(driver))) = crate::probe(head) {
-        no_partitions(&format!("a {} volume", fs.name()))?;
         if let Some(n) = store {
             return Err(Error::Source(format!(
                 "{path} is a {} volume: shadow copies are NTFS's (vss{n})",
                 fs.name()
             )));
         }
-        let v = Volume::open_neutral(spec, device, None, driver)?;
+        let mut v = Volume::open_neutral(spec, device, None, driver)?;
+        if let Some(n) = partition {
+            // A container of volumes (APFS): `@N` picks one, as a disk's partitions are picked.
+            match v.open_contained(&format!("{path}@{n}"), n) {
+                Some(one) => v = one?,
+                None => no_partitions(&format!("a {} volume", fs.name()))?,
+            }
+        }
         return Ok(Source {
             spec: spec.into(),
             container: container.clone(),

@@ -1,0 +1,304 @@
+//! APFS containers read raw, checked against The Sleuth Kit (`pstat` for the volumes, `fls -P apfs -B APSB`,
+//! `icat`): a container macOS made (dfvfs's `apfs.raw`, tests/data/mac-public) and containers
+//! `scripts/make-apfs.py` writes byte by byte from Apple's reference (nothing on Linux writes a populated APFS
+//! container). Every path with its inode number, kind, size, four times, owner and group as `fls -r -p -l` lists
+//! them; every file's bytes as `icat` reads them; symlink targets as `fls -m` prints them.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::fatvol::{out, sha256_hex};
+use common::*;
+use unicode_normalization::UnicodeNormalization;
+
+/// What `fls -r -p -l` says of one name: inode, type (`r/r`, `d/d`, `l/l`), modified, accessed, changed,
+/// created (as it prints them), size, gid, uid.
+type FlsRow = (u64, String, [String; 4], u64, u32, u32);
+
+/// The volume superblocks' blocks, as `pstat` lists the container's volumes, in order.
+fn apsb_blocks(img: &Path) -> Vec<u64> {
+    String::from_utf8(out("pstat", &[path_str(img)]))
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            l.trim_start_matches(['|', ' '])
+                .strip_prefix("APSB Block Number: ")
+        })
+        .map(|n| n.trim().parse().unwrap())
+        .collect()
+}
+
+fn tsk_args<'a>(apsb: &'a str, img: &'a Path, more: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec!["-P", "apfs", "-B", apsb];
+    a.extend_from_slice(more);
+    a.push(path_str(img));
+    a
+}
+
+/// `fls -r -p -l` of the volume at `apsb` by path (composed, as uffs prints names).
+fn fls(img: &Path, apsb: u64) -> BTreeMap<String, FlsRow> {
+    let b = apsb.to_string();
+    String::from_utf8(out("fls", &tsk_args(&b, img, &["-r", "-p", "-l"])))
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let (kind, inode) = f[0].split_once(' ')?;
+            let inode = inode.trim_end_matches(':').parse().ok()?;
+            let time = |i: usize| f[i].trim_end_matches(" (UTC)").to_string();
+            Some((
+                format!("/{}", f[1].nfc().collect::<String>()),
+                (
+                    inode,
+                    kind.to_string(),
+                    [time(2), time(3), time(4), time(5)],
+                    f[6].parse().ok()?,
+                    f[7].parse().ok()?,
+                    f[8].parse().ok()?,
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// Symlink targets as `fls -m` prints them (`/a_link -> target`).
+fn fls_links(img: &Path, apsb: u64) -> BTreeMap<String, String> {
+    let b = apsb.to_string();
+    String::from_utf8(out("fls", &tsk_args(&b, img, &["-r", "-m", "/"])))
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let name = l.split('|').nth(1)?;
+            let (p, t) = name.split_once(" -> ")?;
+            Some((p.nfc().collect(), t.to_string()))
+        })
+        .collect()
+}
+
+/// An export time (`2022-01-14T07:19:42.1234567Z`) as fls prints it (`2022-01-14 07:19:42`).
+fn fls_time(t: &str) -> String {
+    if t.is_empty() {
+        "0000-00-00 00:00:00".into()
+    } else {
+        t[..19].replace('T', " ")
+    }
+}
+
+/// `SOURCE@N`.
+fn at(img: &Path, n: usize) -> PathBuf {
+    PathBuf::from(format!("{}@{n}", img.display()))
+}
+
+/// Everything uffs says of volume `n` (from 1) of `img` that TSK says too, compared; the differences.
+fn differences_from_tsk(img: &Path, n: usize) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let apsb = apsb_blocks(img)[n - 1];
+    let want = fls(img, apsb);
+    let source = at(img, n);
+    let rows = export(&source, &[]);
+    let got: BTreeMap<String, &std::collections::HashMap<String, String>> = rows
+        .iter()
+        .filter(|r| r["path"] != "/")
+        .map(|r| (r["path"].clone(), r))
+        .collect();
+    for p in want.keys().filter(|p| !got.contains_key(*p)) {
+        wrong.push(format!("only fls lists {p}"));
+    }
+    for (p, r) in &got {
+        let Some((inode, kind, times, size, gid, uid)) = want.get(p) else {
+            wrong.push(format!("only uffs lists {p}"));
+            continue;
+        };
+        let uffs_kind = match r["kind"].as_str() {
+            "folder" => "d/d",
+            "symlink" => "l/l",
+            _ => "r/r",
+        };
+        let uffs_times =
+            ["modified", "accessed", "mft_changed", "created"].map(|c| fls_time(&r[c]));
+        // TSK gives a symlink no size (its target is in an attribute); uffs the target's length.
+        let size = if kind == "l/l" {
+            r["size"].parse().unwrap()
+        } else {
+            *size
+        };
+        let mine = (
+            r["record"].parse::<u64>().unwrap(),
+            uffs_kind,
+            &uffs_times,
+            r["size"].parse::<u64>().unwrap(),
+            r["gid"].parse::<u32>().unwrap_or(0),
+            r["uid"].parse::<u32>().unwrap_or(0),
+        );
+        if mine != (*inode, kind.as_str(), times, size, *gid, *uid) {
+            wrong.push(format!(
+                "{p}: uffs {mine:?}, fls {:?}",
+                (inode, kind, times, size, gid, uid)
+            ));
+        }
+    }
+    for (p, target) in fls_links(img, apsb) {
+        match got.get(&p) {
+            Some(r) if r["link_target"] == target => {}
+            Some(r) => wrong.push(format!(
+                "{p}: uffs links to {}, fls to {target}",
+                r["link_target"]
+            )),
+            None => {}
+        }
+    }
+    // Every file's bytes, as icat reads the inode (a sample of large folders' files).
+    let hashes = run_ok(uffs().args(["hash", "--source"]).arg(&source));
+    let b = apsb.to_string();
+    let mut hashed = 0;
+    for line in String::from_utf8_lossy(&hashes.stdout).lines() {
+        let (hex, p) = line.split_once("  ").unwrap();
+        let Some((inode, kind, _, size, ..)) = want.get(p) else {
+            continue;
+        };
+        if kind == "l/l" || (p.contains("/file-") && !p.ends_with("0.txt")) {
+            continue;
+        }
+        // icat finds no data stream in an empty file: nothing to read.
+        let icat = if *size == 0 {
+            sha256_hex(b"")
+        } else {
+            let mut args = tsk_args(&b, img, &[]);
+            let inode = inode.to_string();
+            args.push(&inode);
+            sha256_hex(&out("icat", &args))
+        };
+        if hex != icat {
+            wrong.push(format!("{p} (inode {inode}): uffs {hex}, icat {icat}"));
+        }
+        hashed += 1;
+    }
+    if hashed == 0 {
+        wrong.push("no file hashed".into());
+    }
+    wrong
+}
+
+/// The paths of `source`, sorted.
+fn paths(source: &Path) -> Vec<String> {
+    let mut p: Vec<String> = export(source, &[])
+        .into_iter()
+        .map(|r| r["path"].clone())
+        .collect();
+    p.sort();
+    p
+}
+
+#[test]
+fn a_container_macos_made_reads_as_tsk_reads_it() {
+    let img = data("mac-public/dfvfs-apfs.raw");
+    let wrong = differences_from_tsk(&img, 1);
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // The container read whole: its one volume a folder named as the volume is, the same entries below it.
+    let alone = paths(&at(&img, 1));
+    let whole = paths(&img);
+    let want: Vec<String> = alone
+        .iter()
+        .map(|p| {
+            if p == "/" {
+                "/apfs_test".to_string()
+            } else {
+                format!("/apfs_test{p}")
+            }
+        })
+        .chain(["/".to_string()])
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(whole, want);
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(&img)).stdout).unwrap();
+    for fact in [
+        "APFS container, 1 volumes",
+        "d08a9fa0-d5a5-458b-813e-ebf9bf5d5338",
+        "apfs_test (no role), names case-insensitive",
+        "904 free",
+        "checkpoint  transaction 4",
+    ] {
+        assert!(info.contains(fact), "{fact}: {info}");
+    }
+    let rows = export(&at(&img, 1), &[]);
+    let link = rows.iter().find(|r| r["path"] == "/a_link").unwrap();
+    assert_eq!(link["link_target"], "a_directory/another_file");
+    assert_eq!(link["mode"], "lrwxr-xr-x");
+    // A volume the container does not hold: one line naming those it does.
+    let o = uffs()
+        .arg("--source")
+        .arg(at(&img, 2))
+        .arg("x")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("has no volume 2 (volumes: @1 apfs_test)"),
+        "{err}"
+    );
+}
+
+/// The blocks of B-tree roots of object subtype `subtype` (0xE a file-system tree, 0xB an object map's tree),
+/// every version the image holds, in an image of 4 KiB blocks.
+fn tree_roots(img: &[u8], subtype: u32) -> Vec<usize> {
+    img.chunks(4096)
+        .enumerate()
+        .filter(|(_, b)| {
+            let t = u32::from_le_bytes(b[24..28].try_into().unwrap());
+            let s = u32::from_le_bytes(b[28..32].try_into().unwrap());
+            t & 0xFFFF == 2 && s == subtype
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+#[test]
+fn damaged_containers_say_what_is_wrong() {
+    let dir = scratch("apfs-damage");
+    let good = std::fs::read(data("mac-public/dfvfs-apfs.raw")).unwrap();
+    let run = |img: &Path, source: &Path| {
+        let o = uffs()
+            .arg("--source")
+            .arg(source)
+            .arg("*")
+            .output()
+            .unwrap();
+        let _ = img;
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // The file-system tree's root overwritten: the volume read alone is refused in one line; the container read
+    // whole lists the volume's folder, says why it is empty and is partial (exit 3).
+    let mut bad = good.clone();
+    for root in tree_roots(&good, 0xE) {
+        bad[root * 4096 + 100..root * 4096 + 200].fill(0xA5);
+    }
+    let img = dir.join("fstree.raw");
+    std::fs::write(&img, &bad).unwrap();
+    let (code, _, err) = run(&img, &at(&img, 1));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("checksum is wrong"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let (code, listed, err) = run(&img, &img);
+    assert_eq!(code, Some(3), "{err}");
+    assert_eq!(listed.trim(), "/apfs_test", "{err}");
+    assert!(err.contains("cannot read folder /apfs_test"), "{err}");
+    // The container's superblock in block 0 damaged: the checkpoint's copy is read, the same entries.
+    let mut bad = good.clone();
+    bad[200..300].fill(0);
+    let img = dir.join("nxsb.raw");
+    std::fs::write(&img, &bad).unwrap();
+    let (code, listed, err) = run(&img, &img);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(listed, run(&img, &data("mac-public/dfvfs-apfs.raw")).1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
