@@ -359,6 +359,22 @@ mkdir -p corpus/container_udif
 cp ../tests/data/mac-public/keramics-hfsplus_*.dmg corpus/container_udif/
 echo "container_udif seeds: $(ls corpus/container_udif | wc -l) files"
 
+# apfs: the APFS container macOS made (dfvfs, tests/data/mac-public) and containers make-apfs.py writes (two
+# volumes, a snapshot, hard links, compressed, sparse and cloned files), sparse as the target reads them.
+mkdir -p corpus/apfs
+sparse_blocks ../tests/data/mac-public/dfvfs-apfs.raw corpus/apfs/dfvfs
+mkdir -p "$tmp/apfs-src/docs" "$tmp/apfs-old" && fill_tree "$tmp/apfs-src" && ln -s hello.txt "$tmp/apfs-src/link" &&
+  ln "$tmp/apfs-src/hello.txt" "$tmp/apfs-src/docs/hard" && seq 1 20000 > "$tmp/apfs-src/docs/packed.txt" &&
+  seq 1 30000 > "$tmp/apfs-src/docs/copy.txt" && seq 1 30000 > "$tmp/apfs-src/docs/clone.txt" &&
+  echo earlier > "$tmp/apfs-old/hello.txt"
+for method in zlib lzvn; do
+  python3 ../scripts/make-apfs.py "$tmp/apfs-$method.img" --volume "Mac=$tmp/apfs-src" \
+    --volume "Data=$tmp/apfs-old" --snapshot "Mac=before=$tmp/apfs-old" --compress docs/packed.txt \
+    --compress-method $method --clone docs/clone.txt=docs/copy.txt >/dev/null &&
+    sparse_blocks "$tmp/apfs-$method.img" "corpus/apfs/$method"
+done
+echo "apfs seeds: $(ls corpus/apfs | wc -l) files"
+
 # Inputs the targets once found wrong (crashes, timeouts), fixed since: replayed first by every run, so a
 # regression shows at once (with -timeout, a slow one too). Each target's are in regressions/TARGET/.
 for d in regressions/*/; do

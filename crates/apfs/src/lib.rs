@@ -165,17 +165,14 @@ impl Container {
         }
     }
 
-    /// The entries of volume `v` as of snapshot `at` (its current state when `None`); ids shifted by `base`,
-    /// its root named `root_name` in folder `root_parent`.
+    /// The entries of volume `v` as of snapshot `at` (its current state when `None`), to `out`.
     fn scan_volume(
         &self,
         v: &Volume,
         at: Option<&Snapshot>,
-        base: u64,
-        root_name: &str,
-        root_parent: Option<u64>,
+        out: scan::Out<'_>,
         warnings: &mut Vec<String>,
-    ) -> Result<Vec<Entry>> {
+    ) -> Result<()> {
         if v.superblock.encrypted() {
             return Err(Error::new(format!(
                 "volume {} is encrypted (FileVault, or a Mac's own key): uffs reads no encrypted APFS volume; \
@@ -222,7 +219,7 @@ impl Container {
             hashed: sb.hashed_names(),
         };
         let mut w = Vec::new();
-        let got = scan::scan(&tree, base, root_name, root_parent, &mut w);
+        let got = scan::scan(&tree, out, &mut w);
         warnings.extend(w.into_iter().map(|w| format!("volume {}: {w}", v.name)));
         got.map_err(|e| Error::new(format!("volume {}: {e}", v.name)))
     }
@@ -258,6 +255,9 @@ impl Container {
         ];
         for (pos, v) in self.volumes.iter().enumerate() {
             f.push((format!("@{}", pos + 1), describe(v)));
+            if !v.snapshots.is_empty() {
+                f.push((format!("@{} snapshots", pos + 1), snapshot_list(v)));
+            }
         }
         f
     }
@@ -284,6 +284,19 @@ fn describe(v: &Volume) -> String {
         s.push_str(", sealed");
     }
     s
+}
+
+/// A volume's snapshots as `--snapshots` names them: `snap1234 Before update (2026-12-01T10:00:00Z)`, ….
+fn snapshot_list(v: &Volume) -> String {
+    v.snapshots
+        .iter()
+        .map(|s| {
+            let mut t = String::new();
+            uffs_fs::time::format_iso(s.created, &mut t);
+            format!("snap{} {} ({t})", s.xid, s.name)
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Opens the volume whose superblock has virtual id `oid` in the container's object map.
@@ -393,21 +406,28 @@ impl Reader {
         self.alone()?.snapshots.iter().find(|s| s.xid == id)
     }
 
-    /// The volumes' entries (or the one volume's), in id order, and the warnings.
-    pub fn entries(&self) -> Result<(Vec<Entry>, Vec<String>)> {
+    /// The volumes' entries (or the one volume's), to `emit` in id order; the warnings.
+    pub fn entries(&self, emit: &mut dyn FnMut(Entry)) -> Result<Vec<String>> {
         let c = &self.container;
         let mut warnings = c.open_warnings.clone();
         if let Some(v) = self.alone() {
-            let entries = c.scan_volume(v, self.snapshot(), 0, "", None, &mut warnings)?;
-            return Ok((entries, warnings));
+            let out = scan::Out {
+                base: 0,
+                span: u64::MAX,
+                root_name: "",
+                root_parent: None,
+                emit,
+            };
+            c.scan_volume(v, self.snapshot(), out, &mut warnings)?;
+            return Ok(warnings);
         }
-        let mut entries = vec![Entry {
+        emit(Entry {
             id: CONTAINER_ROOT,
             parent: CONTAINER_ROOT,
             kind: uffs_fs::Kind::Folder,
             attributes: uffs_fs::attr::DIRECTORY,
             ..Entry::default()
-        }];
+        });
         for (pos, v) in c.volumes.iter().enumerate() {
             let Some((base, span)) = v.ids else {
                 warnings.push(format!(
@@ -419,23 +439,19 @@ impl Reader {
                 ));
                 continue;
             };
-            match c.scan_volume(v, None, base, &v.name, Some(CONTAINER_ROOT), &mut warnings) {
-                Ok(mut e) => {
-                    let before = e.len();
-                    e.retain(|e| e.id - base < span);
-                    if e.len() < before {
-                        warnings.push(format!(
-                            "volume {}: {} names of inodes numbered past the volume's next inode number are left out",
-                            v.name,
-                            before - e.len()
-                        ));
-                    }
-                    entries.extend(e);
-                }
+            let out = scan::Out {
+                base,
+                span,
+                root_name: &v.name,
+                root_parent: Some(CONTAINER_ROOT),
+                emit: &mut *emit,
+            };
+            match c.scan_volume(v, None, out, &mut warnings) {
+                Ok(()) => {}
                 Err(e) => {
                     // Listed, and the build is partial.
                     warnings.push(format!("{}/{} ({e})", uffs_fs::UNREADABLE, v.name));
-                    entries.push(Entry {
+                    emit(Entry {
                         id: base + records::ROOT,
                         parent: CONTAINER_ROOT,
                         name: v.name.clone(),
@@ -446,7 +462,7 @@ impl Reader {
                 }
             }
         }
-        Ok((entries, warnings))
+        Ok(warnings)
     }
 
     fn serial_of(uuid: &[u8; 16]) -> u64 {
@@ -532,11 +548,13 @@ impl uffs_fs::Reader for Reader {
                 "created, modified, changed, accessed (to the nanosecond, UTC)".into(),
             ),
         ];
-        if let Some(s) = self.snapshot() {
-            f.push((
+        match self.snapshot() {
+            Some(s) => f.push((
                 "snapshot".into(),
                 format!("{} (transaction {})", s.name, s.xid),
-            ));
+            )),
+            None if !v.snapshots.is_empty() => f.push(("snapshots".into(), snapshot_list(v))),
+            None => {}
         }
         f
     }
@@ -552,14 +570,35 @@ impl uffs_fs::Reader for Reader {
     }
 
     fn scan(&self, _opts: &ScanOptions) -> Result<Scan> {
-        let (mut entries, warnings) = self.entries()?;
-        uffs_fs::sort_by_id(&mut entries);
+        let mut entries = Vec::new();
+        let warnings = self.entries(&mut |e| entries.push(e))?;
         Ok(Scan {
             root: uffs_fs::Reader::root(self),
             entries,
             warnings,
             space: uffs_fs::Reader::space(self).unwrap_or_default(),
         })
+    }
+
+    fn scan_sorted(
+        &self,
+        _opts: &ScanOptions,
+        sink: &mut dyn uffs_fs::Sink,
+    ) -> Result<Vec<String>> {
+        let mut batch = Vec::with_capacity(uffs_fs::BATCH_ENTRIES);
+        let warnings = self.entries(&mut |e| {
+            batch.push(e);
+            if batch.len() == uffs_fs::BATCH_ENTRIES {
+                sink.take(std::mem::replace(
+                    &mut batch,
+                    Vec::with_capacity(uffs_fs::BATCH_ENTRIES),
+                ));
+            }
+        })?;
+        if !batch.is_empty() {
+            sink.take(batch);
+        }
+        Ok(warnings)
     }
 
     fn expected_entries(&self) -> Option<u64> {

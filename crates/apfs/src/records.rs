@@ -124,34 +124,33 @@ pub fn xfields(b: &[u8]) -> Vec<(u8, &[u8])> {
     out
 }
 
-/// A directory record: a name of `file_id` in folder `parent`.
-#[derive(Debug, Clone)]
-pub struct DirRec {
+/// A directory record: a name of `file_id` in folder `parent`, as stored (UTF-8, no NUL).
+#[derive(Debug, Clone, Copy)]
+pub struct DirRec<'a> {
     pub parent: u64,
     pub file_id: u64,
-    pub name: String,
+    pub name: &'a [u8],
     /// The `DT_*` type (4 folder, 8 file, 10 symlink).
     pub dtype: u8,
 }
 
-impl DirRec {
+impl<'a> DirRec<'a> {
     /// Parses a record of folder `parent`; `hashed`: the key holds the name's hash (see
     /// [`crate::volume::Superblock::hashed_names`]).
-    pub fn parse(parent: u64, key: &[u8], v: &[u8], hashed: bool) -> Option<DirRec> {
+    pub fn parse(parent: u64, key: &'a [u8], v: &[u8], hashed: bool) -> Option<DirRec<'a>> {
         let (len, at) = if hashed {
             ((le32(key.get(..12)?, 8) & 0x3FF) as usize, 12)
         } else {
             (usize::from(le16(key.get(..10)?, 8)), 10)
         };
         let raw = key.get(at..at + len)?;
-        let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
         if v.len() < 18 {
             return None;
         }
         Some(DirRec {
             parent,
             file_id: le64(v, 0),
-            name: name(raw),
+            name: raw.strip_suffix(&[0]).unwrap_or(raw),
             dtype: (le16(v, 16) & 0xF) as u8,
         })
     }

@@ -10,6 +10,9 @@ use uffs_hfs::decmpfs;
 
 use crate::btree::{self, Node};
 use crate::records::{self, kind, DirRec, Extent, Inode, Xattr};
+
+/// The most blocks one read of consecutive leaves takes.
+const READ_BLOCKS: usize = 256;
 use crate::{Error, ReadAt, Result};
 
 /// What a scan of one volume needs: where its tree is and how to find its nodes.
@@ -32,11 +35,23 @@ enum Held {
     Stream(u64, u64),
 }
 
+/// A directory record kept compact: its name's bytes in a share's `text`.
+#[derive(Debug, Clone, Copy)]
+struct Name {
+    parent: u64,
+    file_id: u64,
+    /// Where its bytes are in `text`, and how many.
+    at: u32,
+    len: u16,
+    dtype: u8,
+}
+
 /// One share of the leaves' records.
 #[derive(Default)]
 struct Part {
     inodes: Vec<Inode>,
-    names: Vec<DirRec>,
+    names: Vec<Name>,
+    text: Vec<u8>,
     extents: Vec<Extent>,
     links: Vec<(u64, Vec<u8>)>,
     decmpfs: Vec<(u64, Held)>,
@@ -44,23 +59,59 @@ struct Part {
     warnings: Vec<String>,
 }
 
-/// The entries of the volume `t` holds: ids are inode numbers plus `base`, the root (inode 2) named `root_name`
-/// in folder `root_parent` (itself when `None`).
-pub fn scan(
-    t: &Tree<'_>,
-    base: u64,
-    root_name: &str,
-    root_parent: Option<u64>,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<Entry>> {
+/// Where a volume's entries go, and what they are numbered as.
+pub struct Out<'a> {
+    /// Ids are inode numbers plus `base`; inode numbers of `span` and more are left out (they would be
+    /// another volume's ids).
+    pub base: u64,
+    pub span: u64,
+    /// The root (inode 2) is named this, in folder `root_parent` (itself when `None`).
+    pub root_name: &'a str,
+    pub root_parent: Option<u64>,
+    /// Takes each entry, in id order.
+    pub emit: &'a mut dyn FnMut(Entry),
+}
+
+/// The entries of the volume `t` holds, to `out` in id order (none when it is an error: everything is read
+/// before the first is made).
+pub fn scan(t: &Tree<'_>, out: Out<'_>, warnings: &mut Vec<String>) -> Result<()> {
+    let Out {
+        base,
+        span,
+        root_name,
+        root_parent,
+        emit,
+    } = out;
     let leaves = btree::leaves(t.dev, t.block_size, t.root, t.resolve, warnings)?;
     let share = (leaves.len() / (rayon::current_num_threads() * 8)).max(16);
     let parts: Vec<Part> = leaves
         .par_chunks(share)
         .map(|chunk| {
             let mut part = Part::default();
-            for &paddr in chunk {
-                leaf(t, paddr, &mut part);
+            let mut buf = Vec::new();
+            let mut i = 0;
+            while i < chunk.len() {
+                // Leaves at consecutive blocks, read at once.
+                let mut n = 1;
+                while i + n < chunk.len() && n < READ_BLOCKS && chunk[i + n] == chunk[i] + n as u64
+                {
+                    n += 1;
+                }
+                let bs = t.block_size as usize;
+                buf.resize(n * bs, 0);
+                match t.dev.read_exact_at(&mut buf, chunk[i] * t.block_size) {
+                    Ok(()) => {
+                        for (j, bytes) in buf.chunks_exact(bs).enumerate() {
+                            leaf(t, chunk[i] + j as u64, bytes, &mut part);
+                        }
+                    }
+                    Err(e) => part.warnings.push(format!(
+                        "file-system tree leaves {} to {}: {e}",
+                        chunk[i],
+                        chunk[i] + n as u64 - 1
+                    )),
+                }
+                i += n;
             }
             part
         })
@@ -68,7 +119,12 @@ pub fn scan(
     let mut p = Part::default();
     for part in parts {
         p.inodes.extend(part.inodes);
-        p.names.extend(part.names);
+        let shift = p.text.len() as u32;
+        p.names.extend(part.names.into_iter().map(|mut n| {
+            n.at += shift;
+            n
+        }));
+        p.text.extend(part.text);
         p.extents.extend(part.extents);
         p.links.extend(part.links);
         p.decmpfs.extend(part.decmpfs);
@@ -82,7 +138,8 @@ pub fn scan(
     if !p.extents.is_sorted() {
         p.extents.sort_unstable();
     }
-    p.names.sort_by_key(|d| d.file_id);
+    // By inode, a file's names in the order the tree holds them (their bytes' place in `text`).
+    p.names.par_sort_unstable_by_key(|d| (d.file_id, d.at));
     let inode = |id: u64| {
         p.inodes
             .binary_search_by_key(&id, |i| i.id)
@@ -92,7 +149,6 @@ pub fn scan(
     let by_id =
         |v: &[(u64, Held)], id: u64| v.binary_search_by_key(&id, |x| x.0).ok().map(|at| v[at].1);
     let mut unread: std::collections::BTreeMap<String, (u64, String)> = Default::default();
-    let mut entries = Vec::with_capacity(p.names.len() + 1);
     let Some(root) = inode(records::ROOT) else {
         return Err(Error::new(
             "the file-system tree holds no root folder (inode 2)",
@@ -102,9 +158,14 @@ pub fn scan(
     fill(&mut e, root, base);
     e.parent = root_parent.unwrap_or(e.id);
     e.name = root_name.to_string();
-    entries.push(e);
+    emit(e);
     let mut missing = 0u64;
+    let mut past = 0u64;
     for d in &p.names {
+        if d.file_id >= span || d.parent >= span {
+            past += 1;
+            continue;
+        }
         let mut e = Entry::default();
         match inode(d.file_id) {
             Some(i) => fill(&mut e, i, base),
@@ -120,7 +181,7 @@ pub fn scan(
             }
         }
         e.parent = base + d.parent;
-        e.name = d.name.clone();
+        e.name = records::name(&p.text[d.at as usize..d.at as usize + usize::from(d.len)]);
         if let Some(i) = inode(d.file_id) {
             if e.kind == Kind::File {
                 e.runs = runs(&p.extents, i.private_id, i.size, t.block_size);
@@ -146,7 +207,12 @@ pub fn scan(
                 e.size = e.link_target.as_ref().map_or(0, |l| l.len() as u64);
             }
         }
-        entries.push(e);
+        emit(e);
+    }
+    if past > 0 {
+        warnings.push(format!(
+            "{past} names of inodes numbered past the volume's next inode number are left out"
+        ));
     }
     if missing > 0 {
         warnings.push(format!(
@@ -159,21 +225,12 @@ pub fn scan(
             n => format!("{n} files ({example} …): {why}: their data is not read"),
         });
     }
-    // The root first, then the names by inode: in id order.
-    Ok(entries)
+    Ok(())
 }
 
-/// One leaf's records into `part`.
-fn leaf(t: &Tree<'_>, paddr: u64, part: &mut Part) {
-    let bytes = match btree::read_block(t.dev, paddr, t.block_size) {
-        Ok(b) => b,
-        Err(e) => {
-            part.warnings
-                .push(format!("file-system tree leaf {paddr}: {e}"));
-            return;
-        }
-    };
-    let node = match Node::parse(&bytes, None) {
+/// One leaf's records (the node at block `paddr`, `bytes`) into `part`.
+fn leaf(t: &Tree<'_>, paddr: u64, bytes: &[u8], part: &mut Part) {
+    let node = match Node::parse(bytes, None) {
         Ok(n) if n.is_leaf() => n,
         Ok(_) => {
             part.warnings.push(format!(
@@ -206,7 +263,15 @@ fn leaf(t: &Tree<'_>, paddr: u64, part: &mut Part) {
             // `private-dir`), which are no names a user sees.
             kind::DIR_REC if oid != records::ROOT_PARENT => {
                 if let Some(d) = DirRec::parse(oid, k, v, t.hashed) {
-                    part.names.push(d);
+                    let len = d.name.len().min(usize::from(u16::MAX));
+                    part.names.push(Name {
+                        parent: d.parent,
+                        file_id: d.file_id,
+                        at: part.text.len() as u32,
+                        len: len as u16,
+                        dtype: d.dtype,
+                    });
+                    part.text.extend_from_slice(&d.name[..len]);
                 }
             }
             kind::FILE_EXTENT => {

@@ -1,6 +1,6 @@
 //! FILETIME (100 ns units since 1601-01-01) helpers every reader shares.
 
-pub use uffs_index::time::{TICKS_PER_SECOND, UNIX_EPOCH};
+pub use uffs_index::time::{format_iso, TICKS_PER_SECOND, UNIX_EPOCH};
 
 /// Shifts a FILETIME by `seconds` (east of UTC positive: a local time at +01:00 is UTC minus an hour, so pass
 /// -3600 to turn it into UTC); 0 (no time) stays 0.

@@ -22,6 +22,7 @@ pub mod names;
 mod scan;
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 pub use uffs_fs::{Entry, Error, ReadAt, Result, Run, Scan, ScanOptions, Space};
 
@@ -80,6 +81,8 @@ pub struct Volume<R: ReadAt> {
     overflow: Overflow,
     /// What was wrong reading the extents overflow and attributes files (the scan's first warnings).
     open_warnings: Vec<String>,
+    /// [`Volume::space`], counted once (the allocation file is read whole for it).
+    space: OnceLock<Space>,
 }
 
 impl<R: ReadAt> Volume<R> {
@@ -104,6 +107,7 @@ impl<R: ReadAt> Volume<R> {
             attributes: None,
             overflow: Overflow::new(),
             open_warnings: Vec::new(),
+            space: OnceLock::new(),
         };
         // The extents file's own extents are all in the header (it cannot overflow into itself).
         let (layout, _) = vol.layout(catalog::cnid::EXTENTS, DATA_FORK, &vol.header.extents);
@@ -231,6 +235,10 @@ impl<R: ReadAt> Volume<R> {
 
     /// The space as the allocation file gives it (the header's free count when that cannot be read).
     pub fn space(&self) -> Space {
+        *self.space.get_or_init(|| self.count_space())
+    }
+
+    fn count_space(&self) -> Space {
         let bs = self.block_size();
         let total = u64::from(self.header.total_blocks);
         let used = self

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""`uffs index` of an APFS container against The Sleuth Kit's `fls -P apfs -B APSB -r -p` of the same image, in one
+run, as a user runs them (process start to exit, the index file written; fls's listing to /dev/null).
+
+    sudo python3 scripts/bench-apfs.py [--entries 200000] [--runs 5] [--keep /work/bench/apfs-bench.img]
+
+No Linux tool writes a populated APFS container, so the image is written by scripts/make-apfs.py from a generated
+tree (one volume): folders of 100 files each (names of several lengths, a few Unicode), a file every 1,000 a few
+KiB, under two levels of folders; the file-system tree is a B-tree of depth 2 or 3. Each figure is the median of
+--runs (peak RSS: the largest), warm (after one run) and cold (page cache dropped before each run: root).
+Targets (issue 57): uffs >= 10x faster than fls, >= 1M entries/s on a generated tree of >= 100k entries.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+from benchlib import entries_of, print_table  # noqa: E402
+from benchlib import median_measured as med  # noqa: E402
+
+UFFS = os.environ.get("UFFS_BIN") or benchlib.UFFS
+WRITER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "make-apfs.py")
+
+
+def make_tree(root, entries):
+    """Folders `dNNN/sM` of 100 files each until `entries` files."""
+    names = ["report", "IMG_", "notes-été", "a", "build.log.", "Ünïcødé", "data_export_2026_"]
+    n = 0
+    top = 0
+    while n < entries:
+        for s in range(10):
+            d = os.path.join(root, f"d{top:04d}", f"s{s}")
+            os.makedirs(d)
+            for i in range(100):
+                size = 3000 if n % 1000 == 0 else n % 37
+                with open(os.path.join(d, f"{names[i % len(names)]}{n}.txt"), "wb") as f:
+                    f.write(b"x" * size)
+                n += 1
+                if n >= entries:
+                    return
+        top += 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--entries", type=int, default=200_000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--keep", help="keep (or reuse) the image at this path")
+    a = ap.parse_args()
+    benchlib.need_release_build("bench-apfs.py")
+    work = tempfile.mkdtemp(prefix="uffs-bench-apfs-")
+    try:
+        image = a.keep or os.path.join(work, "apfs.img")
+        if not os.path.exists(image):
+            src = os.path.join(work, "src")
+            make_tree(src, a.entries)
+            subprocess.run([sys.executable, WRITER, image, "--volume", f"bench={src}"], check=True,
+                           stdout=subprocess.DEVNULL)
+            shutil.rmtree(src)
+        x = os.path.join(work, "x.uffs")
+        warm, rss, err = med([UFFS, "index", image, "-o", x], a.runs, fresh=x)
+        n = entries_of(err)
+        line = err.strip().splitlines()[-1]
+        cold, _, _ = med([UFFS, "index", image, "-o", x], a.runs, cold=True, fresh=x)
+        apsb = next(line.split(":")[1].strip() for line in subprocess.run(
+            ["pstat", image], check=True, capture_output=True, text=True).stdout.splitlines()
+            if "APSB Block Number" in line)
+        fls = ["fls", "-P", "apfs", "-B", apsb, "-r", "-p", image]
+        fls_warm, fls_rss, _ = med(fls, a.runs, stdout=os.devnull)
+        fls_cold, _, _ = med(fls, a.runs, cold=True, stdout=os.devnull)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print_table(
+        ["run", "warm s", "cold s", "entries/s (warm)", "peak RSS B/entry"],
+        [
+            ["uffs index APFS", f"{warm:.3f}", f"{cold:.3f}", f"{n / warm:,.0f}", f"{rss / n:,.0f}"],
+            ["fls -P apfs -r -p", f"{fls_warm:.3f}", f"{fls_cold:.3f}", f"{n / fls_warm:,.0f}", f"{fls_rss / n:,.0f}"],
+        ],
+    )
+    print(f"\nAPFS {n:,} entries; fls/uffs warm {fls_warm / warm:.1f}x, cold {fls_cold / cold:.1f}x (target >= 10x), "
+          f"uffs {n / warm / 1e6:.2f}M entries/s warm (target >= 1M)")
+    print(f"uffs's own line (warm): {line}")
+
+
+if __name__ == "__main__":
+    main()
