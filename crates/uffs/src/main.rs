@@ -41,7 +41,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "uffs",
     version = env!("UFFS_VERSION"),
-    about = "Ultra Fast File Search: index and search NTFS, FAT, exFAT, ext, XFS, Btrfs and HFS+ volumes by reading their own tables",
+    about = "Ultra Fast File Search: index and search NTFS, FAT, exFAT, ext, XFS, Btrfs, HFS+ and APFS volumes by reading their own tables",
     override_usage = "uffs [OPTIONS] QUERY...            (through the daemon)\n       uffs [OPTIONS] QUERY... --index FILE | --source SOURCE | --dataset DIR\n       uffs <COMMAND>",
     args_conflicts_with_subcommands = true,
     arg_required_else_help = true,
@@ -128,9 +128,9 @@ impl WalkArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Describe a source: geometry, serial, label, version, MFT location and size, partitions. Without one: list
-    /// the NTFS, FAT, exFAT, ext, XFS, Btrfs and HFS+ volumes this system shows (a Windows PC's drives, Linux block devices).
+    /// the NTFS, FAT, exFAT, ext, XFS, Btrfs, HFS+ and APFS volumes this system shows (a Windows PC's drives, Linux block devices).
     #[command(
-        after_help = "EXAMPLES:\n  uffs info                 (the NTFS, FAT, exFAT, ext, XFS, Btrfs and HFS+ volumes here)\n  uffs info C:              (a Windows drive, read live: needs an elevated prompt)\n  uffs info /dev/sdb1\n  uffs info disk.img --json"
+        after_help = "EXAMPLES:\n  uffs info                 (the NTFS, FAT, exFAT, ext, XFS, Btrfs, HFS+ and APFS volumes here)\n  uffs info C:              (a Windows drive, read live: needs an elevated prompt)\n  uffs info /dev/sdb1\n  uffs info disk.img --json"
     )]
     Info {
         /// A volume, a whole disk, an image or a $MFT capture (see SOURCES in `uffs --help`), or a Windows drive

@@ -19,19 +19,6 @@ use unicode_normalization::UnicodeNormalization;
 /// created (as it prints them), size, gid, uid.
 type FlsRow = (u64, String, [String; 4], u64, u32, u32);
 
-/// The volume superblocks' blocks, as `pstat` lists the container's volumes, in order.
-fn apsb_blocks(img: &Path) -> Vec<u64> {
-    String::from_utf8(out("pstat", &[path_str(img)]))
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            l.trim_start_matches(['|', ' '])
-                .strip_prefix("APSB Block Number: ")
-        })
-        .map(|n| n.trim().parse().unwrap())
-        .collect()
-}
-
 fn tsk_args<'a>(apsb: &'a str, img: &'a Path, more: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec!["-P", "apfs", "-B", apsb];
     a.extend_from_slice(more);
@@ -101,7 +88,7 @@ fn at(img: &Path, n: usize) -> PathBuf {
 /// the bytes written to each: their sizes and contents are compared with those.
 fn differences_from_tsk(img: &Path, n: usize, packed: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
     let mut wrong = Vec::new();
-    let apsb = apsb_blocks(img)[n - 1];
+    let apsb = apfs_apsb_blocks(img)[n - 1];
     let want = fls(img, apsb, &[]);
     let source = at(img, n);
     let rows = export(&source, &[]);
@@ -420,7 +407,7 @@ fn containers_written_from_the_reference_read_as_tsk_reads_them() {
         assert!(info.contains(fact), "{fact}: {info}");
     }
     // The snapshot: as fls -S reads it, found by --snapshots and read alone.
-    let apsb = apsb_blocks(&img)[0];
+    let apsb = apfs_apsb_blocks(&img)[0];
     let want: Vec<(String, u64)> = fls(&img, apsb, &["-S", "2"])
         .into_iter()
         .map(|(p, row)| (p, row.0))

@@ -437,3 +437,17 @@ pub fn iso_ticks(iso: &str) -> i64 {
         .collect();
     secs * 10_000_000 + frac.parse::<i64>().unwrap()
 }
+
+/// The blocks of an APFS container's volume superblocks, as `pstat` lists its volumes, in order: what The Sleuth
+/// Kit's pool options take (`fls -P apfs -B BLOCK`).
+pub fn apfs_apsb_blocks(img: &Path) -> Vec<u64> {
+    String::from_utf8(run_ok(tool("pstat").arg(img)).stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            l.trim_start_matches(['|', ' '])
+                .strip_prefix("APSB Block Number: ")
+        })
+        .map(|n| n.trim().parse().unwrap())
+        .collect()
+}
