@@ -27,25 +27,6 @@ UFFS = os.environ.get("UFFS_BIN") or benchlib.UFFS
 WRITER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "make-hfsplus.py")
 
 
-def make_tree(root, entries):
-    """Folders `dNNN/sM` of 100 files each until `entries` files."""
-    names = ["report", "IMG_", "notes-été", "a", "build.log.", "Ünïcødé", "data_export_2026_"]
-    n = 0
-    top = 0
-    while n < entries:
-        for s in range(10):
-            d = os.path.join(root, f"d{top:04d}", f"s{s}")
-            os.makedirs(d)
-            for i in range(100):
-                size = 3000 if n % 1000 == 0 else n % 37
-                with open(os.path.join(d, f"{names[i % len(names)]}{n}.txt"), "wb") as f:
-                    f.write(b"x" * size)
-                n += 1
-                if n >= entries:
-                    return
-        top += 1
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--entries", type=int, default=200_000)
@@ -58,7 +39,7 @@ def main():
         image = a.keep or os.path.join(work, "hfs.img")
         if not os.path.exists(image):
             src = os.path.join(work, "src")
-            make_tree(src, a.entries)
+            benchlib.make_generated_tree(src, a.entries)
             size = max(256 << 20, a.entries * 6 << 10)
             subprocess.run([sys.executable, WRITER, src, image, "--size", str(size)], check=True,
                            stdout=subprocess.DEVNULL)

@@ -214,3 +214,23 @@ def print_table(headers, rows, right=None):
     for r in [headers] + rows:
         print("  ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
                         for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+
+
+def make_generated_tree(root, entries):
+    """The generated tree bench-hfs.py and bench-apfs.py write their images from: folders `dNNN/sM` of 100 files
+    each (names of several lengths, a few Unicode; a file every 1,000 a few KiB) until `entries` files."""
+    names = ["report", "IMG_", "notes-été", "a", "build.log.", "Ünïcødé", "data_export_2026_"]
+    n = 0
+    top = 0
+    while n < entries:
+        for s in range(10):
+            d = os.path.join(root, f"d{top:04d}", f"s{s}")
+            os.makedirs(d)
+            for i in range(100):
+                size = 3000 if n % 1000 == 0 else n % 37
+                with open(os.path.join(d, f"{names[i % len(names)]}{n}.txt"), "wb") as f:
+                    f.write(b"x" * size)
+                n += 1
+                if n >= entries:
+                    return
+        top += 1

@@ -15,10 +15,6 @@ use common::fatvol::{out, sha256_hex};
 use common::*;
 use unicode_normalization::UnicodeNormalization;
 
-/// What `fls -r -p -l` says of one name: inode, type (`r/r`, `d/d`, `l/l`), modified, accessed, changed,
-/// created (as it prints them), size, gid, uid.
-type FlsRow = (u64, String, [String; 4], u64, u32, u32);
-
 fn tsk_args<'a>(apsb: &'a str, img: &'a Path, more: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec!["-P", "apfs", "-B", apsb];
     a.extend_from_slice(more);
@@ -30,29 +26,9 @@ fn tsk_args<'a>(apsb: &'a str, img: &'a Path, more: &[&'a str]) -> Vec<&'a str> 
 /// snapshot.
 fn fls(img: &Path, apsb: u64, more: &[&str]) -> BTreeMap<String, FlsRow> {
     let b = apsb.to_string();
-    let mut args = vec!["-r", "-p", "-l"];
+    let mut args = vec!["-P", "apfs", "-B", b.as_str()];
     args.extend_from_slice(more);
-    String::from_utf8(out("fls", &tsk_args(&b, img, &args)))
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            let (kind, inode) = f[0].split_once(' ')?;
-            let inode = inode.trim_end_matches(':').parse().ok()?;
-            let time = |i: usize| f[i].trim_end_matches(" (UTC)").to_string();
-            Some((
-                format!("/{}", f[1].nfc().collect::<String>()),
-                (
-                    inode,
-                    kind.to_string(),
-                    [time(2), time(3), time(4), time(5)],
-                    f[6].parse().ok()?,
-                    f[7].parse().ok()?,
-                    f[8].parse().ok()?,
-                ),
-            ))
-        })
-        .collect()
+    fls_long(img, &args)
 }
 
 /// Symlink targets as `fls -m` prints them (`/a_link -> target`).
@@ -67,15 +43,6 @@ fn fls_links(img: &Path, apsb: u64) -> BTreeMap<String, String> {
             Some((p.nfc().collect(), t.to_string()))
         })
         .collect()
-}
-
-/// An export time (`2022-01-14T07:19:42.1234567Z`) as fls prints it (`2022-01-14 07:19:42`).
-fn fls_time(t: &str) -> String {
-    if t.is_empty() {
-        "0000-00-00 00:00:00".into()
-    } else {
-        t[..19].replace('T', " ")
-    }
 }
 
 /// `SOURCE@N`.

@@ -11,46 +11,12 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::fatvol::{icat, out, sha256_hex};
+use common::fatvol::{icat, sha256_hex};
 use common::*;
-use unicode_normalization::UnicodeNormalization;
-
-/// What `fls -r -p -l` says of one name: inode, type (`r/r`, `d/d`, `l/l`), modified, accessed, changed,
-/// created (as it prints them), size, gid, uid.
-type FlsRow = (u64, String, [String; 4], u64, u32, u32);
 
 /// `fls -r -p -l IMG` by path (composed, as uffs prints names: TSK prints them as stored, decomposed).
 fn fls(img: &Path) -> BTreeMap<String, FlsRow> {
-    String::from_utf8(out("fls", &["-r", "-p", "-l", path_str(img)]))
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split('\t').collect();
-            let (kind, inode) = f[0].split_once(' ')?;
-            let inode = inode.trim_end_matches(':').parse().ok()?;
-            let time = |i: usize| f[i].trim_end_matches(" (UTC)").to_string();
-            Some((
-                format!("/{}", f[1].nfc().collect::<String>()),
-                (
-                    inode,
-                    kind.to_string(),
-                    [time(2), time(3), time(4), time(5)],
-                    f[6].parse().ok()?,
-                    f[7].parse().ok()?,
-                    f[8].parse().ok()?,
-                ),
-            ))
-        })
-        .collect()
-}
-
-/// An export time (`2022-01-14T07:19:42.0000000Z`) as fls prints it (`2022-01-14 07:19:42`); none is zeros.
-fn fls_time(t: &str) -> String {
-    if t.is_empty() {
-        "0000-00-00 00:00:00".into()
-    } else {
-        t[..19].replace('T', " ")
-    }
+    fls_long(img, &[])
 }
 
 /// Everything uffs says of `img` that TSK says too, compared; the differences, one line each.

@@ -451,3 +451,45 @@ pub fn apfs_apsb_blocks(img: &Path) -> Vec<u64> {
         .map(|n| n.trim().parse().unwrap())
         .collect()
 }
+
+/// What `fls -r -p -l` says of one name: inode, type (`r/r`, `d/d`, `l/l`), modified, accessed, changed,
+/// created (as it prints them), size, gid, uid.
+pub type FlsRow = (u64, String, [String; 4], u64, u32, u32);
+
+/// `fls ARGS -r -p -l IMG` (ARGS: a pool's options, a snapshot) by path, names composed as uffs prints them (TSK
+/// prints a Mac volume's as stored, often decomposed).
+pub fn fls_long(img: &Path, args: &[&str]) -> std::collections::BTreeMap<String, FlsRow> {
+    use unicode_normalization::UnicodeNormalization;
+    let mut cmd = tool("fls");
+    cmd.args(args).args(["-r", "-p", "-l"]).arg(img);
+    String::from_utf8(run_ok(&mut cmd).stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let (kind, inode) = f[0].split_once(' ')?;
+            let inode = inode.trim_end_matches(':').parse().ok()?;
+            let time = |i: usize| f[i].trim_end_matches(" (UTC)").to_string();
+            Some((
+                format!("/{}", f[1].nfc().collect::<String>()),
+                (
+                    inode,
+                    kind.to_string(),
+                    [time(2), time(3), time(4), time(5)],
+                    f[6].parse().ok()?,
+                    f[7].parse().ok()?,
+                    f[8].parse().ok()?,
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// An export time (`2022-01-14T07:19:42.0000000Z`) as fls prints it (`2022-01-14 07:19:42`); none is zeros.
+pub fn fls_time(t: &str) -> String {
+    if t.is_empty() {
+        "0000-00-00 00:00:00".into()
+    } else {
+        t[..19].replace('T', " ")
+    }
+}
