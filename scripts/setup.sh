@@ -33,6 +33,7 @@ PKGS=(ntfs-3g sleuthkit forensics-samples-ntfs plocate libfsntfs-utils hyperfine
       mtools exfatprogs exfat-fuse e2fsprogs
       xfsprogs btrfs-progs fd-find  # mounted folders walked on XFS and Btrfs loop mounts (tests, scripts/bench-walk.py); fd as a walking peer
       openjdk-17-jre-headless curl  # Java 17 for Spark (pyspark below); curl fetches Trino from Maven Central
+      parted  # Apple partition maps (mklabel mac) for the APM test; mmls (sleuthkit) reads them back
       ewf-tools libvshadow-utils)  # ewfacquire/ewfinfo make and read E01 test images; vshadowinfo/vshadowmount read shadow copies  # FAT (mkfs.vfat, mcopy, fsck.fat) and exFAT volumes written by their real tools
 
 missing=()

@@ -298,6 +298,14 @@ pub fn read_table(
     disk: &dyn ReadAt,
     head: &[u8],
 ) -> std::result::Result<Option<Table>, TableError> {
+    if head.starts_with(APM_DRIVER_DESCRIPTOR) {
+        if let Some(partitions) = read_apm(disk, head) {
+            return Ok(Some(Table {
+                name: "APM",
+                partitions,
+            }));
+        }
+    }
     let Ok(slots) = parse_mbr(head) else {
         return Ok(None);
     };
@@ -336,6 +344,54 @@ pub fn read_table(
         name: "MBR",
         partitions: parts,
     }))
+}
+
+/// The driver descriptor record an Apple partition map starts with (`sbSig`, "ER").
+const APM_DRIVER_DESCRIPTOR: &[u8] = b"ER";
+/// A partition map entry's signature (`pmSig`, "PM").
+const APM_ENTRY: &[u8] = b"PM";
+/// Most entries a map is read for (a damaged count must not make us read the disk's every block).
+const APM_MAX_ENTRIES: u32 = 256;
+
+/// An Apple partition map (Inside Macintosh: Devices, "Partition map"): block 0 gives the block size
+/// (`sbBlkSize`, big-endian at byte 2); blocks 1 to N each hold an entry (`PM`, the map's entry count, the
+/// partition's first block and block count, its name and type). Every entry is listed, the map's own and
+/// `Apple_Free` included, numbered from 1 as `mmls` and `parted` number them; `None` when the first entry is
+/// no `PM` entry.
+fn read_apm(disk: &dyn ReadAt, head: &[u8]) -> Option<Vec<Partition>> {
+    let be32 = |b: &[u8], at: usize| u32::from_be_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    let bs = match u16::from_be_bytes([*head.get(2)?, *head.get(3)?]) {
+        0 => 512,
+        n if n.is_power_of_two() && n >= 512 => u64::from(n),
+        _ => return None,
+    };
+    let text = |b: &[u8]| {
+        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+        String::from_utf8_lossy(&b[..end]).into_owned()
+    };
+    let mut parts = Vec::new();
+    let mut entry = vec![0u8; 512];
+    let mut count = 1;
+    let mut i = 1u32;
+    while i <= count.min(APM_MAX_ENTRIES) {
+        if disk.read_exact_at(&mut entry, u64::from(i) * bs).is_err()
+            || !entry.starts_with(APM_ENTRY)
+        {
+            break;
+        }
+        if i == 1 {
+            count = be32(&entry, 4);
+        }
+        parts.push(Partition {
+            index: i,
+            start: u64::from(be32(&entry, 8)) * bs,
+            len: u64::from(be32(&entry, 12)) * bs,
+            kind: text(&entry[48..80]),
+            name: text(&entry[16..48]),
+        });
+        i += 1;
+    }
+    (!parts.is_empty()).then_some(parts)
 }
 
 fn read_ebr_chain(disk: &dyn ReadAt, ext: &MbrSlot, sector: u64, parts: &mut Vec<Partition>) {

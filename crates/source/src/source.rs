@@ -1,5 +1,5 @@
 //! What a source is, decided from its content (never its name): a volume (an NTFS boot sector, or the header of
-//! a file system of [`crate::FILE_SYSTEMS`]), a whole disk with an MBR or GPT partition table
+//! a file system of [`crate::FILE_SYSTEMS`]), a whole disk with an MBR, GPT or Apple partition map
 //! (each partition holding a file system uffs reads a volume), or a raw `$MFT` capture (starts with a `FILE`
 //! record).
 

@@ -9,7 +9,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::fatvol::{icat, sha256_hex};
 use common::*;
@@ -357,4 +357,72 @@ fn dmg_images_macos_made_read_through_every_chunk_method() {
         run_ok(uffs().arg("cat").arg(&first).arg("/file_hardlink1")).stdout
     );
     assert!(!body.is_empty());
+}
+
+#[test]
+fn a_disk_with_an_apple_partition_map() {
+    // An Apple partition map made by parted (`mklabel mac`), an HFS+ volume written into its partition: the
+    // partitions as mmls lists them (start and length in 512-byte sectors, type), the volume read through it as
+    // it reads bare.
+    let dir = scratch("hfs-apm");
+    let src = dir.join("src");
+    write_tree(&src);
+    let vol = dir.join("vol.img");
+    make_hfsplus(&src, &vol, &["--size", "24M"]);
+    let disk = dir.join("apm.img");
+    std::fs::File::create(&disk)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    run_ok(tool("parted").args(["-s"]).arg(&disk).args([
+        "mklabel", "mac", "mkpart", "primary", "hfs+", "1MiB", "25MiB",
+    ]));
+    let bytes = std::fs::read(&vol).unwrap();
+    let mut image = std::fs::read(&disk).unwrap();
+    image[1 << 20..(1 << 20) + bytes.len()].copy_from_slice(&bytes);
+    std::fs::write(&disk, &image).unwrap();
+    let mmls: Vec<(u64, u64, String)> = String::from_utf8(run_ok(tool("mmls").arg(&disk)).stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 6 && f[1].parse::<u32>().is_ok()).then(|| {
+                (
+                    f[2].parse().unwrap(),
+                    f[4].parse().unwrap(),
+                    f[5].to_string(),
+                )
+            })
+        })
+        .collect();
+    let info: serde_json::Value =
+        serde_json::from_slice(&run_ok(uffs().arg("info").arg(&disk).arg("--json")).stdout)
+            .unwrap();
+    let mut got: Vec<(u64, u64, String)> = info["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["start"].as_u64().unwrap() / 512,
+                p["size"].as_u64().unwrap() / 512,
+                p["type"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    let mut want = mmls;
+    want.sort();
+    assert_eq!(got, want);
+    assert_eq!(info["kind"], "whole disk (APM partition table)", "{info}");
+    let through = export(&PathBuf::from(format!("{}@2", disk.display())), &[]);
+    let bare = export(&vol, &[]);
+    let rows =
+        |r: Vec<std::collections::HashMap<String, String>>| -> Vec<(String, String, String)> {
+            r.into_iter()
+                .map(|r| (r["path"].clone(), r["record"].clone(), r["size"].clone()))
+                .collect()
+        };
+    assert_eq!(rows(through), rows(bare));
+    let _ = std::fs::remove_dir_all(&dir);
 }
