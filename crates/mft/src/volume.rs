@@ -29,7 +29,7 @@ pub struct PartitionInfo {
     pub cut_off: bool,
     /// Its first sector is an NTFS boot sector.
     pub ntfs: bool,
-    /// The file system its first sector starts, when uffs reads it (NTFS, FAT12/16/32, exFAT, ext2/3/4, XFS, Btrfs, HFS+, HFSX).
+    /// The file system its first sector starts, when uffs reads it (NTFS, FAT12/16/32, exFAT, ext2/3/4, XFS, Btrfs, HFS+, HFSX, APFS).
     pub filesystem: Option<uffs_index::FileSystem>,
 }
 

@@ -1,4 +1,4 @@
-//! The volumes uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4, XFS, Btrfs, HFS+, HFSX) that this system shows, for `uffs info` without a source
+//! The volumes uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4, XFS, Btrfs, HFS+, HFSX, APFS) that this system shows, for `uffs info` without a source
 //! and `uffs volumes add --all`: a Windows PC's drive letters (GetLogicalDrives, GetDriveTypeW,
 //! GetVolumeInformationW), or on Linux the block devices of /proc/partitions whose first sector is such a boot
 //! sector.

@@ -178,7 +178,7 @@ fn not_ntfs_is_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("is not a volume uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4, XFS, Btrfs, HFS+, HFSX), a partitioned disk or a raw $MFT capture"),
+        err.contains("is not a volume uffs reads (NTFS, FAT12/16/32, exFAT, ext2/3/4, XFS, Btrfs, HFS+, HFSX, APFS), a partitioned disk or a raw $MFT capture"),
         "{err}"
     );
     let out = uffs()
