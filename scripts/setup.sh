@@ -50,6 +50,15 @@ else
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Real users for the system daemon's test (each user is answered only what they may reach): uffs-ana, in the
+# group uffs-team, and uffs-ben, in no group but his own. No home, no login.
+getent group uffs-team >/dev/null || groupadd --system uffs-team
+for u in uffs-ana uffs-ben; do
+    id "$u" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$u"
+done
+id -nG uffs-ana | grep -qw uffs-team || usermod -a -G uffs-team uffs-ana
+step "users uffs-ana (group uffs-team) and uffs-ben present"
+
 if [[ -c /dev/fuse ]]; then
     step "/dev/fuse present"
 else

@@ -13,6 +13,18 @@ pub fn connect(runtime: &Path) -> Result<Option<Conn>> {
     ipc::connect(runtime)
 }
 
+/// Connects to the system daemon (root's, `uffs daemon start --system`), when one runs: its runtime directory must
+/// be root's and closed to others' writes, so that what listens there is root's.
+pub fn connect_system() -> Option<Conn> {
+    let dir = crate::dirs::system_runtime_dir();
+    #[cfg(unix)]
+    if crate::dirs::owned_and_closed(&dir, 0).is_ok() {
+        return ipc::connect(&dir).ok().flatten();
+    }
+    let _ = dir;
+    None
+}
+
 /// How long a client waits for each line of an answer: a daemon that stops answering (killed mid-query, stuck)
 /// must not hang it for ever.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(60);

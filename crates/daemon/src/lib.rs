@@ -1,10 +1,11 @@
-//! The uffs daemon: one per user. It owns the indexes of the registered volumes (memory-mapped from their
+//! The uffs daemon: one per user, and root's system daemon that answers every user what they may see. It owns the indexes of the registered volumes (memory-mapped from their
 //! files), answers queries over a channel that only its user can reach (a Unix socket, or a named pipe on
 //! Windows), and keeps each index current as its source changes (applying only what changed, or rebuilding
 //! in the background when it cannot follow), swapping each new snapshot in atomically.
 //!
 //! * [`dirs`]: where things live: the cache directory (registry, index files, log) and the private runtime
 //!   directory (socket, lock).
+//! * `guests`: the system daemon's other users: what each may ask, and the volumes as each sees them.
 //! * [`ipc`]: the channel itself: listener, connections, time limits and the checks of who is at the other end.
 //! * [`os`]: allocator settings, resident memory, and builds that end with the daemon.
 //! * [`registry`]: the registered volumes (`uffs volumes add|list|remove`).
@@ -21,6 +22,7 @@ pub mod dataset;
 pub mod dirs;
 #[cfg(target_os = "linux")]
 mod follow;
+mod guests;
 pub mod ipc;
 pub mod os;
 pub mod protocol;

@@ -19,12 +19,14 @@ use uffs_query::Searcher;
 use uffs_results::Printer;
 use uffs_search::SearchRequest;
 
+use crate::guests;
 use crate::ipc::{self, Accepted, Conn};
 use crate::os;
 use crate::protocol::{self, Request, Response, Status, VolumeStatus};
 use crate::refresh;
 use crate::registry::{Registry, VolumeEntry};
 use crate::{msg, Result};
+use uffs_index::reach::Caller;
 
 /// Connections served at once (one worker thread each); more are answered "busy" and closed.
 pub const MAX_CONNECTIONS: usize = 64;
@@ -52,6 +54,8 @@ pub struct Loaded {
     pub index_bytes: u64,
     /// The index file, mapped while this lives.
     pub path: PathBuf,
+    /// The volume as the system daemon's guests see it, one view per recent caller.
+    pub(crate) views: guests::Views,
 }
 
 impl Loaded {
@@ -88,6 +92,7 @@ impl Loaded {
             map: Arc::clone(&self.map),
             index_bytes: self.index_bytes,
             path: self.path.clone(),
+            views: Default::default(),
         }
     }
 }
@@ -170,7 +175,7 @@ pub fn run(cfg: Config) -> Result<()> {
     }
 
     // A rendezvous channel: a send succeeds only when a worker is waiting for a connection.
-    let (idle_tx, idle_rx) = crossbeam_channel::bounded::<Conn>(0);
+    let (idle_tx, idle_rx) = crossbeam_channel::bounded::<(Conn, Option<Caller>)>(0);
     let mut workers = 0;
     loop {
         let accepted = listener.accept();
@@ -178,7 +183,8 @@ pub fn run(cfg: Config) -> Result<()> {
             break;
         }
         let stream = match accepted {
-            Ok(Accepted::Ours(c)) => c,
+            Ok(Accepted::Ours(c)) => (c, None),
+            Ok(Accepted::Guest(c, caller)) => (c, Some(caller)),
             Ok(Accepted::Stranger(c, who)) => {
                 log(&format!("refused a connection from {who}"));
                 refuse(c, "refused: this daemon answers only its own user");
@@ -198,7 +204,7 @@ pub fn run(cfg: Config) -> Result<()> {
             Err(e) => e.into_inner(),
         };
         if workers >= MAX_CONNECTIONS {
-            refuse(stream, "busy: too many connections, try again");
+            refuse(stream.0, "busy: too many connections, try again");
             continue;
         }
         let (shared, idle_rx) = (Arc::clone(&shared), idle_rx.clone());
@@ -251,7 +257,7 @@ impl Offline {
     /// What a connection that sent `input` gets back.
     pub fn answer(&self, input: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        answer(&self.0, input, &mut out, None);
+        answer(&self.0, input, &mut out, None, None);
         out
     }
 }
@@ -262,19 +268,27 @@ fn refuse(stream: Conn, why: &str) {
     let _ = protocol::send(&mut w, &Response::Error(why.into()));
 }
 
-fn serve(shared: &Arc<Shared>, stream: Conn) {
+/// Answers a connection: of our own user (`None`) or a guest of the system daemon.
+fn serve(shared: &Arc<Shared>, (stream, caller): (Conn, Option<Caller>)) {
     let _ = stream.set_read_timeout(Some(REQUEST_TIMEOUT));
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-    answer(shared, BufReader::new(&stream), &stream, Some(&stream));
+    answer(
+        shared,
+        BufReader::new(&stream),
+        &stream,
+        Some(&stream),
+        caller.as_ref(),
+    );
 }
 
 /// Reads one request from `input` and answers it on `output`. `peer`: the connection both are of, watched for
-/// the client's hang-up while a search reads files' data.
+/// the client's hang-up while a search reads files' data. `guest`: who asks, when it is not our own user.
 fn answer(
     shared: &Arc<Shared>,
     mut input: impl BufRead,
     mut output: impl Write,
     peer: Option<&Conn>,
+    guest: Option<&Caller>,
 ) {
     let line = match protocol::read_request(&mut input) {
         Ok(Some(l)) => l,
@@ -287,6 +301,9 @@ fn answer(
     let mut w = BufWriter::new(output);
     let answer = match protocol::parse_request(&line) {
         Err(e) => Response::Error(e),
+        Ok(r) if guest.is_some() && guests::refused(&r).is_some() => {
+            Response::Refused(guests::refused(&r).unwrap_or_default())
+        }
         Ok(Request::Ping {}) => Response::Ok(true),
         Ok(Request::Status {}) => Response::Status(status(shared)),
         Ok(Request::Reload {}) => match reconcile(shared) {
@@ -406,7 +423,7 @@ fn answer(
             if let Some(id) = cancel_id {
                 cancels().insert(id, stop.clone());
             }
-            let r = search(&snap, &request, terminal, &mut out, peer, &stop);
+            let r = search(&snap, &request, terminal, &mut out, (peer, &stop), guest);
             if let Some(id) = cancel_id {
                 cancels().remove(&id);
             }
@@ -475,8 +492,8 @@ fn search(
     req: &SearchRequest,
     terminal: bool,
     out: &mut dyn Write,
-    peer: Option<&Conn>,
-    stop: &Arc<AtomicBool>,
+    (peer, stop): (Option<&Conn>, &Arc<AtomicBool>),
+    guest: Option<&Caller>,
 ) -> std::result::Result<(u64, Vec<String>), Response> {
     let why = |e: uffs_search::Error| match e {
         uffs_search::Error::BadRequest(m) => Response::Refused(m),
@@ -491,18 +508,30 @@ fn search(
                 .into(),
         ));
     }
-    let prefixes: Vec<String> = snap.volumes.iter().map(|l| l.entry.prefix()).collect();
-    let targets: Vec<(&str, &Searcher)> = snap
-        .volumes
-        .iter()
-        .zip(&prefixes)
-        .flat_map(|(l, p)| l.searchers.iter().map(move |s| (p.as_str(), s)))
-        .collect();
     // content:, type: and hash: read the files' data: each volume's source is opened for them (the daemon's
     // user must be able to read it, as for indexing). A volume whose source is not at hand (unplugged, a shadow
     // copy deleted since) is left out of them, said in a warning: the answer is partial, as the CLI's is.
     let expr = uffs_search::compile(req, uffs_index::time::now()).map_err(why)?;
     let reads_data = uffs_search::contents::reads_data(req, &expr);
+    if reads_data && guest.is_some() {
+        return Err(Response::Refused(guests::NO_DATA.into()));
+    }
+    let prefixes: Vec<String> = snap.volumes.iter().map(|l| l.entry.prefix()).collect();
+    // A guest searches each volume as it may see it.
+    let seen: Vec<Arc<Vec<Searcher>>> = match guest {
+        Some(c) => snap.volumes.iter().map(|l| guests::seen_by(l, c)).collect(),
+        None => Vec::new(),
+    };
+    let searchers = |i: usize| match guest {
+        Some(_) => &seen[i][..],
+        None => &snap.volumes[i].searchers[..],
+    };
+    let targets: Vec<(&str, &Searcher)> = (0..snap.volumes.len())
+        .flat_map(|i| {
+            let p = prefixes[i].as_str();
+            searchers(i).iter().map(move |s| (p, s))
+        })
+        .collect();
     let mut warnings = Vec::new();
     let sources: Vec<Option<uffs_source::Source>> = if reads_data {
         snap.volumes
@@ -680,6 +709,7 @@ pub(crate) fn load(
         map: Arc::default(),
         index_bytes,
         path: path.to_path_buf(),
+        views: Default::default(),
     };
     let l = Arc::new(match delta {
         Some(d) => whole.with_delta(d),

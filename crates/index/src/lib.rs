@@ -15,6 +15,7 @@
 //! * [`time`]: FILETIME conversions ([`timecol`]: a column of them, stored as offsets in as few bits as they
 //!   need).
 //! * [`posix`]: owners and permissions (ext); [`apart`]: texts few entries have (8.3 aliases, link targets).
+//! * [`reach`]: which entries a user may know of, by the permissions of the folders above them.
 //! * [`timeline`]: the `$FILE_NAME` times and attribute ids of each entry, for timelines: a cold, compact part
 //!   of the index that queries never read.
 //! * [`diff`]: what changed between two indexes of one volume (`uffs diff`): entries paired by record and
@@ -41,6 +42,7 @@ pub mod names;
 pub mod packed;
 pub mod paths;
 pub mod posix;
+pub mod reach;
 pub mod sparse;
 pub mod temp;
 pub mod time;

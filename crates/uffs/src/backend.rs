@@ -84,13 +84,12 @@ impl DaemonBackend {
         mut each: impl FnMut(&str) -> std::io::Result<()>,
         cancel: Option<(&Stop, u64)>,
     ) -> Result<Response, Error> {
-        let conn = client::connect(&self.runtime)
-            .map_err(|e| Error::Failed(e.to_string()))?
-            .ok_or_else(|| {
-                Error::Unavailable(
-                    "no uffs daemon is running: start it with `uffs daemon start`".into(),
-                )
-            })?;
+        let own = client::connect(&self.runtime).map_err(|e| Error::Failed(e.to_string()))?;
+        let conn = own.or_else(client::connect_system).ok_or_else(|| {
+            Error::Unavailable(
+                "no uffs daemon is running: start it with `uffs daemon start`".into(),
+            )
+        })?;
         // Dropped when the answer is in: wakes the watcher at once.
         let (done, finished) = std::sync::mpsc::channel::<()>();
         std::thread::scope(|scope| {

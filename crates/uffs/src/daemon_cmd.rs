@@ -14,11 +14,65 @@ use crate::query_cmd::now_filetime;
 use uffs_results::Printer;
 use uffs_search::SearchRequest;
 
+/// With `system`: this command is about the system daemon (root's, `--system`): its directories, for this process
+/// and the daemon and builds it starts.
+pub fn as_system(system: bool) -> Result<()> {
+    if !system {
+        return Ok(());
+    }
+    if !cfg!(unix) {
+        bail!("the system daemon runs on Linux and Unix only; on Windows each user runs `uffs daemon start`");
+    }
+    #[cfg(unix)]
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        bail!(
+            "--system is root's: the system daemon keeps the machine's folders for every user (run it with sudo); \
+             `uffs daemon start` runs a daemon of your own"
+        );
+    }
+    // Read by `uffs_daemon::dirs` here, and inherited by the daemon and its builds. Set before any thread starts.
+    std::env::set_var("UFFS_SYSTEM", "1");
+    Ok(())
+}
+
+/// A connection to the user's own daemon, else to the system daemon when one runs (it answers this user only
+/// what they may see); `None` when neither does.
+pub fn connect_any() -> Result<Option<uffs_daemon::ipc::Conn>> {
+    if let Some(c) = client::connect(&runtime()?)? {
+        return Ok(Some(c));
+    }
+    Ok(client::connect_system())
+}
+
 fn runtime() -> Result<PathBuf> {
     Ok(dirs::runtime_dir()?)
 }
 fn cache() -> Result<PathBuf> {
     Ok(dirs::cache_dir()?)
+}
+
+/// The folders every real local file system of this machine is mounted at, once each (a bind mount or a second
+/// mount of the same file system or subvolume is left out): what `volumes add --system --all` registers.
+fn local_mounts() -> Vec<String> {
+    const LOCAL: &[&str] = &[
+        "ext2", "ext3", "ext4", "xfs", "btrfs", "vfat", "exfat", "ntfs", "ntfs3", "fuseblk",
+        "f2fs", "zfs", "jfs", "reiserfs", "hfsplus", "bcachefs", "nilfs2",
+    ];
+    let mut seen: Vec<(String, String)> = Vec::new();
+    let mut out = Vec::new();
+    for m in uffs_walk::mounts::table() {
+        let key = (m.device.clone(), m.root.clone());
+        // A folder of a file system bind-mounted elsewhere is seen at its file system's mount; a Btrfs
+        // subvolume mounted on its own (`subvol=@home`) holds what no other mount shows.
+        let part = m.root != "/" && m.fstype != "btrfs";
+        if !LOCAL.contains(&m.fstype.as_str()) || part || seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        out.push(m.point.to_string_lossy().into_owned());
+    }
+    out
 }
 
 /// Sends one request to the running daemon; `Ok(None)` when none runs.
@@ -29,14 +83,15 @@ fn ask(req: &Request) -> Result<Option<Response>> {
     Ok(Some(client::request(stream, req, |_| Ok(()))?))
 }
 
-const NOT_RUNNING: &str = "no uffs daemon is running: start it with `uffs daemon start` (register volumes with \
-`uffs volumes add SOURCE`), or search an index or a source directly with --index FILE or --source SOURCE";
+const NOT_RUNNING: &str = "no uffs daemon is running (of this user, or the system's): start it with `uffs daemon \
+start` (register volumes with `uffs volumes add SOURCE`), or search an index or a source directly with --index FILE \
+or --source SOURCE";
 
 /// A search without `--index`/`--source`: asks the daemon, prints what it streams back.
 pub fn query(a: &SearchRequest) -> Result<bool> {
     // Parse here too, so a bad query is reported the same way with or without a daemon.
     uffs_search::compile(a, now_filetime())?;
-    let Some(stream) = client::connect(&runtime()?)? else {
+    let Some(stream) = connect_any()? else {
         bail!("{NOT_RUNNING}");
     };
     let parquet = a.output.format == Some(uffs_results::Format::Parquet);
@@ -346,6 +401,22 @@ pub fn volumes_add(sources: &[String], all: Option<bool>, add: &AddOptions) -> R
     let found: Vec<String>;
     let sources = match all {
         None => sources,
+        Some(_) if dirs::system() => {
+            let registered: Vec<&str> =
+                registry.volumes.iter().map(|v| v.source.as_str()).collect();
+            found = local_mounts()
+                .into_iter()
+                .filter(|p| {
+                    !registered.contains(&format!("{p}/").as_str())
+                        && !registered.contains(&p.as_str())
+                })
+                .collect();
+            if found.is_empty() {
+                println!("no mounted local file system that is not registered already (see `uffs volumes list --system`)");
+                return Ok(());
+            }
+            &found[..]
+        }
         Some(removable) => {
             // A drive registered as `c:` or `\\.\C:` is registered all the same.
             let device =

@@ -374,7 +374,7 @@ EXAMPLES:
     Serve(serve_cmd::ServeArgs),
     /// Run, stop or inspect the daemon that keeps the registered volumes indexed and answers `uffs QUERY`.
     #[command(
-        after_help = "EXAMPLES:\n  uffs daemon start\n  uffs daemon status\n  uffs daemon run      (in the foreground, logging to stderr)\n  uffs daemon stop\n\nFILES:\n  registry, index files, log: $UFFS_CACHE_DIR, else $XDG_CACHE_HOME/uffs, else ~/.cache/uffs\n    (Windows: %LOCALAPPDATA%\\uffs)\n  socket (mode 0700 directory): $UFFS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/uffs, else /tmp/uffs-UID\n    (Windows: the named pipe \\\\.\\pipe\\uffs-<user SID>-<hash>, open to this user only; lock and pid\n    in %LOCALAPPDATA%\\uffs\\run)"
+        after_help = "EXAMPLES:\n  uffs daemon start\n  uffs daemon status\n  uffs daemon run      (in the foreground, logging to stderr)\n  uffs daemon stop\n  sudo uffs daemon start --system   (root's, for every user: each sees only what they may reach)\n\nFILES:\n  registry, index files, log: $UFFS_CACHE_DIR, else $XDG_CACHE_HOME/uffs, else ~/.cache/uffs\n    (Windows: %LOCALAPPDATA%\\uffs)\n  socket (mode 0700 directory): $UFFS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/uffs, else /tmp/uffs-UID\n    (Windows: the named pipe \\\\.\\pipe\\uffs-<user SID>-<hash>, open to this user only; lock and pid\n    in %LOCALAPPDATA%\\uffs\\run)\n  the system daemon's: $UFFS_SYSTEM_CACHE_DIR, else /var/cache/uffs; its socket (open to every user) in\n    $UFFS_SYSTEM_RUNTIME_DIR, else /run/uffs; a systemd unit: packaging/systemd/uffs-system.service"
     )]
     Daemon {
         #[command(subcommand)]
@@ -382,7 +382,7 @@ EXAMPLES:
     },
     /// Register, list or remove the volumes the daemon serves.
     #[command(
-        after_help = "EXAMPLES:\n  uffs volumes add --all                    (every fixed NTFS, FAT, exFAT, ext or XFS drive: C:, D: ...)\n  uffs volumes add C:                       (a Windows drive, read live; paths print as C:\\...)\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup"
+        after_help = "EXAMPLES:\n  uffs volumes add --all                    (every fixed NTFS, FAT, exFAT, ext or XFS drive: C:, D: ...)\n  uffs volumes add C:                       (a Windows drive, read live; paths print as C:\\...)\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup\n  sudo uffs volumes add --system --all      (the system daemon's: every mounted local file system)"
     )]
     Volumes {
         #[command(subcommand)]
@@ -408,17 +408,36 @@ EXAMPLES:
 #[derive(Subcommand)]
 enum DaemonAction {
     /// Start the daemon in the background (it loads every registered volume).
-    Start,
+    Start {
+        /// The system daemon's (root): one index of the machine's folders that answers every user, each only
+        /// what they may reach (docs/daemon.md).
+        #[arg(long)]
+        system: bool,
+    },
     /// Stop the running daemon.
-    Stop,
+    Stop {
+        /// The system daemon's (root): one index of the machine's folders that answers every user, each only
+        /// what they may reach (docs/daemon.md).
+        #[arg(long)]
+        system: bool,
+    },
     /// Show the daemon's volumes: entries, index size and age, state, source; and its memory.
     Status {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// The system daemon's (root): one index of the machine's folders that answers every user, each only
+        /// what they may reach (docs/daemon.md).
+        #[arg(long)]
+        system: bool,
     },
     /// Run the daemon in the foreground, logging to stderr.
-    Run,
+    Run {
+        /// The system daemon's (root): one index of the machine's folders that answers every user, each only
+        /// what they may reach (docs/daemon.md).
+        #[arg(long)]
+        system: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -461,6 +480,10 @@ enum VolumesAction {
         /// never (then only `uffs volumes refresh` does).
         #[arg(long, value_name = "INTERVAL")]
         refresh: Option<String>,
+        /// Register with the system daemon (root): with --all, every mounted real local file system (ext, XFS,
+        /// Btrfs, FAT …; not tmpfs, network or pseudo ones), each as the folder it is mounted at.
+        #[arg(long)]
+        system: bool,
     },
     /// Write every registered volume into a Parquet dataset (through the daemon, from the index it answers
     /// from): DIR/host=HOST/volume=NAME/uffs.parquet, each volume's file replaced whole. With --keep the daemon
@@ -490,18 +513,30 @@ enum VolumesAction {
     Refresh {
         /// The volume to check (default: every volume).
         name: Option<String>,
+        /// The system daemon's (root): one index of the machine's folders that answers every user, each only
+        /// what they may reach (docs/daemon.md).
+        #[arg(long)]
+        system: bool,
     },
     /// List the registered volumes.
     List {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// The system daemon's (root): one index of the machine's folders that answers every user, each only
+        /// what they may reach (docs/daemon.md).
+        #[arg(long)]
+        system: bool,
     },
     /// Unregister volumes and delete their index files.
     Remove {
         /// The volumes to remove, by the names `uffs volumes list` shows.
         #[arg(required = true, value_name = "NAME")]
         names: Vec<String>,
+        /// The system daemon's (root): one index of the machine's folders that answers every user, each only
+        /// what they may reach (docs/daemon.md).
+        #[arg(long)]
+        system: bool,
     },
 }
 
@@ -912,10 +947,18 @@ fn run(command: Command) -> anyhow::Result<()> {
             None => cat_cmd::run_registered(&source, deleted, output.as_deref()),
         },
         Command::Daemon { action } => match action {
-            DaemonAction::Start => daemon_cmd::start(),
-            DaemonAction::Stop => daemon_cmd::stop(),
-            DaemonAction::Status { json } => daemon_cmd::status(json),
-            DaemonAction::Run => daemon_cmd::run_foreground(),
+            DaemonAction::Start { system } => {
+                daemon_cmd::as_system(system).and_then(|_| daemon_cmd::start())
+            }
+            DaemonAction::Stop { system } => {
+                daemon_cmd::as_system(system).and_then(|_| daemon_cmd::stop())
+            }
+            DaemonAction::Status { json, system } => {
+                daemon_cmd::as_system(system).and_then(|_| daemon_cmd::status(json))
+            }
+            DaemonAction::Run { system } => {
+                daemon_cmd::as_system(system).and_then(|_| daemon_cmd::run_foreground())
+            }
         },
         Command::Volumes { action } => match action {
             VolumesAction::Add {
@@ -929,7 +972,9 @@ fn run(command: Command) -> anyhow::Result<()> {
                 fat_timezone,
                 snapshots,
                 refresh,
+                system,
             } => {
+                daemon_cmd::as_system(system)?;
                 let all = all.then_some(removable);
                 let add = daemon_cmd::AddOptions {
                     name,
@@ -942,7 +987,9 @@ fn run(command: Command) -> anyhow::Result<()> {
                 };
                 daemon_cmd::volumes_add(&sources, all, &add)
             }
-            VolumesAction::Refresh { name } => daemon_cmd::volumes_refresh(name),
+            VolumesAction::Refresh { name, system } => {
+                daemon_cmd::as_system(system).and_then(|_| daemon_cmd::volumes_refresh(name))
+            }
             VolumesAction::Export {
                 dataset,
                 host,
@@ -959,8 +1006,12 @@ fn run(command: Command) -> anyhow::Result<()> {
                 };
                 daemon_cmd::volumes_export(target)
             }
-            VolumesAction::List { json } => daemon_cmd::volumes_list(json),
-            VolumesAction::Remove { names } => daemon_cmd::volumes_remove(&names),
+            VolumesAction::List { json, system } => {
+                daemon_cmd::as_system(system).and_then(|_| daemon_cmd::volumes_list(json))
+            }
+            VolumesAction::Remove { names, system } => {
+                daemon_cmd::as_system(system).and_then(|_| daemon_cmd::volumes_remove(&names))
+            }
         },
         Command::Completions { shell } => {
             let mut script = Vec::new();

@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 use common::*;
@@ -173,4 +174,42 @@ fn version_says_commit_and_profile() {
         .flatten();
     assert_eq!(commit, head.as_deref().unwrap_or("unknown"), "{version}");
     assert_eq!(stdout(&run_ok(uffs().arg("-V"))).trim_end(), version);
+}
+
+/// The system daemon's systemd unit runs a command this uffs has, and systemd finds nothing wrong in it.
+#[test]
+fn the_systemd_unit_runs_the_system_daemon() {
+    let unit =
+        std::fs::read_to_string(repo().join("packaging/systemd/uffs-system.service")).unwrap();
+    let exec = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .expect("ExecStart");
+    let mut words = exec.split_whitespace();
+    assert_eq!(words.next(), Some("/usr/local/bin/uffs"));
+    let args: Vec<&str> = words.collect();
+    assert_eq!(args, ["daemon", "run", "--system"]);
+    // The command and its options parse (`--help` ends before anything runs).
+    run_ok(uffs().args(&args).arg("--help"));
+    let Ok(o) = Command::new("systemd-analyze").arg("--version").output() else {
+        cannot_run("no systemd-analyze");
+        return;
+    };
+    assert!(o.status.success());
+    // Verified with the binary built here in place of the installed one.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("systemd-unit");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let here = unit.replace("/usr/local/bin/uffs", env!("CARGO_BIN_EXE_uffs"));
+    let file = dir.join("uffs-system.service");
+    std::fs::write(&file, here).unwrap();
+    let o = Command::new("systemd-analyze")
+        // The man page it names is installed by `uffs man` (docs/commands.md), not here.
+        .args(["verify", "--man=no"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && said.trim().is_empty(), "{o:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,6 +7,9 @@
 //!   `FILE_FLAG_FIRST_PIPE_INSTANCE` so a pipe squatted by another process is refused, remote clients are
 //!   refused, and each side checks that the process at the other end runs as the same user.
 //!
+//! The system daemon's socket (Unix, `--system`) is open to every user: a peer of another uid is a guest, known by
+//! its uid and groups, answered only what those may see.
+//!
 //! Both give the same three things: a [`Listener`] whose `accept` yields connections from our own user (or
 //! says who was refused), a [`Conn`] that reads and writes with time limits, and [`connect`] for the client.
 
@@ -26,4 +29,7 @@ pub enum Accepted {
     Ours(Conn),
     /// A connection from someone else (who), to be answered "refused" and closed.
     Stranger(Conn, String),
+    /// A connection to the system daemon from another user, answered only what they may see.
+    #[cfg_attr(windows, allow(dead_code))]
+    Guest(Conn, uffs_index::reach::Caller),
 }

@@ -1,10 +1,13 @@
-//! The Unix side of [`crate::ipc`]: a socket in the private runtime directory, peers checked by uid.
+//! The Unix side of [`crate::ipc`]: a socket in the private runtime directory, peers checked by uid. The system
+//! daemon's socket is open to every user instead, each peer known by its uid and groups.
 
 use std::io::{self, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+use uffs_index::reach::Caller;
 
 use super::Accepted;
 use crate::dirs::uid;
@@ -13,6 +16,8 @@ use crate::{msg, Result};
 pub struct Listener {
     listener: UnixListener,
     path: PathBuf,
+    /// The system daemon's: every user may connect, and is answered as who they are.
+    open: bool,
 }
 
 pub struct Conn(UnixStream);
@@ -29,8 +34,14 @@ impl Listener {
         let _ = std::fs::remove_file(&path);
         let listener = UnixListener::bind(&path)
             .map_err(|e| msg(format!("binding {}: {e}", path.display())))?;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
-        Ok(Listener { listener, path })
+        let open = crate::dirs::system();
+        let mode = if open { 0o666 } else { 0o600 };
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))?;
+        Ok(Listener {
+            listener,
+            path,
+            open,
+        })
     }
 
     /// Where clients connect, for the log.
@@ -40,9 +51,10 @@ impl Listener {
 
     pub fn accept(&mut self) -> io::Result<Accepted> {
         let (stream, _) = self.listener.accept()?;
-        Ok(match peer_uid(&stream) {
-            Ok(u) if u == uid() => Accepted::Ours(Conn(stream)),
-            Ok(u) => Accepted::Stranger(Conn(stream), format!("uid {u}")),
+        Ok(match peer(&stream) {
+            Ok(c) if c.uid == uid() => Accepted::Ours(Conn(stream)),
+            Ok(c) if self.open => Accepted::Guest(Conn(stream), c),
+            Ok(c) => Accepted::Stranger(Conn(stream), format!("uid {}", c.uid)),
             Err(e) => Accepted::Stranger(Conn(stream), format!("an unknown uid ({e})")),
         })
     }
@@ -109,8 +121,8 @@ pub fn wake(runtime: &Path) {
     let _ = UnixStream::connect(socket_path(runtime));
 }
 
-/// The uid of the process at the other end of a Unix socket.
-fn peer_uid(s: &UnixStream) -> io::Result<u32> {
+/// The uid and groups of the process at the other end of a Unix socket, as they were when it connected.
+fn peer(s: &UnixStream) -> io::Result<Caller> {
     use std::os::fd::AsRawFd;
     #[cfg(target_os = "linux")]
     {
@@ -133,7 +145,14 @@ fn peer_uid(s: &UnixStream) -> io::Result<u32> {
         if r != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(cred.uid)
+        let mut gids = peer_groups(s.as_raw_fd()).unwrap_or_default();
+        if !gids.contains(&cred.gid) {
+            gids.insert(0, cred.gid);
+        }
+        Ok(Caller {
+            uid: cred.uid,
+            gids,
+        })
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -142,6 +161,42 @@ fn peer_uid(s: &UnixStream) -> io::Result<u32> {
         if unsafe { libc::getpeereid(s.as_raw_fd(), &mut uid, &mut gid) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(uid)
+        // Its supplementary groups are not known here: its primary group only.
+        Ok(Caller {
+            uid,
+            gids: vec![gid],
+        })
+    }
+}
+
+/// The supplementary groups of a socket's peer (`SO_PEERGROUPS`, Linux 4.13), as they were when it connected.
+#[cfg(target_os = "linux")]
+fn peer_groups(fd: std::os::fd::RawFd) -> io::Result<Vec<u32>> {
+    // asm-generic's value (x86, Arm, RISC-V); libc does not export it.
+    const SO_PEERGROUPS: libc::c_int = 59;
+    let mut gids = vec![0u32; 64];
+    loop {
+        let mut len = (gids.len() * 4) as libc::socklen_t;
+        // SAFETY: the kernel writes at most `len` bytes of gid_t into the buffer.
+        let r = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                SO_PEERGROUPS,
+                gids.as_mut_ptr().cast(),
+                &mut len,
+            )
+        };
+        if r == 0 {
+            gids.truncate(len as usize / 4);
+            return Ok(gids);
+        }
+        let e = io::Error::last_os_error();
+        // Too small: `len` says how much is needed.
+        if e.raw_os_error() == Some(libc::ERANGE) && (len as usize / 4) > gids.len() {
+            gids.resize(len as usize / 4, 0);
+            continue;
+        }
+        return Err(e);
     }
 }

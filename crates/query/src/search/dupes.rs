@@ -64,11 +64,12 @@ impl Searcher {
         if let Some((pair, which)) = &self.pair {
             return &made(&pair.dupes, || pair.dupes())[*which];
         }
-        made(&self.derived.dupes, || {
+        made(&self.counted.dupes, || {
             let n = self.idx.len();
             let name = |id: u32| self.idx.folded_name(id);
             let mut ids: Vec<u32> = (0..n as u32)
                 .filter(|&id| names_a_file(&self.idx, id))
+                .filter(|&id| !self.hidden.as_ref().is_some_and(|h| h.get(id as usize)))
                 .collect();
             ids.sort_unstable_by(|&x, &y| name(x).cmp(name(y)));
             let mut out = Bitset::empty(n);
@@ -86,7 +87,7 @@ impl Searcher {
         if let Some((pair, which)) = &self.pair {
             return &made(&pair.size_dupes, || pair.size_dupes())[*which];
         }
-        made(&self.derived.size_dupes, || {
+        made(&self.counted.size_dupes, || {
             let parts = [(&*self.idx, self.aids(), self.hidden.as_ref())];
             size_dupes(&parts).pop().unwrap_or_else(|| Bitset::empty(0))
         })
@@ -105,7 +106,7 @@ impl Pair {
         });
         let parts = [
             (&*self.parts[0], &*aids[0], Some(&self.hidden)),
-            (&*self.parts[1], &*aids[1], None),
+            (&*self.parts[1], &*aids[1], self.hidden_delta.as_ref()),
         ];
         let mut v = size_dupes(&parts);
         let d = v.pop().unwrap_or_else(|| Bitset::empty(0));
@@ -121,7 +122,13 @@ impl Pair {
             ids.extend(
                 (0..idx.len() as EntryId)
                     .filter(|&id| names_a_file(idx, id))
-                    .filter(|&id| p == 1 || !self.hidden.get(id as usize))
+                    .filter(|&id| match p {
+                        0 => !self.hidden.get(id as usize),
+                        _ => !self
+                            .hidden_delta
+                            .as_ref()
+                            .is_some_and(|h| h.get(id as usize)),
+                    })
                     .map(|id| (p, id)),
             );
         }

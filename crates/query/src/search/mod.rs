@@ -90,10 +90,21 @@ pub struct Searcher {
     derived: Arc<Derived>,
     /// Visible entries for each (deleted shown, streams shown).
     visible: [OnceLock<Bitset>; 4],
-    /// Entries no answer includes: those of a base index that a delta over it replaces (`uffs_index::layer`).
+    /// Entries no answer includes: those of a base index that a delta over it replaces (`uffs_index::layer`),
+    /// and those the caller may not see ([`Searcher::restricted`]).
     hidden: Option<Bitset>,
     /// For an index and the delta over it: what they must know of each other (which of them this is).
     pair: Option<(Arc<Pair>, usize)>,
+    /// What depends on the entries this searcher leaves out: made for it alone.
+    counted: Counted,
+}
+
+/// Structures over the entries a searcher answers (not those it hides), made on first use.
+#[derive(Default)]
+struct Counted {
+    dupes: OnceLock<Bitset>,
+    size_dupes: OnceLock<Bitset>,
+    usage: OnceLock<Usage>,
 }
 
 /// An index (less its hidden entries) and the delta over it, which answer as one volume: a name is a duplicate
@@ -101,6 +112,8 @@ pub struct Searcher {
 struct Pair {
     parts: [Arc<Index>; 2],
     hidden: Bitset,
+    /// The delta's entries the caller may not see (none but for a [`Searcher::restricted`] pair).
+    hidden_delta: Option<Bitset>,
     dupes: OnceLock<[Bitset; 2]>,
     size_dupes: OnceLock<[Bitset; 2]>,
     usage: OnceLock<Usage>,
@@ -120,9 +133,6 @@ struct Derived {
     /// Those names with their marks off, folded and as written (`marks::Unmarked`).
     unmarked_folded: OnceLock<Unmarked>,
     unmarked_written: OnceLock<Unmarked>,
-    dupes: OnceLock<Bitset>,
-    size_dupes: OnceLock<Bitset>,
-    usage: OnceLock<Usage>,
     /// The path order now of a view whose grafts include moved folders (`None`: the stored order holds).
     path_blocks: OnceLock<Option<PathBlocks>>,
 }
@@ -153,6 +163,7 @@ impl Searcher {
             visible: Default::default(),
             hidden: None,
             pair: None,
+            counted: Counted::default(),
         }
     }
 
@@ -172,6 +183,7 @@ impl Searcher {
         let pair = Arc::new(Pair {
             parts: [Arc::clone(&b.idx), Arc::clone(&d.idx)],
             hidden: b.hidden.clone().unwrap_or_else(|| Bitset::empty(0)),
+            hidden_delta: None,
             dupes: OnceLock::new(),
             size_dupes: OnceLock::new(),
             usage: OnceLock::new(),
@@ -190,7 +202,45 @@ impl Searcher {
             visible: Default::default(),
             hidden: Some(Bitset::from_words(hidden, self.idx.len())),
             pair: None,
+            counted: Counted::default(),
         }
+    }
+
+    /// The searchers of one volume (one index, or an index and the delta over it, as [`Searcher::layered`]
+    /// makes them) as a caller sees them who may not see the entries with a bit set in `unseen[i]` of
+    /// `parts[i]` (a bit per entry): no answer, count, total, duplicate or child term counts those. They share
+    /// the search aids made so far; what counts entries is made again for them.
+    pub fn restricted(parts: &[Searcher], unseen: &[Bitset]) -> Vec<Searcher> {
+        let less = |s: &Searcher, u: &Bitset| {
+            let mut h = s
+                .hidden
+                .clone()
+                .unwrap_or_else(|| Bitset::empty(s.idx.len()));
+            h.or(u);
+            h
+        };
+        let one = |s: &Searcher, u: &Bitset| Searcher {
+            idx: Arc::clone(&s.idx),
+            derived: Arc::clone(&s.derived),
+            visible: Default::default(),
+            hidden: Some(less(s, u)),
+            pair: None,
+            counted: Counted::default(),
+        };
+        let mut out: Vec<Searcher> = parts.iter().zip(unseen).map(|(s, u)| one(s, u)).collect();
+        if let (Some((pair, 0)), [b, d]) = (&parts[0].pair, &mut out[..]) {
+            let pair = Arc::new(Pair {
+                parts: pair.parts.clone(),
+                hidden: b.hidden.clone().unwrap_or_else(|| Bitset::empty(0)),
+                hidden_delta: d.hidden.clone(),
+                dupes: OnceLock::new(),
+                size_dupes: OnceLock::new(),
+                usage: OnceLock::new(),
+            });
+            b.pair = Some((Arc::clone(&pair), 0));
+            d.pair = Some((pair, 1));
+        }
+        out
     }
 
     /// The index searched, shared.
@@ -214,7 +264,7 @@ impl Searcher {
     pub fn usage(&self) -> (&Usage, usize) {
         let (cell, which) = match &self.pair {
             Some((pair, which)) => (&pair.usage, *which),
-            None => (&self.derived.usage, 0),
+            None => (&self.counted.usage, 0),
         };
         (made(cell, || Usage::compute(&self.usage_parts())), which)
     }
@@ -229,7 +279,7 @@ impl Searcher {
                 },
                 usage::Part {
                     idx: &pair.parts[1],
-                    hidden: None,
+                    hidden: pair.hidden_delta.as_ref(),
                 },
             ],
             None => vec![usage::Part {
