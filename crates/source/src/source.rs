@@ -295,6 +295,27 @@ pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result
         let src = open_as(volume, partition, whole)?;
         return src.state(spec, id);
     }
+    // A container of volumes in a partition (an APFS container on a Mac's GPT disk): `DISK@P@V`.
+    if let Some((outer, n)) = split_inner(spec) {
+        let mut src = open_as(outer, partition, whole)?;
+        let name = src
+            .volumes
+            .first()
+            .map(|v| v.name.clone())
+            .unwrap_or_default();
+        let inner = match &src.volumes[..] {
+            [v] => v.open_contained(&format!("{name}@{n}"), n),
+            _ => None,
+        };
+        let Some(one) = inner else {
+            return Err(Error::Source(format!(
+                "{outer} is no container of volumes (APFS): it has no volume {n}"
+            )));
+        };
+        src.volumes = vec![one?];
+        src.spec = spec.into();
+        return Ok(src);
+    }
     let (path, at, store) = split_suffixes(spec);
     let partition = partition.or(at);
     let device = open_device(path, whole)?;
@@ -541,6 +562,19 @@ fn store_position(volume: &str, partition: Option<u32>, id: &[u8; 16]) -> Result
 
 /// `disk.img@2@vss1` → (`disk.img`, partition Some(2), shadow copy Some(1)); either suffix may be left out.
 /// Unless a file with the whole name exists.
+/// `DISK@P@V` as (`DISK@P`, V): volume V of the container in partition P, where DISK is a file or device.
+fn split_inner(spec: &str) -> Option<(&str, u32)> {
+    if Path::new(spec).exists() {
+        return None;
+    }
+    let (outer, n) = spec.rsplit_once('@')?;
+    let n = n.parse::<u32>().ok()?;
+    match split_suffixes(outer) {
+        (_, Some(_), None) => Some((outer, n)),
+        _ => None,
+    }
+}
+
 pub fn split_suffixes(spec: &str) -> (&str, Option<u32>, Option<u32>) {
     if Path::new(spec).exists() {
         return (spec, None, None);

@@ -205,6 +205,66 @@ fn a_container_macos_made_reads_as_tsk_reads_it() {
     );
 }
 
+/// A container in partition 2 of a GPT disk, typed Apple APFS as a Mac's is: `DISK@2` reads the container,
+/// `DISK@2@1` its volume 1, the same entries as the container's file gives.
+#[test]
+fn a_container_in_a_partition_of_a_gpt_disk() {
+    let dir = scratch("apfs-gpt");
+    let container = std::fs::read(data("mac-public/dfvfs-apfs.raw")).unwrap();
+    let disk = dir.join("mac.img");
+    std::fs::write(&disk, vec![0u8; 8 << 20]).unwrap();
+    let start = 4096u64;
+    let end = start + container.len() as u64 / 512 - 1;
+    run_ok(std::process::Command::new("sgdisk").args([
+        "-n",
+        "1:2048:4095",
+        "-t",
+        "1:EF00",
+        "-n",
+        &format!("2:{start}:{end}"),
+        "-t",
+        "2:7C3457EF-0000-11AA-AA11-00306543ECAC",
+        path_str(&disk),
+    ]));
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&disk).unwrap();
+        f.seek(SeekFrom::Start(start * 512)).unwrap();
+        f.write_all(&container).unwrap();
+    }
+    let info = String::from_utf8(run_ok(uffs().arg("info").arg(&disk)).stdout).unwrap();
+    assert!(info.contains("apple-apfs"), "{info}");
+    let alone = paths(&at(&data("mac-public/dfvfs-apfs.raw"), 1));
+    assert!(alone.len() > 10);
+    assert_eq!(
+        paths(&PathBuf::from(format!("{}@2@1", disk.display()))),
+        alone
+    );
+    assert_eq!(
+        paths(&at(&disk, 2)),
+        paths(&data("mac-public/dfvfs-apfs.raw"))
+    );
+    // A partition that is no container of volumes has none to pick.
+    let o = uffs()
+        .arg("--source")
+        .arg(format!("{}@1@1", disk.display()))
+        .arg("x")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let o = uffs()
+        .arg("--source")
+        .arg(format!("{}@2@3", disk.display()))
+        .arg("x")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("has no volume 3"),
+        "{o:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The blocks of B-tree roots of object subtype `subtype` (0xE a file-system tree, 0xB an object map's tree),
 /// every version the image holds, in an image of 4 KiB blocks.
 fn tree_roots(img: &[u8], subtype: u32) -> Vec<usize> {
