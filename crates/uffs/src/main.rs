@@ -569,7 +569,8 @@ MACROS (extension sets):
 {macros}SOURCES (detected from content, not from the name):
   a volume image or partition device           uffs info /dev/sdb1   (NTFS, FAT12/16/32, exFAT, ext2/3/4, XFS, Btrfs, HFS+, HFSX)
   an APFS container (each volume)              uffs info mac.img    (mac.img@2 picks volume 2)
-  a whole disk: MBR, GPT or APM (each volume)  uffs info disk.img   (disk.img@2 picks partition 2)
+  a whole disk: MBR, GPT or APM (each volume)  uffs info disk.img   (disk.img@2 picks partition 2;
+                                                disk.img@2@1: volume 1 of an APFS container there)
   a raw $MFT capture (e.g. from `icat VOL 0`)   uffs export MFT --format csv -o mft.csv
 FOLDERS (any mounted file system: ext4, XFS, Btrfs, tmpfs, a share, a FUSE mount):
   uffs index ~/Documents -o docs.uffs     walked: getdents64 and statx on every core; paths print as they are
