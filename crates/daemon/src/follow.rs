@@ -1,5 +1,6 @@
-//! Following mounted folders as they change (Linux): a thread per walked folder waits on the kernel's reports
-//! (`uffs_walk::watch`: fanotify as root, inotify otherwise) and runs a check as soon as something below the
+//! Following walked folders as they change: a thread per walked folder waits on the system's reports
+//! (`uffs_walk::watch`: on Linux fanotify as root, inotify otherwise; on Windows `ReadDirectoryChangesW`) and runs
+//! a check as soon as something below the
 //! folder changed, instead of the volume's interval. A folder that cannot be followed (inotify's watch limit) is
 //! left to its interval, and the log says why.
 //!
@@ -177,9 +178,12 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
                 "{name}: the kernel's queue of changes overflowed: walking the whole folder"
             ));
         }
-        let partly = !overflowed
+        // Windows: a listing gives no change time to read a folder again by (`uffs_walk::reread` is Linux's), so
+        // the whole folder is walked; its ids are the file ids, so the delta is what changed.
+        let partly = cfg!(target_os = "linux")
+            && !overflowed
             && changed.len() <= MAX_FOLDERS
-            && match crate::refresh::check_folders(shared, &l, &changed) {
+            && match check_folders(shared, &l, &changed) {
                 Ok(_) => true,
                 Err(why) => {
                     log(&format!(
@@ -194,6 +198,19 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
         }
         changed.clear();
     }
+}
+
+#[cfg(target_os = "linux")]
+use crate::refresh::check_folders;
+
+/// Windows reads no folder alone: never called (see `follow`).
+#[cfg(windows)]
+fn check_folders(
+    _: &Arc<Shared>,
+    _: &Arc<Loaded>,
+    _: &[PathBuf],
+) -> std::result::Result<(String, u64), String> {
+    Err("not on Windows".into())
 }
 
 /// Folders reported at once past which a whole walk is cheaper than reading them one by one.

@@ -20,7 +20,7 @@
 pub mod client;
 pub mod dataset;
 pub mod dirs;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 mod follow;
 mod guests;
 pub mod ipc;

@@ -45,14 +45,14 @@ pub(crate) struct Follow {
 pub(crate) fn run(shared: Arc<Shared>) {
     #[cfg(windows)]
     let mut watchers = crate::watch::Watchers::default();
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     let mut followers = crate::follow::Followers::default();
     while !shared.stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(250));
         let snap = server::current(&shared);
         #[cfg(windows)]
         watchers.sync(&shared, &snap.volumes);
-        #[cfg(target_os = "linux")]
+        #[cfg(any(target_os = "linux", windows))]
         followers.sync(&shared, &snap.volumes);
         for l in &snap.volumes {
             let Some(every) = l.entry.refresh_interval() else {
@@ -62,7 +62,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
             if watchers.watching(&l.entry.name) {
                 continue;
             }
-            #[cfg(target_os = "linux")]
+            #[cfg(any(target_os = "linux", windows))]
             if followers.following(&l.entry.name) {
                 continue;
             }
@@ -76,7 +76,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
     }
     #[cfg(windows)]
     watchers.stop_all();
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     followers.stop_all();
 }
 

@@ -696,9 +696,23 @@ pub fn read_delta_store(path: &Path) -> Result<Option<crate::layer::StoreIdentit
 
 /// The delta file `path` mapped, its index opened (not yet checked) and its section table.
 fn map_delta(path: &Path) -> Result<(Arc<Mmap>, Index, Vec<Section>), FileError> {
-    let file = File::open(path)?;
-    // SAFETY: as in `read`: files are replaced by rename, never rewritten in place.
-    let map = Arc::new(unsafe { Mmap::map(&file)? });
+    let mut file = File::open(path)?;
+    let map = Arc::new(if cfg!(windows) {
+        // Windows cannot replace a file while it is mapped, and the daemon writes the delta again after each
+        // update: its bytes are copied into memory instead (a delta is small beside its index).
+        use std::io::Read;
+        let len = file.metadata()?.len() as usize;
+        let mut copy = memmap2::MmapMut::map_anon(len.max(1))?;
+        file.read_exact(&mut copy[..len])?;
+        let copy = copy.make_read_only()?;
+        if copy.len() != len {
+            return Err(FileError::Corrupt("a delta file is empty"));
+        }
+        copy
+    } else {
+        // SAFETY: as in `read`: files are replaced by rename, never rewritten in place.
+        unsafe { Mmap::map(&file)? }
+    });
     let (index, table) = from_map_sections(&map, map.len(), true)?;
     Ok((map, index, table))
 }

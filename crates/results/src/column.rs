@@ -309,15 +309,18 @@ pub fn human(n: u64) -> String {
     }
 }
 
-/// The path of `id` after its volume's prefix. On Windows a drive-letter prefix (`C:`) gives a Windows path
-/// (`C:\Windows\System32`); any other (`@2:`, `data:`), and every path elsewhere, keeps `/`, the platform's
-/// separator (a volume named `L` prints `L:/home/ana` on Linux, which the shell and uffs's own queries take).
+/// The path of `id` after its volume's prefix. On Windows a drive-letter prefix (`C:`) or a walked folder's
+/// (`C:\Users\ana`, `\\server\share`) gives a Windows path (`C:\Windows\System32`); any other (`@2:`,
+/// `data:`), and every path elsewhere, keeps `/`, the platform's separator (a volume named `L` prints
+/// `L:/home/ana` on Linux, which the shell and uffs's own queries take).
 pub fn full_path(idx: &Index, prefix: &str, id: EntryId) -> String {
     let mut s = String::with_capacity(prefix.len() + 64);
     s.push_str(prefix);
     idx.path_into(id, &mut s);
     let p = prefix.as_bytes();
-    if cfg!(windows) && p.len() == 2 && p[0].is_ascii_alphabetic() && p[1] == b':' {
+    let drive = p.len() >= 2 && p[0].is_ascii_alphabetic() && p[1] == b':';
+    let windows_path = (drive && (p.len() == 2 || p[2] == b'\\')) || prefix.starts_with("\\\\");
+    if cfg!(windows) && windows_path {
         // Safe on UTF-8: '/' and '\\' are single bytes that never occur inside a multi-byte character.
         s = s.replace('/', "\\");
     }

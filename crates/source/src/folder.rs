@@ -1,4 +1,5 @@
-//! A mounted folder as a source (`/`, `/home/ana`, a mount point, a share): read raw through its device when the
+//! A mounted folder as a source (`/`, `/home/ana`, a mount point, a share; on Windows any folder but a drive's
+//! root, `C:\Users\ana`, `\\server\share`): read raw through its device when the
 //! folder is the top of a file system uffs reads raw and this user may open the device, otherwise walked
 //! (`uffs_walk`). Either way its volume is named by the folder's path and a `/` (`/mnt/data/`), which is what
 //! every entry's path then starts with (`uffs_index::folder_root`).
@@ -46,7 +47,11 @@ fn raw_volume(folder: &uffs_walk::Folder, whole: bool) -> std::result::Result<So
         return Err("--walk".into());
     }
     let Some(m) = &folder.mount else {
-        return Err("the mount table does not tell its device".into());
+        return Err(if cfg!(windows) {
+            "a folder, not a drive (a drive, `C:`, is read raw)".into()
+        } else {
+            "the mount table does not tell its device".into()
+        });
     };
     if m.point != folder.path {
         return Err(format!(

@@ -277,9 +277,10 @@ fn live_store(
 }
 
 pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result<Source> {
-    // A folder (Linux; on Windows `C:` is a folder too, the drive read live below, and folders are not walked
-    // yet).
-    if cfg!(target_os = "linux") && Path::new(spec).is_dir() {
+    // A folder (Linux; on Windows a folder other than a drive, `C:` or `\\.\C:`, which is read live below).
+    let walked =
+        cfg!(target_os = "linux") || (cfg!(windows) && uffs_mft::live::parse_spec(spec).is_none());
+    if walked && Path::new(spec).is_dir() {
         if let Some(p) = partition {
             return Err(Error::Source(format!(
                 "{spec} is a folder, not a partitioned disk: it has no partition {p}"

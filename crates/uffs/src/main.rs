@@ -577,6 +577,8 @@ FOLDERS (any mounted file system: ext4, XFS, Btrfs, tmpfs, a share, a FUSE mount
   uffs volumes add /home                  the daemon follows it (fanotify as root, else inotify)
   uffs info /mnt/data                     the top of an NTFS, FAT, exFAT, ext or XFS file system whose device this
                                           user may read is read raw instead (--walk: walk it all the same)
+  On Windows any folder but a drive (C:\\Users\\ana, \\\\server\\share) is walked from its listings and followed
+  with ReadDirectoryChangesW; drives (C:) are read raw.
   A walk stays on the folder's file system (as find -xdev; --cross-mounts enters the others), never enters
   pseudo file systems (proc, sysfs …) and leaves out what updatedb.conf's defaults prune (--prune-paths,
   --prune-fs, --prune-names; \"\" for none). A folder it may not read is a warning; the exit status is then 3.

@@ -7,8 +7,12 @@
 //!   [`Options::cross_mounts`]), pseudo file systems (never), and updatedb's prune rules ([`Prune`]).
 //! * [`Folder`]: an opened folder, a [`uffs_fs::Reader`] like any raw reader's volume, so that the index build,
 //!   `uffs info` and the daemon take it as they take a volume.
-//! * `watch` (Linux): a walked folder's changes as the kernel reports them (fanotify, or inotify).
+//! * `watch`: a walked folder's changes as the system reports them (Linux: fanotify, or inotify; Windows:
+//!   `ReadDirectoryChangesW`).
 //! * [`mounts`]: the system's mount table (`/proc/self/mountinfo`): which file system and device a folder is on.
+//!
+//! On Windows (`win`) each folder is listed with `FindFirstFileExW` (large fetches: names, attributes, sizes and
+//! times come with the listing), several at once; no file is opened, so ids are handed out in listing order.
 //!
 //! The walk itself (Linux) reads each folder with `getdents64` into a large buffer and each entry with `statx`
 //! relative to the folder's descriptor (`AT_STATX_DONT_SYNC`: a network file system is not asked to flush),
@@ -23,6 +27,11 @@ mod sys;
 mod walk;
 #[cfg(target_os = "linux")]
 pub mod watch;
+#[cfg(windows)]
+#[path = "watch_win.rs"]
+pub mod watch;
+#[cfg(windows)]
+mod win;
 
 pub use prune::Prune;
 #[cfg(target_os = "linux")]
@@ -30,6 +39,27 @@ pub use walk::{reread, Reread};
 
 /// The root folder's id in a walk (its inode is not: see the walk's numbering).
 pub const ROOT_ID: u64 = 2;
+
+/// How this system's walk reads a folder, for `uffs info`.
+const HOW: &str = if cfg!(windows) {
+    "GetFileInformationByHandleEx listings"
+} else {
+    "getdents64 and statx"
+};
+
+/// `path` without Windows's verbatim prefix (`\\?\C:\x` is `C:\x`, `\\?\UNC\server\share` is
+/// `\\server\share`), as users write it and as paths print; elsewhere `path`.
+fn plain(path: PathBuf) -> PathBuf {
+    if !cfg!(windows) {
+        return path;
+    }
+    let s = path.to_string_lossy();
+    let shorter = match s.strip_prefix(r"\\?\UNC\") {
+        Some(rest) => Some(format!(r"\\{rest}")),
+        None => s.strip_prefix(r"\\?\").map(str::to_string),
+    };
+    shorter.map_or(path.clone(), PathBuf::from)
+}
 
 use std::path::{Path, PathBuf};
 
@@ -118,8 +148,10 @@ impl Folder {
     /// Opens `path`, a folder, for walking with `opts`. Refuses a pseudo file system (`/proc`, `/sys` …), whose
     /// entries are the kernel's state rather than files.
     pub fn open(path: &Path, opts: Options) -> Result<Folder, Error> {
-        let real = std::fs::canonicalize(path)
-            .map_err(|e| Error::new(format!("{}: {e}", path.display())))?;
+        let real = plain(
+            std::fs::canonicalize(path)
+                .map_err(|e| Error::new(format!("{}: {e}", path.display())))?,
+        );
         if !real.is_dir() {
             return Err(Error::new(format!("{} is not a folder", path.display())));
         }
@@ -157,7 +189,21 @@ impl Folder {
         ))
     }
 
-    #[cfg(not(target_os = "linux"))]
+    /// On Windows: the folder's path, hashed, names it (a listing gives no volume serial); its space is not
+    /// asked for.
+    #[cfg(windows)]
+    fn identify(
+        real: &Path,
+        _mount: Option<&mounts::Mount>,
+    ) -> Result<(u64, Option<Space>), Error> {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in real.to_string_lossy().to_lowercase().bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+        Ok((h, None))
+    }
+
+    #[cfg(not(any(target_os = "linux", windows)))]
     fn identify(
         real: &Path,
         _mount: Option<&mounts::Mount>,
@@ -177,6 +223,10 @@ impl Folder {
     /// entries' paths start there (see `uffs_index::folder_root`).
     pub fn source(&self) -> String {
         let mut s = self.path.to_string_lossy().into_owned();
+        // A Windows drive's root (`D:\`): its entries' paths start at `D:`.
+        if cfg!(windows) && s.ends_with('\\') {
+            s.pop();
+        }
         if !s.ends_with('/') {
             s.push('/');
         }
@@ -203,8 +253,8 @@ impl uffs_fs::Reader for Folder {
             (
                 "Read".to_string(),
                 match &self.why_walked {
-                    Some(why) => format!("walked (getdents64 and statx), not raw: {why}"),
-                    None => "walked (getdents64 and statx)".to_string(),
+                    Some(why) => format!("walked ({HOW}), not raw: {why}"),
+                    None => format!("walked ({HOW})"),
                 },
             ),
         ];
@@ -252,7 +302,14 @@ impl uffs_fs::Reader for Folder {
             spool.drain_sorted(sink);
             Ok(warnings)
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(windows)]
+        {
+            let (spool, warnings) = win::walk(self)?;
+            sink.expect(spool.len());
+            spool.drain_sorted(sink);
+            Ok(warnings)
+        }
+        #[cfg(not(any(target_os = "linux", windows)))]
         {
             let _ = sink;
             Err(Error::new(
