@@ -119,9 +119,12 @@ fn loaded(shared: &Shared, name: &str) -> Option<Arc<Loaded>> {
 /// was made), then each time something below the folder changed. Returns when stopped, when the folder is no
 /// longer loaded, or when it cannot be followed.
 fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &AtomicBool) {
-    // The daemon's own files change with every check: never a reason for another.
-    let own = vec![std::fs::canonicalize(shared.cache_dir())
-        .unwrap_or_else(|_| shared.cache_dir().to_path_buf())];
+    // The daemon's own files change with every check: never a reason for another. (Written as the reports name
+    // paths: without Windows's `\\?\` prefix; a user's folder on Windows holds the cache, in AppData.)
+    let own = vec![uffs_walk::plain(
+        std::fs::canonicalize(shared.cache_dir())
+            .unwrap_or_else(|_| shared.cache_dir().to_path_buf()),
+    )];
     let mut watch = match uffs_walk::watch::Watch::new(root, own) {
         Ok(w) => w,
         Err(e) => {

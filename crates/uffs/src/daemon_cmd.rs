@@ -243,6 +243,12 @@ pub fn stop() -> Result<()> {
 
 pub fn status(json: bool) -> Result<()> {
     let Some(resp) = ask(&Request::Status {})? else {
+        if !dirs::system() && client::connect_system().is_some() {
+            bail!(
+                "no uffs daemon of yours is running; the system daemon answers your searches (its status is \
+                 root's: `sudo uffs daemon status --system`)"
+            );
+        }
         bail!("the uffs daemon is not running; start it with `uffs daemon start`");
     };
     let Response::Status(s) = resp else {

@@ -382,7 +382,7 @@ EXAMPLES:
     },
     /// Register, list or remove the volumes the daemon serves.
     #[command(
-        after_help = "EXAMPLES:\n  uffs volumes add --all                    (every fixed NTFS, FAT, exFAT, ext or XFS drive: C:, D: ...)\n  uffs volumes add C:                       (a Windows drive, read live; paths print as C:\\...)\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup\n  sudo uffs volumes add --system --all      (the system daemon's: every mounted local file system)"
+        after_help = "EXAMPLES:\n  uffs volumes add --all                    (every fixed NTFS, FAT, exFAT, ext or XFS drive: C:, D: ...)\n  uffs volumes add C:                       (a Windows drive, read live; paths print as C:\\...)\n  uffs volumes add /dev/sdb1 --name D       (paths print as D:\\...)\n  uffs volumes add disk.img@2 backup.img    (names from the file names: disk-2, backup)\n  uffs volumes add /dev/sdc1 --refresh 1m   (check for changes every minute; `never`: only when asked)\n  uffs volumes refresh D                    (apply D's changes now)\n  uffs volumes list\n  uffs volumes remove backup\n  sudo uffs volumes add --system            (the system daemon's: every mounted local file system)"
     )]
     Volumes {
         #[command(subcommand)]
@@ -446,7 +446,7 @@ enum VolumesAction {
     Add {
         /// The volumes to index and register: partitions, volume images, whole disks (every partition uffs
         /// reads, or SOURCE@N), or Windows drives (C:).
-        #[arg(required_unless_present = "all", value_name = "SOURCE")]
+        #[arg(required_unless_present_any = ["all", "system"], value_name = "SOURCE")]
         sources: Vec<String>,
         /// Every fixed NTFS, FAT, exFAT, ext or XFS volume this system shows, each under its drive letter on Windows (paths print as
         /// `C:\...`), under its device name on Linux.
@@ -480,8 +480,8 @@ enum VolumesAction {
         /// never (then only `uffs volumes refresh` does).
         #[arg(long, value_name = "INTERVAL")]
         refresh: Option<String>,
-        /// Register with the system daemon (root): with --all, every mounted real local file system (ext, XFS,
-        /// Btrfs, FAT …; not tmpfs, network or pseudo ones), each as the folder it is mounted at.
+        /// Register with the system daemon (root): with no SOURCE (or --all), every mounted real local file system
+        /// (ext, XFS, Btrfs, FAT …; not tmpfs, network or pseudo ones), each as the folder it is mounted at.
         #[arg(long)]
         system: bool,
     },
@@ -978,7 +978,8 @@ fn run(command: Command) -> anyhow::Result<()> {
                 system,
             } => {
                 daemon_cmd::as_system(system)?;
-                let all = all.then_some(removable);
+                // The system daemon's default: every mounted local file system.
+                let all = (all || (system && sources.is_empty())).then_some(removable);
                 let add = daemon_cmd::AddOptions {
                     name,
                     partition,

@@ -274,6 +274,12 @@ fn each_user_is_answered_what_they_may_reach() {
         said.contains("refused") && !said.contains("entries"),
         "{o:?}"
     );
+    let o = p.uffs_as("uffs-ben", &["daemon", "status"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the system daemon answers your searches"),
+        "{o:?}"
+    );
 
     // Changes, followed as deltas: a new file, a folder opened, another closed, one moved under a closed one.
     write(&t.join("team/new.txt"), b"new");

@@ -49,7 +49,7 @@ const HOW: &str = if cfg!(windows) {
 
 /// `path` without Windows's verbatim prefix (`\\?\C:\x` is `C:\x`, `\\?\UNC\server\share` is
 /// `\\server\share`), as users write it and as paths print; elsewhere `path`.
-fn plain(path: PathBuf) -> PathBuf {
+pub fn plain(path: PathBuf) -> PathBuf {
     if !cfg!(windows) {
         return path;
     }
