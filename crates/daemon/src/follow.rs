@@ -10,7 +10,6 @@
 //! check after the index was loaded does.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -148,10 +147,9 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
         root.display(),
         watch.how()
     ));
-    let mut changed: Vec<PathBuf> = Vec::new();
     while !stop.load(Ordering::SeqCst) {
-        match watch.wait(Duration::from_millis(250)) {
-            Ok(dirs) => changed.extend(dirs),
+        let changed = match watch.wait(Duration::from_millis(250), GATHER) {
+            Ok(dirs) => dirs,
             Err(e) => {
                 log(&format!(
                     "{name}: following {} failed ({e}); checking on the interval",
@@ -159,17 +157,10 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
                 ));
                 return;
             }
-        }
+        };
         if changed.is_empty() {
             continue;
         }
-        std::thread::sleep(GATHER);
-        // What came meanwhile is in this check.
-        if let Ok(more) = watch.wait(Duration::ZERO) {
-            changed.extend(more);
-        }
-        changed.sort();
-        changed.dedup();
         let Some(l) = loaded(shared, name) else {
             return;
         };
@@ -199,7 +190,6 @@ fn follow(shared: &Arc<Shared>, name: &str, root: &std::path::Path, stop: &Atomi
         if !partly {
             let _ = crate::refresh::check(shared, &l, true);
         }
-        changed.clear();
     }
 }
 
@@ -211,7 +201,7 @@ use crate::refresh::check_folders;
 fn check_folders(
     _: &Arc<Shared>,
     _: &Arc<Loaded>,
-    _: &[PathBuf],
+    _: &[std::path::PathBuf],
 ) -> std::result::Result<(String, u64), String> {
     Err("not on Windows".into())
 }

@@ -92,7 +92,7 @@ pub struct Reread {
     pub entries: Vec<Entry>,
     /// The ids of the folders listed.
     pub listed: Vec<u64>,
-    /// A folder could not be read (a folder asked for that is gone is not: its parent's listing tells).
+    /// A folder could not be read, or one asked for is gone (moved or deleted since it was reported).
     pub missing: bool,
     /// The ids are a whole walk's: false when an entry of another file system or an inode the walk numbers
     /// itself was met (its number is this walk's); then only a whole walk is exact.
@@ -118,8 +118,11 @@ pub fn reread(
         let w = Worker::new(&shared);
         let mut q = shared.queue.lock().expect("not poisoned");
         for d in dirs {
-            // Gone since it was reported (renamed or deleted): its parent was reported too, and is listed.
+            // Gone since it was reported: deleted (its parent's report lists that) or renamed, when what changed
+            // in it would be lost; the reports name folders by their paths after every move read, so this is a
+            // move or delete racing the read, and only a whole walk is sure.
             let Ok(st) = sys::stat_path(&sys::cstring(d.as_os_str())) else {
+                out.missing = true;
                 continue;
             };
             if u32::from(st.stx_mode) & libc::S_IFMT != libc::S_IFDIR

@@ -89,8 +89,9 @@ impl Watch {
         "ReadDirectoryChangesW (the folder's whole subtree)".into()
     }
 
-    /// Waits up to `timeout` for changes and returns the folders they were in (none: nothing changed).
-    pub fn wait(&mut self, timeout: Duration) -> io::Result<Vec<PathBuf>> {
+    /// Waits up to `timeout` for changes, then `gather` longer for the rest of a burst, and returns the folders
+    /// they were in (none: nothing changed).
+    pub fn wait(&mut self, timeout: Duration, gather: Duration) -> io::Result<Vec<PathBuf>> {
         let first = match self.reports.recv_timeout(timeout) {
             Ok(b) => b,
             Err(RecvTimeoutError::Timeout) => return Ok(Vec::new()),
@@ -113,6 +114,7 @@ impl Watch {
             Ok(())
         };
         take(first)?;
+        std::thread::sleep(gather);
         while let Ok(b) = self.reports.try_recv() {
             take(b)?;
         }
