@@ -185,15 +185,13 @@ pub fn scan(t: &Tree<'_>, out: Out<'_>, warnings: &mut Vec<String>) -> Result<()
         if let Some(i) = inode(d.file_id) {
             if e.kind == Kind::File {
                 e.runs = runs(&p.extents, i.private_id, i.size, t.block_size);
-                if i.bsd_flags & records::UF_COMPRESSED != 0 {
-                    compressed(
-                        t,
-                        &mut e,
-                        &p,
-                        by_id(&p.decmpfs, i.id),
-                        by_id(&p.forks, i.id),
-                        &mut unread,
-                    );
+                let fork = by_id(&p.forks, i.id);
+                if i.bsd_flags & records::UF_COMPRESSED == 0 {
+                    // A compressed file's resource fork holds its data; any other's is a fork of its own.
+                    e.forks
+                        .extend(fork.map(|f| resource_fork(t, &p.extents, f)));
+                } else {
+                    compressed(t, &mut e, &p, by_id(&p.decmpfs, i.id), fork, &mut unread);
                 }
             }
             if e.kind == Kind::Symlink {
@@ -377,6 +375,30 @@ fn runs(extents: &[Extent], stream: u64, size: u64, block_size: u64) -> Vec<Run>
         push(Run::hole(size - at), &mut out);
     }
     out
+}
+
+/// A resource fork held in attribute `held`, as the fork `rsrc`: read from its data stream's extents, or, held
+/// in the attribute's record, its bytes (read now: a record's place is no unit a file's data is read in).
+fn resource_fork(t: &Tree<'_>, extents: &[Extent], held: Held) -> uffs_fs::Fork {
+    let mut f = uffs_fs::Fork {
+        name: "rsrc".into(),
+        ..Default::default()
+    };
+    match held {
+        Held::Inline(r) => {
+            let mut b = vec![0u8; r.len as usize];
+            if t.dev.read_exact_at(&mut b, r.offset).is_ok() {
+                f.size = r.len;
+                f.inline = Some(b);
+            }
+        }
+        Held::Stream(id, len) => {
+            f.size = len;
+            f.runs = runs(extents, id, len, t.block_size);
+            f.allocated = f.runs.iter().filter(|r| !r.is_hole()).map(|r| r.len).sum();
+        }
+    }
+    f
 }
 
 /// Where an attribute's bytes are, as runs.

@@ -421,6 +421,7 @@ impl<R: ReadAt> TreeScan<'_, R> {
             }),
             link_target,
             packed: cur.packed,
+            forks: Vec::new(),
         };
         let last = names.len().saturating_sub(1);
         let mut base = Some(base);

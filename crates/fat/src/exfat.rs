@@ -1041,6 +1041,7 @@ impl<R: ReadAt> Volume<R> {
                 posix: None,
                 link_target: None,
                 packed: Vec::new(),
+                forks: Vec::new(),
             });
             i += 1 + have;
         }

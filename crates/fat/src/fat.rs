@@ -994,6 +994,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
             posix: None,
             link_target: None,
             packed: Vec::new(),
+            forks: Vec::new(),
         });
     }
 }

@@ -167,6 +167,25 @@ pub struct Entry {
     /// The stretches of its data the file system keeps compressed (Btrfs, HFS+), in file order; each is a hole of
     /// its length in `runs`, so that what reads `runs` alone sees the file's length (and zeros).
     pub packed: Vec<Packed>,
+    /// Named data beside its main data (HFS+'s and APFS's resource fork, `rsrc`), listed and read as the
+    /// entry's named streams are on NTFS (`FILE:rsrc`).
+    pub forks: Vec<Fork>,
+}
+
+/// A named piece of a file's data beside its main data: a stream of its own, with its own runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fork {
+    /// What it is read by (`rsrc`).
+    pub name: String,
+    /// Logical size in bytes.
+    pub size: u64,
+    /// Bytes of the blocks it holds on the volume (not counted in the entry's own `allocated`).
+    pub allocated: u64,
+    /// Where its bytes are, in order, as [`Entry::runs`].
+    pub runs: Vec<Run>,
+    /// Its bytes when the file system keeps them in its own structures (an APFS attribute held in its record),
+    /// as [`Entry::inline`].
+    pub inline: Option<Vec<u8>>,
 }
 
 /// How a file system compressed a stretch of a file's data.

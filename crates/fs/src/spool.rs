@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::{Codec, Entry, Kind, Packed, Posix, Run, Sink, Times, BATCH_ENTRIES};
+use crate::{Codec, Entry, Fork, Kind, Packed, Posix, Run, Sink, Times, BATCH_ENTRIES};
 
 /// Bytes a chunk holds (a larger entry gets a chunk of its own).
 const CHUNK: usize = 1 << 20;
@@ -251,6 +251,7 @@ const INLINE: u32 = 1 << 7;
 const POSIX: u32 = 1 << 8;
 const LINK_TARGET: u32 = 1 << 9;
 const PACKED: u32 = 1 << 10;
+const FORKS: u32 = 1 << 11;
 
 fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -282,6 +283,7 @@ fn encode(e: &Entry, out: &mut Vec<u8>) {
         (e.posix.is_some(), POSIX),
         (e.link_target.is_some(), LINK_TARGET),
         (!e.packed.is_empty(), PACKED),
+        (!e.forks.is_empty(), FORKS),
     ] {
         if on {
             flags |= bit;
@@ -306,11 +308,7 @@ fn encode(e: &Entry, out: &mut Vec<u8>) {
     if let Some(s) = &e.short_name {
         put_bytes(out, s.as_bytes());
     }
-    put(out, e.runs.len() as u64);
-    for r in &e.runs {
-        put(out, r.offset);
-        put(out, r.len);
-    }
+    put_runs(out, &e.runs);
     if let Some(i) = &e.inline {
         put_bytes(out, i);
     }
@@ -346,6 +344,30 @@ fn encode(e: &Entry, out: &mut Vec<u8>) {
             }
         }
     }
+    if !e.forks.is_empty() {
+        put(out, e.forks.len() as u64);
+        for f in &e.forks {
+            put_bytes(out, f.name.as_bytes());
+            put(out, f.size);
+            put(out, f.allocated);
+            put_runs(out, &f.runs);
+            match &f.inline {
+                None => put(out, 0),
+                Some(b) => {
+                    put(out, 1);
+                    put_bytes(out, b);
+                }
+            }
+        }
+    }
+}
+
+fn put_runs(out: &mut Vec<u8>, runs: &[Run]) {
+    put(out, runs.len() as u64);
+    for r in runs {
+        put(out, r.offset);
+        put(out, r.len);
+    }
 }
 
 struct Reader<'a> {
@@ -375,6 +397,15 @@ impl Reader<'_> {
         b
     }
 
+    fn runs(&mut self) -> Vec<Run> {
+        (0..self.int())
+            .map(|_| Run {
+                offset: self.int(),
+                len: self.int(),
+            })
+            .collect()
+    }
+
     fn string(&mut self) -> String {
         // Packed from a `String`: valid UTF-8.
         String::from_utf8(self.bytes()).unwrap_or_default()
@@ -396,12 +427,7 @@ fn decode(r: &mut Reader) -> Entry {
     let attributes = r.int() as u32;
     let name = r.string();
     let short_name = (flags & SHORT_NAME != 0).then(|| r.string());
-    let runs = (0..r.int())
-        .map(|_| Run {
-            offset: r.int(),
-            len: r.int(),
-        })
-        .collect();
+    let runs = r.runs();
     let inline = (flags & INLINE != 0).then(|| r.bytes());
     let posix = (flags & POSIX != 0).then(|| Posix {
         mode: r.int() as u32,
@@ -430,6 +456,16 @@ fn decode(r: &mut Reader) -> Entry {
             skip: r.int(),
         })
         .collect();
+    let forks = if flags & FORKS != 0 { r.int() } else { 0 };
+    let forks = (0..forks)
+        .map(|_| Fork {
+            name: r.string(),
+            size: r.int(),
+            allocated: r.int(),
+            runs: r.runs(),
+            inline: (r.int() == 1).then(|| r.bytes()),
+        })
+        .collect();
     Entry {
         id,
         parent,
@@ -454,6 +490,7 @@ fn decode(r: &mut Reader) -> Entry {
         posix,
         link_target,
         packed,
+        forks,
     }
 }
 
@@ -512,6 +549,25 @@ mod tests {
                         [k as usize % 4],
                     decoded_len: 131_072,
                     skip: seed % 77,
+                })
+                .collect(),
+            forks: (0..seed % 3)
+                .map(|k| Fork {
+                    name: if k == 0 {
+                        "rsrc".into()
+                    } else {
+                        format!("f{seed}")
+                    },
+                    size: seed >> 3,
+                    allocated: seed << 1,
+                    runs: vec![
+                        Run {
+                            offset: seed,
+                            len: k + 1,
+                        },
+                        Run::hole(seed % 100),
+                    ],
+                    inline: (k == 1).then(|| vec![k as u8; (seed % 40) as usize]),
                 })
                 .collect(),
         }

@@ -261,8 +261,10 @@ impl<R: ReadAt> Volume<R> {
                 self.fill(e, &common, kind);
                 e.parent = u64::from(key.parent);
                 e.name = name();
-                self.fill_forks(e, common.id, &data, &resource, warnings);
-                if common.bsd.owner_flags & catalog::UF_COMPRESSED != 0 && kind == Kind::File {
+                let packed =
+                    common.bsd.owner_flags & catalog::UF_COMPRESSED != 0 && kind == Kind::File;
+                self.fill_forks(e, common.id, &data, &resource, !packed, warnings);
+                if packed {
                     self.fill_compressed(e, common.id, &resource, compressed, unread);
                 }
                 if kind == Kind::Symlink {
@@ -338,6 +340,7 @@ impl<R: ReadAt> Volume<R> {
         e.allocated = 0;
         e.runs.clear();
         e.packed.clear();
+        e.forks.clear();
         e.inline = None;
         e.link_target = None;
         e.times = Times {
@@ -368,18 +371,38 @@ impl<R: ReadAt> Volume<R> {
         });
     }
 
-    /// A file's size, allocation (both forks) and data runs.
+    /// A file's size, allocation and data runs, and its resource fork as the fork `rsrc` when `rsrc_apart`
+    /// (else, a compressed file's, whose fork holds its data, its blocks count in the file's allocation).
     fn fill_forks(
         &self,
         e: &mut Entry,
         id: u32,
         data: &ForkData,
         resource: &ForkData,
+        rsrc_apart: bool,
         warnings: &mut Vec<String>,
     ) {
         let bs = self.block_size();
         e.size = data.logical_size;
-        e.allocated = (u64::from(data.total_blocks) + u64::from(resource.total_blocks)) * bs;
+        let rsrc_blocks = u64::from(resource.total_blocks) * bs;
+        e.allocated = u64::from(data.total_blocks) * bs;
+        if !rsrc_apart {
+            e.allocated += rsrc_blocks;
+        } else if resource.logical_size > 0 || resource.total_blocks > 0 {
+            let (layout, warning) = self.layout(id, crate::RESOURCE_FORK, resource);
+            warnings.extend(warning);
+            e.forks.push(uffs_fs::Fork {
+                name: "rsrc".into(),
+                size: resource.logical_size,
+                allocated: rsrc_blocks,
+                runs: layout
+                    .runs
+                    .iter()
+                    .map(|&(offset, len)| Run { offset, len })
+                    .collect(),
+                inline: None,
+            });
+        }
         if data.total_blocks == 0 {
             return;
         }

@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use uffs_fs::{Entry, Kind, Run};
-use uffs_index::batch::{NameInfo, RecordBatch, RecordInfo, StdInfo, StreamSizes};
+use uffs_index::batch::{NameInfo, RecordBatch, RecordInfo, StdInfo, StreamInfo, StreamSizes};
 use uffs_index::{BuildOptions, Builder, FileSystem, Index, VolumeMeta};
 
 use crate::device::Device;
@@ -159,6 +159,8 @@ pub struct FileData {
     pub inline: Option<Vec<u8>>,
     /// The stretches of its data kept compressed (Btrfs), each a hole of `runs` ([`Entry::packed`]).
     pub packed: Vec<uffs_fs::Packed>,
+    /// Its named data beside (HFS+'s resource fork), read as named streams.
+    pub forks: Vec<uffs_fs::Fork>,
     pub deleted: bool,
     pub directory: bool,
 }
@@ -312,6 +314,7 @@ impl Neutral {
                             runs: e.runs.clone(),
                             inline: e.inline.clone(),
                             packed: e.packed.clone(),
+                            forks: e.forks.clone(),
                             deleted: e.deleted,
                             directory: e.kind == Kind::Folder,
                         };
@@ -758,6 +761,22 @@ fn to_batch<'a>(
             attr_flags: 0,
             attr_id: 0,
         };
+        // Forks are the entry's named streams, as NTFS's alternate data streams are.
+        let streams = b.streams.len() as u32;
+        for f in &e.forks {
+            let start = b.text.len() as u32;
+            b.text.extend_from_slice(f.name.as_bytes());
+            b.streams.push(StreamInfo {
+                sizes: StreamSizes {
+                    size: f.size,
+                    allocated: f.allocated,
+                    attr_flags: 0,
+                    attr_id: 0,
+                },
+                text: start..b.text.len() as u32,
+                tail: false,
+            });
+        }
         b.records.push(RecordInfo {
             number,
             sequence,
@@ -776,7 +795,7 @@ fn to_batch<'a>(
             other_allocated: if dir { e.allocated } else { 0 },
             index_root: None,
             names: names..b.names.len() as u32,
-            streams: b.streams.len() as u32..b.streams.len() as u32,
+            streams: streams..b.streams.len() as u32,
             posix: e.posix.map(|p| uffs_index::Posix {
                 mode: p.mode,
                 uid: p.uid,

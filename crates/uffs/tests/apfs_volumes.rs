@@ -141,6 +141,53 @@ fn differences_from_tsk(img: &Path, n: usize, packed: &BTreeMap<String, Vec<u8>>
     if hashed == 0 {
         wrong.push("no file hashed".into());
     }
+    // Resource forks: the stream `FILE:rsrc` of every file whose `com.apple.ResourceFork` attribute istat lists
+    // (a sample of large folders' files; a compressed file's holds its data), with the bytes icat reads from it.
+    let streams: BTreeMap<String, String> = export(&source, &["--streams"])
+        .into_iter()
+        .filter_map(|r| {
+            Some((
+                r["path"].strip_suffix(":rsrc")?.to_string(),
+                r["size"].clone(),
+            ))
+        })
+        .collect();
+    for (p, (inode, kind, ..)) in &want {
+        if kind != "r/r" || (p.contains("/file-") && !p.ends_with("0.txt")) {
+            continue;
+        }
+        let id = inode.to_string();
+        let mut args = tsk_args(&b, img, &[]);
+        args.push(&id);
+        let istat = String::from_utf8_lossy(&out("istat", &args)).into_owned();
+        let fork = istat
+            .lines()
+            .find(|l| l.starts_with("Type: RSRC"))
+            .and_then(|l| {
+                l.split("size: ")
+                    .nth(1)?
+                    .split_whitespace()
+                    .next()
+                    .map(str::to_string)
+            })
+            .filter(|_| !packed.contains_key(p) && !istat.contains("DECMPFS"));
+        if fork.as_ref() != streams.get(p) {
+            wrong.push(format!(
+                "{p}: resource fork of uffs {:?}, istat {fork:?}",
+                streams.get(p)
+            ));
+            continue;
+        }
+        if fork.is_some() {
+            let mine = run_ok(uffs().arg("cat").arg(&source).arg(format!("{p}:rsrc"))).stdout;
+            let attr = format!("{inode}-4353-1");
+            let mut args = tsk_args(&b, img, &[]);
+            args.push(&attr);
+            if mine != out("icat", &args) {
+                wrong.push(format!("{p}:rsrc: uffs cat and icat {attr} differ"));
+            }
+        }
+    }
     wrong
 }
 

@@ -448,14 +448,34 @@ fn neutral_stream(
             streams: "none".into(),
         });
     }
-    if !name.is_empty() {
+    if name.is_empty() {
+        return neutral_body(record, f);
+    }
+    // A fork (HFS+'s resource fork) is read as a named stream is.
+    let Some(fork) = f.forks.iter().find(|k| k.name.eq_ignore_ascii_case(name)) else {
+        let mut streams = "the unnamed stream".to_string();
+        for k in &f.forks {
+            streams.push_str(&format!(", {}", describe(&k.name)));
+        }
         return Err(ContentError::NoStream {
             record,
             wanted: describe(name),
-            streams: "the unnamed stream".into(),
+            streams,
         });
-    }
-    neutral_body(record, f)
+    };
+    let data = crate::neutral::FileData {
+        size: fork.size,
+        allocated: fork.allocated,
+        runs: fork.runs.clone(),
+        inline: fork.inline.clone(),
+        packed: Vec::new(),
+        forks: Vec::new(),
+        deleted: f.deleted,
+        directory: false,
+    };
+    let (mut info, body) = neutral_body(record, &data)?;
+    info.name = fork.name.clone();
+    Ok((info, body))
 }
 
 /// Where the data `f` of entry `record` is: its runs in units of 512 bytes (what every FAT and exFAT run is a
@@ -1808,6 +1828,7 @@ mod tests {
                 piece(10240, 6144, at_b, len_b, Codec::Zstd, 0),
                 piece(4096, 4096, at_a, len_a, Codec::Zlib, 1024),
             ],
+            forks: Vec::new(),
             deleted: false,
             directory: false,
         };
