@@ -359,6 +359,23 @@ mkdir -p corpus/container_udif
 cp ../tests/data/mac-public/keramics-hfsplus_*.dmg corpus/container_udif/
 echo "container_udif seeds: $(ls corpus/container_udif | wc -l) files"
 
+# container_sparse: dfvfs's HFS+ volume laid out as a .sparseimage (keramics' format document), bands of 64 KiB
+# stored last first, those all zeros left out.
+mkdir -p corpus/container_sparse
+python3 - ../tests/data/mac-public/dfvfs-hfsplus.raw corpus/container_sparse/hfsplus.sparseimage <<'PY'
+import struct, sys
+disk = open(sys.argv[1], 'rb').read()
+band = 64 * 1024
+bands = [b for b in range((len(disk) + band - 1) // band) if any(disk[b * band:(b + 1) * band])][::-1]
+head = bytearray(4096)
+head[0:20] = b'sprs' + struct.pack('>IIII', 3, band // 512, 1, len(disk) // 512)
+for i, b in enumerate(bands):
+    head[64 + 4 * i:68 + 4 * i] = struct.pack('>I', b + 1)
+body = b''.join(disk[b * band:(b + 1) * band].ljust(band, b'\0') for b in bands)
+open(sys.argv[2], 'wb').write(bytes(head) + body)
+PY
+echo "container_sparse seeds: $(ls corpus/container_sparse | wc -l) files"
+
 # apfs: the APFS container macOS made (dfvfs, tests/data/mac-public) and containers make-apfs.py writes (two
 # volumes, a snapshot, hard links, compressed, sparse and cloned files), sparse as the target reads them.
 mkdir -p corpus/apfs

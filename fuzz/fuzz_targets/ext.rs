@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     let claimed = vol.superblock().volume_len();
     assert!(space.bytes_in_use <= space.bytes_total);
     for deleted in [false, true] {
-        let Ok(scan) = vol.scan(&uffs_ext::ScanOptions { deleted }) else {
+        let Ok(scan) = vol.scan(&uffs_ext::ScanOptions { deleted, ..Default::default() }) else {
             continue;
         };
         for e in &scan.entries {

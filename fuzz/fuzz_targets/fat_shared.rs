@@ -65,8 +65,8 @@ pub fn check(img: &[u8], claimed: u64) {
     if let Ok(s) = v.space() {
         check_space(&s);
     }
-    let live = v.scan(&ScanOptions { deleted: false });
-    let all = v.scan(&ScanOptions { deleted: true });
+    let live = v.scan(&ScanOptions { deleted: false, ..Default::default() });
+    let all = v.scan(&ScanOptions { deleted: true, ..Default::default() });
     if let Ok(live) = &live {
         check_scan(live, len, false);
     }

@@ -85,3 +85,95 @@ fn a_damaged_trailer_or_chunk_is_an_error_naming_it() {
     assert!(e.contains("zlib chunk of sectors"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A `.sparseimage` written as keramics' format document lays it out (no public sample reached this machine):
+/// `bands` of `band` bytes, stored in the order `order` gives (the disk's band numbers from 0), the rest left out.
+fn sparseimage(disk: &[u8], band: usize, order: &[usize]) -> Vec<u8> {
+    let mut out = vec![0u8; 4096];
+    out[..4].copy_from_slice(b"sprs");
+    out[4..8].copy_from_slice(&3u32.to_be_bytes());
+    out[8..12].copy_from_slice(&((band / 512) as u32).to_be_bytes());
+    out[12..16].copy_from_slice(&1u32.to_be_bytes());
+    out[16..20].copy_from_slice(&((disk.len() / 512) as u32).to_be_bytes());
+    for (i, &b) in order.iter().enumerate() {
+        out[64 + 4 * i..68 + 4 * i].copy_from_slice(&(b as u32 + 1).to_be_bytes());
+    }
+    for &b in order {
+        let piece = &disk[b * band..((b + 1) * band).min(disk.len())];
+        out.extend_from_slice(piece);
+        out.resize(out.len() + band - piece.len(), 0);
+    }
+    out
+}
+
+#[test]
+fn apple_sparse_images_and_bundles_read_as_the_disk_they_hold() {
+    let disk = std::fs::read(data("dfvfs-hfsplus.raw")).unwrap();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("apple-sparse");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let band = 64 * 1024;
+    let bands = disk.len().div_ceil(band);
+    // Bands written out of order, those all zeros never written: as macOS leaves them.
+    let mut order: Vec<usize> = (0..bands)
+        .filter(|&b| {
+            disk[b * band..((b + 1) * band).min(disk.len())]
+                .iter()
+                .any(|&x| x != 0)
+        })
+        .collect();
+    assert!(order.len() < bands, "some band is all zeros");
+    order.reverse();
+    let p = dir.join("hfsplus.sparseimage");
+    std::fs::write(&p, sparseimage(&disk, band, &order)).unwrap();
+    let b = dir.join("hfsplus.sparsebundle");
+    std::fs::create_dir_all(b.join("bands")).unwrap();
+    std::fs::write(
+        b.join("Info.plist"),
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\n\t<key>CFBundleInfoDictionaryVersion</key>\n\t<string>6.0</string>\n\t<key>band-size</key>\n\t<integer>{band}</integer>\n\t<key>bundle-backingstore-version</key>\n\t<integer>1</integer>\n\t<key>diskimage-bundle-type</key>\n\t<string>com.apple.diskimage.sparsebundle</string>\n\t<key>size</key>\n\t<integer>{}</integer>\n</dict>\n</plist>\n",
+            disk.len()
+        ),
+    )
+    .unwrap();
+    for &i in &order {
+        // A band file holds what was written: the last one may be short.
+        let piece = &disk[i * band..((i + 1) * band).min(disk.len())];
+        std::fs::write(b.join("bands").join(format!("{i:x}")), piece).unwrap();
+    }
+    for (path, kind) in [(&p, "Apple sparse image"), (&b, "Apple sparse bundle")] {
+        let image = uffs_image::container::open(path)
+            .unwrap()
+            .expect("an image");
+        assert!(image.describe().starts_with(kind), "{}", image.describe());
+        assert_eq!(image.len(), disk.len() as u64);
+        let mut pieces = vec![0u8; disk.len()];
+        for (i, piece) in pieces.chunks_mut(77_777).enumerate() {
+            image.read_at(piece, i as u64 * 77_777).unwrap();
+        }
+        assert!(pieces == disk, "{kind}");
+    }
+    // Damage is named: a band stored past the file's end, a band twice.
+    let mut bad = sparseimage(&disk, band, &order);
+    bad.truncate(4096 + band);
+    std::fs::write(&p, &bad).unwrap();
+    let e = uffs_image::container::open(&p).unwrap_err().to_string();
+    assert!(e.contains("past its end"), "{e}");
+    let mut twice = order.clone();
+    twice[1] = twice[0];
+    std::fs::write(&p, sparseimage(&disk, band, &twice)).unwrap();
+    let e = uffs_image::container::open(&p).unwrap_err().to_string();
+    assert!(e.contains("twice"), "{e}");
+    // An encrypted image is named as one, in either version's layout.
+    let mut enc = b"encrcdsa".to_vec();
+    enc.resize(8192, 7);
+    std::fs::write(&p, &enc).unwrap();
+    let e = uffs_image::container::open(&p).unwrap_err().to_string();
+    assert!(e.contains("encrypted Apple disk image"), "{e}");
+    let mut enc = vec![7u8; 8192];
+    enc.extend_from_slice(b"cdsaencr");
+    std::fs::write(&p, &enc).unwrap();
+    let e = uffs_image::container::open(&p).unwrap_err().to_string();
+    assert!(e.contains("encrypted Apple disk image"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -280,7 +280,11 @@ pub(crate) fn open_as(spec: &str, partition: Option<u32>, whole: bool) -> Result
     // A folder (Linux; on Windows a folder other than a drive, `C:` or `\\.\C:`, which is read live below).
     let walked =
         cfg!(target_os = "linux") || (cfg!(windows) && uffs_mft::live::parse_spec(spec).is_none());
-    if walked && Path::new(spec).is_dir() {
+    // A sparse bundle is a folder holding a disk image's bands: read as the disk it holds.
+    if walked
+        && Path::new(spec).is_dir()
+        && !uffs_image::container::sparse::is_bundle(Path::new(spec))
+    {
         if let Some(p) = partition {
             return Err(Error::Source(format!(
                 "{spec} is a folder, not a partitioned disk: it has no partition {p}"

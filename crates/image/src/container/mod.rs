@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 pub mod ewf;
 mod ewf2;
 pub mod qcow2;
+pub mod sparse;
 pub mod split;
 pub mod udif;
 pub mod vhd;
@@ -64,6 +65,9 @@ pub fn open(path: &Path) -> io::Result<Option<Box<dyn Image>>> {
 
 /// Opens `path` as a container, knowing the images that read through it (`chain`, children first).
 fn open_in_chain(path: &Path, chain: &[PathBuf]) -> io::Result<Option<Box<dyn Image>>> {
+    if path.is_dir() {
+        return Ok(sparse::SparseBundle::open(path)?.map(|b| Box::new(b) as Box<dyn Image>));
+    }
     let file = File::open(path)?;
     let len = crate::read::byte_len(&file)?;
     // Before split sets: an EWF image's segments are numbered too (`.E01`, `.E02` …).
@@ -85,10 +89,33 @@ fn open_in_chain(path: &Path, chain: &[PathBuf]) -> io::Result<Option<Box<dyn Im
     if let Some(vmdk) = vmdk::Vmdk::open(path, &file, len, chain)? {
         return Ok(Some(Box::new(vmdk)));
     }
+    encrypted_apple_image(&file, len)?;
     if let Some(udif) = udif::Udif::open(path, &file, len)? {
         return Ok(Some(Box::new(udif)));
     }
+    if let Some(image) = sparse::SparseImage::open(path, &file, len)? {
+        return Ok(Some(Box::new(image)));
+    }
     Ok(None)
+}
+
+/// An encrypted Apple disk image (`hdiutil create -encryption`: `encrcdsa` at its start, or `cdsaencr` at its end
+/// in the first version) is refused by name: read raw, its bytes are ciphertext that no file system parses.
+fn encrypted_apple_image(file: &File, len: u64) -> io::Result<()> {
+    if len < 8 {
+        return Ok(());
+    }
+    let (mut head, mut tail) = ([0u8; 8], [0u8; 8]);
+    crate::read::read_file_at(file, &mut head, 0)?;
+    crate::read::read_file_at(file, &mut tail, len - 8)?;
+    if &head == b"encrcdsa" || &tail == b"cdsaencr" {
+        return Err(bad(
+            "an encrypted Apple disk image (AES, hdiutil's -encryption): uffs does not decrypt it; attach it on a Mac \
+             with its password (`hdiutil attach`) and read the disk it shows, or convert it to an unencrypted image \
+             (`hdiutil convert -format UDZO`)",
+        ));
+    }
+    Ok(())
 }
 
 /// Opens the image `parent` that `child` reads through (a differencing disk's parent, a backing file), which may
