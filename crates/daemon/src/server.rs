@@ -299,11 +299,12 @@ fn answer(
         }
     };
     let mut w = BufWriter::new(output);
-    let answer = match protocol::parse_request(&line) {
+    let request = protocol::parse_request(&line);
+    // What a guest may not ask, refused before anything is done for it.
+    let refusal = guest.and(request.as_ref().ok()).and_then(guests::refused);
+    let answer = match request {
         Err(e) => Response::Error(e),
-        Ok(r) if guest.is_some() && guests::refused(&r).is_some() => {
-            Response::Refused(guests::refused(&r).unwrap_or_default())
-        }
+        Ok(_) if refusal.is_some() => Response::Refused(refusal.unwrap_or_default()),
         Ok(Request::Ping {}) => Response::Ok(true),
         Ok(Request::Status {}) => Response::Status(status(shared)),
         Ok(Request::Reload {}) => match reconcile(shared) {

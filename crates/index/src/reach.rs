@@ -51,7 +51,7 @@ enum State {
 
 /// Whether each folder of `idx` may be listed and entered by `caller` down from the root: the folder's own
 /// permission and every folder's above it. `above`: whether the folders above the index's root may be (the
-/// mount's path). `replaced(f)`: for a folder a delta replaces, the answer for its copy there.
+/// mount's path). `replaced(f)`: for a folder a delta replaces, the answer for its copy there, which is its own.
 fn folders_open(
     idx: &Index,
     caller: &Caller,
@@ -70,7 +70,9 @@ fn folders_open(
         // Up to a folder already known (or the root), then back down.
         let mut f = start;
         let mut known = loop {
+            // A folder a delta replaces is open as its copy there is, whatever the base says.
             if let Some(r) = replaced(f) {
+                state[f as usize] = if r { State::Yes } else { State::No };
                 break r;
             }
             match state[f as usize] {
@@ -149,16 +151,6 @@ fn unseen_in(
         return vec![0; idx.len().div_ceil(64)];
     }
     let open = folders_open(idx, caller, above, replaced);
-    // A replaced folder's entries below are reached as its copy is.
-    let open: Vec<State> = open
-        .iter()
-        .enumerate()
-        .map(|(f, &s)| match replaced(f as EntryId) {
-            Some(true) => State::Yes,
-            Some(false) => State::No,
-            None => s,
-        })
-        .collect();
     bits_of(idx, caller, above, &open)
 }
 
