@@ -5,6 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+
+#[path = "container_shared.rs"]
+mod container_shared;
 use uffs_image::container::crc32c;
 
 fn reseal(b: &mut [u8], at: usize, len: usize, sig: &[u8]) {
@@ -30,20 +33,5 @@ fuzz_target!(|data: &[u8]| {
         let len = u32::from_le_bytes(b[(1 << 20) + 8..(1 << 20) + 12].try_into().unwrap()) as usize;
         reseal(&mut b, 1 << 20, len.min(1 << 20), b"loge");
     }
-    let dir = std::env::temp_dir().join(format!("uffs-fuzz-vhdx-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join("image.vhdx");
-    if std::fs::write(&path, &b).is_err() {
-        return;
-    }
-    if let Ok(Some(image)) = uffs_image::container::open(&path) {
-        let _ = image.describe();
-        let len = image.len();
-        let mut buf = vec![0u8; 64 << 10];
-        for at in [0, len / 3, len.saturating_sub(buf.len() as u64)] {
-            let n = (buf.len() as u64).min(len - at.min(len)) as usize;
-            let _ = image.read_at(&mut buf[..n], at);
-        }
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    container_shared::open_and_read("vhdx", &b);
 });

@@ -143,15 +143,7 @@ fn differences_from_tsk(img: &Path, n: usize, packed: &BTreeMap<String, Vec<u8>>
     }
     // Resource forks: the stream `FILE:rsrc` of every file whose `com.apple.ResourceFork` attribute istat lists
     // (a sample of large folders' files; a compressed file's holds its data), with the bytes icat reads from it.
-    let streams: BTreeMap<String, String> = export(&source, &["--streams"])
-        .into_iter()
-        .filter_map(|r| {
-            Some((
-                r["path"].strip_suffix(":rsrc")?.to_string(),
-                r["size"].clone(),
-            ))
-        })
-        .collect();
+    let streams = resource_forks(&source);
     for (p, (inode, kind, ..)) in &want {
         if kind != "r/r" || (p.contains("/file-") && !p.ends_with("0.txt")) {
             continue;
@@ -160,16 +152,7 @@ fn differences_from_tsk(img: &Path, n: usize, packed: &BTreeMap<String, Vec<u8>>
         let mut args = tsk_args(&b, img, &[]);
         args.push(&id);
         let istat = String::from_utf8_lossy(&out("istat", &args)).into_owned();
-        let fork = istat
-            .lines()
-            .find(|l| l.starts_with("Type: RSRC"))
-            .and_then(|l| {
-                l.split("size: ")
-                    .nth(1)?
-                    .split_whitespace()
-                    .next()
-                    .map(str::to_string)
-            })
+        let fork = istat_fork_size(&istat)
             .filter(|_| !packed.contains_key(p) && !istat.contains("DECMPFS"));
         if fork.as_ref() != streams.get(p) {
             wrong.push(format!(

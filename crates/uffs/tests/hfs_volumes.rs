@@ -83,15 +83,7 @@ fn differences_from_tsk(img: &Path) -> Vec<String> {
     }
     // Resource forks: listed as the stream `FILE:rsrc` of every file whose fork istat gives a size (a sample of
     // large folders' files), with the bytes icat reads from attribute 4353 (TSK's HFS resource fork).
-    let streams: BTreeMap<String, String> = export(img, &["--streams"])
-        .into_iter()
-        .filter_map(|r| {
-            Some((
-                r["path"].strip_suffix(":rsrc")?.to_string(),
-                r["size"].clone(),
-            ))
-        })
-        .collect();
+    let streams = resource_forks(img);
     for (p, (inode, kind, ..)) in &want {
         if kind != "r/r" || (p.contains("/file-") && !p.ends_with("0.txt")) || p.contains('$') {
             continue;
@@ -100,18 +92,8 @@ fn differences_from_tsk(img: &Path) -> Vec<String> {
             &run_ok(Command::new("istat").arg(img).arg(inode.to_string())).stdout,
         )
         .into_owned();
-        let fork = istat
-            .lines()
-            .find(|l| l.starts_with("Type: RSRC"))
-            .and_then(|l| {
-                l.split("size: ")
-                    .nth(1)?
-                    .split_whitespace()
-                    .next()
-                    .map(str::to_string)
-            });
         // A compressed file's fork holds its data: no fork of its own.
-        let fork = fork.filter(|_| !istat.contains("Compressed"));
+        let fork = istat_fork_size(&istat).filter(|_| !istat.contains("Compressed"));
         if fork.as_ref() != streams.get(p) {
             wrong.push(format!(
                 "{p}: resource fork of uffs {:?}, istat {fork:?}",

@@ -164,6 +164,35 @@ pub fn export(source: &Path, extra: &[&str]) -> Vec<HashMap<String, String>> {
     csv_rows(&export_csv(source, extra))
 }
 
+/// The resource forks (HFS+, APFS) `uffs export SOURCE --streams` lists, by their file's path: their sizes.
+#[allow(dead_code)]
+pub fn resource_forks(source: &Path) -> std::collections::BTreeMap<String, String> {
+    export(source, &["--streams"])
+        .into_iter()
+        .filter_map(|r| {
+            Some((
+                r["path"].strip_suffix(":rsrc")?.to_string(),
+                r["size"].clone(),
+            ))
+        })
+        .collect()
+}
+
+/// The size The Sleuth Kit's `istat` output gives a file's resource fork (`Type: RSRC … size: N`).
+#[allow(dead_code)]
+pub fn istat_fork_size(istat: &str) -> Option<String> {
+    istat
+        .lines()
+        .find(|l| l.starts_with("Type: RSRC"))
+        .and_then(|l| {
+            l.split("size: ")
+                .nth(1)?
+                .split_whitespace()
+                .next()
+                .map(str::to_string)
+        })
+}
+
 /// `uffs export SOURCE --format csv` with extra arguments: what it prints.
 pub fn export_csv(source: &Path, extra: &[&str]) -> Vec<u8> {
     let out = run_ok(
