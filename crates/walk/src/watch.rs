@@ -291,11 +291,17 @@ impl Watch {
                 break;
             }
             any = true;
-            let events = self.buf[..got as usize].to_vec();
-            match &self.kind {
-                Kind::Fanotify { .. } => self.fanotify_records(&events),
-                Kind::Inotify { .. } => self.inotify_events(&events)?,
-            }
+            // Taken out while its reports are noted (which borrow the watch), not copied.
+            let buf = std::mem::take(&mut self.buf);
+            let noted = match &self.kind {
+                Kind::Fanotify { .. } => {
+                    self.fanotify_records(&buf[..got as usize]);
+                    Ok(())
+                }
+                Kind::Inotify { .. } => self.inotify_events(&buf[..got as usize]),
+            };
+            self.buf = buf;
+            noted?;
         }
         Ok(any)
     }

@@ -132,17 +132,22 @@ pub struct SparseBundle {
 
 /// Whether folder `path` is a sparse bundle (its `Info.plist` says so).
 pub fn is_bundle(path: &Path) -> bool {
+    bundle_plist(path).is_some()
+}
+
+/// The `Info.plist` of sparse bundle `path`; `None` when it is no sparse bundle.
+fn bundle_plist(path: &Path) -> Option<String> {
     std::fs::read_to_string(path.join("Info.plist"))
-        .is_ok_and(|p| p.contains("com.apple.diskimage.sparsebundle"))
+        .ok()
+        .filter(|p| p.contains("com.apple.diskimage.sparsebundle"))
 }
 
 impl SparseBundle {
     /// The sparse bundle in folder `path`, or `None` when it is not one.
     pub fn open(path: &Path) -> io::Result<Option<SparseBundle>> {
-        if !is_bundle(path) {
+        let Some(plist) = bundle_plist(path) else {
             return Ok(None);
-        }
-        let plist = std::fs::read_to_string(path.join("Info.plist"))?;
+        };
         let integer = |key: &str| -> io::Result<u64> {
             let after = plist
                 .split(&format!("<key>{key}</key>"))
