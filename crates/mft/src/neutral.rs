@@ -565,6 +565,19 @@ impl Stamper {
             }
             buf.push(p.codec as u8);
         }
+        // A resource fork rewritten changes the volume as the file's data does.
+        for f in &e.forks {
+            buf.extend_from_slice(f.name.as_bytes());
+            buf.push(0);
+            for v in [f.size, f.allocated] {
+                buf.extend_from_slice(&v.to_le_bytes());
+            }
+            for r in &f.runs {
+                buf.extend_from_slice(&r.offset.to_le_bytes());
+                buf.extend_from_slice(&r.len.to_le_bytes());
+            }
+            buf.extend_from_slice(f.inline.as_deref().unwrap_or_default());
+        }
         if buf.len() >= STAMP_BUFFER {
             self.hasher.write(buf);
             buf.clear();
