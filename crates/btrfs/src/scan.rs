@@ -4,9 +4,12 @@
 //! nested subvolumes sit where `find` over a mount of the top level shows them.
 //!
 //! A data extent referenced by several files (reflinks, snapshots) is counted in the allocation of the first
-//! entry that meets it only, so that `du /` counts each byte of the device once.
+//! entry that meets it only, so that `du /` counts each byte of the device once. Each file's exclusive bytes
+//! are those of its extents that no other file (another inode, or the same inode in another subvolume or
+//! snapshot) also references, as the kernel's FIEMAP marks them not shared and `btrfs filesystem du` adds
+//! them up: every subvolume's tree is read for that, a state read alone too.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use uffs_fs::{attr, Codec, Entry, Kind, Packed, Posix, Run, Sink, Spool, Times};
 
@@ -23,16 +26,28 @@ impl<R: ReadAt> Volume<R> {
     pub fn scan_sorted(&self, _opts: &ScanOptions, sink: &mut dyn Sink) -> Result<Vec<String>> {
         let mut spool = Spool::new();
         let mut warnings = self.left_out.clone();
-        let mut counted = HashSet::new();
+        let mut holders = Holders::default();
         if self.state.is_none() {
             self.own_entries(&mut spool);
         }
-        for s in &self.ranges {
+        // The trees read for their entries, then those read only for who else holds their extents (the other
+        // states when one is read alone, subvolumes left out).
+        let others = self
+            .subvolumes
+            .iter()
+            .filter(|s| self.ranges.binary_search_by_key(&s.id, |r| r.id).is_err());
+        for (s, entries) in self
+            .ranges
+            .iter()
+            .map(|s| (s, true))
+            .chain(others.map(|s| (s, false)))
+        {
             let mut walk = TreeScan {
                 vol: self,
                 sub: s,
+                entries,
                 spool: &mut spool,
-                counted: &mut counted,
+                holders: &mut holders,
                 warnings: Vec::new(),
                 cur: None,
             };
@@ -58,7 +73,16 @@ impl<R: ReadAt> Volume<R> {
             warnings.extend(tree_warnings.into_iter().map(|w| format!("{place}: {w}")));
         }
         sink.expect(spool.len());
-        spool.drain_sorted(sink);
+        // What another file turned out to share, known only now, leaves each file's exclusive bytes.
+        let shared = holders.shared;
+        spool.drain_sorted(&mut |mut batch: Vec<Entry>| {
+            for e in &mut batch {
+                if let (Some(x), Some(s)) = (e.exclusive.as_mut(), shared.get(&e.id)) {
+                    *x = x.saturating_sub(*s);
+                }
+            }
+            sink.take(batch);
+        });
         Ok(warnings)
     }
 
@@ -82,6 +106,8 @@ impl<R: ReadAt> Volume<R> {
                 allocated: bytes,
                 metadata: true,
                 attributes: attr::SYSTEM | attr::HIDDEN,
+                // No file's data: `btrfs filesystem du` counts file extents only.
+                exclusive: Some(0),
                 ..Entry::default()
             });
         }
@@ -97,6 +123,9 @@ struct Current {
     packed: Vec<Packed>,
     inline: Option<Vec<u8>>,
     allocated: u64,
+    /// The lengths of its extents in the file (compressed ones as they read, preallocated ones too; not inline
+    /// data nor holes): what FIEMAP lists, of which the shared part is taken off at the end.
+    extent_bytes: u64,
     /// File bytes the extents cover so far.
     pos: u64,
     /// A data extent could not be mapped: no runs after it.
@@ -126,11 +155,58 @@ impl Current {
     }
 }
 
+/// Who holds each data extent, for each file's exclusive bytes.
+#[derive(Default)]
+struct Holders {
+    /// By the extent's logical address: the first file met holding it (its record; [`OTHER`] for a tree read
+    /// only for this) and the 512-byte units of its file extents that reference it ([`SHARED`] set once a
+    /// second file holds it). 8 bytes a value: there is one per data extent of the volume.
+    by_extent: HashMap<u64, (u32, u32)>,
+    /// Bytes of each file's extents that another file also holds, by record.
+    shared: HashMap<u64, u64>,
+}
+
+/// The holder of the extents of a tree read only for who holds what (its files are no entries).
+const OTHER: u32 = u32::MAX;
+/// Set in [`Holders::by_extent`]'s units once an extent is shared.
+const SHARED: u32 = 1 << 31;
+
+impl Holders {
+    /// Whether the extent at `bytenr` is met for the first time; notes that file `who` holds `len` bytes of it.
+    fn hold(&mut self, bytenr: u64, who: u32, len: u64) -> bool {
+        // File extents are whole sectors; units of 512 bytes keep a value in 8 bytes.
+        let units = u32::try_from(len.div_ceil(512)).unwrap_or(SHARED - 1);
+        let mut first = false;
+        let (holder, held) = self.by_extent.entry(bytenr).or_insert_with(|| {
+            first = true;
+            (who, 0)
+        });
+        if *held & SHARED == 0 && *holder == who {
+            *held = (*held + units).min(SHARED - 1);
+            return first;
+        }
+        if *held & SHARED == 0 {
+            // A second file: what the first one held of it is shared too.
+            let before = u64::from(*held) * 512;
+            *held = SHARED;
+            if *holder != OTHER {
+                *self.shared.entry(u64::from(*holder)).or_default() += before;
+            }
+        }
+        if who != OTHER {
+            *self.shared.entry(u64::from(who)).or_default() += len;
+        }
+        first
+    }
+}
+
 struct TreeScan<'a, R: ReadAt> {
     vol: &'a Volume<R>,
     sub: &'a Subvolume,
+    /// Whether its inodes become entries; if not, it is read only for who holds which extents.
+    entries: bool,
     spool: &'a mut Spool,
-    counted: &'a mut HashSet<u64>,
+    holders: &'a mut Holders,
     warnings: Vec<String>,
     cur: Option<Current>,
 }
@@ -144,6 +220,9 @@ impl<R: ReadAt> TreeScan<'_, R> {
             // The tree's own items (orphans, the free-space cache's inodes, quota) name no file.
             return;
         }
+        if !self.entries && k.kind != key::EXTENT_DATA {
+            return;
+        }
         let cur = self.cur.get_or_insert_with(|| Current {
             ino: k.objectid,
             inode: None,
@@ -152,6 +231,7 @@ impl<R: ReadAt> TreeScan<'_, R> {
             packed: Vec::new(),
             inline: None,
             allocated: 0,
+            extent_bytes: 0,
             pos: 0,
             broken: false,
             sparse: false,
@@ -209,12 +289,33 @@ impl<R: ReadAt> TreeScan<'_, R> {
                 uid: 0,
                 gid: 0,
             }),
+            exclusive: Some(0),
             ..Entry::default()
         });
     }
 
     fn extent(&mut self, at: u64, data: &[u8]) {
         let vol = self.vol;
+        if !self.entries {
+            if let Some(Extent::Regular {
+                disk_bytenr,
+                num_bytes,
+                ..
+            }) = Extent::parse(data)
+            {
+                if disk_bytenr != 0 {
+                    self.holders.hold(disk_bytenr, OTHER, num_bytes);
+                }
+            }
+            return;
+        }
+        // The file holding it, by its record (one that does not fit is told apart from none: left out anyway).
+        let who = self
+            .cur
+            .as_ref()
+            .and_then(|c| vol.id_of(self.sub.id, c.ino))
+            .and_then(|h| u32::try_from(h).ok())
+            .unwrap_or(OTHER - 1);
         let Some(cur) = self.cur.as_mut() else { return };
         let Some(x) = Extent::parse(data) else {
             self.warnings.push(format!(
@@ -276,7 +377,8 @@ impl<R: ReadAt> TreeScan<'_, R> {
                     return;
                 }
                 let copies = vol.chunks.chunk_of(disk_bytenr).map_or(1, |c| c.copies());
-                if self.counted.insert(disk_bytenr) {
+                cur.extent_bytes = cur.extent_bytes.saturating_add(num_bytes);
+                if self.holders.hold(disk_bytenr, who, num_bytes) {
                     cur.allocated = cur
                         .allocated
                         .saturating_add(disk_num_bytes.saturating_mul(copies));
@@ -422,6 +524,10 @@ impl<R: ReadAt> TreeScan<'_, R> {
             link_target,
             packed: cur.packed,
             forks: Vec::new(),
+            exclusive: Some(match kind {
+                Kind::File => cur.extent_bytes,
+                _ => 0,
+            }),
         };
         let last = names.len().saturating_sub(1);
         let mut base = Some(base);

@@ -1042,6 +1042,7 @@ impl<R: ReadAt> Volume<R> {
                 link_target: None,
                 packed: Vec::new(),
                 forks: Vec::new(),
+                exclusive: None,
             });
             i += 1 + have;
         }

@@ -995,6 +995,7 @@ impl<'a, R: ReadAt> Scanner<'a, R> {
             link_target: None,
             packed: Vec::new(),
             forks: Vec::new(),
+            exclusive: None,
         });
     }
 }

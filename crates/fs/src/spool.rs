@@ -252,6 +252,7 @@ const POSIX: u32 = 1 << 8;
 const LINK_TARGET: u32 = 1 << 9;
 const PACKED: u32 = 1 << 10;
 const FORKS: u32 = 1 << 11;
+const EXCLUSIVE: u32 = 1 << 12;
 
 fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
@@ -284,6 +285,7 @@ fn encode(e: &Entry, out: &mut Vec<u8>) {
         (e.link_target.is_some(), LINK_TARGET),
         (!e.packed.is_empty(), PACKED),
         (!e.forks.is_empty(), FORKS),
+        (e.exclusive.is_some(), EXCLUSIVE),
     ] {
         if on {
             flags |= bit;
@@ -319,6 +321,9 @@ fn encode(e: &Entry, out: &mut Vec<u8>) {
     }
     if let Some(t) = &e.link_target {
         put_bytes(out, t);
+    }
+    if let Some(x) = e.exclusive {
+        put(out, x);
     }
     if !e.packed.is_empty() {
         put(out, e.packed.len() as u64);
@@ -435,6 +440,7 @@ fn decode(r: &mut Reader) -> Entry {
         gid: r.int() as u32,
     });
     let link_target = (flags & LINK_TARGET != 0).then(|| r.bytes());
+    let exclusive = (flags & EXCLUSIVE != 0).then(|| r.int());
     let pieces = if flags & PACKED != 0 { r.int() } else { 0 };
     let packed = (0..pieces)
         .map(|_| Packed {
@@ -491,6 +497,7 @@ fn decode(r: &mut Reader) -> Entry {
         link_target,
         packed,
         forks,
+        exclusive,
     }
 }
 
@@ -570,6 +577,7 @@ mod tests {
                     inline: (k == 1).then(|| vec![k as u8; (seed % 40) as usize]),
                 })
                 .collect(),
+            exclusive: (seed % 4 == 3).then_some(seed << 12),
         }
     }
 

@@ -120,6 +120,9 @@ pub struct Columns {
     posix: Vec<Option<Posix>>,
     /// Symbolic links' targets (see [`crate::apart`]).
     link_targets: Apart,
+    /// The exclusive bytes that are not the allocated size (see [`Index::exclusive`]): `None` until an entry
+    /// tells them.
+    exclusive: Option<Sparse<u64>>,
     rules: Rules,
 }
 
@@ -145,6 +148,7 @@ impl Columns {
             aliases: Apart::default(),
             posix: Vec::new(),
             link_targets: Apart::default(),
+            exclusive: None,
             rules: Rules::NTFS,
         }
     }
@@ -318,6 +322,14 @@ impl Columns {
     ) -> u32 {
         let id = self.record.len() as u32;
         self.push_posix(id as usize, rec.posix);
+        // A record's exclusive bytes are its main data's: its streams' (none on the volumes that tell) are taken
+        // as their allocated size.
+        if let Some(x) = rec.exclusive.filter(|_| attrs & flags::STREAM == 0) {
+            let apart = self.exclusive.get_or_insert_with(Sparse::default);
+            if x != data.allocated {
+                apart.push(id, x);
+            }
+        }
         self.names.extend_from_slice(name);
         self.names.extend_from_slice(name_suffix);
         self.name_start.push(self.names.len() as u32);
@@ -359,6 +371,12 @@ impl Columns {
         self.timeline.extend_from_slice(&other.timeline);
         self.aliases.append(&other.aliases, base);
         self.link_targets.append(&other.link_targets, base);
+        if let Some(o) = &other.exclusive {
+            let x = self.exclusive.get_or_insert_with(Sparse::default);
+            for (&id, &v) in o.ids.iter().zip(o.values.iter()) {
+                x.push(id + base, v);
+            }
+        }
         if !other.posix.is_empty() || !self.posix.is_empty() {
             self.posix.resize(base as usize, None);
             self.posix.extend_from_slice(&other.posix);
@@ -557,6 +575,9 @@ impl Builder {
         // stands for the record when children resolve their parent.
         let mut firsts: Vec<(u64, u32)> = Vec::new();
         let c = &mut self.cols;
+        if old.exclusive.is_some() {
+            c.exclusive.get_or_insert_with(Sparse::default);
+        }
         let mut ids = ids
             .into_iter()
             .map(|i| i as usize)
@@ -611,6 +632,12 @@ impl Builder {
                     c.link_targets.push(at, t);
                 }
                 c.push_posix(at as usize, old.posix(i as EntryId));
+                if let (Some(x), Some(v)) = (
+                    c.exclusive.as_mut(),
+                    old.exclusive.as_ref().and_then(|o| o.get(i as EntryId)),
+                ) {
+                    x.push(at, v);
+                }
                 // Names from index slack stand for no record (see `add_from_index_slack`).
                 if old.flags[i] & flags::FROM_INDEX_SLACK != 0 {
                     continue;
@@ -857,6 +884,7 @@ impl Builder {
             aliases: std::mem::take(&mut c.aliases),
             posix: PosixColumn::from_values(&std::mem::take(&mut c.posix)),
             link_targets: std::mem::take(&mut c.link_targets),
+            exclusive: c.exclusive.take(),
             root: 0,
             aids: None,
             record_hashes: Default::default(),

@@ -155,6 +155,10 @@ mod id {
     pub const LINK_IDS: u32 = 87;
     pub const LINK_STARTS: u32 = 88;
     pub const LINK_TEXT: u32 = 89;
+    /// Optional, together: the entries whose exclusive bytes are not their allocated size, and those bytes (see
+    /// [`crate::Index::exclusive`]), on volumes whose files share data (Btrfs; older readers ignore them).
+    pub const EXCLUSIVE_IDS: u32 = 92;
+    pub const EXCLUSIVE_VALUES: u32 = 93;
 }
 
 mod write;
@@ -535,6 +539,10 @@ fn from_map_sections(
                 text: col(map, text)?,
             },
         },
+        exclusive: match (find(id::EXCLUSIVE_IDS), find(id::EXCLUSIVE_VALUES)) {
+            (None, None) => None,
+            (ids, values) => Some(sparse(map, ids, values)?),
+        },
         root: h.root,
         aids,
         record_hashes: match find(id::RECORD_HASHES) {
@@ -787,6 +795,9 @@ fn check_shape(idx: &Index, n: usize) -> Result<(), FileError> {
     idx.reparse_tag.check_shape().map_err(FileError::Corrupt)?;
     idx.aliases.check_shape().map_err(FileError::Corrupt)?;
     idx.link_targets.check_shape().map_err(FileError::Corrupt)?;
+    if let Some(x) = &idx.exclusive {
+        x.check_shape().map_err(FileError::Corrupt)?;
+    }
     idx.posix.check_shape(n).map_err(FileError::Corrupt)?;
     for t in idx.times() {
         t.check_shape(n).map_err(FileError::Corrupt)?;
@@ -817,6 +828,9 @@ fn validate(idx: &Index, entries: usize) -> Result<(), FileError> {
     idx.reparse_tag.validate(n).map_err(FileError::Corrupt)?;
     idx.aliases.validate(n).map_err(FileError::Corrupt)?;
     idx.link_targets.validate(n).map_err(FileError::Corrupt)?;
+    if let Some(x) = &idx.exclusive {
+        x.validate(n).map_err(FileError::Corrupt)?;
+    }
     idx.posix.validate().map_err(FileError::Corrupt)?;
     for t in idx.times() {
         t.validate(n).map_err(FileError::Corrupt)?;

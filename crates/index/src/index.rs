@@ -231,6 +231,9 @@ pub struct Index {
     pub(crate) posix: crate::posix::PosixColumn,
     /// Symbolic links' targets (ext).
     pub(crate) link_targets: crate::apart::Apart,
+    /// On volumes whose files share data (Btrfs): the entries whose exclusive bytes are not their allocated
+    /// size, and those bytes (see [`Index::exclusive`]); `None` on volumes that do not tell.
+    pub(crate) exclusive: Option<Sparse<u64>>,
     pub(crate) root: EntryId,
     /// Search aids stored with the index (read from a file, or made by [`Index::add_search_aids`]).
     pub(crate) aids: Option<SearchAids>,
@@ -547,6 +550,19 @@ impl Index {
     /// A symbolic link's target (ext), as UTF-8 (bytes that are not were replaced).
     pub fn link_target(&self, id: EntryId) -> Option<&[u8]> {
         self.link_targets.of(id)
+    }
+
+    /// The bytes of entry `id`'s data that no other file or snapshot also holds, as `btrfs filesystem du`'s
+    /// "Exclusive" counts them, on a volume whose files can share data (Btrfs); `None` on other volumes.
+    /// Stored as the entries where it differs from the allocated size (a file whose data is its own alone and
+    /// uncompressed has it equal), so a volume that shares nothing stores next to nothing.
+    pub fn exclusive(&self, id: EntryId) -> Option<u64> {
+        let apart = self.exclusive.as_ref()?;
+        Some(apart.get(id).unwrap_or_else(|| self.allocated(id)))
+    }
+    /// Whether the volume tells each entry's exclusive bytes ([`Index::exclusive`]).
+    pub fn has_exclusive(&self) -> bool {
+        self.exclusive.is_some()
     }
 
     pub fn kind(&self, id: EntryId) -> EntryKind {

@@ -547,6 +547,10 @@ impl Stamper {
         }
         buf.extend_from_slice(e.link_target.as_deref().unwrap_or_default());
         buf.push(0);
+        // What is shared changes without the file (a snapshot taken, a reflinked copy removed).
+        if let Some(x) = e.exclusive {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
         for r in &e.runs {
             buf.extend_from_slice(&r.offset.to_le_bytes());
             buf.extend_from_slice(&r.len.to_le_bytes());
@@ -815,6 +819,7 @@ fn to_batch<'a>(
                 gid: p.gid,
             }),
             link_target,
+            exclusive: e.exclusive,
         });
         b.counts.parsed += 1;
     }

@@ -760,6 +760,9 @@ fn entry_digest(idx: &Index, e: uffs_index::EntryId) -> u64 {
         }
     }
     h.write(idx.link_target(e).unwrap_or_default());
+    if let Some(x) = idx.exclusive(e) {
+        h.write_u64(x);
+    }
     h.finish()
 }
 

@@ -30,6 +30,10 @@ pub struct Totals {
     pub files: u64,
     /// Folders below, at any depth.
     pub folders: u64,
+    /// Bytes of every file below (hard links once) that no other file or snapshot shares, on volumes that
+    /// tell them (Btrfs, [`uffs_index::Index::exclusive`]); 0 elsewhere. As `btrfs filesystem du` sums its
+    /// "Exclusive" column, but a file of several links counts in every folder above any of them.
+    pub exclusive: u64,
     /// Entries directly inside (files, one per link, and folders; streams not counted).
     pub children: u32,
 }
@@ -40,6 +44,7 @@ impl Totals {
         self.allocated = self.allocated.saturating_add(o.allocated);
         self.files = self.files.saturating_add(o.files);
         self.folders = self.folders.saturating_add(o.folders);
+        self.exclusive = self.exclusive.saturating_add(o.exclusive);
     }
 
     /// Entries below at any depth, streams not counted.
@@ -163,6 +168,7 @@ impl Usage {
             for (&id, t) in f.iter().zip(&mut own[view.base[p]..]) {
                 if view.counts(p, id) {
                     t.allocated = t.allocated.saturating_add(parts[p].idx.allocated(id));
+                    t.exclusive = t.exclusive.saturating_add(exclusive(parts[p].idx, id));
                 }
             }
         }
@@ -201,6 +207,7 @@ impl Usage {
                 own[x as usize].add(&Totals {
                     size: g.size,
                     allocated: g.allocated,
+                    exclusive: g.exclusive,
                     files: 1,
                     ..Totals::default()
                 });
@@ -236,6 +243,7 @@ struct Group {
     links: Vec<EntryId>,
     size: u64,
     allocated: u64,
+    exclusive: u64,
 }
 
 impl<'a> View<'a> {
@@ -345,6 +353,9 @@ impl<'a> View<'a> {
             allocated: once.iter().fold(idx.allocated(first), |a, &s| {
                 a.saturating_add(idx.allocated(s))
             }),
+            exclusive: once.iter().fold(exclusive(idx, first), |a, &s| {
+                a.saturating_add(exclusive(idx, s))
+            }),
             links: links
                 .into_iter()
                 .filter(|&l| self.visible(part, l))
@@ -393,6 +404,7 @@ impl<'a> View<'a> {
                         }
                         t.size = t.size.saturating_add(counted_size(idx, id));
                         t.allocated = t.allocated.saturating_add(idx.allocated(id));
+                        t.exclusive = t.exclusive.saturating_add(exclusive(idx, id));
                         if f & flags::STREAM == 0 {
                             t.files += 1;
                         }
@@ -429,6 +441,11 @@ fn counted_size(idx: &Index, id: EntryId) -> u64 {
     } else {
         idx.size(id)
     }
+}
+
+/// The exclusive bytes entry `id` adds to its folders' totals (none on volumes that do not tell them).
+fn exclusive(idx: &Index, id: EntryId) -> u64 {
+    idx.exclusive(id).unwrap_or(0)
 }
 
 /// Each slot's depth below a top folder (one whose parent is `NONE`). A cycle (in a file not checked yet) is cut

@@ -1,6 +1,7 @@
 //! A request's `du`: a folder's children with their recursive sizes, file and folder counts and share of the
 //! folder, like `du` or ncdu but from the index (the totals come from `uffs_query::usage`), and at a volume's
-//! root how they compare with what `$Bitmap` marks in use.
+//! root how they compare with what `$Bitmap` marks in use. On volumes whose files share data (Btrfs), an
+//! `exclusive` column: what no other file or snapshot also holds, as `btrfs filesystem du` shows it.
 
 use uffs_index::paths::fold;
 use uffs_index::{flags, EntryId};
@@ -23,6 +24,8 @@ struct Line {
     id: EntryId,
     size: u64,
     allocated: u64,
+    /// `None` on a volume that does not tell it.
+    exclusive: Option<u64>,
     files: u64,
     folders: u64,
     depth: u32,
@@ -96,53 +99,50 @@ pub fn print(targets: &Targets<'_>, du: &DuRequest, out: &mut Printer<'_>) -> Re
         }
     }
     let table = out.is_tabular();
+    // The exclusive column is there when a volume listed tells it (empty on the lines of one that does not).
+    let exclusive = lines.iter().any(|(_, l)| l.exclusive.is_some());
     let rows: Vec<(Vec<String>, Vec<String>)> = lines
         .iter()
         .map(|(v, l)| {
             let vol = &volumes[*v];
             let path = full_path(vol.parts[l.part].index(), vol.prefix, l.id);
             // The space used comes first, as `du` shows it; the logical size beside it.
-            let human_row = vec![
-                human(l.allocated),
+            let mut human_row = vec![human(l.allocated)];
+            let mut raw = vec![l.allocated.to_string()];
+            if exclusive {
+                human_row.push(l.exclusive.map(human).unwrap_or_default());
+                raw.push(l.exclusive.map(|x| x.to_string()).unwrap_or_default());
+            }
+            human_row.extend([
                 human(l.size),
                 thousands(l.files),
                 thousands(l.folders),
                 format!("{:.1}%", l.share),
                 path.clone(),
-            ];
-            let raw = vec![
-                l.allocated.to_string(),
+            ]);
+            raw.extend([
                 l.size.to_string(),
                 l.files.to_string(),
                 l.folders.to_string(),
                 format!("{:.2}", l.share),
                 l.depth.to_string(),
                 path,
-            ];
+            ]);
             (human_row, raw)
         })
         .collect();
-    if table {
-        out.records(
-            &["allocated", "size", "files", "folders", "share", "path"],
-            &[true, true, true, true, true, false],
-            &rows,
-        )?;
-    } else {
-        out.records(
-            &[
-                "allocated",
-                "size",
-                "files",
-                "folders",
-                "share",
-                "depth",
-                "path",
-            ],
-            &[true, true, true, true, true, true, false],
-            &rows,
-        )?;
+    let mut names = vec!["allocated"];
+    if exclusive {
+        names.push("exclusive");
     }
+    names.extend(["size", "files", "folders", "share"]);
+    if !table {
+        names.push("depth");
+    }
+    names.push("path");
+    let mut numeric = vec![true; names.len()];
+    numeric[names.len() - 1] = false;
+    out.records(&names, &numeric, &rows)?;
     for n in notes.into_iter().filter(|n| !n.is_empty()) {
         out.note(n);
     }
@@ -269,15 +269,22 @@ fn line_of(
     let s = vol.parts[part];
     let idx = s.index();
     let (u, _) = s.usage();
-    let (size, allocated, files, folders) = match u.of(part, id) {
-        Some(t) => (t.size, t.allocated, t.files, t.folders),
-        None => (idx.size(id), idx.allocated(id), 1, 0),
+    let (size, allocated, exclusive, files, folders) = match u.of(part, id) {
+        Some(t) => (t.size, t.allocated, t.exclusive, t.files, t.folders),
+        None => (
+            idx.size(id),
+            idx.allocated(id),
+            idx.exclusive(id).unwrap_or(0),
+            1,
+            0,
+        ),
     };
     Line {
         part,
         id,
         size,
         allocated,
+        exclusive: idx.has_exclusive().then_some(exclusive),
         files,
         folders,
         depth,
@@ -309,6 +316,7 @@ fn walk(vol: &Volume<'_>, folder: &Line, du: &DuRequest, rows: &mut Vec<Line>) {
         .map(|l| {
             let k = match du.sort {
                 DuSort::Allocated => u64::MAX - l.allocated,
+                DuSort::Exclusive => u64::MAX - l.exclusive.unwrap_or(l.allocated),
                 DuSort::Size => u64::MAX - l.size,
                 DuSort::Count => u64::MAX - (l.files + l.folders),
                 DuSort::Name => 0,

@@ -276,6 +276,8 @@ pub enum DuSort {
     /// Most files and folders first.
     Count,
     Name,
+    /// Most bytes no other file or snapshot shares first (Btrfs; as allocated elsewhere).
+    Exclusive,
 }
 
 #[cfg(test)]

@@ -327,6 +327,48 @@ fn kernel_usage(point: &Path) -> (u64, u64) {
     (used, data)
 }
 
+/// `btrfs filesystem du --raw` over the mount: every file and folder it reaches (into subvolumes and
+/// snapshots; an inode once) → its "Exclusive" bytes, by path from the mount's root.
+fn kernel_exclusive(point: &Path) -> BTreeMap<String, u64> {
+    let out = run_ok(tool("btrfs").args(["filesystem", "du", "--raw"]).arg(point));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let top = point.to_str().unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            // Three right-aligned numbers ("-" for an unknown set shared), two spaces, the path as it is.
+            let mut rest = l.trim_start();
+            let mut fields = Vec::new();
+            for _ in 0..3 {
+                let (f, r) = rest.split_once(' ').expect("a du line");
+                fields.push(f);
+                rest = r.trim_start_matches(' ');
+            }
+            let path = l[l.len() - rest.len()..].strip_prefix(top).unwrap();
+            let path = if path.is_empty() { "/" } else { path };
+            (path.to_string(), fields[1].parse().unwrap())
+        })
+        .collect()
+}
+
+/// `uffs du` of every entry, any depth: path → (exclusive, allocated).
+fn uffs_exclusive(source: &Path) -> BTreeMap<String, (u64, u64)> {
+    let out = run_ok(
+        uffs()
+            .arg("du")
+            .arg("--source")
+            .arg(source)
+            .args(["--depth", "64", "--format", "csv"]),
+    );
+    csv_rows(&out.stdout)
+        .into_iter()
+        .map(|r| {
+            let n = |c: &str| r[c].parse::<u64>().unwrap();
+            (r["path"].clone(), (n("exclusive"), n("allocated")))
+        })
+        .collect()
+}
+
 #[test]
 fn a_volume_the_kernel_changed_reads_as_find_md5sum_and_btrfs_see_it() {
     let dir = scratch("btrfs-kernel");
@@ -417,6 +459,53 @@ fn a_volume_the_kernel_changed_reads_as_find_md5sum_and_btrfs_see_it() {
         files, data,
         "the files' allocation against the data block groups' use"
     );
+    // What no other file or snapshot shares: each file and folder as `btrfs filesystem du` counts it (reflinked
+    // copies, files of snapshots before and after changes, bookends, compressed, preallocated, inline).
+    let kernel = kernel_exclusive(&m.point);
+    let ours = uffs_exclusive(&m.image);
+    let mut compared = 0;
+    for (path, want) in &kernel {
+        let Some((got, _)) = ours.get(path) else {
+            panic!("uffs du lists no {path}");
+        };
+        assert_eq!(got, want, "exclusive bytes of {path}");
+        compared += 1;
+    }
+    assert!(compared > 2000, "{compared} paths compared");
+    // A snapshot read alone (a state) still knows what the others share with it.
+    let id = subvolume_ids(&m.point)["snaps/sub1-writable"];
+    let mut spec = m.image.clone().into_os_string();
+    spec.push(format!("@snap{id}"));
+    let alone = uffs_exclusive(Path::new(&spec));
+    let mut in_state = 0;
+    for (path, want) in &kernel {
+        if let Some(rest) = path.strip_prefix("/snaps/sub1-writable") {
+            let rest = if rest.is_empty() { "/" } else { rest };
+            assert_eq!(
+                alone.get(rest).map(|x| x.0),
+                Some(*want),
+                "{path} read alone"
+            );
+            in_state += 1;
+        }
+    }
+    assert!(in_state >= 4, "{in_state} paths of the snapshot");
+    // Both sides of sharing are there: shared files, and files whose data is all their own.
+    for (path, shared) in [
+        ("/original.bin", true),
+        ("/reflinked.bin", true),
+        ("/snaps/top-read-only/original.bin", true),
+        ("/fragmented.bin", true),
+        // Its file in sub1 was written anew after the snapshot.
+        ("/snaps/sub1-writable/folder/deep.txt", false),
+    ] {
+        let (x, allocated) = ours[path];
+        assert_eq!(
+            x == 0,
+            shared,
+            "{path}: exclusive {x}, allocated {allocated}"
+        );
+    }
     // info names the subvolumes and snapshots.
     let info = String::from_utf8(run_ok(uffs().arg("info").arg(&m.image)).stdout).unwrap();
     for s in [

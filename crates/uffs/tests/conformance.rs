@@ -26,6 +26,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use common::daemon::World;
 use common::fatvol::{self, mtools, out, pattern, peer, Tmp};
@@ -937,6 +938,34 @@ fn check(w: &World, name: &str, img: &Path, round: usize) {
             w.log()
         );
     }
+    // Every folder's and file's usage (allocated, exclusive where the volume tells it, sizes, counts), as `du`
+    // lists it: from the index and its delta as from a fresh index.
+    let du = |args: &mut Command| answer(&args.output().unwrap(), "");
+    let got = du(w.uffs().args([
+        "du",
+        &format!("{name}:/"),
+        "--depth",
+        "64",
+        "--format",
+        "csv",
+    ]));
+    let got: BTreeSet<String> = got
+        .into_iter()
+        .map(|l| l.replacen(&format!("{name}:"), "", 1))
+        .collect();
+    // The daemon's index has the deleted entries (their `$Orphan` folder is one): a fresh one made so too.
+    let fresh = img.with_extension(format!("fresh-{round}.uffs"));
+    run_ok(uffs().args(["index", path_str(img), "--deleted", "-o", path_str(&fresh)]));
+    let want = du(uffs()
+        .args(["du", "--index", path_str(&fresh), "--depth", "64"])
+        .args(["--format", "csv"]));
+    let _ = std::fs::remove_file(&fresh);
+    let only_daemon: Vec<_> = got.difference(&want).collect();
+    let only_fresh: Vec<_> = want.difference(&got).collect();
+    assert!(
+        only_daemon.is_empty() && only_fresh.is_empty(),
+        "{name}, round {round}, du: only the daemon: {only_daemon:#?}\nonly a fresh index: {only_fresh:#?}"
+    );
 }
 
 #[test]

@@ -460,6 +460,7 @@ impl<R: ReadAt> Volume<R> {
             link_target,
             packed: Vec::new(),
             forks: Vec::new(),
+            exclusive: None,
         }
     }
 }

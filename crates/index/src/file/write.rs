@@ -92,6 +92,12 @@ fn column_sections(idx: &Index) -> Vec<Out<'_>> {
             section(id::LINK_TEXT, &idx.link_targets.text),
         ]);
     }
+    if let Some(x) = &idx.exclusive {
+        v.extend([
+            section(id::EXCLUSIVE_IDS, &x.ids),
+            section(id::EXCLUSIVE_VALUES, &x.values),
+        ]);
+    }
     if !idx.posix.is_empty() {
         v.extend([
             section(id::POSIX_TABLE, &idx.posix.table),

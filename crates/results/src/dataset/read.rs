@@ -551,6 +551,8 @@ fn batch_of(rows: &Rows, order: &[u32], groups: &[(u32, u32)], no_parent: u64) -
             streams: streams_at..b.streams.len() as u32,
             posix: rows.posix[i],
             link_target,
+            // A dataset has no exclusive column: `uffs du` over one shows none.
+            exclusive: None,
         });
         b.counts.parsed += 1;
     }

@@ -355,7 +355,7 @@ async fn du(State(app): State<App>, q: RawQuery) -> Response {
             None => DuSort::Allocated,
             Some(s) => named(s).ok_or_else(|| {
                 bad(format!(
-                    "unknown sort {s:?}; sort by allocated, size, count or name"
+                    "unknown sort {s:?}; sort by allocated, size, count, name or exclusive"
                 ))
             })?,
         };
