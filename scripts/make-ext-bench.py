@@ -126,13 +126,15 @@ def parse_size(text):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default="/work/bench/ext-bench.img")
+    ap.add_argument("--out", help="default /work/bench/ext-bench.img, xfs-bench.img or btrfs-bench.img: where the benchmarks look")
     ap.add_argument("--entries", type=int, default=1_200_000)
     ap.add_argument("--seed", type=int, default=20240917)
     ap.add_argument("--size", default="24G", help="the image's size (sparse); default 24G")
     ap.add_argument("--fs", choices=["ext4", "xfs", "btrfs"], default="ext4")
     ap.add_argument("--force", action="store_true")
     args = ap.parse_args()
+    if args.out is None:
+        args.out = "/work/bench/" + ("ext" if args.fs == "ext4" else args.fs) + "-bench.img"
     stamp_path = args.out + ".stamp"
     want = stamp_of(args)
     if not args.force and os.path.exists(args.out) and os.path.exists(stamp_path):

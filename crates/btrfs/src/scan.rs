@@ -73,8 +73,10 @@ impl<R: ReadAt> Volume<R> {
             warnings.extend(tree_warnings.into_iter().map(|w| format!("{place}: {w}")));
         }
         sink.expect(spool.len());
-        // What another file turned out to share, known only now, leaves each file's exclusive bytes.
-        let shared = holders.shared;
+        // What another file turned out to share, known only now, leaves each file's exclusive bytes. (The
+        // extents' holders are let go of first: the drain is the build's peak.)
+        let Holders { by_extent, shared } = holders;
+        drop(by_extent);
         spool.drain_sorted(&mut |mut batch: Vec<Entry>| {
             for e in &mut batch {
                 if let (Some(x), Some(s)) = (e.exclusive.as_mut(), shared.get(&e.id)) {
