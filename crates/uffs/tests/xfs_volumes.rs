@@ -346,3 +346,148 @@ fn deleted_names_the_kernel_left_in_folder_blocks() {
     assert_eq!(live.len() + want.len(), rows.len());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Each file's bytes of data extents that FIEMAP does not mark shared (`xfs_io -r -c 'fiemap -v'`, unwritten
+/// extents too), by path from the mount's root.
+fn fiemap_exclusive(point: &Path) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for f in walk_files(point) {
+        let o = run_ok(tool("xfs_io").args(["-r", "-c", "fiemap -v"]).arg(&f));
+        let mut bytes = 0u64;
+        for l in String::from_utf8(o.stdout).unwrap().lines().skip(2) {
+            // "N: [from..to]: start..end TOTAL FLAGS", TOTAL in 512-byte units; holes say "hole".
+            let w: Vec<&str> = l.split_whitespace().collect();
+            if w.len() < 5 || w[2] == "hole" {
+                continue;
+            }
+            let flags = u32::from_str_radix(w[4].trim_start_matches("0x"), 16).unwrap();
+            if flags & 0x2000 == 0 {
+                bytes += w[3].parse::<u64>().unwrap() * 512;
+            }
+        }
+        let rel = f.strip_prefix(point).unwrap().to_str().unwrap();
+        out.insert(format!("/{rel}"), bytes);
+    }
+    out
+}
+
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let t = e.file_type().unwrap();
+        if t.is_dir() {
+            v.extend(walk_files(&e.path()));
+        } else if t.is_file() {
+            v.push(e.path());
+        }
+    }
+    v
+}
+
+#[test]
+fn reflinked_files_share_their_blocks_once() {
+    let dir = scratch("xfs-reflink");
+    let img = dir.join("r.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(320 << 20)
+        .unwrap();
+    run_ok(
+        tool("mkfs.xfs")
+            .args(["-q", "-f", "-m", "reflink=1"])
+            .arg(&img),
+    );
+    let point = dir.join("mnt");
+    std::fs::create_dir_all(&point).unwrap();
+    let mount = |opts: &str| {
+        std::process::Command::new("mount")
+            .args(["-o", opts])
+            .arg(&img)
+            .arg(&point)
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !mount("loop") {
+        cannot_run("mounting XFS (needs root and the kernel's XFS)");
+        return;
+    }
+    let p = |rel: &str| point.join(rel);
+    let noise = |n: usize, seed: u8| -> Vec<u8> {
+        let mut x = u32::from(seed) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect()
+    };
+    let cp = |args: &[&str], from: &str, to: &str| {
+        run_ok(
+            std::process::Command::new("cp")
+                .args(args)
+                .arg(p(from))
+                .arg(p(to)),
+        );
+    };
+    std::fs::write(p("a.bin"), noise(4 << 20, 1)).unwrap();
+    // A whole copy sharing every block, then one block of it written (copied on write).
+    cp(&["--reflink=always"], "a.bin", "b.bin");
+    run_ok(
+        tool("xfs_io")
+            .args(["-c", "pwrite -q 40960 4096", "-c", "fsync"])
+            .arg(p("b.bin")),
+    );
+    // A copy of its own, and a file sharing 1 MiB from the middle of another.
+    cp(&["--reflink=never"], "a.bin", "c.bin");
+    let share = format!("reflink {} 1048576 0 1048576", p("a.bin").display());
+    run_ok(
+        tool("xfs_io")
+            .args(["-f", "-c", &share, "-c", "fsync"])
+            .arg(p("d.bin")),
+    );
+    // Preallocated (unwritten) extents shared; a folder of small files copied whole.
+    run_ok(
+        tool("xfs_io")
+            .args(["-f", "-c", "falloc 0 1048576", "-c", "fsync"])
+            .arg(p("pre.bin")),
+    );
+    cp(&["--reflink=always"], "pre.bin", "pre-copy.bin");
+    std::fs::create_dir_all(p("dir")).unwrap();
+    for i in 0..20 {
+        std::fs::write(
+            p(&format!("dir/f{i}")),
+            noise(10_000 + i * 999, i as u8 + 2),
+        )
+        .unwrap();
+    }
+    cp(&["-r", "--reflink=always"], "dir", "dir-copy");
+    std::fs::write(p("dir-copy/f3"), b"rewritten whole").unwrap();
+    run_ok(std::process::Command::new("umount").arg(&point));
+    assert!(mount("loop,ro"), "mounting again read-only");
+    let want = fiemap_exclusive(&point);
+    run_ok(std::process::Command::new("umount").arg(&point));
+
+    // du's root total: each block in use once, as the free-space trees leave them.
+    assert_eq!(du_root_allocated(&img), xfs_db_in_use(&img), "du's total");
+    let du = run_ok(
+        uffs()
+            .args(["du", "--depth", "8", "--format", "csv", "--source"])
+            .arg(&img),
+    );
+    let got: BTreeMap<String, u64> = csv_rows(&du.stdout)
+        .into_iter()
+        .map(|r| (r["path"].clone(), r["exclusive"].parse().unwrap()))
+        .collect();
+    for (path, bytes) in &want {
+        assert_eq!(got.get(path), Some(bytes), "exclusive bytes of {path}");
+    }
+    assert!(want.len() >= 46, "{} files", want.len());
+    // Both kinds are there: files sharing all, some, and none of their blocks.
+    assert_eq!(want["/b.bin"], 4096);
+    assert_eq!(want["/c.bin"], 4 << 20);
+    assert_eq!(want["/pre-copy.bin"], 0);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -25,6 +25,7 @@ pub mod inode;
 mod names;
 pub mod sb;
 mod scan;
+pub mod shared;
 mod space;
 
 pub use uffs_fs::{Entry, Error, ReadAt, Result, Scan, ScanOptions, Space};
@@ -61,6 +62,8 @@ pub struct Volume<R: ReadAt> {
     dev: R,
     sb: Superblock,
     groups: Vec<ag::Group>,
+    /// The blocks reflinked files share (see [`shared`]).
+    shared: shared::Shared,
 }
 
 impl<R: ReadAt> Volume<R> {
@@ -76,7 +79,14 @@ impl<R: ReadAt> Volume<R> {
         let groups = (0..sb.agcount)
             .map(|ag| ag::read(&dev, &sb, ag))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Volume { dev, sb, groups })
+        let mut vol = Volume {
+            dev,
+            sb,
+            groups,
+            shared: shared::Shared::default(),
+        };
+        vol.shared = shared::Shared::read(&vol);
+        Ok(vol)
     }
 
     pub fn superblock(&self) -> &Superblock {
@@ -153,6 +163,14 @@ impl<R: ReadAt> Volume<R> {
                     );
                 }
                 t
+            }),
+            ("shared".into(), {
+                let shared: u64 = self.shared.runs.iter().map(|r| r.len).sum();
+                if sb.has_ro_compat(sb::ro_compat::REFLINK) {
+                    format!("{shared} bytes in blocks reflinked files share (each once, as $SharedExtents)")
+                } else {
+                    "none (no reflink)".into()
+                }
             }),
             (
                 "log".into(),

@@ -24,6 +24,13 @@ use crate::{bmap, dir, ReadAt, Result, ScanOptions, Volume};
 /// Inode chunks mapped at once in the second pass: 16,384 inodes.
 const CHUNK_BATCH: usize = 256;
 
+/// The bytes of a file's data extents (unwritten ones too), and of those the bytes other files' extents also map.
+#[derive(Debug, Clone, Copy, Default)]
+struct Held {
+    extents: u64,
+    shared: u64,
+}
+
 /// A chunk of group `ag`.
 #[derive(Clone, Copy)]
 struct AgChunk {
@@ -39,7 +46,12 @@ impl<R: ReadAt> Volume<R> {
         opts: &ScanOptions,
         sink: &mut dyn uffs_fs::Sink,
     ) -> Result<Vec<String>> {
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> = self
+            .shared
+            .damage
+            .iter()
+            .map(|d| format!("{d}; files' shared blocks may count in each of them"))
+            .collect();
         let mut chunks = Vec::new();
         for g in &self.groups {
             let w = ag::walk(&self.dev, &self.sb, g, Tree::Ino);
@@ -178,7 +190,7 @@ impl<R: ReadAt> Volume<R> {
                 }
                 continue;
             }
-            let (runs, damage) = self.data_runs(&i, fork);
+            let (runs, damage, _) = self.data_runs(&i, fork);
             if let Some(d) = damage {
                 out.warnings.push(format!("folder {ino}: {d}"));
             }
@@ -244,15 +256,24 @@ impl<R: ReadAt> Volume<R> {
         Ok(())
     }
 
-    /// The runs of an inode's data fork, and why the map stops short.
-    fn data_runs(&self, i: &Inode, fork: &[u8]) -> (Vec<Run>, Option<String>) {
+    /// The runs of an inode's data fork, why the map stops short, and what of its extents other files share.
+    fn data_runs(&self, i: &Inode, fork: &[u8]) -> (Vec<Run>, Option<String>, Held) {
         let m = match i.format {
             format::EXTENTS => bmap::extent_list(fork, i.nextents),
             format::BTREE => bmap::extent_tree(&self.dev, &self.sb, fork),
-            _ => return (Vec::new(), None),
+            _ => return (Vec::new(), None, Held::default()),
         };
+        let mut held = Held::default();
+        let bs = self.sb.block_size;
+        for e in &m.extents {
+            let len = e.count.saturating_mul(bs);
+            held.extents = held.extents.saturating_add(len);
+            if let Some(at) = self.sb.fsb_offset(e.start) {
+                held.shared = held.shared.saturating_add(self.shared.overlap(at, len));
+            }
+        }
         let (runs, damage) = bmap::runs(&self.sb, m.extents, i.size);
-        (runs, m.damage.or(damage))
+        (runs, m.damage.or(damage), held)
     }
 
     /// The entries of chunk `c`'s inodes in use, named by `names` (the [`SortedNames`] chunk that holds their
@@ -265,7 +286,7 @@ impl<R: ReadAt> Volume<R> {
         let mut k = names.names.partition_point(|n| n.ino < first);
         for (ino, i, b) in self.inodes_of(c, &raw, first) {
             let fork = i.data_fork(b);
-            let (mut runs, mut inline) = (Vec::new(), None);
+            let (mut runs, mut inline, mut held) = (Vec::new(), None, Held::default());
             if i.has(flags::REALTIME) && i.kind() == Kind::File {
                 warnings.push(format!(
                     "inode {ino}: its data is on the real-time device, which uffs does not read"
@@ -273,11 +294,11 @@ impl<R: ReadAt> Volume<R> {
             } else if i.format == format::LOCAL {
                 inline = Some(fork[..(i.size as usize).min(fork.len())].to_vec());
             } else {
-                let (r, damage) = self.data_runs(&i, fork);
+                let (r, damage, h) = self.data_runs(&i, fork);
                 if let Some(d) = damage {
                     warnings.push(format!("inode {ino}: {d}"));
                 }
-                runs = r;
+                (runs, held) = (r, h);
             }
             let link_target = match i.kind() {
                 Kind::Symlink => {
@@ -297,7 +318,7 @@ impl<R: ReadAt> Volume<R> {
             while names.names.get(k).is_some_and(|n| n.ino == ino) {
                 k += 1;
             }
-            let base = self.entry(ino, &i, runs, inline, link_target);
+            let base = self.entry(ino, &i, runs, inline, link_target, held);
             let own = if ino == self.sb.rootino {
                 &[][..]
             } else {
@@ -366,7 +387,7 @@ impl<R: ReadAt> Volume<R> {
                 .get(k * isize..(k + 1) * isize)
                 .and_then(Inode::parse)
                 .filter(|i| !c.chunk.in_use(k as u32) || i.mode == 0)
-                .map(|i| self.entry(n.ino, &i, Vec::new(), None, None));
+                .map(|i| self.entry(n.ino, &i, Vec::new(), None, None, Held::default()));
             out.push(gone_entry(names, n, facts));
         }
         out.extend(live);
@@ -423,6 +444,7 @@ impl<R: ReadAt> Volume<R> {
         runs: Vec<Run>,
         inline: Option<Vec<u8>>,
         link_target: Option<Vec<u8>>,
+        held: Held,
     ) -> Entry {
         let kind = i.kind();
         let mut attributes = match kind {
@@ -443,7 +465,11 @@ impl<R: ReadAt> Volume<R> {
             short_name: None,
             kind,
             size: if kind == Kind::Special { 0 } else { i.size },
-            allocated: i.nblocks.saturating_mul(self.sb.block_size),
+            // Shared blocks are the volume's (`$SharedExtents`), counted once there.
+            allocated: i
+                .nblocks
+                .saturating_mul(self.sb.block_size)
+                .saturating_sub(held.shared),
             times: i.times,
             local_times: false,
             attributes,
@@ -460,7 +486,11 @@ impl<R: ReadAt> Volume<R> {
             link_target,
             packed: Vec::new(),
             forks: Vec::new(),
-            exclusive: None,
+            // Told where files can share blocks: the extents' bytes no other file maps, as FIEMAP marks them.
+            exclusive: self
+                .sb
+                .has_ro_compat(crate::sb::ro_compat::REFLINK)
+                .then(|| held.extents.saturating_sub(held.shared)),
         }
     }
 }

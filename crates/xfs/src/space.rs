@@ -1,6 +1,7 @@
 //! The blocks the volume spends on itself outside any inode, as entries under the root (as NTFS shows `$MFT`),
 //! so that `du /` adds up to the blocks in use: each group's header sectors, its B+trees' blocks, the inode
-//! chunks, and the internal log. Files' blocks (their extent trees' and attribute forks' too) are their inodes'.
+//! chunks, and the internal log. Files' blocks (their extent trees' and attribute forks' too) are their inodes',
+//! but for those reflinked files share, which the volume lists once (see [`crate::shared`]).
 
 use uffs_fs::{attr, Entry, Run};
 
@@ -75,6 +76,10 @@ pub(crate) fn entries<R: ReadAt>(vol: &Volume<R>, chunks: &[(u64, Chunk)]) -> Ve
     all.extend(trees);
     all.push(("$InodeChunks", inodes));
     all.push(("$Log", log));
+    all.push(("$SharedExtents", vol.shared.runs.clone()));
+    all.push(("$CopyOnWriteStaging", vol.shared.staging.clone()));
+    // Where files can share blocks, every entry tells its exclusive bytes: the volume's own, none.
+    let exclusive = sb.has_ro_compat(crate::sb::ro_compat::REFLINK).then_some(0);
     all.into_iter()
         .filter(|(_, runs)| !runs.is_empty())
         .enumerate()
@@ -90,6 +95,7 @@ pub(crate) fn entries<R: ReadAt>(vol: &Volume<R>, chunks: &[(u64, Chunk)]) -> Ve
                 metadata: true,
                 attributes: attr::SYSTEM | attr::HIDDEN,
                 runs,
+                exclusive,
                 ..Entry::default()
             }
         })
