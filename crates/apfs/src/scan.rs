@@ -149,6 +149,7 @@ pub fn scan(t: &Tree<'_>, out: Out<'_>, warnings: &mut Vec<String>) -> Result<()
     let by_id =
         |v: &[(u64, Held)], id: u64| v.binary_search_by_key(&id, |x| x.0).ok().map(|at| v[at].1);
     let mut unread: std::collections::BTreeMap<String, (u64, String)> = Default::default();
+    let mut unread_forks = unread.clone();
     let Some(root) = inode(records::ROOT) else {
         return Err(Error::new(
             "the file-system tree holds no root folder (inode 2)",
@@ -188,8 +189,13 @@ pub fn scan(t: &Tree<'_>, out: Out<'_>, warnings: &mut Vec<String>) -> Result<()
                 let fork = by_id(&p.forks, i.id);
                 if i.bsd_flags & records::UF_COMPRESSED == 0 {
                     // A compressed file's resource fork holds its data; any other's is a fork of its own.
-                    e.forks
-                        .extend(fork.map(|f| resource_fork(t, &p.extents, f)));
+                    if let Some(f) = fork {
+                        let (f, why) = resource_fork(t, &p.extents, f);
+                        if let Some(why) = why {
+                            unread_forks.entry(why).or_insert((0, e.name.clone())).0 += 1;
+                        }
+                        e.forks.push(f);
+                    }
                 } else {
                     compressed(t, &mut e, &p, by_id(&p.decmpfs, i.id), fork, &mut unread);
                 }
@@ -221,6 +227,12 @@ pub fn scan(t: &Tree<'_>, out: Out<'_>, warnings: &mut Vec<String>) -> Result<()
         warnings.push(match count {
             1 => format!("{example}: {why}: its data is not read"),
             n => format!("{n} files ({example} …): {why}: their data is not read"),
+        });
+    }
+    for (why, (count, example)) in unread_forks {
+        warnings.push(match count {
+            1 => format!("{example}: its resource fork {why}: listed empty"),
+            n => format!("{n} files ({example} …): their resource forks {why}: listed empty"),
         });
     }
     Ok(())
@@ -378,8 +390,9 @@ fn runs(extents: &[Extent], stream: u64, size: u64, block_size: u64) -> Vec<Run>
 }
 
 /// A resource fork held in attribute `held`, as the fork `rsrc`: read from its data stream's extents, or, held
-/// in the attribute's record, its bytes (read now: a record's place is no unit a file's data is read in).
-fn resource_fork(t: &Tree<'_>, extents: &[Extent], held: Held) -> uffs_fs::Fork {
+/// in the attribute's record, its bytes (read now: a record's place is no unit a file's data is read in); with
+/// why those bytes could not be read, when they could not (the fork is then empty).
+fn resource_fork(t: &Tree<'_>, extents: &[Extent], held: Held) -> (uffs_fs::Fork, Option<String>) {
     let mut f = uffs_fs::Fork {
         name: "rsrc".into(),
         ..Default::default()
@@ -387,10 +400,11 @@ fn resource_fork(t: &Tree<'_>, extents: &[Extent], held: Held) -> uffs_fs::Fork 
     match held {
         Held::Inline(r) => {
             let mut b = vec![0u8; r.len as usize];
-            if t.dev.read_exact_at(&mut b, r.offset).is_ok() {
-                f.size = r.len;
-                f.inline = Some(b);
+            if let Err(e) = t.dev.read_exact_at(&mut b, r.offset) {
+                return (f, Some(format!("(held in its record) cannot be read: {e}")));
             }
+            f.size = r.len;
+            f.inline = Some(b);
         }
         Held::Stream(id, len) => {
             f.size = len;
@@ -398,7 +412,7 @@ fn resource_fork(t: &Tree<'_>, extents: &[Extent], held: Held) -> uffs_fs::Fork 
             f.allocated = f.runs.iter().filter(|r| !r.is_hole()).map(|r| r.len).sum();
         }
     }
-    f
+    (f, None)
 }
 
 /// Where an attribute's bytes are, as runs.
