@@ -21,6 +21,8 @@ NAMES = {
     42: "aids: ext_id", 43: "aids: ext_text", 44: "aids: ext_starts", 45: "aids: trigrams", 50: "aids: ext_order", 51: "aids: name fence posts", 52: "aids: name fence offsets",
     60: "record hashes (whole records, before section 68)", 68: "record hashes", 66: "timeline", 67: "timeline blocks",
     70: "time frames", 82: "8.3 aliases: ids", 83: "8.3 aliases: offsets", 84: "8.3 aliases: text",
+    85: "owners and modes: table", 86: "owners and modes: codes", 87: "link targets: ids", 88: "link targets: offsets",
+    89: "link targets: text", 92: "exclusive apart: ids", 93: "exclusive apart: bytes",
     **{base + k: f"{t}{part}" for k, t in enumerate(("created", "modified", "mft_changed", "accessed"))
        for base, part in ((74, ": times apart, ids"), (78, ": times apart"))},
 }

@@ -98,6 +98,9 @@ pub struct Volume<R: ReadAt> {
     usage: [Usage; 3],
     /// Subvolumes left out, and why.
     left_out: Vec<String>,
+    /// Trees read only for which extents their files hold (see `scan`): subvolumes placed in no folder, and
+    /// those left out for their records; their files are no entries but share extents all the same.
+    holders_only: Vec<Subvolume>,
 }
 
 impl<R: ReadAt> Volume<R> {
@@ -166,6 +169,7 @@ impl<R: ReadAt> Volume<R> {
             state: None,
             usage: [Usage::default(); 3],
             left_out: Vec::new(),
+            holders_only: Vec::new(),
         };
         vol.read_root_tree()?;
         vol.ranges = vol.subvolumes.clone();
@@ -233,13 +237,21 @@ impl<R: ReadAt> Volume<R> {
                 .iter()
                 .find(|b| b.0 == id)
                 .map(|b| (b.1, b.2, b.3.clone()));
-            if id != objectid::FS_TREE && placed.is_none() {
-                continue;
-            }
             let tree = Root {
                 bytenr: r.bytenr,
                 level: r.level,
             };
+            let holder = |r: RootItem| Subvolume {
+                id,
+                root: r,
+                base: 0,
+                span: 0,
+                placed: None,
+            };
+            if id != objectid::FS_TREE && placed.is_none() {
+                self.holders_only.push(holder(r));
+                continue;
+            }
             let last = Key::new(objectid::LAST_FREE, u8::MAX, u64::MAX);
             let highest = match self.trees().last_at_most(tree, last) {
                 Ok(k) => k.map_or(0, |k| k.objectid),
@@ -258,6 +270,7 @@ impl<R: ReadAt> Volume<R> {
                     "subvolume {id}: past the 2^32 records an index holds (its subvolumes' inode numbers \
                      add up to more)"
                 ));
+                self.holders_only.push(holder(r));
                 continue;
             }
             self.subvolumes.push(Subvolume {
@@ -333,6 +346,7 @@ impl<R: ReadAt> Volume<R> {
             state: Some(id),
             usage: self.usage,
             left_out: self.left_out.clone(),
+            holders_only: self.holders_only.clone(),
         })
     }
 

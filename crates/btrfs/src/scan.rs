@@ -6,8 +6,10 @@
 //! A data extent referenced by several files (reflinks, snapshots) is counted in the allocation of the first
 //! entry that meets it only, so that `du /` counts each byte of the device once. Each file's exclusive bytes
 //! are those of its extents that no other file (another inode, or the same inode in another subvolume or
-//! snapshot) also references, as the kernel's FIEMAP marks them not shared and `btrfs filesystem du` adds
-//! them up: every subvolume's tree is read for that, a state read alone too.
+//! snapshot, or the same file at another place: a clone within it) also references, as the kernel's FIEMAP
+//! marks them not shared and `btrfs filesystem du` adds them up: every subvolume's tree is read for that, a
+//! state read alone too (so reading one snapshot of many reads them all). A deleted subvolume the cleaner has
+//! not freed yet still shares its extents for the kernel; its tree is not read (it may be half freed).
 
 use std::collections::HashMap;
 
@@ -31,11 +33,12 @@ impl<R: ReadAt> Volume<R> {
             self.own_entries(&mut spool);
         }
         // The trees read for their entries, then those read only for who else holds their extents (the other
-        // states when one is read alone, subvolumes left out).
+        // states when one is read alone, subvolumes placed nowhere or left out for their records).
         let others = self
             .subvolumes
             .iter()
-            .filter(|s| self.ranges.binary_search_by_key(&s.id, |r| r.id).is_err());
+            .filter(|s| self.ranges.binary_search_by_key(&s.id, |r| r.id).is_err())
+            .chain(&self.holders_only);
         for (s, entries) in self
             .ranges
             .iter()
@@ -160,43 +163,66 @@ impl Current {
 /// Who holds each data extent, for each file's exclusive bytes.
 #[derive(Default)]
 struct Holders {
-    /// By the extent's logical address: the first file met holding it (its record; [`OTHER`] for a tree read
-    /// only for this) and the 512-byte units of its file extents that reference it ([`SHARED`] set once a
-    /// second file holds it). 8 bytes a value: there is one per data extent of the volume.
-    by_extent: HashMap<u64, (u32, u32)>,
-    /// Bytes of each file's extents that another file also holds, by record.
+    /// By the extent's logical address: its first holder met and what of it that holder references. One per
+    /// data extent of the volume.
+    by_extent: HashMap<u64, Held>,
+    /// Bytes of each file's extents that another holder also references, by record.
     shared: HashMap<u64, u64>,
+}
+
+/// One holder's references to an extent.
+struct Held {
+    /// Its file's record ([`OTHER`] for a tree read only for this; [`UNNUMBERED`] for an inode past its
+    /// subvolume's range of records).
+    who: u32,
+    /// Where the file's references start in the extent (file offset less the offset into the extent; folded
+    /// to 32 bits): the kernel tells references apart by file, subvolume and this, so one file holding the
+    /// extent at two places (a clone within it) shares it, while the pieces a partial overwrite leaves (all
+    /// at the same start) do not.
+    start: u32,
+    /// The 512-byte units of file extents that reference it ([`SHARED`] once a second holder does).
+    units: u32,
 }
 
 /// The holder of the extents of a tree read only for who holds what (its files are no entries).
 const OTHER: u32 = u32::MAX;
-/// Set in [`Holders::by_extent`]'s units once an extent is shared.
+/// The holder of an inode of a subvolume read for its entries that has no record (past its range).
+const UNNUMBERED: u32 = u32::MAX - 1;
+/// Set in [`Held::units`] once an extent is shared.
 const SHARED: u32 = 1 << 31;
 
 impl Holders {
-    /// Whether the extent at `bytenr` is met for the first time; notes that file `who` holds `len` bytes of it.
-    fn hold(&mut self, bytenr: u64, who: u32, len: u64) -> bool {
-        // File extents are whole sectors; units of 512 bytes keep a value in 8 bytes.
+    /// Whether the extent at `bytenr` is met for the first time; notes that file `who` references `len` bytes of
+    /// it, the reference starting at `start` (see [`Held::start`]).
+    fn hold(&mut self, bytenr: u64, who: u32, start: u64, len: u64) -> bool {
+        let start = (start ^ start >> 32) as u32;
+        // File extents are whole sectors; units of 512 bytes keep a count in 31 bits.
         let units = u32::try_from(len.div_ceil(512)).unwrap_or(SHARED - 1);
         let mut first = false;
-        let (holder, held) = self.by_extent.entry(bytenr).or_insert_with(|| {
+        let h = self.by_extent.entry(bytenr).or_insert_with(|| {
             first = true;
-            (who, 0)
+            Held {
+                who,
+                start,
+                units: 0,
+            }
         });
-        if *held & SHARED == 0 && *holder == who {
-            *held = (*held + units).min(SHARED - 1);
+        if h.units & SHARED == 0 && h.who == who && h.start == start {
+            h.units = h.units.saturating_add(units).min(SHARED - 1);
             return first;
         }
-        if *held & SHARED == 0 {
-            // A second file: what the first one held of it is shared too.
-            let before = u64::from(*held) * 512;
-            *held = SHARED;
-            if *holder != OTHER {
-                *self.shared.entry(u64::from(*holder)).or_default() += before;
+        if h.units & SHARED == 0 {
+            // A second holder: what the first one references of it is shared too.
+            let before = u64::from(h.units) * 512;
+            h.units = SHARED;
+            if h.who < UNNUMBERED {
+                let s = self.shared.entry(u64::from(h.who)).or_default();
+                *s = s.saturating_add(before);
             }
         }
-        if who != OTHER {
-            *self.shared.entry(u64::from(who)).or_default() += len;
+        if who < UNNUMBERED {
+            let s = self.shared.entry(u64::from(who)).or_default();
+            *s = s.saturating_add(len);
         }
         first
     }
@@ -298,26 +324,43 @@ impl<R: ReadAt> TreeScan<'_, R> {
 
     fn extent(&mut self, at: u64, data: &[u8]) {
         let vol = self.vol;
-        if !self.entries {
-            if let Some(Extent::Regular {
-                disk_bytenr,
-                num_bytes,
-                ..
-            }) = Extent::parse(data)
-            {
-                if disk_bytenr != 0 {
-                    self.holders.hold(disk_bytenr, OTHER, num_bytes);
-                }
+        // Who holds the extent is noted before anything else about it: damage in this file leaves other files'
+        // sharing as it is.
+        let who = match self.entries {
+            true => self
+                .cur
+                .as_ref()
+                .and_then(|c| vol.id_of(self.sub.id, c.ino))
+                .and_then(|h| u32::try_from(h).ok())
+                .unwrap_or(UNNUMBERED),
+            false => OTHER,
+        };
+        let mut first_holder = false;
+        if let Some(Extent::Regular {
+            disk_bytenr,
+            disk_num_bytes,
+            offset,
+            num_bytes,
+            ..
+        }) = Extent::parse(data)
+        {
+            if disk_bytenr != 0 {
+                first_holder =
+                    self.holders
+                        .hold(disk_bytenr, who, at.wrapping_sub(offset), num_bytes);
             }
+            // The first file met holding an extent holds its bytes on the device (each copy), whether or not
+            // its map of them reads well.
+            if let (true, Some(cur)) = (first_holder && self.entries, self.cur.as_mut()) {
+                let copies = vol.chunks.chunk_of(disk_bytenr).map_or(1, |c| c.copies());
+                cur.allocated = cur
+                    .allocated
+                    .saturating_add(disk_num_bytes.saturating_mul(copies));
+            }
+        }
+        if !self.entries {
             return;
         }
-        // The file holding it, by its record (one that does not fit is told apart from none: left out anyway).
-        let who = self
-            .cur
-            .as_ref()
-            .and_then(|c| vol.id_of(self.sub.id, c.ino))
-            .and_then(|h| u32::try_from(h).ok())
-            .unwrap_or(OTHER - 1);
         let Some(cur) = self.cur.as_mut() else { return };
         let Some(x) = Extent::parse(data) else {
             self.warnings.push(format!(
@@ -378,13 +421,7 @@ impl<R: ReadAt> TreeScan<'_, R> {
                     cur.sparse = true;
                     return;
                 }
-                let copies = vol.chunks.chunk_of(disk_bytenr).map_or(1, |c| c.copies());
                 cur.extent_bytes = cur.extent_bytes.saturating_add(num_bytes);
-                if self.holders.hold(disk_bytenr, who, num_bytes) {
-                    cur.allocated = cur
-                        .allocated
-                        .saturating_add(disk_num_bytes.saturating_mul(copies));
-                }
                 if prealloc {
                     cur.push(Run::hole(num_bytes));
                     return;

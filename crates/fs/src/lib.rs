@@ -170,7 +170,7 @@ pub struct Entry {
     /// Named data beside its main data (HFS+'s and APFS's resource fork, `rsrc`), listed and read as the
     /// entry's named streams are on NTFS (`FILE:rsrc`).
     pub forks: Vec<Fork>,
-    /// On file systems whose files can share data (Btrfs reflinks and snapshots): the bytes of its data that
+    /// On file systems whose files can share data (Btrfs reflinks and snapshots, XFS reflinks): the bytes of its data that
     /// no other file and no snapshot also holds, as `btrfs filesystem du` counts its "Exclusive" column (the
     /// lengths of the file's extents, not shared, inline data not counted). `None` where a file system does
     /// not tell; every entry of a volume that tells has it (0 for folders).

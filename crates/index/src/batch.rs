@@ -42,7 +42,7 @@ pub struct RecordInfo {
     pub posix: Option<crate::posix::Posix>,
     /// A symbolic link's target (ext), UTF-8, in the batch's text.
     pub link_target: Option<Range<u32>>,
-    /// The bytes of its data no other file or snapshot shares (Btrfs; see [`crate::Index::exclusive`]).
+    /// The bytes of its data no other file or snapshot shares (Btrfs, XFS with reflink; see [`crate::Index::exclusive`]).
     pub exclusive: Option<u64>,
 }
 

@@ -323,10 +323,11 @@ impl Columns {
         let id = self.record.len() as u32;
         self.push_posix(id as usize, rec.posix);
         // A record's exclusive bytes are its main data's: its streams' (none on the volumes that tell) are taken
-        // as their allocated size.
+        // as expected.
+        let flags = attrs | stream_attr_bits(data.attr_flags);
         if let Some(x) = rec.exclusive.filter(|_| attrs & flags::STREAM == 0) {
             let apart = self.exclusive.get_or_insert_with(Sparse::default);
-            if x != data.allocated {
+            if x != crate::index::expected_exclusive(flags, data.size, data.allocated) {
                 apart.push(id, x);
             }
         }
@@ -336,7 +337,7 @@ impl Columns {
         self.parent_ref.push(parent);
         self.record.push(rec.number as u32);
         self.sequence.push(rec.sequence);
-        self.flags.push(attrs | stream_attr_bits(data.attr_flags));
+        self.flags.push(flags);
         self.size.push(data.size);
         self.allocated.push(data.allocated);
         self.created.push(si.created);

@@ -156,7 +156,7 @@ mod id {
     pub const LINK_STARTS: u32 = 88;
     pub const LINK_TEXT: u32 = 89;
     /// Optional, together: the entries whose exclusive bytes are not their allocated size, and those bytes (see
-    /// [`crate::Index::exclusive`]), on volumes whose files share data (Btrfs; older readers ignore them).
+    /// [`crate::Index::exclusive`]), on volumes whose files share data (Btrfs, XFS with reflink; older readers ignore them).
     pub const EXCLUSIVE_IDS: u32 = 92;
     pub const EXCLUSIVE_VALUES: u32 = 93;
 }

@@ -64,6 +64,17 @@ pub mod flags {
     ];
 }
 
+/// What an entry's exclusive bytes ([`Index::exclusive`]) are unless kept apart: what a file shares with no
+/// other has its allocated size; but a file its volume keeps compressed counts its extents as they read (Btrfs's
+/// FIEMAP lengths), its size in whole 4 KiB sectors, where its allocation is what the compressed pieces take.
+pub(crate) fn expected_exclusive(flags: u32, size: u64, allocated: u64) -> u64 {
+    if flags & flags::COMPRESSED != 0 {
+        size.div_ceil(4096).saturating_mul(4096)
+    } else {
+        allocated
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {
     File,
@@ -231,8 +242,9 @@ pub struct Index {
     pub(crate) posix: crate::posix::PosixColumn,
     /// Symbolic links' targets (ext).
     pub(crate) link_targets: crate::apart::Apart,
-    /// On volumes whose files share data (Btrfs): the entries whose exclusive bytes are not their allocated
-    /// size, and those bytes (see [`Index::exclusive`]); `None` on volumes that do not tell.
+    /// On volumes whose files share data (Btrfs, XFS with reflink): the entries whose exclusive bytes are not
+    /// what [`expected_exclusive`] expects, and those bytes (see [`Index::exclusive`]); `None` on volumes that do
+    /// not tell.
     pub(crate) exclusive: Option<Sparse<u64>>,
     pub(crate) root: EntryId,
     /// Search aids stored with the index (read from a file, or made by [`Index::add_search_aids`]).
@@ -553,12 +565,14 @@ impl Index {
     }
 
     /// The bytes of entry `id`'s data that no other file or snapshot also holds, as `btrfs filesystem du`'s
-    /// "Exclusive" counts them, on a volume whose files can share data (Btrfs); `None` on other volumes.
-    /// Stored as the entries where it differs from the allocated size (a file whose data is its own alone and
-    /// uncompressed has it equal), so a volume that shares nothing stores next to nothing.
+    /// "Exclusive" counts them, on a volume whose files can share data (Btrfs, XFS with reflink); `None` on
+    /// other volumes. Stored as the entries where it is not what it is expected to be (the allocated size; a
+    /// compressed file's size in whole 4 KiB sectors), so a volume that shares little stores little.
     pub fn exclusive(&self, id: EntryId) -> Option<u64> {
         let apart = self.exclusive.as_ref()?;
-        Some(apart.get(id).unwrap_or_else(|| self.allocated(id)))
+        Some(apart.get(id).unwrap_or_else(|| {
+            expected_exclusive(self.flags(id), self.size(id), self.allocated(id))
+        }))
     }
     /// Whether the volume tells each entry's exclusive bytes ([`Index::exclusive`]).
     pub fn has_exclusive(&self) -> bool {

@@ -31,7 +31,7 @@ pub struct Totals {
     /// Folders below, at any depth.
     pub folders: u64,
     /// Bytes of every file below (hard links once) that no other file or snapshot shares, on volumes that
-    /// tell them (Btrfs, [`uffs_index::Index::exclusive`]); 0 elsewhere. As `btrfs filesystem du` sums its
+    /// tell them (Btrfs, XFS with reflink; [`uffs_index::Index::exclusive`]); 0 elsewhere. As `btrfs filesystem du` sums its
     /// "Exclusive" column, but a file of several links counts in every folder above any of them.
     pub exclusive: u64,
     /// Entries directly inside (files, one per link, and folders; streams not counted).

@@ -1,6 +1,6 @@
 //! A request's `du`: a folder's children with their recursive sizes, file and folder counts and share of the
 //! folder, like `du` or ncdu but from the index (the totals come from `uffs_query::usage`), and at a volume's
-//! root how they compare with what `$Bitmap` marks in use. On volumes whose files share data (Btrfs), an
+//! root how they compare with what `$Bitmap` marks in use. On volumes whose files share data (Btrfs, XFS), an
 //! `exclusive` column: what no other file or snapshot also holds, as `btrfs filesystem du` shows it.
 
 use uffs_index::paths::fold;

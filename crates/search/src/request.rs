@@ -276,7 +276,7 @@ pub enum DuSort {
     /// Most files and folders first.
     Count,
     Name,
-    /// Most bytes no other file or snapshot shares first (Btrfs; as allocated elsewhere).
+    /// Most bytes no other file or snapshot shares first (Btrfs, XFS with reflink; as allocated elsewhere).
     Exclusive,
 }
 

@@ -200,6 +200,21 @@ fn populate(top: &Path) {
     write(top, "snaps/sub1-writable/new-in-snapshot.txt", b"n");
     std::fs::remove_file(top.join("dir/five.txt")).unwrap();
     std::fs::rename(top.join("dir/sub"), top.join("moved")).unwrap();
+    // A file whose second MiB is a clone of its first: one extent it references at two places, which the kernel
+    // counts as shared (unlike the pieces of a partial overwrite, all at one place).
+    write(top, "self-clone.bin", &text(60, 2 << 20));
+    run_ok(
+        tool("xfs_io")
+            .args([
+                "-c",
+                &format!(
+                    "reflink {} 0 1048576 1048576",
+                    top.join("self-clone.bin").display()
+                ),
+            ])
+            .args(["-c", "fsync"])
+            .arg(top.join("self-clone.bin")),
+    );
 }
 
 /// One entry as compared: kind, size (files and links), modified (100 ns units since 1970), mode, uid, gid,
@@ -496,6 +511,7 @@ fn a_volume_the_kernel_changed_reads_as_find_md5sum_and_btrfs_see_it() {
         ("/reflinked.bin", true),
         ("/snaps/top-read-only/original.bin", true),
         ("/fragmented.bin", true),
+        ("/self-clone.bin", true),
         // Its file in sub1 was written anew after the snapshot.
         ("/snaps/sub1-writable/folder/deep.txt", false),
     ] {

@@ -1,7 +1,8 @@
 //! `uffs sql QUERY`: for a corpus of queries covering every construct of the query language that SQL can answer
 //! (terms of every kind, modifiers, macros, OR, NOT and groups; names with Unicode, `%`, `_`, `*`, `?`, quotes
-//! and backslashes), the rows the SQL selects from a Parquet dataset, in DuckDB and in Spark 4 (a local cluster,
-//! default settings), are exactly the rows `uffs QUERY` writes from the index files the dataset was made from.
+//! and backslashes), the rows the SQL selects from a Parquet dataset, in DuckDB, in Spark 4 (a local cluster,
+//! default settings) and in Trino, are exactly the rows `uffs QUERY` writes from the index files the dataset was
+//! made from (DuckDB every query; Spark and Trino every single term and a third of the groups each, for time).
 //! Terms SQL cannot answer are refused with a caret.
 //!
 //! `uffs --dataset DIR` (the dataset's files read back into indexes) answers every query of the corpus, and the
@@ -333,9 +334,16 @@ fn the_sql_of_every_query_selects_what_uffs_answers_in_duckdb_spark_and_trino() 
     assert!(some > queries.len() * 2 / 3, "{some} of {}", queries.len());
 
     for (engine, dialect) in [("duckdb", "duckdb"), ("spark", "spark"), ("trino", "trino")] {
+        // DuckDB answers the whole corpus; Spark and Trino (about half a second a query) every single term,
+        // which covers each construct, and a third of the groups, each engine another third.
+        let sampled = |i: usize| match engine {
+            "duckdb" => true,
+            _ => i < TERMS.len() || i % 3 == usize::from(engine == "trino"),
+        };
         let conditions: BTreeMap<String, String> = queries
             .iter()
             .enumerate()
+            .filter(|&(i, _)| sampled(i))
             .map(|(i, q)| (format!("{i:03}"), sql(q, dialect)))
             .collect();
         let file = dir.join(format!("{engine}-queries.json"));
@@ -349,7 +357,7 @@ fn the_sql_of_every_query_selects_what_uffs_answers_in_duckdb_spark_and_trino() 
         );
         let got: BTreeMap<String, serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
         let mut wrong = Vec::new();
-        for (i, q) in queries.iter().enumerate() {
+        for (i, q) in queries.iter().enumerate().filter(|&(i, _)| sampled(i)) {
             let g = &got[&format!("{i:03}")];
             let rows: Option<Vec<(String, String)>> = serde_json::from_value(g.clone()).ok();
             if rows.as_ref() != Some(&want[i]) {
@@ -365,6 +373,7 @@ fn the_sql_of_every_query_selects_what_uffs_answers_in_duckdb_spark_and_trino() 
                 ));
             }
         }
+        assert!(got.len() == conditions.len() && got.len() > TERMS.len());
         assert!(
             wrong.is_empty(),
             "{engine}: {} queries differ:\n{}",

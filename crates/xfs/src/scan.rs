@@ -486,11 +486,15 @@ impl<R: ReadAt> Volume<R> {
             link_target,
             packed: Vec::new(),
             forks: Vec::new(),
-            // Told where files can share blocks: the extents' bytes no other file maps, as FIEMAP marks them.
-            exclusive: self
-                .sb
-                .has_ro_compat(crate::sb::ro_compat::REFLINK)
-                .then(|| held.extents.saturating_sub(held.shared)),
+            // Told where files can share blocks: a file's extents' bytes no other file maps, as FIEMAP marks them
+            // (folders and links: none, as `btrfs filesystem du` counts files only). A real-time file's extents
+            // are not read (nor shared): as its allocation.
+            exclusive: match kind {
+                _ if !self.sb.has_ro_compat(crate::sb::ro_compat::REFLINK) => None,
+                Kind::File if i.has(flags::REALTIME) => None,
+                Kind::File => Some(held.extents.saturating_sub(held.shared)),
+                _ => Some(0),
+            },
         }
     }
 }

@@ -80,9 +80,10 @@ pub(crate) fn entries<R: ReadAt>(vol: &Volume<R>, chunks: &[(u64, Chunk)]) -> Ve
     all.push(("$CopyOnWriteStaging", vol.shared.staging.clone()));
     // Where files can share blocks, every entry tells its exclusive bytes: the volume's own, none.
     let exclusive = sb.has_ro_compat(crate::sb::ro_compat::REFLINK).then_some(0);
+    // Each name keeps its id whether or not the others are there (a delta compares entries by id).
     all.into_iter()
-        .filter(|(_, runs)| !runs.is_empty())
         .enumerate()
+        .filter(|(_, (_, runs))| !runs.is_empty())
         .map(|(k, (name, runs))| {
             let runs = merged(runs, bs, end);
             let size = runs.iter().map(|r| r.len).sum();
