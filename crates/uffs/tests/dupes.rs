@@ -33,17 +33,6 @@ fn dupes_finds_the_planted_sets() {
     run_ok(Command::new("truncate").args(["-s", "64M"]).arg(&img));
     run_ok(Command::new("mkntfs").args(["-F", "-q", "-f"]).arg(&img));
     run_ok(Command::new("ntfs-3g").arg(&img).arg(&mnt));
-    let noise = |seed: u64, n: usize| -> Vec<u8> {
-        let mut x = seed;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
-    };
     let write = |name: &str, data: &[u8]| std::fs::write(mnt.join(name), data).unwrap();
     // Large (whole-content hash after the ends), small (the ends are all of it), same size other content.
     write("a.bin", &noise(1, 300_000));

@@ -413,17 +413,6 @@ fn reflinked_files_share_their_blocks_once() {
         return;
     }
     let p = |rel: &str| point.join(rel);
-    let noise = |n: usize, seed: u8| -> Vec<u8> {
-        let mut x = u32::from(seed) | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect()
-    };
     let cp = |args: &[&str], from: &str, to: &str| {
         run_ok(
             std::process::Command::new("cp")
@@ -432,7 +421,7 @@ fn reflinked_files_share_their_blocks_once() {
                 .arg(p(to)),
         );
     };
-    std::fs::write(p("a.bin"), noise(4 << 20, 1)).unwrap();
+    std::fs::write(p("a.bin"), noise(1, 4 << 20)).unwrap();
     // A whole copy sharing every block, then one block of it written (copied on write).
     cp(&["--reflink=always"], "a.bin", "b.bin");
     run_ok(
@@ -459,7 +448,7 @@ fn reflinked_files_share_their_blocks_once() {
     for i in 0..20 {
         std::fs::write(
             p(&format!("dir/f{i}")),
-            noise(10_000 + i * 999, i as u8 + 2),
+            noise(i as u64 + 2, 10_000 + i * 999),
         )
         .unwrap();
     }

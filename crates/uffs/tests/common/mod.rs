@@ -522,3 +522,16 @@ pub fn fls_time(t: &str) -> String {
         t[..19].replace('T', " ")
     }
 }
+
+/// `n` bytes that compress to nothing (xorshift from `seed`, not 0): data that takes its blocks.
+pub fn noise(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
