@@ -336,13 +336,14 @@ impl<R: ReadAt> TreeScan<'_, R> {
             false => OTHER,
         };
         let mut first_holder = false;
+        let parsed = Extent::parse(data);
         if let Some(Extent::Regular {
             disk_bytenr,
             disk_num_bytes,
             offset,
             num_bytes,
             ..
-        }) = Extent::parse(data)
+        }) = parsed
         {
             if disk_bytenr != 0 {
                 first_holder =
@@ -362,7 +363,7 @@ impl<R: ReadAt> TreeScan<'_, R> {
             return;
         }
         let Some(cur) = self.cur.as_mut() else { return };
-        let Some(x) = Extent::parse(data) else {
+        let Some(x) = parsed else {
             self.warnings.push(format!(
                 "inode {} of subvolume {}: a file extent item that does not parse",
                 cur.ino, self.sub.id
